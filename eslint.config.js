@@ -1,0 +1,65 @@
+// @ts-check
+import eslint from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import tseslint from 'typescript-eslint';
+
+const pureModules = ['src/core/**', 'src/rollout/**'];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'deploy/**', 'helm/**'] },
+  eslint.configs.recommended,
+  ...tseslint.configs.strictTypeChecked,
+  ...tseslint.configs.stylisticTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+      complexity: ['error', 12],
+      'max-params': ['error', 4],
+      'max-depth': ['error', 3],
+    },
+  },
+  {
+    files: pureModules,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@kubernetes/*', 'winston', 'prom-client', 'p-queue', 'node:timers*', 'yargs'],
+              message: 'core/ and rollout/ are pure: no I/O libraries',
+            },
+            { group: ['../kube/*', '../watch/*', '../queue/*', '../reconcile/*', '../app.js'], message: 'pure modules import only core/ and rollout/' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/**'],
+    ignores: ['src/kube/**', 'src/app.ts', 'src/main.ts', 'src/**/*.test.ts', 'src/testing/**', 'src/cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@kubernetes/client-node', '**/kube/*'], message: 'only kube/ and app.ts talk to client-node' }] },
+      ],
+    },
+  },
+  {
+    files: ['**/*.test.ts', 'e2e/**', 'scripts/**'],
+    rules: {
+      complexity: 'off',
+      'max-params': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  { files: ['**/*.js'], extends: [tseslint.configs.disableTypeChecked] },
+  prettier,
+);

@@ -1,0 +1,59 @@
+import type {
+  SourceKey,
+  SourceKeyPrefix,
+  SourceRef,
+  SourceType,
+  WorkloadKey,
+  WorkloadKind,
+  WorkloadRef,
+} from './types.ts';
+
+const PREFIX_BY_TYPE: Readonly<Record<SourceType, SourceKeyPrefix>> = {
+  CONFIGMAP: 'configmap',
+  SECRET: 'secret',
+  SECRETPROVIDERCLASS: 'secretproviderclass',
+};
+
+const TYPE_BY_PREFIX: Readonly<Record<SourceKeyPrefix, SourceType>> = {
+  configmap: 'CONFIGMAP',
+  secret: 'SECRET',
+  secretproviderclass: 'SECRETPROVIDERCLASS',
+};
+
+export function sourceKey(type: SourceType, name: string): SourceKey {
+  return `${PREFIX_BY_TYPE[type]}/${name}`;
+}
+
+export function sourceKeyOf(ref: SourceRef): SourceKey {
+  return sourceKey(ref.type, ref.name);
+}
+
+/** Parses a source key; undefined when it is not one (malformed persisted state). */
+export function parseSourceKey(key: string): { type: SourceType; name: string } | undefined {
+  const slash = key.indexOf('/');
+  if (slash <= 0 || slash === key.length - 1) return undefined;
+  const prefix = key.slice(0, slash);
+  if (!(prefix in TYPE_BY_PREFIX)) return undefined;
+  return { type: TYPE_BY_PREFIX[prefix as SourceKeyPrefix], name: key.slice(slash + 1) };
+}
+
+export function workloadKey(ref: WorkloadRef): WorkloadKey {
+  return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}
+
+const WORKLOAD_KINDS: readonly WorkloadKind[] = [
+  'Deployment',
+  'DaemonSet',
+  'StatefulSet',
+  'CronJob',
+  'Job',
+  'Rollout',
+  'DeploymentConfig',
+];
+
+export function parseWorkloadKey(key: string): WorkloadRef | undefined {
+  const [kind, namespace, name, ...rest] = key.split('/');
+  if (rest.length > 0 || !kind || !namespace || !name) return undefined;
+  const found = WORKLOAD_KINDS.find((k) => k === kind);
+  return found ? { kind: found, namespace, name } : undefined;
+}

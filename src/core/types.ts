@@ -1,0 +1,194 @@
+/**
+ * Shared vocabulary of kreload. Everything here is plain data: no client-node types, no I/O.
+ * client-node objects stop at kube/projections.ts, which turns them into these views.
+ */
+
+/** TYPE of the contract (§0): used in env-var names, Events, alerts and JSON. */
+export type SourceType = 'CONFIGMAP' | 'SECRET' | 'SECRETPROVIDERCLASS';
+
+/** Prefix of a source key: `configmap/<name>`, `secret/<name>`, `secretproviderclass/<name>`. */
+export type SourceKeyPrefix = 'configmap' | 'secret' | 'secretproviderclass';
+
+/** `configmap/<name>` etc. Always names an object in the workload's own namespace. */
+export type SourceKey = `${SourceKeyPrefix}/${string}`;
+
+export interface SourceRef {
+  readonly type: SourceType;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export type WorkloadKind =
+  | 'Deployment'
+  | 'DaemonSet'
+  | 'StatefulSet'
+  | 'CronJob'
+  | 'Job'
+  | 'Rollout'
+  | 'DeploymentConfig';
+
+export interface WorkloadRef {
+  readonly kind: WorkloadKind;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** `<Kind>/<namespace>/<name>`: the unit of work of the queue (§8). */
+export type WorkloadKey = `${WorkloadKind}/${string}/${string}`;
+
+/** Annotations kept on a view: only the keys the rules read or kreload writes (§9.2). */
+export type Annotations = Readonly<Record<string, string>>;
+
+/**
+ * A ConfigMap, Secret or (for CSI) the desired state of a SecretProviderClass, reduced to what the
+ * rules need. The data is hashed on arrival and dropped (§9.2): no value of the object survives here.
+ */
+export interface SourceView {
+  readonly ref: SourceRef;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  /** RFC 3339, as served. */
+  readonly creationTimestamp: string | undefined;
+  /** SHA-1, 40 lowercase hex characters (§4.1). */
+  readonly hash: string;
+  /** Only the configured `ignore` and `match` keys, when present. */
+  readonly annotations: Annotations;
+}
+
+/** A container of a pod template, reduced to the references and `STAKATER_*` values (§9.2). */
+export interface ContainerView {
+  readonly name: string;
+  /** `STAKATER_*` env vars with a literal value, by name. */
+  readonly stakaterEnv: Readonly<Record<string, string>>;
+  /** Names of ConfigMaps named by `env[].valueFrom.configMapKeyRef` or `envFrom[].configMapRef`. */
+  readonly envConfigMaps: readonly string[];
+  /** Names of Secrets named by `env[].valueFrom.secretKeyRef` or `envFrom[].secretRef`. */
+  readonly envSecrets: readonly string[];
+  /** Names of the volumes it mounts (`volumeMounts[].name`). */
+  readonly volumeMounts: readonly string[];
+}
+
+/** A pod-template volume and the sources it refers to (§3.6 step 1). */
+export interface VolumeView {
+  readonly name: string;
+  /** `configMap.name` and `projected.sources[].configMap.name`. */
+  readonly configMaps: readonly string[];
+  /** `secret.secretName` and `projected.sources[].secret.name`. */
+  readonly secrets: readonly string[];
+  /** `csi.volumeAttributes.secretProviderClass`, if any. */
+  readonly secretProviderClass: string | undefined;
+}
+
+export interface PodSpecView {
+  readonly containers: readonly ContainerView[];
+  readonly initContainers: readonly ContainerView[];
+  readonly volumes: readonly VolumeView[];
+}
+
+export interface OwnerView {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** A workload reduced to what reconciliation needs (§9.2 item 3). */
+export interface WorkloadView {
+  readonly ref: WorkloadRef;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly generation: number | undefined;
+  readonly creationTimestamp: string | undefined;
+  /** W: workload `metadata.annotations`, kept keys only. */
+  readonly annotations: Annotations;
+  /** PT: pod-template annotations (for CronJob, the job template's pod template), kept keys only. */
+  readonly templateAnnotations: Annotations;
+  readonly podSpec: PodSpecView;
+  /** Controller ownerReference, if any. */
+  readonly controller: OwnerView | undefined;
+  /** Deployment / DeploymentConfig `spec.paused`. */
+  readonly paused: boolean;
+  /** CronJob `spec.suspend`. */
+  readonly suspended: boolean;
+  /** Job `spec.manualSelector`. */
+  readonly manualSelector: boolean;
+  /** Rollout `spec.workloadRef` is set (the Rollout has no template of its own). */
+  readonly hasWorkloadRef: boolean;
+  /** DeploymentConfig has a `ConfigChange` trigger. */
+  readonly hasConfigChangeTrigger: boolean;
+}
+
+/** Outcome of the decision algorithm (§3.5) for one workload and one source. */
+export type DecisionResult = 'NO' | 'LIST' | 'AUTO';
+
+/**
+ * A bad annotation value found while deciding (§3.3, §3.4, §5.1, §7.2). Reported as a warning log
+ * and an `InvalidAnnotation` Event on the object that carries it; never thrown.
+ */
+export interface AnnotationProblem {
+  readonly on: 'workload' | 'source';
+  readonly key: string;
+  readonly value: string;
+  /** e.g. `invalid pattern "app-(" (missing closing )` */
+  readonly problem: string;
+  /** e.g. `ignored, other entries still apply` */
+  readonly consequence: string;
+}
+
+/** Reasons of `reloader_skipped_total` (§13.2). */
+export type SkipReason =
+  | 'ignored_or_not_selected'
+  | 'no_data_change'
+  | 'strategy_not_updated'
+  | 'no_container'
+  | 'dry_run';
+
+export type ReloadStrategy = 'env-vars' | 'annotations';
+
+/** Annotation keys, with the override flags applied (§3.1, §3.2). */
+export interface AnnotationKeys {
+  readonly auto: string;
+  readonly configmapAuto: string;
+  readonly secretAuto: string;
+  readonly secretProviderClassAuto: string;
+  readonly configmapReload: string;
+  readonly secretReload: string;
+  readonly secretProviderClassReload: string;
+  readonly search: string;
+  readonly match: string;
+  readonly ignore: string;
+  readonly configmapExclude: string;
+  readonly secretExclude: string;
+  readonly secretProviderClassExclude: string;
+  readonly rolloutStrategy: string;
+  readonly pausePeriod: string;
+  readonly pausedAt: string;
+}
+
+export const DEFAULT_ANNOTATION_KEYS: AnnotationKeys = {
+  auto: 'reloader.stakater.com/auto',
+  configmapAuto: 'configmap.reloader.stakater.com/auto',
+  secretAuto: 'secret.reloader.stakater.com/auto',
+  secretProviderClassAuto: 'secretproviderclass.reloader.stakater.com/auto',
+  configmapReload: 'configmap.reloader.stakater.com/reload',
+  secretReload: 'secret.reloader.stakater.com/reload',
+  secretProviderClassReload: 'secretproviderclass.reloader.stakater.com/reload',
+  search: 'reloader.stakater.com/search',
+  match: 'reloader.stakater.com/match',
+  ignore: 'reloader.stakater.com/ignore',
+  configmapExclude: 'configmaps.exclude.reloader.stakater.com/reload',
+  secretExclude: 'secrets.exclude.reloader.stakater.com/reload',
+  secretProviderClassExclude: 'secretproviderclasses.exclude.reloader.stakater.com/reload',
+  rolloutStrategy: 'reloader.stakater.com/rollout-strategy',
+  pausePeriod: 'deployment.reloader.stakater.com/pause-period',
+  pausedAt: 'deployment.reloader.stakater.com/paused-at',
+};
+
+/** Keys kreload writes (§3.2). */
+export const LAST_RELOADED_FROM = 'reloader.stakater.com/last-reloaded-from';
+export const SOURCE_HASHES = 'kreload.io/source-hashes';
+export const BASELINE = 'kreload.io/baseline';
+export const CRONJOB_INSTANTIATE = 'cronjob.kubernetes.io/instantiate';
+
+/** SHA-1 of `__RELOADER_EMPTY_DELETE_MARKER__`: the hash that stands for "source deleted". */
+export const DELETE_MARKER = 'aae45badef99284e4dae01d6046154ea9d99532f';
