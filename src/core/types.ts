@@ -19,13 +19,7 @@ export interface SourceRef {
 }
 
 export type WorkloadKind =
-  | 'Deployment'
-  | 'DaemonSet'
-  | 'StatefulSet'
-  | 'CronJob'
-  | 'Job'
-  | 'Rollout'
-  | 'DeploymentConfig';
+  'Deployment' | 'DaemonSet' | 'StatefulSet' | 'CronJob' | 'Job' | 'Rollout' | 'DeploymentConfig';
 
 export interface WorkloadRef {
   readonly kind: WorkloadKind;

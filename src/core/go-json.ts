@@ -1,0 +1,58 @@
+/**
+ * JSON string encoding as Go's `encoding/json` writes it with HTML escaping on (the default of
+ * `json.Marshal`), so that annotations kreload writes are byte-identical to Reloader's (§6.2).
+ */
+
+const SHORT_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+};
+
+function unicodeEscape(code: number): string {
+  return `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/** `< > &` (HTML), U+2028/U+2029 (JavaScript line terminators) and control characters. */
+function needsUnicodeEscape(code: number): boolean {
+  return (
+    code < 0x20 ||
+    code === 0x3c ||
+    code === 0x3e ||
+    code === 0x26 ||
+    code === 0x2028 ||
+    code === 0x2029
+  );
+}
+
+function isLoneSurrogate(text: string, index: number): boolean {
+  const code = text.charCodeAt(index);
+  if (code >= 0xd800 && code <= 0xdbff) {
+    const next = text.charCodeAt(index + 1);
+    return !(next >= 0xdc00 && next <= 0xdfff);
+  }
+  if (code >= 0xdc00 && code <= 0xdfff) {
+    const previous = index > 0 ? text.charCodeAt(index - 1) : 0;
+    return !(previous >= 0xd800 && previous <= 0xdbff);
+  }
+  return false;
+}
+
+/** A quoted JSON string; a lone surrogate becomes `\ufffd`, as Go writes invalid UTF-8. */
+export function goJsonString(text: string): string {
+  let out = '"';
+  for (let index = 0; index < text.length; index++) {
+    const char = text.charAt(index);
+    const code = text.charCodeAt(index);
+    const short = SHORT_ESCAPES[char];
+    if (short !== undefined) out += short;
+    else if (needsUnicodeEscape(code)) out += unicodeEscape(code);
+    else if (isLoneSurrogate(text, index)) out += '\\ufffd';
+    else out += char;
+  }
+  return `${out}"`;
+}

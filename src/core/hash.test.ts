@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { hashConfigMap, hashSecret, hashSecretProviderClassPodStatus, sha1Hex } from './hash.ts';
+import { DELETE_MARKER } from './types.ts';
+
+const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+
+describe('hash test vectors (§4.2)', () => {
+  it.each([
+    {
+      vector: '1 empty ConfigMap',
+      hash: () => hashConfigMap(undefined, undefined),
+      expected: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+    },
+    {
+      vector: '1 empty ConfigMap (empty maps)',
+      hash: () => hashConfigMap({}, {}),
+      expected: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+    },
+    {
+      vector: '1 empty Secret',
+      hash: () => hashSecret(undefined),
+      expected: 'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+    },
+    {
+      vector: '2 key=value',
+      hash: () => hashConfigMap({ key: 'value' }, undefined),
+      expected: 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0',
+    },
+    {
+      vector: '3 two keys',
+      hash: () => hashConfigMap({ b: '2', a: '1' }, undefined),
+      expected: 'f83e99e324ba68ccc373a58ef1eb42f8ab88646a',
+    },
+    {
+      vector: '4 data and binaryData',
+      hash: () => hashConfigMap({ test: 'test' }, { bintest: 'dGVzdA==' }),
+      expected: '0d58150de76a895b24f4ca213f590766160c4349',
+    },
+    {
+      vector: '4 binaryData sent unpadded is re-encoded canonically',
+      hash: () => hashConfigMap({ test: 'test' }, { bintest: 'dGVzdA' }),
+      expected: '0d58150de76a895b24f4ca213f590766160c4349',
+    },
+    {
+      vector: '5 upper case sorts first',
+      hash: () => hashConfigMap({ a: '1', B: '2' }, undefined),
+      expected: '4494acdf58d32d501d9948750606eb7820c3d3b9',
+    },
+    {
+      vector: '6 1 MB value',
+      hash: () => hashConfigMap({ big: 'a'.repeat(1_000_000) }, undefined),
+      expected: 'd8b400f8752010b060ea638cb774f3852f8eecbc',
+    },
+    {
+      vector: '7 Secret',
+      hash: () => hashSecret({ password: base64('s3cr3t') }),
+      expected: 'd93dd00779cd04e2ec1db21fa3d0e20deea13f9c',
+    },
+    {
+      vector: '8 Secret with bytes that are not UTF-8',
+      hash: () => hashSecret({ user: 'YWRtaW4=', cert: '/wD+' }),
+      expected: 'e5d9c4c91abefb185dc0a772c7a94ad6da2ca3fe',
+    },
+    {
+      vector: '9 SPCPS with objects',
+      hash: () =>
+        hashSecretProviderClassPodStatus('my-spc', [
+          { id: 'secret/db-pass', version: 'v2' },
+          { id: 'secret/api-key', version: 'v1' },
+        ]),
+      expected: 'c695e5b2d20998c25dce659e5b19e52936c3591e',
+    },
+    {
+      vector: '10 SPCPS without objects',
+      hash: () => hashSecretProviderClassPodStatus('my-spc', []),
+      expected: '40c125ef6cd81879ba7d9bf324830530eaee9893',
+    },
+    {
+      vector: '11 SPCPS with non-ASCII ids sorts by UTF-8 bytes',
+      hash: () =>
+        hashSecretProviderClassPodStatus('s', [
+          { id: '\u{1F600}', version: '1' },
+          { id: '\uFF5E', version: '1' },
+        ]),
+      expected: 'b217c464506a4ea05727a9011c2c0c57c3673705',
+    },
+    {
+      vector: '12 MARKER',
+      hash: () => sha1Hex('__RELOADER_EMPTY_DELETE_MARKER__'),
+      expected: 'aae45badef99284e4dae01d6046154ea9d99532f',
+    },
+    {
+      vector: '13 plain string',
+      hash: () => sha1Hex('www.stakater.com'),
+      expected: 'abd4ed82fb04548388a6cf3c339fd9dc84d275df',
+    },
+  ])('$vector', ({ hash, expected }) => {
+    expect(hash()).toBe(expected);
+  });
+});
+
+describe('hashing details', () => {
+  it('DELETE_MARKER is the SHA-1 of the marker string', () => {
+    expect(sha1Hex('__RELOADER_EMPTY_DELETE_MARKER__')).toBe(DELETE_MARKER);
+  });
+
+  it('hashes a byte array exactly as given', () => {
+    expect(sha1Hex(new Uint8Array([0x6b, 0x65, 0x79, 0x3d, 0x76, 0x61, 0x6c, 0x75, 0x65]))).toBe(
+      'dc30e0faa89a70dec1033016a2309bbeb9efcbd0',
+    );
+  });
+
+  it('a Secret hashes its decoded bytes, so the same text as a ConfigMap gives the same hash', () => {
+    expect(hashSecret({ key: base64('value') })).toBe(hashConfigMap({ key: 'value' }, undefined));
+  });
+
+  it('a UTF-16 sort would give the wrong vector 11 hash', () => {
+    const utf16Order = ['SecretProviderClassName=s', '\u{1F600}=1', '\uFF5E=1'].sort().join(';');
+    expect(sha1Hex(utf16Order)).toBe('b072753c68e6d4dd9193b82f85bd2f7f533a969d');
+  });
+
+  it('data values are UTF-8 encoded', () => {
+    expect(hashConfigMap({ k: 'é' }, undefined)).toBe(sha1Hex(Buffer.from('k=\xc3\xa9', 'latin1')));
+  });
+});

@@ -1,0 +1,152 @@
+/**
+ * Persisted state kreload reads back from workloads: the `kreload.io/*` hash maps (§3.2) and Reloader's
+ * `last-reloaded-from` document (§6.2). Malformed values count as absent (§5.1).
+ */
+import { goJsonString } from './go-json.ts';
+import { parseSourceKey, sourceKey } from './keys.ts';
+import type { SourceKey, SourceType } from './types.ts';
+
+const SHA1_HEX = /^[0-9a-f]{40}$/;
+
+export function isSha1Hex(value: unknown): value is string {
+  return typeof value === 'string' && SHA1_HEX.test(value);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+export interface ParsedHashMap {
+  /** undefined when the annotation is absent or malformed. */
+  readonly map: ReadonlyMap<SourceKey, string> | undefined;
+  readonly malformed: boolean;
+}
+
+const MALFORMED_MAP: ParsedHashMap = { map: undefined, malformed: true };
+
+function asSourceKey(key: string): SourceKey | undefined {
+  const parsed = parseSourceKey(key);
+  return parsed === undefined ? undefined : sourceKey(parsed.type, parsed.name);
+}
+
+/** A JSON object from source key to 40-hex hash; anything else is malformed (and counts as absent). */
+export function parseHashMap(v: string | undefined): ParsedHashMap {
+  if (v === undefined) return { map: undefined, malformed: false };
+  const json = parseJson(v);
+  if (!json.ok || !isPlainObject(json.value)) return MALFORMED_MAP;
+  const map = new Map<SourceKey, string>();
+  for (const [key, hash] of Object.entries(json.value)) {
+    const parsedKey = asSourceKey(key);
+    if (parsedKey === undefined || !isSha1Hex(hash)) return MALFORMED_MAP;
+    map.set(parsedKey, hash);
+  }
+  return { map, malformed: false };
+}
+
+/** UTF-8 byte order, as Go sorts map keys. */
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** Compact JSON with keys sorted byte-wise; `null` for an empty map (removes the annotation in a patch). */
+export function formatHashMap(map: ReadonlyMap<SourceKey, string>): string | null {
+  if (map.size === 0) return null;
+  const members = [...map.keys()]
+    .sort(compareBytes)
+    .map((key) => `${goJsonString(key)}:${goJsonString(map.get(key) ?? '')}`);
+  return `{${members.join(',')}}`;
+}
+
+/** `reloader.stakater.com/last-reloaded-from` (§6.2). */
+export interface LastReloadedFrom {
+  readonly type: SourceType;
+  readonly name: string;
+  readonly namespace: string;
+  readonly hash: string;
+  readonly containerRefs: readonly string[];
+  /** Unix seconds. */
+  readonly observedAt: number;
+}
+
+export interface ParsedLastReloadedFrom {
+  /** undefined when the annotation is absent or malformed. */
+  readonly value: LastReloadedFrom | undefined;
+  readonly malformed: boolean;
+}
+
+const MALFORMED_LAST_RELOADED_FROM: ParsedLastReloadedFrom = { value: undefined, malformed: true };
+
+const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
+
+function asSourceType(value: unknown): SourceType | undefined {
+  return SOURCE_TYPES.find((type) => type === value);
+}
+
+/** Go writes a nil slice as `null`; an absent field unmarshals to nil too. */
+function asContainerRefs(value: unknown): readonly string[] | undefined {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) return undefined;
+  const refs: unknown[] = value;
+  const names = refs.filter((ref) => typeof ref === 'string');
+  return names.length === refs.length ? names : undefined;
+}
+
+/** An int64 in Go: absent means 0, a fraction fails to unmarshal. */
+function asObservedAt(value: unknown): number | undefined {
+  if (value === undefined) return 0;
+  return typeof value === 'number' && Number.isSafeInteger(value) ? value : undefined;
+}
+
+function toLastReloadedFrom(document: Record<string, unknown>): LastReloadedFrom | undefined {
+  const { name, namespace, hash } = document;
+  const type = asSourceType(document.type);
+  const containerRefs = asContainerRefs(document.containerRefs);
+  const observedAt = asObservedAt(document.observedAt);
+  const valid =
+    type !== undefined &&
+    typeof name === 'string' &&
+    typeof namespace === 'string' &&
+    isSha1Hex(hash) &&
+    containerRefs !== undefined &&
+    observedAt !== undefined;
+  return valid ? { type, name, namespace, hash, containerRefs, observedAt } : undefined;
+}
+
+/**
+ * Reads the document kreload or Reloader wrote. Only `type`, `name`, `namespace` and a 40-hex `hash` are
+ * required (they make A(K), §5.1); anything unusable is malformed and counts as absent.
+ */
+export function parseLastReloadedFrom(v: string | undefined): ParsedLastReloadedFrom {
+  if (v === undefined) return { value: undefined, malformed: false };
+  const json = parseJson(v);
+  if (!json.ok || !isPlainObject(json.value)) return MALFORMED_LAST_RELOADED_FROM;
+  const value = toLastReloadedFrom(json.value);
+  return value === undefined ? MALFORMED_LAST_RELOADED_FROM : { value, malformed: false };
+}
+
+/** Exactly Reloader's bytes: field order, compact, Go's HTML-safe escaping, integer `observedAt`. */
+export function formatLastReloadedFrom(x: LastReloadedFrom): string {
+  const refs = x.containerRefs.map(goJsonString).join(',');
+  return (
+    `{"type":${goJsonString(x.type)},"name":${goJsonString(x.name)},` +
+    `"namespace":${goJsonString(x.namespace)},"hash":${goJsonString(x.hash)},` +
+    `"containerRefs":[${refs}],"observedAt":${Math.trunc(x.observedAt)}}`
+  );
+}
+
+/** Whether the document names source key `key` in namespace `namespace` (§5.1, annotations strategy). */
+export function lastReloadedFromNames(
+  x: LastReloadedFrom,
+  namespace: string,
+  key: SourceKey,
+): boolean {
+  return x.namespace === namespace && sourceKey(x.type, x.name) === key;
+}
