@@ -4,7 +4,13 @@
  * scripted to fail the next calls.
  */
 import { workloadKey } from '../core/keys.ts';
-import type { Annotations, ContainerView, WorkloadKey, WorkloadRef, WorkloadView } from '../core/types.ts';
+import type {
+  Annotations,
+  ContainerView,
+  WorkloadKey,
+  WorkloadRef,
+  WorkloadView,
+} from '../core/types.ts';
 import type { WorkloadWriter } from '../reconcile/ports.ts';
 import { WriteError } from '../reconcile/ports.ts';
 import type { JsonObject, JsonValue, Patch } from '../rollout/patch.ts';
@@ -82,6 +88,7 @@ export class RecordingWriter implements WorkloadWriter {
   readonly #server = new Map<WorkloadKey, WorkloadView>();
   readonly #writes: RecordedWrite[] = [];
   readonly #failures: WriteError[] = [];
+  readonly #getFailures: WriteError[] = [];
   #gets = 0;
 
   /** Puts (or replaces) the server's copy of a workload. */
@@ -96,6 +103,11 @@ export class RecordingWriter implements WorkloadWriter {
   /** The next patch calls fail with these errors, in order. */
   failNext(...errors: WriteError[]): void {
     this.#failures.push(...errors);
+  }
+
+  /** The next get calls fail with these errors, in order. */
+  failNextGet(...errors: WriteError[]): void {
+    this.#getFailures.push(...errors);
   }
 
   get writes(): readonly RecordedWrite[] {
@@ -120,6 +132,8 @@ export class RecordingWriter implements WorkloadWriter {
 
   get(ref: WorkloadRef): Promise<WorkloadView | undefined> {
     this.#gets += 1;
+    const failure = this.#getFailures.shift();
+    if (failure) return Promise.reject(failure);
     return Promise.resolve(this.#server.get(workloadKey(ref)));
   }
 }

@@ -1,0 +1,177 @@
+/** The writes of §5.6 and §6 for one planned reconcile: roll, baselines and pruning in one change. */
+import { formatHashMap, formatLastReloadedFrom } from '../core/state.ts';
+import type { SourceKey, WorkloadView } from '../core/types.ts';
+import type { EnvWrite, WorkloadChanges } from '../rollout/patch.ts';
+import type { StateMode } from './applied.ts';
+import type { EnvVarCollision } from './collisions.ts';
+import { envVarOf } from './collisions.ts';
+import type { PersistedState } from './persisted-state.ts';
+import type { KeyOutcome, RuleId } from './rules.ts';
+import { compareKeys } from './tracking.ts';
+import type { TrackedSource } from './tracking.ts';
+
+/** One tracked key with D, A, B and the rule that decided it. */
+export interface KeyPlan extends TrackedSource {
+  readonly applied: string | undefined;
+  readonly baseline: string | undefined;
+  readonly rule: RuleId;
+  readonly outcome: KeyOutcome;
+}
+
+type RollingKey = KeyPlan & { readonly desired: string; readonly container: string };
+
+export interface ChangeContext {
+  readonly view: WorkloadView;
+  readonly mode: StateMode;
+  readonly keys: readonly KeyPlan[];
+  readonly state: PersistedState;
+  readonly collisions: readonly EnvVarCollision[];
+  readonly now: number;
+}
+
+function isRolling(key: KeyPlan): key is RollingKey {
+  return key.outcome === 'roll' && key.desired !== undefined && key.container !== undefined;
+}
+
+function observedAt(key: KeyPlan, now: number): number {
+  return key.facts.observedAt ?? now;
+}
+
+/** Rolling keys, the one observed last at the end; ties put the smallest key last (§6.2, §6.3). */
+function byObservation(context: ChangeContext): RollingKey[] {
+  return context.keys
+    .filter(isRolling)
+    .sort(
+      (a, b) =>
+        observedAt(a, context.now) - observedAt(b, context.now) || compareKeys(b.key, a.key),
+    );
+}
+
+/** §6.1: one env var per rolling key; a shared (colliding) variable takes the last observed key. */
+function envWrites(ordered: readonly RollingKey[]): EnvWrite[] {
+  const writes = new Map<string, EnvWrite>();
+  for (const key of ordered) {
+    const name = envVarOf(key);
+    writes.set(JSON.stringify([key.container, name]), {
+      container: key.container,
+      name,
+      value: key.desired,
+    });
+  }
+  return [...writes.values()];
+}
+
+function lastReloadedFrom(context: ChangeContext, ordered: readonly RollingKey[]): string {
+  const winner = ordered.at(-1);
+  if (!winner) throw new Error('a roll needs a rolling key');
+  return formatLastReloadedFrom({
+    type: winner.type,
+    name: winner.name,
+    namespace: context.view.ref.namespace,
+    hash: winner.desired,
+    containerRefs: [winner.container],
+    observedAt: Math.floor(observedAt(winner, context.now) / 1000),
+  });
+}
+
+interface ModeWriter {
+  /** Tracked keys that get a `source-hashes` entry in a roll. */
+  readonly hashedKeys: (context: ChangeContext) => ReadonlySet<SourceKey>;
+  readonly templateChange: (
+    context: ChangeContext,
+    ordered: readonly RollingKey[],
+  ) => Pick<WorkloadChanges, 'envWrites' | 'lastReloadedFrom'>;
+  readonly hashesField: 'templateSourceHashes' | 'workloadSourceHashes';
+  readonly rawHashes: (state: PersistedState) => string | undefined;
+}
+
+function allTracked(context: ChangeContext): ReadonlySet<SourceKey> {
+  return new Set(context.keys.map((key) => key.key));
+}
+
+/** env-vars: keys already in PT source-hashes, plus every key of a colliding group that rolls (§6.3). */
+function envVarHashedKeys(context: ChangeContext): ReadonlySet<SourceKey> {
+  const rolling = new Set(context.keys.filter(isRolling).map((key) => key.key));
+  const keys = new Set(context.state.templateHashes.keys());
+  for (const group of context.collisions) {
+    if (group.keys.some((key) => rolling.has(key))) group.keys.forEach((key) => keys.add(key));
+  }
+  return keys;
+}
+
+const MODE_WRITERS: Readonly<Record<StateMode, ModeWriter>> = {
+  'env-vars': {
+    hashedKeys: envVarHashedKeys,
+    templateChange: (_context, ordered) => ({ envWrites: envWrites(ordered) }),
+    hashesField: 'templateSourceHashes',
+    rawHashes: (state) => state.raw.templateHashes,
+  },
+  annotations: {
+    hashedKeys: allTracked,
+    templateChange: (context, ordered) => ({
+      envWrites: [],
+      lastReloadedFrom: lastReloadedFrom(context, ordered),
+    }),
+    hashesField: 'templateSourceHashes',
+    rawHashes: (state) => state.raw.templateHashes,
+  },
+  workload: {
+    hashedKeys: allTracked,
+    templateChange: () => ({ envWrites: [] }),
+    hashesField: 'workloadSourceHashes',
+    rawHashes: (state) => state.raw.workloadHashes,
+  },
+};
+
+/** New source-hashes: D, or the previous A or B when D is unknown (§6.2 item 2). */
+function nextSourceHashes(
+  keys: readonly KeyPlan[],
+  hashed: ReadonlySet<SourceKey>,
+): Map<SourceKey, string> {
+  const next = new Map<SourceKey, string>();
+  for (const key of keys) {
+    const value = key.desired ?? key.applied ?? key.baseline;
+    if (hashed.has(key.key) && value !== undefined) next.set(key.key, value);
+  }
+  return next;
+}
+
+/**
+ * New baseline: R9 keys record D; other tracked keys keep B, except that a roll removes B of every
+ * key that has A afterwards. Untracked keys are pruned (§5.6 item 3).
+ */
+function nextBaseline(
+  keys: readonly KeyPlan[],
+  hashes: ReadonlyMap<SourceKey, string>,
+  rolls: boolean,
+): Map<SourceKey, string> {
+  const next = new Map<SourceKey, string>();
+  for (const key of keys) {
+    const hasApplied = key.outcome === 'roll' || key.applied !== undefined || hashes.has(key.key);
+    const value = key.outcome === 'baseline' ? key.desired : key.baseline;
+    if (value !== undefined && !(rolls && hasApplied)) next.set(key.key, value);
+  }
+  return next;
+}
+
+/** The formatted value when it differs from what the workload holds; undefined = leave it. */
+function changed(next: string | null, raw: string | undefined): string | null | undefined {
+  return next === (raw ?? null) ? undefined : next;
+}
+
+export function planChanges(context: ChangeContext): WorkloadChanges {
+  const ordered = byObservation(context);
+  const rawBaseline = context.state.raw.baseline;
+  if (ordered.length === 0) {
+    const baseline = nextBaseline(context.keys, new Map(), false);
+    return { envWrites: [], baseline: changed(formatHashMap(baseline), rawBaseline) };
+  }
+  const writer = MODE_WRITERS[context.mode];
+  const hashes = nextSourceHashes(context.keys, writer.hashedKeys(context));
+  const baseline = nextBaseline(context.keys, hashes, true);
+  return {
+    ...writer.templateChange(context, ordered),
+    [writer.hashesField]: changed(formatHashMap(hashes), writer.rawHashes(context.state)),
+    baseline: changed(formatHashMap(baseline), rawBaseline),
+  };
+}

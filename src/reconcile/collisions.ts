@@ -1,0 +1,29 @@
+/** Env-var name collisions (§6.3): tracked sources whose names sanitise to one variable. */
+import { envVarName } from '../core/env-name.ts';
+import type { SourceKey } from '../core/types.ts';
+import type { TrackedSource } from './tracking.ts';
+
+export interface EnvVarCollision {
+  readonly envVar: string;
+  readonly container: string;
+  /** Sorted. */
+  readonly keys: readonly SourceKey[];
+}
+
+export function envVarOf(source: Pick<TrackedSource, 'type' | 'name'>): string {
+  return envVarName(source.type, source.name);
+}
+
+/** Groups of two or more tracked keys sharing one env var in one selected container. */
+export function findCollisions(tracked: readonly TrackedSource[]): EnvVarCollision[] {
+  const groups = new Map<string, { envVar: string; container: string; keys: SourceKey[] }>();
+  for (const source of tracked) {
+    if (source.container === undefined) continue;
+    const envVar = envVarOf(source);
+    const id = JSON.stringify([source.container, envVar]);
+    const group = groups.get(id) ?? { envVar, container: source.container, keys: [] };
+    group.keys.push(source.key);
+    groups.set(id, group);
+  }
+  return [...groups.values()].filter((group) => group.keys.length > 1);
+}

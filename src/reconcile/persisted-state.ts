@@ -1,0 +1,85 @@
+/** The state kreload persisted on a workload (§3.2, §5.1), read back from its current view. */
+import { sourceKey } from '../core/keys.ts';
+import { parseHashMap, parseLastReloadedFrom } from '../core/state.ts';
+import type { AnnotationProblem, Annotations, SourceKey, WorkloadView } from '../core/types.ts';
+import { BASELINE, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
+
+export type HashMap = ReadonlyMap<SourceKey, string>;
+
+export interface PersistedState {
+  /** PT `kreload.io/source-hashes`; empty when absent or malformed. */
+  readonly templateHashes: HashMap;
+  /** W `kreload.io/source-hashes`. */
+  readonly workloadHashes: HashMap;
+  /** W `kreload.io/baseline`. */
+  readonly baseline: HashMap;
+  /** The key and hash PT `last-reloaded-from` names, when it names a source of this namespace. */
+  readonly lastReloadedFrom: { readonly key: SourceKey; readonly hash: string } | undefined;
+  /** Raw values, to write only what differs. */
+  readonly raw: {
+    readonly templateHashes: string | undefined;
+    readonly workloadHashes: string | undefined;
+    readonly baseline: string | undefined;
+  };
+  readonly problems: readonly AnnotationProblem[];
+}
+
+const EMPTY: HashMap = new Map();
+
+function malformed(key: string, value: string): AnnotationProblem {
+  return {
+    on: 'workload',
+    key,
+    value,
+    problem: 'malformed value',
+    consequence: 'treated as absent, rewritten at the next write',
+  };
+}
+
+function readHashMap(
+  annotations: Annotations,
+  key: string,
+  problems: AnnotationProblem[],
+): { map: HashMap; raw: string | undefined } {
+  const raw = annotations[key];
+  const parsed = parseHashMap(raw);
+  if (parsed.malformed && raw !== undefined) problems.push(malformed(key, raw));
+  return { map: parsed.map ?? EMPTY, raw };
+}
+
+function readLastReloadedFrom(
+  view: WorkloadView,
+  problems: AnnotationProblem[],
+): PersistedState['lastReloadedFrom'] {
+  const raw = view.templateAnnotations[LAST_RELOADED_FROM];
+  const parsed = parseLastReloadedFrom(raw);
+  if (parsed.malformed && raw !== undefined) problems.push(malformed(LAST_RELOADED_FROM, raw));
+  const value = parsed.value;
+  if (value?.namespace !== view.ref.namespace) return undefined;
+  return { key: sourceKey(value.type, value.name), hash: value.hash };
+}
+
+export function readPersistedState(view: WorkloadView): PersistedState {
+  const problems: AnnotationProblem[] = [];
+  const template = readHashMap(view.templateAnnotations, SOURCE_HASHES, problems);
+  const workload = readHashMap(view.annotations, SOURCE_HASHES, problems);
+  const baseline = readHashMap(view.annotations, BASELINE, problems);
+  return {
+    templateHashes: template.map,
+    workloadHashes: workload.map,
+    baseline: baseline.map,
+    lastReloadedFrom: readLastReloadedFrom(view, problems),
+    raw: { templateHashes: template.raw, workloadHashes: workload.raw, baseline: baseline.raw },
+    problems,
+  };
+}
+
+export function persistedKeys(state: PersistedState): SourceKey[] {
+  const keys = [
+    ...state.templateHashes.keys(),
+    ...state.workloadHashes.keys(),
+    ...state.baseline.keys(),
+  ];
+  if (state.lastReloadedFrom) keys.push(state.lastReloadedFrom.key);
+  return keys;
+}

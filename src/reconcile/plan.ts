@@ -1,0 +1,162 @@
+/**
+ * The pure planner of one reconcile (§5): which sources the workload tracks, D, A and B for each, the
+ * rules of §5.3, and the single change of §5.6. No I/O: the reconciler gathers every input.
+ */
+import type { ReloadListCache } from '../core/annotation-values.ts';
+import type {
+  AnnotationKeys,
+  AnnotationProblem,
+  ReloadStrategy,
+  SourceKey,
+  SourceType,
+  WorkloadView,
+} from '../core/types.ts';
+import type { WorkloadKindRow } from '../rollout/kinds.ts';
+import { appliedStatePlacement } from '../rollout/kinds.ts';
+import type { WorkloadChanges } from '../rollout/patch.ts';
+import type { AppliedContext, StateMode } from './applied.ts';
+import { appliedHash, stateModeOf } from './applied.ts';
+import type { KeyPlan } from './changes.ts';
+import { planChanges } from './changes.ts';
+import type { EnvVarCollision } from './collisions.ts';
+import { findCollisions } from './collisions.ts';
+import type { PersistedState } from './persisted-state.ts';
+import { persistedKeys, readPersistedState } from './persisted-state.ts';
+import type { WorkloadMarks } from './ports.ts';
+import { applyRules } from './rules.ts';
+import type { SourceFacts, TrackedSource } from './tracking.ts';
+import { evaluateTracking, keysToEvaluate, uniqueProblems } from './tracking.ts';
+
+export type { KeyPlan } from './changes.ts';
+export type { EnvVarCollision } from './collisions.ts';
+export type { SourceFacts, SourceStatus } from './tracking.ts';
+
+export interface PlanOptions {
+  readonly strategy: ReloadStrategy;
+  readonly reloadOnCreate: boolean;
+  readonly reloadOnDelete: boolean;
+  readonly keys: AnnotationKeys;
+  readonly autoReloadAll: boolean;
+  readonly reloadLists?: ReloadListCache | undefined;
+}
+
+export interface PlanInput {
+  readonly view: WorkloadView;
+  readonly row: WorkloadKindRow;
+  readonly options: PlanOptions;
+  /**
+   * Names of sources that may match a reload list, per type. References of the pod spec, keys of
+   * the persisted state and keys of marks are added by the planner.
+   */
+  readonly candidates: Readonly<Partial<Record<SourceType, readonly string[]>>>;
+  /** What the caches and §5.4 facts say about one source; called for every evaluated key. */
+  readonly facts: (key: SourceKey) => SourceFacts;
+  readonly marks: WorkloadMarks;
+  /** ms since the epoch. */
+  readonly now: number;
+}
+
+export type PlanAction = 'none' | 'baseline' | 'roll';
+
+export interface ReconcilePlan extends WorkloadChanges {
+  /** roll: a template change (§7); baseline: a metadata-only patch; none: no write. */
+  readonly action: PlanAction;
+  /** Sorted keys whose outcome is roll. */
+  readonly rolling: readonly SourceKey[];
+  /** Set when the workload tracks sources but has no regular container (§13.2). */
+  readonly skip?: 'no_container' | undefined;
+  readonly mode: StateMode;
+  /** Every tracked key, sorted. */
+  readonly keys: readonly KeyPlan[];
+  readonly problems: readonly AnnotationProblem[];
+  readonly collisions: readonly EnvVarCollision[];
+}
+
+function createRolls(input: PlanInput, source: TrackedSource): boolean {
+  const status = source.facts.status;
+  if (!input.options.reloadOnCreate || status.state !== 'present') return false;
+  return input.marks.creates.some((mark) => mark.key === source.key && mark.uid === status.uid);
+}
+
+function planKey(
+  input: PlanInput,
+  lookup: { mode: StateMode; context: AppliedContext; state: PersistedState },
+  source: TrackedSource,
+): KeyPlan {
+  const applied = appliedHash(lookup.mode, lookup.context, source);
+  const baseline = lookup.state.baseline.get(source.key);
+  const verdict = applyRules({
+    desired: source.desired,
+    applied,
+    baseline,
+    lastChange: source.facts.lastChange,
+    trackingStart: source.facts.trackingStart,
+    createRolls: createRolls(input, source),
+  });
+  return { ...source, applied, baseline, ...verdict };
+}
+
+function noContainerPlan(
+  mode: StateMode,
+  tracked: readonly TrackedSource[],
+  problems: readonly AnnotationProblem[],
+): ReconcilePlan {
+  const keys = tracked.map((source) => ({
+    ...source,
+    applied: undefined,
+    baseline: undefined,
+    rule: 'R1' as const,
+    outcome: 'nothing' as const,
+  }));
+  return {
+    action: 'none',
+    rolling: [],
+    skip: 'no_container',
+    mode,
+    keys,
+    problems,
+    collisions: [],
+    envWrites: [],
+  };
+}
+
+function actionOf(rolling: readonly SourceKey[], changes: WorkloadChanges): PlanAction {
+  if (rolling.length > 0) return 'roll';
+  return changes.baseline === undefined ? 'none' : 'baseline';
+}
+
+export function planReconcile(input: PlanInput): ReconcilePlan {
+  const { view, options } = input;
+  const state = readPersistedState(view);
+  const tracking = evaluateTracking({
+    view,
+    options: { ...options, rollsOnDelete: input.row.rollsOnDelete },
+    keys: keysToEvaluate(view, input.candidates, persistedKeys(state), input.marks),
+    facts: input.facts,
+    marks: input.marks,
+  });
+  const problems = uniqueProblems([...state.problems, ...tracking.problems]);
+  const placement = appliedStatePlacement(
+    input.row,
+    view.annotations,
+    options.keys.rolloutStrategy,
+  );
+  const mode = stateModeOf(placement, options.strategy);
+  if (tracking.tracked.length > 0 && view.podSpec.containers.length === 0) {
+    return noContainerPlan(mode, tracking.tracked, problems);
+  }
+  const collisions = options.strategy === 'env-vars' ? findCollisions(tracking.tracked) : [];
+  const context = { view, state, colliding: new Set(collisions.flatMap((group) => group.keys)) };
+  const keys = tracking.tracked.map((source) => planKey(input, { mode, context, state }, source));
+  const changes = planChanges({ view, mode, keys, state, collisions, now: input.now });
+  const rolling = keys.filter((key) => key.outcome === 'roll').map((key) => key.key);
+  return {
+    ...changes,
+    action: actionOf(rolling, changes),
+    rolling,
+    mode,
+    keys,
+    problems,
+    collisions,
+  };
+}

@@ -1,0 +1,390 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { workloadKey } from '../core/keys.ts';
+import type { SourceKey, WorkloadView } from '../core/types.ts';
+import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
+import { aConfigMap, aContainer, aSecret, aWorkload } from '../testing/builders.ts';
+import { InMemorySources } from '../testing/in-memory-sources.ts';
+import { InMemoryMarks, InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { RecordingObserver } from '../testing/recording-observer.ts';
+import { RecordingWriter } from '../testing/recording-writer.ts';
+import { WriteError } from './ports.ts';
+import type { ReconcileOptions } from './reconciler.ts';
+import { Reconciler } from './reconciler.ts';
+
+const NS = 'team-a';
+const H0 = '0000000000000000000000000000000000000000';
+const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
+const H2 = 'd93dd00779cd04e2ec1db21fa3d0e20deea13f9c';
+const H3 = '3333333333333333333333333333333333333333';
+const CM: SourceKey = 'configmap/app-config';
+const SECRET: SourceKey = 'secret/db';
+const NOW = 1_767_225_600_000;
+
+const API = aWorkload('Deployment', NS, 'api')
+  .withResourceVersion('10')
+  .withAnnotation(KEYS.auto, 'true')
+  .withContainer(
+    aContainer('app').withEnvFrom('configmap', 'app-config').withEnvFrom('secret', 'db'),
+  );
+const KEY = workloadKey(API.build().ref);
+const BASELINED = API.withAnnotation(BASELINE, `{"${CM}":"${H1}","${SECRET}":"${H2}"}`).build();
+
+const OPTIONS: ReconcileOptions = {
+  strategy: 'env-vars',
+  reloadOnCreate: false,
+  reloadOnDelete: false,
+  keys: KEYS,
+  autoReloadAll: false,
+  dryRun: false,
+};
+
+function serverError(status: number, extra: { retryAfterMs?: number } = {}): WriteError {
+  const retryable = status === 409 || status === 429 || status >= 500;
+  return new WriteError({ message: `HTTP ${status}`, status, retryable, ...extra });
+}
+
+let workloads: InMemoryWorkloads;
+let sources: InMemorySources;
+let marks: InMemoryMarks;
+let writer: RecordingWriter;
+let observer: RecordingObserver;
+let sleeps: number[];
+
+function reconciler(options: Partial<ReconcileOptions> = {}): Reconciler {
+  return new Reconciler({
+    workloads,
+    sources,
+    marks,
+    writer,
+    observer,
+    options: { ...OPTIONS, ...options },
+    now: () => NOW,
+    sleep: (ms) => {
+      sleeps.push(ms);
+      return Promise.resolve();
+    },
+    random: () => 0.5,
+  });
+}
+
+/** The same view in the cache and on the server. */
+function given(view: WorkloadView): void {
+  workloads.put(view);
+  writer.put(view);
+}
+
+function bodies(): string[] {
+  return writer.writes.map((write) => JSON.stringify(write.patch.body));
+}
+
+function envPatch(
+  rv: string,
+  env: Record<string, string>,
+  annotations?: Record<string, string | null>,
+): string {
+  const metadata = annotations ? { resourceVersion: rv, annotations } : { resourceVersion: rv };
+  const entries = Object.entries(env).map(([name, value]) => ({ name, value }));
+  return JSON.stringify({
+    metadata,
+    spec: { template: { spec: { containers: [{ name: 'app', env: entries }] } } },
+  });
+}
+
+beforeEach(() => {
+  workloads = new InMemoryWorkloads();
+  sources = new InMemorySources();
+  marks = new InMemoryMarks();
+  writer = new RecordingWriter();
+  observer = new RecordingObserver();
+  sleeps = [];
+  sources.put(aConfigMap(NS, 'app-config').withHash(H1).build());
+  sources.put(aSecret(NS, 'db').withHash(H2).build());
+});
+
+describe('Reconciler', () => {
+  it('first sight: one metadata-only baseline patch, no template change', async () => {
+    given(API.build());
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'baselined', attempts: 1 });
+    expect(bodies()).toEqual([
+      JSON.stringify({
+        metadata: {
+          resourceVersion: '10',
+          annotations: { [BASELINE]: `{"${CM}":"${H1}","${SECRET}":"${H2}"}` },
+        },
+      }),
+    ]);
+    expect(writer.server(API.build().ref)?.generation).toBe(1);
+    expect(observer.hooks()).toEqual(['onBaselined']);
+  });
+
+  it('a change: one patch with the env var', async () => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    const result = await reconciler().reconcile(KEY, { observedAt: new Map([[CM, NOW - 500]]) });
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 1 });
+    expect(bodies()).toEqual([
+      envPatch(
+        '10',
+        { STAKATER_APP_CONFIG_CONFIGMAP: H3 },
+        { [BASELINE]: `{"${SECRET}":"${H2}"}` },
+      ),
+    ]);
+    expect(observer.hooks()).toEqual(['onRolled']);
+  });
+
+  it('two changed sources: one patch carrying both', async () => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    sources.put(aSecret(NS, 'db').withHash(H0).build());
+    await reconciler().reconcile(KEY);
+    expect(bodies()).toEqual([
+      envPatch(
+        '10',
+        { STAKATER_APP_CONFIG_CONFIGMAP: H3, STAKATER_DB_SECRET: H0 },
+        { [BASELINE]: null },
+      ),
+    ]);
+  });
+
+  it('a repeat reconcile writes nothing', async () => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    await reconciler().reconcile(KEY);
+    const server = writer.server(API.build().ref);
+    if (!server) throw new Error('missing server copy');
+    workloads.put(server);
+    const again = await reconciler().reconcile(KEY);
+    expect(again).toMatchObject({ outcome: 'unchanged', attempts: 0 });
+    expect(writer.writes).toHaveLength(1);
+  });
+
+  it('409: re-reads the object, plans again and patches the fresh resourceVersion', async () => {
+    given(BASELINED);
+    // Someone else changed the workload: the cache still holds resourceVersion 10.
+    writer.put({ ...BASELINED, resourceVersion: '11', generation: 2 });
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    const expected = (rv: string) =>
+      envPatch(rv, { STAKATER_APP_CONFIG_CONFIGMAP: H3 }, { [BASELINE]: `{"${SECRET}":"${H2}"}` });
+    expect(bodies()).toEqual([expected('10'), expected('11')]);
+    expect(writer.getCount).toBe(1);
+    expect(sleeps).toEqual([250]);
+    expect(observer.hooks()).toEqual(['onRetry', 'onRolled']);
+  });
+
+  it('409: nothing is left to do when the fresh object is already rolled', async () => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    // Another writer already rolled it (resourceVersion 11).
+    const rolled = aWorkload('Deployment', NS, 'api')
+      .withResourceVersion('11')
+      .withAnnotations({ [KEYS.auto]: 'true', [BASELINE]: `{"${SECRET}":"${H2}"}` })
+      .withContainer(
+        aContainer('app')
+          .withEnvFrom('configmap', 'app-config')
+          .withEnvFrom('secret', 'db')
+          .withStakaterEnv('STAKATER_APP_CONFIG_CONFIGMAP', H3),
+      )
+      .build();
+    writer.put(rolled);
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'unchanged', attempts: 1 });
+    expect(writer.writes).toHaveLength(1);
+    expect(observer.hooks()).toEqual(['onRetry']);
+  });
+
+  it('409: a failed re-read is retried before patching again', async () => {
+    given(BASELINED);
+    writer.put({ ...BASELINED, resourceVersion: '11' });
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    writer.failNextGet(serverError(503));
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 3 });
+    expect(writer.writes.map((w) => JSON.stringify(w.patch.body).includes('"11"'))).toEqual([
+      false,
+      true,
+    ]);
+    expect(writer.getCount).toBe(2);
+    expect(sleeps).toEqual([250, 500]);
+  });
+
+  it('403: no retry, reported as failed', async () => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    writer.failNext(serverError(403));
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'failed', attempts: 1 });
+    expect(writer.writes).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+    expect(observer.hooks()).toEqual(['onFailed']);
+    expect(observer.calls[0]).toMatchObject({ event: { gaveUp: false, attempts: 1 } });
+  });
+
+  it('5xx: retried with backoff, then given up after 5 attempts', async () => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    writer.failNext(...[500, 502, 503, 504, 500].map((status) => serverError(status)));
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'failed', attempts: 5 });
+    expect(new Set(bodies()).size).toBe(1);
+    expect(writer.writes).toHaveLength(5);
+    expect(sleeps).toEqual([250, 500, 1000, 2000]);
+    expect(observer.hooks()).toEqual(['onRetry', 'onRetry', 'onRetry', 'onRetry', 'onFailed']);
+    expect(observer.calls.at(-1)).toMatchObject({ event: { gaveUp: true, attempts: 5 } });
+  });
+
+  it('5xx then success: the same patch goes through', async () => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    writer.failNext(serverError(503));
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(new Set(bodies()).size).toBe(1);
+  });
+
+  it.each([
+    ['honours Retry-After', 2_000, 2_000],
+    ['caps Retry-After at 30 s', 45_000, 30_000],
+  ])('429 %s', async (_name, retryAfterMs, slept) => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    writer.failNext(serverError(429, { retryAfterMs }));
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(sleeps).toEqual([slept]);
+  });
+
+  it('404 on the write: the workload is gone', async () => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    writer.failNext(serverError(404));
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'gone', attempts: 1 });
+    expect(observer.hooks()).toEqual(['onGone']);
+  });
+
+  it('a workload missing from the cache is done without a write', async () => {
+    expect(await reconciler().reconcile(KEY)).toEqual({ outcome: 'gone', attempts: 0 });
+    expect(writer.writes).toEqual([]);
+  });
+
+  it('dry run: nothing is written, the roll is reported', async () => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    const result = await reconciler({ dryRun: true }).reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'dry-run', skip: 'dry_run', attempts: 0 });
+    expect(writer.writes).toEqual([]);
+    expect(observer.hooks()).toEqual(['onDryRun', 'onSkipped']);
+  });
+
+  it.each([
+    ['a source change', { observedAt: new Map([[CM, NOW]]) }, ['onSkipped']],
+    ['a resync', {}, []],
+  ])('nothing to write after %s', async (_name, trigger, hooks) => {
+    given(BASELINED);
+    expect(await reconciler().reconcile(KEY, trigger)).toMatchObject({ attempts: 0 });
+    expect(writer.writes).toEqual([]);
+    expect(observer.hooks()).toEqual(hooks);
+  });
+
+  it('a type without a healthy cache is unknown, never a deletion', async () => {
+    given(BASELINED);
+    sources.setHealthy('CONFIGMAP', false);
+    sources.remove(NS, CM);
+    expect(await reconciler({ reloadOnDelete: true }).reconcile(KEY)).toMatchObject({
+      outcome: 'unchanged',
+    });
+    expect(writer.writes).toEqual([]);
+  });
+
+  it('rolls a deleted source with reload-on-delete and consumes the mark', async () => {
+    given(BASELINED);
+    sources.remove(NS, CM);
+    marks.add(KEY, { creates: [], deletes: [{ key: CM, uid: 'u1', sourceAnnotations: {} }] });
+    await reconciler({ reloadOnDelete: true }).reconcile(KEY);
+    expect(bodies()).toEqual([
+      envPatch(
+        '10',
+        { STAKATER_APP_CONFIG_CONFIGMAP: 'aae45badef99284e4dae01d6046154ea9d99532f' },
+        {
+          [BASELINE]: `{"${SECRET}":"${H2}"}`,
+        },
+      ),
+    ]);
+    expect(marks.marksOf(KEY)).toEqual({ creates: [], deletes: [] });
+  });
+
+  it('keeps the marks when the write fails', async () => {
+    given(BASELINED);
+    sources.remove(NS, CM);
+    marks.add(KEY, { creates: [], deletes: [{ key: CM, uid: 'u1', sourceAnnotations: {} }] });
+    writer.failNext(serverError(403));
+    await reconciler({ reloadOnDelete: true }).reconcile(KEY);
+    expect(marks.marksOf(KEY).deletes).toHaveLength(1);
+  });
+
+  it('R7: a change seen after tracking began rolls instead of being absorbed into a baseline', async () => {
+    given(API.build());
+    workloads.put(API.build(), NOW - 5_000);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H1).build(), {
+      firstObserved: NOW - 9_000,
+      lastChange: NOW - 1_000,
+    });
+    const result = await reconciler().reconcile(KEY);
+    expect(result.outcome).toBe('rolled');
+    expect(bodies()).toEqual([
+      envPatch(
+        '10',
+        { STAKATER_APP_CONFIG_CONFIGMAP: H1 },
+        { [BASELINE]: `{"${SECRET}":"${H2}"}` },
+      ),
+    ]);
+  });
+
+  it('offers every source of a listed type to the reload list', async () => {
+    const listed = aWorkload('Deployment', NS, 'listed')
+      .withAnnotation(KEYS.configmapReload, 'app-.*')
+      .withContainer(aContainer('app'))
+      .build();
+    given(listed);
+    sources.put(aConfigMap(NS, 'app-extra').withHash(H3).build());
+    sources.put(aConfigMap(NS, 'other').withHash(H3).build());
+    sources.put(aConfigMap('elsewhere', 'app-far').withHash(H3).build());
+    await reconciler().reconcile(workloadKey(listed.ref));
+    expect(bodies()).toEqual([
+      JSON.stringify({
+        metadata: {
+          resourceVersion: '1',
+          annotations: { [BASELINE]: `{"${CM}":"${H1}","configmap/app-extra":"${H3}"}` },
+        },
+      }),
+    ]);
+  });
+
+  it('skips a tracked workload without regular containers', async () => {
+    const ref = aWorkload('Deployment', NS, 'ref')
+      .withAnnotation(KEYS.configmapReload, 'app-config')
+      .withWorkloadRef()
+      .build();
+    given(ref);
+    const result = await reconciler().reconcile(workloadKey(ref.ref));
+    expect(result).toMatchObject({ outcome: 'skipped', skip: 'no_container' });
+    expect(writer.writes).toEqual([]);
+  });
+
+  it('reports annotation problems and collisions before writing', async () => {
+    const view = aWorkload('Deployment', NS, 'c')
+      .withAnnotation(KEYS.auto, 'true')
+      .withAnnotation(KEYS.configmapReload, 'bad-(')
+      .withContainer(
+        aContainer('app')
+          .withEnvFrom('configmap', 'my-config')
+          .withEnvFrom('configmap', 'my.config'),
+      )
+      .build();
+    given(view);
+    sources.put(aConfigMap(NS, 'my-config').withHash(H1).build());
+    sources.put(aConfigMap(NS, 'my.config').withHash(H2).build());
+    await reconciler().reconcile(workloadKey(view.ref));
+    expect(observer.hooks()).toEqual(['onProblems', 'onCollision', 'onBaselined']);
+  });
+});

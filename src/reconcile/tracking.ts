@@ -1,0 +1,183 @@
+/** Which sources a workload tracks (§3.5 Tracked) and their desired hash D (§5.1). */
+import type { ReloadListCache } from '../core/annotation-values.ts';
+import { decide, trackedContainer } from '../core/decide.ts';
+import { parseSourceKey, sourceKey } from '../core/keys.ts';
+import { referencedSources } from '../core/references.ts';
+import type {
+  AnnotationKeys,
+  AnnotationProblem,
+  Annotations,
+  DecisionResult,
+  SourceKey,
+  SourceType,
+  WorkloadView,
+} from '../core/types.ts';
+import { DELETE_MARKER } from '../core/types.ts';
+import type { WorkloadMarks } from './ports.ts';
+
+/** What the caches say about one source now. */
+export type SourceStatus =
+  | {
+      readonly state: 'present';
+      readonly hash: string;
+      /** Undefined for a SecretProviderClass, whose hash has no single object (§4.4). */
+      readonly uid: string | undefined;
+      readonly annotations: Annotations;
+    }
+  /** The type's cache is synced and healthy and holds no such object. */
+  | { readonly state: 'absent' }
+  /** The type's cache is not synced, forbidden or missing (§5.1). */
+  | { readonly state: 'unknown' };
+
+/** Per-source inputs of the planner. Times are ms since the epoch. */
+export interface SourceFacts {
+  readonly status: SourceStatus;
+  /** `lastChange(K)` of §5.4. */
+  readonly lastChange?: number | undefined;
+  /** `trackingStart(W,K)` of §5.4. */
+  readonly trackingStart?: number | undefined;
+  /** When kreload observed the change this reconcile acts on (last-reloaded-from, §6.2). */
+  readonly observedAt?: number | undefined;
+}
+
+export interface TrackingOptions {
+  readonly keys: AnnotationKeys;
+  readonly autoReloadAll: boolean;
+  readonly reloadOnDelete: boolean;
+  /** The kind can roll for a deletion (not Job or CronJob, §5.1 D11). */
+  readonly rollsOnDelete: boolean;
+  readonly reloadLists?: ReloadListCache | undefined;
+}
+
+export interface TrackedSource {
+  readonly key: SourceKey;
+  readonly type: SourceType;
+  readonly name: string;
+  readonly decision: DecisionResult;
+  /** Undefined only for a LIST source of a workload without regular containers. */
+  readonly container: string | undefined;
+  /** D(K); undefined = unknown. */
+  readonly desired: string | undefined;
+  readonly facts: SourceFacts;
+}
+
+export interface TrackingInput {
+  readonly view: WorkloadView;
+  readonly options: TrackingOptions;
+  readonly keys: readonly SourceKey[];
+  readonly facts: (key: SourceKey) => SourceFacts;
+  readonly marks: WorkloadMarks;
+}
+
+export interface TrackingResult {
+  readonly tracked: readonly TrackedSource[];
+  readonly problems: readonly AnnotationProblem[];
+}
+
+const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
+
+/**
+ * Every key the workload might track, sorted: its references, the reload-list candidates, keys of its
+ * persisted state (so pruning sees them) and keys of its marks (deleted sources).
+ */
+export function keysToEvaluate(
+  view: WorkloadView,
+  candidates: Readonly<Partial<Record<SourceType, readonly string[]>>>,
+  stateKeys: Iterable<SourceKey>,
+  marks: WorkloadMarks,
+): SourceKey[] {
+  const keys = new Set<SourceKey>(referencedSources(view.podSpec));
+  for (const type of SOURCE_TYPES) {
+    for (const name of candidates[type] ?? []) keys.add(sourceKey(type, name));
+  }
+  for (const key of stateKeys) keys.add(key);
+  for (const mark of [...marks.creates, ...marks.deletes]) keys.add(mark.key);
+  return [...keys].sort(compareKeys);
+}
+
+export function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** D(K) of §5.1. */
+function desiredHash(
+  facts: SourceFacts,
+  hasDeleteMark: boolean,
+  options: TrackingOptions,
+): string | undefined {
+  switch (facts.status.state) {
+    case 'present':
+      return facts.status.hash;
+    case 'absent':
+      return hasDeleteMark && options.reloadOnDelete && options.rollsOnDelete
+        ? DELETE_MARKER
+        : undefined;
+    case 'unknown':
+      return undefined;
+  }
+}
+
+interface Evaluation {
+  readonly tracked: TrackedSource | undefined;
+  readonly problems: readonly AnnotationProblem[];
+}
+
+function evaluateKey(input: TrackingInput, key: SourceKey): Evaluation {
+  const parsed = parseSourceKey(key);
+  if (!parsed) return { tracked: undefined, problems: [] };
+  const facts = input.facts(key);
+  // A delete mark counts only while the source is absent; it then supplies S (§5.1).
+  const deleteMark =
+    facts.status.state === 'absent'
+      ? input.marks.deletes.find((mark) => mark.key === key)
+      : undefined;
+  const sourceAnnotations =
+    facts.status.state === 'present'
+      ? facts.status.annotations
+      : (deleteMark?.sourceAnnotations ?? {});
+  const decideInput = {
+    workload: input.view,
+    type: parsed.type,
+    name: parsed.name,
+    sourceAnnotations,
+    keys: input.options.keys,
+    autoReloadAll: input.options.autoReloadAll,
+    reloadLists: input.options.reloadLists,
+  };
+  const decision = decide(decideInput);
+  const tracking = trackedContainer(decideInput, decision);
+  if (!tracking.tracked) return { tracked: undefined, problems: decision.problems };
+  return {
+    problems: decision.problems,
+    tracked: {
+      key,
+      type: parsed.type,
+      name: parsed.name,
+      decision: decision.result,
+      container: tracking.container,
+      desired: desiredHash(facts, deleteMark !== undefined, input.options),
+      facts,
+    },
+  };
+}
+
+function problemId(problem: AnnotationProblem): string {
+  return JSON.stringify([problem.on, problem.key, problem.value, problem.problem]);
+}
+
+export function uniqueProblems(problems: Iterable<AnnotationProblem>): AnnotationProblem[] {
+  const byId = new Map<string, AnnotationProblem>();
+  for (const problem of problems) byId.set(problemId(problem), problem);
+  return [...byId.values()];
+}
+
+export function evaluateTracking(input: TrackingInput): TrackingResult {
+  const tracked: TrackedSource[] = [];
+  const problems: AnnotationProblem[] = [];
+  for (const key of input.keys) {
+    const evaluation = evaluateKey(input, key);
+    if (evaluation.tracked) tracked.push(evaluation.tracked);
+    problems.push(...evaluation.problems);
+  }
+  return { tracked, problems: uniqueProblems(problems) };
+}

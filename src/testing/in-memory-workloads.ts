@@ -1,0 +1,52 @@
+/** In-memory WorkloadLookup (the workload store) and MarkLedger. */
+import { workloadKey } from '../core/keys.ts';
+import type { WorkloadKey, WorkloadView } from '../core/types.ts';
+import type { MarkLedger, WorkloadLookup, WorkloadMarks } from '../reconcile/ports.ts';
+import { NO_MARKS } from '../reconcile/ports.ts';
+
+export class InMemoryWorkloads implements WorkloadLookup {
+  readonly #views = new Map<WorkloadKey, WorkloadView>();
+  readonly #relevantSince = new Map<WorkloadKey, number>();
+
+  put(view: WorkloadView, relevantSince?: number): void {
+    const key = workloadKey(view.ref);
+    this.#views.set(key, view);
+    if (relevantSince !== undefined) this.#relevantSince.set(key, relevantSince);
+  }
+
+  remove(key: WorkloadKey): void {
+    this.#views.delete(key);
+  }
+
+  get(key: WorkloadKey): WorkloadView | undefined {
+    return this.#views.get(key);
+  }
+
+  relevantSince(key: WorkloadKey): number | undefined {
+    return this.#relevantSince.get(key);
+  }
+}
+
+export class InMemoryMarks implements MarkLedger {
+  readonly #marks = new Map<WorkloadKey, WorkloadMarks>();
+
+  add(key: WorkloadKey, marks: WorkloadMarks): void {
+    const current = this.marksOf(key);
+    this.#marks.set(key, {
+      creates: [...current.creates, ...marks.creates],
+      deletes: [...current.deletes, ...marks.deletes],
+    });
+  }
+
+  marksOf(key: WorkloadKey): WorkloadMarks {
+    return this.#marks.get(key) ?? NO_MARKS;
+  }
+
+  consume(key: WorkloadKey, marks: WorkloadMarks): void {
+    const current = this.marksOf(key);
+    this.#marks.set(key, {
+      creates: current.creates.filter((mark) => !marks.creates.includes(mark)),
+      deletes: current.deletes.filter((mark) => !marks.deletes.includes(mark)),
+    });
+  }
+}
