@@ -1,0 +1,69 @@
+/**
+ * Retry delays (§9.1 item 3, §10, §8 item 6). Pure: randomness is injected so tests are exact.
+ * Every policy doubles from a base, is capped, and then spread by ±jitter so that many clients
+ * failing together do not retry in lockstep.
+ */
+
+export interface BackoffPolicy {
+  readonly baseMs: number;
+  readonly capMs: number;
+  /** Relative spread: 0.2 means the delay is multiplied by a factor in [0.8, 1.2). */
+  readonly jitter: number;
+}
+
+/** One row per place that retries. */
+export const BACKOFF_POLICIES = {
+  /** A single write to the API (§10): 250 ms × 2ⁿ, capped at 8 s, ±20 %. */
+  write: { baseMs: 250, capMs: 8_000, jitter: 0.2 },
+  /** A list-watch or an unreachable API server (§9.1 item 3, §13.5): 1 s → 30 s, ±20 %. */
+  watch: { baseMs: 1_000, capMs: 30_000, jitter: 0.2 },
+  /** A failed reconcile of one workload key (§8 item 6): 1 s doubling, capped at 5 min, ±20 %. */
+  queue: { baseMs: 1_000, capMs: 300_000, jitter: 0.2 },
+} as const satisfies Record<string, BackoffPolicy>;
+
+/** At most this many attempts per write (§10). */
+export const WRITE_MAX_ATTEMPTS = 5;
+
+/** A `Retry-After` on 429 is honoured up to this long (§10). */
+export const RETRY_AFTER_CAP_MS = 30_000;
+
+/** Source of uniform numbers in [0, 1), e.g. `Math.random`. */
+export type RandomSource = () => number;
+
+/**
+ * Delay before retry number `retry` (0 = the first retry): `base × 2^retry`, capped, then jittered.
+ * The jitter is applied after the cap so that capped retries still spread out.
+ */
+export function backoffDelay(policy: BackoffPolicy, retry: number, random: RandomSource): number {
+  const exponent = Math.max(0, Math.floor(retry));
+  const capped = Math.min(policy.capMs, policy.baseMs * 2 ** exponent);
+  const factor = 1 + policy.jitter * (2 * random() - 1);
+  return Math.round(capped * factor);
+}
+
+export interface WriteRetryInput {
+  /** 0 for the first retry. */
+  readonly retry: number;
+  readonly random: RandomSource;
+  /** The server's `Retry-After` (429), in milliseconds, when it sent one. */
+  readonly retryAfterMs?: number | undefined;
+}
+
+/** Delay before retrying a write: the server's `Retry-After` when given (≤ 30 s), else backoff. */
+export function writeRetryDelay(input: WriteRetryInput): number {
+  const { retryAfterMs } = input;
+  if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
+    return Math.min(retryAfterMs, RETRY_AFTER_CAP_MS);
+  }
+  return backoffDelay(BACKOFF_POLICIES.write, input.retry, input.random);
+}
+
+/** Delay before restarting a failed list-watch (or reaching the API server) for the n-th time. */
+export function watchRetryDelay(retry: number, random: RandomSource): number {
+  return backoffDelay(BACKOFF_POLICIES.watch, retry, random);
+}
+
+/** Delay before re-running a failed reconcile of one workload key. */
+export function queueRetryDelay(retry: number, random: RandomSource): number {
+  return backoffDelay(BACKOFF_POLICIES.queue, retry, random);
+}

@@ -1,0 +1,250 @@
+import type { SourceKey } from '../core/types.ts';
+import { MinHeap } from './min-heap.ts';
+
+/** `--sync-delay` and `--sync-max-delay`, in milliseconds (§8, §12.2). */
+export interface DebounceSettings {
+  readonly syncDelayMs: number;
+  readonly syncMaxDelayMs: number;
+}
+
+/** A source change that caused a trigger, with the time kreload observed it. */
+export interface ChangeRecord {
+  readonly sourceKey: SourceKey;
+  readonly observedAt: number;
+}
+
+/** What the queue holds for one workload key until a worker takes it (§8 item 1). */
+export interface PendingEntry {
+  readonly firstAt: number;
+  readonly dueAt: number;
+  /** One record per source key, with the earliest observation: enough for the reload latency. */
+  readonly changes: readonly ChangeRecord[];
+}
+
+export interface Trigger {
+  readonly at: number;
+  /** Source and workload events are debounced; initial sync, leadership, resync, namespace are not. */
+  readonly debounced: boolean;
+  readonly change?: ChangeRecord | undefined;
+}
+
+/** `added`: the key became pending; `coalesced`: a debounced trigger folded into a pending key. */
+export type TriggerOutcome = 'added' | 'coalesced' | 'unchanged';
+
+function withChange(
+  changes: readonly ChangeRecord[],
+  change: ChangeRecord | undefined,
+): readonly ChangeRecord[] {
+  if (change === undefined) return changes;
+  const index = changes.findIndex((known) => known.sourceKey === change.sourceKey);
+  if (index < 0) return [...changes, change];
+  const known = changes[index];
+  if (known === undefined || known.observedAt <= change.observedAt) return changes;
+  return changes.map((record, i) => (i === index ? change : record));
+}
+
+/** Merges two change lists, keeping the earliest observation of each source key. */
+export function mergeChanges(
+  into: readonly ChangeRecord[],
+  from: readonly ChangeRecord[],
+): readonly ChangeRecord[] {
+  return from.reduce<readonly ChangeRecord[]>(
+    (changes, change) => withChange(changes, change),
+    into,
+  );
+}
+
+/**
+ * The §8 arithmetic for one trigger, exactly:
+ * - debounced, not pending: `firstAt = t`, `dueAt = t + syncDelay`;
+ * - debounced, pending: `dueAt = min(max(dueAt, t + syncDelay), firstAt + syncMaxDelay)` (coalesced);
+ * - immediate, not pending: `firstAt = dueAt = t`;
+ * - immediate, pending: timing unchanged, so it never cuts a debounce window short.
+ */
+export function applyTrigger(
+  entry: PendingEntry | undefined,
+  trigger: Trigger,
+  settings: DebounceSettings,
+): { readonly entry: PendingEntry; readonly outcome: TriggerOutcome } {
+  const { at, debounced, change } = trigger;
+  if (entry === undefined) {
+    const dueAt = debounced ? at + settings.syncDelayMs : at;
+    return { entry: { firstAt: at, dueAt, changes: withChange([], change) }, outcome: 'added' };
+  }
+  const changes = withChange(entry.changes, change);
+  if (!debounced) return { entry: { ...entry, changes }, outcome: 'unchanged' };
+  const dueAt = Math.min(
+    Math.max(entry.dueAt, at + settings.syncDelayMs),
+    entry.firstAt + settings.syncMaxDelayMs,
+  );
+  return { entry: { firstAt: entry.firstAt, dueAt, changes }, outcome: 'coalesced' };
+}
+
+/** Worker order (§8 item 5): smaller `dueAt` first, ties to the smaller `firstAt`. */
+export function compareDue(a: PendingEntry, b: PendingEntry): number {
+  return a.dueAt - b.dueAt || a.firstAt - b.firstAt;
+}
+
+interface Slot {
+  readonly entry: PendingEntry;
+  /** When the key became pending: the last tie-breaker, so equal entries leave in FIFO order. */
+  readonly seq: number;
+  /** Unique per stored value; heap nodes carrying an older version are stale. */
+  readonly version: number;
+}
+
+interface HeapNode<K> {
+  readonly key: K;
+  readonly dueAt: number;
+  readonly firstAt: number;
+  readonly seq: number;
+  readonly version: number;
+}
+
+function nodeBefore<K>(a: HeapNode<K>, b: HeapNode<K>): boolean {
+  return (a.dueAt - b.dueAt || a.firstAt - b.firstAt || a.seq - b.seq) < 0;
+}
+
+export interface DebouncerDeps {
+  readonly settings: DebounceSettings;
+}
+
+/**
+ * Pending entries per key, with the §8 arithmetic and worker order. Holds no timers: the owner asks
+ * `nextDueAt()` and `takeDue(now)`. A *held* key (in flight, or waiting out a retry backoff) keeps
+ * collecting triggers but is not handed out until released.
+ */
+export class Debouncer<K extends string> {
+  readonly #deps: DebouncerDeps;
+  readonly #slots = new Map<K, Slot>();
+  readonly #held = new Set<K>();
+  readonly #heap = new MinHeap<HeapNode<K>>(nodeBefore);
+  #counter = 0;
+
+  constructor(deps: DebouncerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Number of pending keys, held ones included (the `reloader_workqueue_depth` gauge). */
+  get size(): number {
+    return this.#slots.size;
+  }
+
+  get(key: K): PendingEntry | undefined {
+    return this.#slots.get(key)?.entry;
+  }
+
+  keys(): readonly K[] {
+    return [...this.#slots.keys()];
+  }
+
+  trigger(key: K, trigger: Trigger): TriggerOutcome {
+    const slot = this.#slots.get(key);
+    const { entry, outcome } = applyTrigger(slot?.entry, trigger, this.#deps.settings);
+    this.#store(key, entry, slot?.seq);
+    return outcome;
+  }
+
+  /**
+   * Puts the changes of a failed run back (retry): merged into the key's pending entry when there is
+   * one, else a new entry due at `at`. Reports whether the key became pending.
+   */
+  requeue(key: K, at: number, changes: readonly ChangeRecord[]): boolean {
+    const slot = this.#slots.get(key);
+    if (slot === undefined) {
+      this.#store(key, { firstAt: at, dueAt: at, changes: mergeChanges([], changes) }, undefined);
+      return true;
+    }
+    this.#store(
+      key,
+      { ...slot.entry, changes: mergeChanges(slot.entry.changes, changes) },
+      slot.seq,
+    );
+    return false;
+  }
+
+  hold(key: K): void {
+    this.#held.add(key);
+  }
+
+  release(key: K): void {
+    if (!this.#held.delete(key)) return;
+    const slot = this.#slots.get(key);
+    if (slot !== undefined) this.#push(key, slot);
+  }
+
+  isHeld(key: K): boolean {
+    return this.#held.has(key);
+  }
+
+  /** Smallest `dueAt` among keys that are not held. */
+  nextDueAt(): number | undefined {
+    return this.#peekEligible()?.dueAt;
+  }
+
+  /** Removes and returns the first eligible entry with `dueAt ≤ now`, in worker order. */
+  takeDue(now: number): { readonly key: K; readonly entry: PendingEntry } | undefined {
+    const node = this.#peekEligible();
+    if (node === undefined || node.dueAt > now) return undefined;
+    this.#heap.pop();
+    const { key } = node;
+    const slot = this.#slots.get(key);
+    if (slot === undefined) return undefined;
+    this.#slots.delete(key);
+    return { key, entry: slot.entry };
+  }
+
+  /** Drops the pending entry of `key` (the hold, if any, stays with its owner). */
+  drop(key: K): boolean {
+    return this.#slots.delete(key);
+  }
+
+  /** Drops every pending entry whose key satisfies `predicate`; returns how many. */
+  dropWhere(predicate: (key: K) => boolean): number {
+    let dropped = 0;
+    for (const key of this.#slots.keys()) {
+      if (predicate(key)) {
+        this.#slots.delete(key);
+        dropped += 1;
+      }
+    }
+    return dropped;
+  }
+
+  clear(): void {
+    this.#slots.clear();
+    this.#held.clear();
+    this.#heap.clear();
+  }
+
+  #store(key: K, entry: PendingEntry, seq: number | undefined): void {
+    const previous = this.#slots.get(key);
+    this.#counter += 1;
+    const slot: Slot = { entry, seq: seq ?? this.#counter, version: this.#counter };
+    this.#slots.set(key, slot);
+    // An unchanged position keeps its heap node valid: a storm of triggers does not grow the heap.
+    if (previous?.entry.dueAt === entry.dueAt && previous.entry.firstAt === entry.firstAt) {
+      this.#slots.set(key, { ...slot, version: previous.version });
+      return;
+    }
+    if (!this.#held.has(key)) this.#push(key, slot);
+  }
+
+  #push(key: K, slot: Slot): void {
+    const { dueAt, firstAt } = slot.entry;
+    this.#heap.push({ key, dueAt, firstAt, seq: slot.seq, version: slot.version });
+  }
+
+  /** The first heap node that is current and not held; stale and held nodes are discarded. */
+  #peekEligible(): HeapNode<K> | undefined {
+    for (;;) {
+      const node = this.#heap.peek();
+      if (node === undefined) return undefined;
+      const { key } = node;
+      const slot = this.#slots.get(key);
+      // A held key is pushed again when released, so its node can go.
+      if (slot?.version === node.version && !this.#held.has(key)) return node;
+      this.#heap.pop();
+    }
+  }
+}

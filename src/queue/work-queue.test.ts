@@ -1,0 +1,438 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { WorkloadKey } from '../core/types.ts';
+import type { PendingEntry } from './debouncer.ts';
+import { SYSTEM_TIMERS } from './timers.ts';
+import {
+  WorkQueue,
+  type WorkContext,
+  type WorkQueueDeps,
+  type WorkQueueObserver,
+  type WorkResult,
+} from './work-queue.ts';
+
+const A: WorkloadKey = 'Deployment/ns1/a';
+const B: WorkloadKey = 'Deployment/ns1/b';
+const C: WorkloadKey = 'StatefulSet/ns2/c';
+
+interface Call {
+  readonly key: WorkloadKey;
+  readonly entry: PendingEntry;
+  readonly at: number;
+  readonly context: WorkContext;
+  readonly finish: (result: WorkResult) => void;
+  readonly fail: (error: unknown) => void;
+}
+
+/** A queue whose handler records each call and finishes only when the test says so. */
+function setup(options: Partial<WorkQueueDeps> & { autoFinish?: WorkResult } = {}) {
+  const calls: Call[] = [];
+  const log: string[] = [];
+  let running = 0;
+  let maxRunningPerKey = 0;
+  const runningPerKey = new Map<WorkloadKey, number>();
+  const observer: WorkQueueObserver = {
+    depthChanged: (depth) => log.push(`depth ${depth}`),
+    added: (key) => log.push(`added ${key}`),
+    coalesced: (key) => log.push(`coalesced ${key}`),
+    started: (key, latencyMs) => log.push(`started ${key} after ${latencyMs}`),
+    retryScheduled: (key, retry) => log.push(`retry ${key} #${retry.attempt} in ${retry.delayMs}`),
+    gaveUp: (key, attempts) => log.push(`gave up ${key} after ${attempts}`),
+    handlerFailed: (key, error) => log.push(`failed ${key}: ${String(error)}`),
+  };
+  const queue = new WorkQueue({
+    concurrency: 3,
+    debounce: { syncDelayMs: 2_000, syncMaxDelayMs: 30_000 },
+    timers: SYSTEM_TIMERS,
+    random: () => 0.5,
+    observer,
+    handler: (key, entry, context) => {
+      running += 1;
+      const perKey = (runningPerKey.get(key) ?? 0) + 1;
+      runningPerKey.set(key, perKey);
+      maxRunningPerKey = Math.max(maxRunningPerKey, perKey);
+      return new Promise<WorkResult>((resolve, reject) => {
+        const settle = (): void => {
+          running -= 1;
+          runningPerKey.set(key, (runningPerKey.get(key) ?? 1) - 1);
+        };
+        calls.push({
+          key,
+          entry,
+          at: Date.now(),
+          context,
+          finish: (result) => {
+            settle();
+            resolve(result);
+          },
+          fail: (error) => {
+            settle();
+            reject(error instanceof Error ? error : new Error(String(error)));
+          },
+        });
+        if (options.autoFinish) calls.at(-1)?.finish(options.autoFinish);
+      });
+    },
+    ...options,
+  });
+  return {
+    queue,
+    calls,
+    log,
+    running: () => running,
+    maxRunningPerKey: () => maxRunningPerKey,
+  };
+}
+
+const advance = (ms: number): Promise<void> =>
+  vi.advanceTimersByTimeAsync(ms).then(() => undefined);
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 0 });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('WorkQueue debounce', () => {
+  it('runs ten triggers inside one window as one call carrying every change', async () => {
+    const { queue, calls, log } = setup({ autoFinish: 'done' });
+    queue.start();
+    for (let i = 0; i < 10; i += 1) {
+      queue.trigger(A, {
+        debounced: true,
+        change: { sourceKey: i % 2 ? 'secret/db' : 'configmap/app', observedAt: Date.now() },
+      });
+      await advance(100);
+    }
+    // now 1000; the last trigger was at 900 → due 2900
+    await advance(1_899);
+    expect(calls).toHaveLength(0);
+    await advance(1);
+    expect(calls.map((call) => [call.key, call.at])).toEqual([[A, 2_900]]);
+    expect(calls[0]?.entry).toEqual({
+      firstAt: 0,
+      dueAt: 2_900,
+      changes: [
+        { sourceKey: 'configmap/app', observedAt: 0 },
+        { sourceKey: 'secret/db', observedAt: 100 },
+      ],
+    });
+    expect(log.filter((line) => line.startsWith('coalesced'))).toHaveLength(9);
+    expect(log.filter((line) => line.startsWith('added'))).toEqual([`added ${A}`]);
+    expect(log).toContain(`started ${A} after 2900`);
+    await queue.idle();
+    expect(queue.depth).toBe(0);
+  });
+
+  it('with sync-delay 0 runs as soon as a worker is free, once per change', async () => {
+    const { queue, calls } = setup({
+      autoFinish: 'done',
+      debounce: { syncDelayMs: 0, syncMaxDelayMs: 0 },
+    });
+    queue.start();
+    queue.trigger(A, { debounced: true });
+    expect(calls).toHaveLength(0); // never inside trigger()
+    await advance(0);
+    expect(calls.map((call) => call.at)).toEqual([0]);
+    await advance(50);
+    queue.trigger(A, { debounced: true });
+    await advance(0);
+    expect(calls.map((call) => call.at)).toEqual([0, 50]);
+  });
+
+  it('continuous churn postpones the run by at most sync-max-delay', async () => {
+    const { queue, calls } = setup({
+      autoFinish: 'done',
+      debounce: { syncDelayMs: 2_000, syncMaxDelayMs: 5_000 },
+    });
+    queue.start();
+    for (let t = 0; t < 8_000; t += 1_000) {
+      queue.trigger(A, { debounced: true });
+      await advance(1_000);
+    }
+    // first run at firstAt + 5000; the triggers at 5000..7000 make a second entry due 9000
+    expect(calls.map((call) => call.at)).toEqual([5_000]);
+    await advance(1_000);
+    expect(calls.map((call) => [call.at, call.entry.firstAt])).toEqual([
+      [5_000, 0],
+      [9_000, 5_000],
+    ]);
+  });
+
+  it('an immediate trigger starts a new key at once but never shortens a window', async () => {
+    const { queue, calls } = setup({ autoFinish: 'done' });
+    queue.start();
+    queue.trigger(A, { debounced: true });
+    queue.trigger(A, { debounced: false });
+    queue.trigger(B, { debounced: false });
+    await advance(0);
+    expect(calls.map((call) => call.key)).toEqual([B]);
+    await advance(2_000);
+    expect(calls.map((call) => [call.key, call.at])).toEqual([
+      [B, 0],
+      [A, 2_000],
+    ]);
+  });
+
+  it('keeps triggers received before start and runs them after', async () => {
+    const { queue, calls } = setup({ autoFinish: 'done' });
+    queue.trigger(A, { debounced: false });
+    await advance(5_000);
+    expect(calls).toHaveLength(0);
+    queue.start();
+    await advance(0);
+    expect(calls.map((call) => [call.key, call.at])).toEqual([[A, 5_000]]);
+  });
+});
+
+describe('WorkQueue workers', () => {
+  it('runs at most `concurrency` keys at once, in dueAt order, ties to firstAt', async () => {
+    const { queue, calls, running } = setup({ concurrency: 1 });
+    queue.start();
+    queue.trigger(C, { debounced: true }); // due 2000
+    await advance(500);
+    queue.trigger(B, { debounced: false }); // due 500
+    queue.trigger(A, { debounced: false }); // due 500, same firstAt: FIFO after B
+    await advance(0);
+    expect(calls.map((call) => call.key)).toEqual([B]);
+    await advance(5_000);
+    expect(running()).toBe(1);
+    calls[0]?.finish('done');
+    await advance(0);
+    calls[1]?.finish('done');
+    await advance(0);
+    expect(calls.map((call) => [call.key, call.at])).toEqual([
+      [B, 500],
+      [A, 5_500],
+      [C, 5_500],
+    ]);
+  });
+
+  it('never runs one key on two workers; a trigger in flight runs once more afterwards', async () => {
+    const { queue, calls, maxRunningPerKey } = setup({
+      concurrency: 3,
+      debounce: { syncDelayMs: 0, syncMaxDelayMs: 0 },
+    });
+    queue.start();
+    queue.trigger(A, { debounced: true });
+    await advance(0);
+    expect(calls).toHaveLength(1);
+    queue.trigger(A, { debounced: true, change: { sourceKey: 'secret/db', observedAt: 10 } });
+    queue.trigger(A, { debounced: true });
+    queue.trigger(B, { debounced: true });
+    await advance(1_000);
+    expect(calls.map((call) => call.key)).toEqual([A, B]);
+    expect(queue.pendingEntry(A)).toBeDefined();
+    calls[0]?.finish('done');
+    await advance(0);
+    expect(calls.map((call) => [call.key, call.at])).toEqual([
+      [A, 0],
+      [B, 0],
+      [A, 1_000],
+    ]);
+    expect(calls[2]?.entry.changes).toEqual([{ sourceKey: 'secret/db', observedAt: 10 }]);
+    calls[2]?.finish('done');
+    calls[1]?.finish('done');
+    await advance(10_000);
+    expect(calls).toHaveLength(3);
+    expect(maxRunningPerKey()).toBe(1);
+  });
+
+  it('reports depth, including entries waiting behind an in-flight run', async () => {
+    const { queue, calls, log } = setup({ debounce: { syncDelayMs: 0, syncMaxDelayMs: 0 } });
+    queue.start();
+    queue.trigger(A, { debounced: true });
+    await advance(0);
+    queue.trigger(A, { debounced: true });
+    expect(queue.depth).toBe(1);
+    expect(queue.inFlight).toEqual([A]);
+    calls[0]?.finish('done');
+    await advance(0);
+    calls[1]?.finish('done');
+    await queue.idle();
+    expect(log.filter((line) => line.startsWith('depth'))).toEqual([
+      'depth 1',
+      'depth 0',
+      'depth 1',
+      'depth 0',
+    ]);
+  });
+});
+
+describe('WorkQueue retries', () => {
+  it('retries with 1 s doubling backoff and gives up after maxAttempts', async () => {
+    const { queue, calls, log } = setup({ autoFinish: 'retry', maxAttempts: 4 });
+    queue.start();
+    queue.trigger(A, {
+      debounced: false,
+      change: { sourceKey: 'configmap/app', observedAt: 0 },
+    });
+    await advance(60_000);
+    expect(calls.map((call) => [call.at, call.context.attempt])).toEqual([
+      [0, 1],
+      [1_000, 2],
+      [3_000, 3],
+      [7_000, 4],
+    ]);
+    expect(calls.every((call) => call.entry.changes.length === 1)).toBe(true);
+    expect(log.filter((line) => /^(retry|gave up)/.test(line))).toEqual([
+      `retry ${A} #2 in 1000`,
+      `retry ${A} #3 in 2000`,
+      `retry ${A} #4 in 4000`,
+      `gave up ${A} after 4`,
+    ]);
+    expect(queue.depth).toBe(0);
+    // the next event starts afresh
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    expect(calls.at(-1)?.context.attempt).toBe(1);
+  });
+
+  it('a trigger during the backoff waits for it and resets nothing', async () => {
+    const { queue, calls } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.finish('retry'); // retry at 1000
+    await advance(0);
+    queue.trigger(A, { debounced: false });
+    await advance(999);
+    expect(calls).toHaveLength(1);
+    await advance(1);
+    expect(calls.map((call) => call.context.attempt)).toEqual([1, 2]);
+    calls[1]?.finish('done');
+    await advance(0);
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    expect(calls.map((call) => call.context.attempt)).toEqual([1, 2, 1]);
+  });
+
+  it('counts a handler that throws as a failure', async () => {
+    const { queue, calls, log } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.fail(new Error('boom'));
+    await advance(1_000);
+    expect(log).toContain(`failed ${A}: Error: boom`);
+    expect(calls.map((call) => call.at)).toEqual([0, 1_000]);
+  });
+});
+
+describe('WorkQueue drop, stop and drain', () => {
+  it('drop forgets a pending key; a run in flight is not retried', async () => {
+    const { queue, calls } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: true });
+    queue.drop(A);
+    queue.trigger(B, { debounced: false });
+    await advance(0);
+    queue.drop(B);
+    calls[0]?.finish('retry');
+    await advance(60_000);
+    expect(calls.map((call) => call.key)).toEqual([B]);
+    await queue.idle();
+  });
+
+  it('drop during a retry wait cancels the retry', async () => {
+    const { queue, calls } = setup({ autoFinish: 'retry' });
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(500);
+    queue.drop(A);
+    await advance(60_000);
+    expect(calls).toHaveLength(1);
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    expect(calls.map((call) => call.context.attempt)).toEqual([1, 1]);
+  });
+
+  it('dropNamespace drops only that namespace', async () => {
+    const { queue, calls } = setup({ autoFinish: 'done' });
+    queue.start();
+    for (const key of [A, B, C]) queue.trigger(key, { debounced: true });
+    queue.dropNamespace('ns1');
+    await advance(2_000);
+    expect(calls.map((call) => call.key)).toEqual([C]);
+  });
+
+  it('stop drops pending entries and ignores later triggers', async () => {
+    const { queue, calls } = setup({ autoFinish: 'done' });
+    queue.start();
+    queue.trigger(A, { debounced: true });
+    queue.stop();
+    expect(queue.depth).toBe(0);
+    expect(queue.trigger(B, { debounced: false })).toBe('ignored');
+    await advance(60_000);
+    expect(calls).toHaveLength(0);
+    await queue.idle();
+  });
+
+  it('drain waits for in-flight work only, and does not retry it', async () => {
+    const { queue, calls } = setup({ debounce: { syncDelayMs: 0, syncMaxDelayMs: 0 } });
+    queue.start();
+    queue.trigger(A, { debounced: true });
+    await advance(0);
+    queue.trigger(B, { debounced: true, change: undefined });
+    queue.trigger(C, { debounced: false });
+    await advance(0);
+    expect(calls.map((call) => call.key)).toEqual([A, B, C]);
+    calls[1]?.finish('done');
+    calls[2]?.finish('done');
+    queue.trigger(A, { debounced: true }); // pending behind the in-flight run: dropped by drain
+    let drained: boolean | undefined;
+    const draining = queue.drain(10_000).then((result) => (drained = result));
+    await advance(3_000);
+    expect(drained).toBeUndefined();
+    calls[0]?.finish('retry');
+    await draining;
+    expect(drained).toBe(true);
+    await advance(60_000);
+    expect(calls).toHaveLength(3);
+    expect(calls[0]?.context.signal.aborted).toBe(false);
+  });
+
+  it('drain aborts in-flight work at the deadline', async () => {
+    const { queue, calls } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    let drained: boolean | undefined;
+    const draining = queue.drain(10_000).then((result) => (drained = result));
+    await advance(9_999);
+    expect(drained).toBeUndefined();
+    await advance(1);
+    await draining;
+    expect(drained).toBe(false);
+    expect(calls[0]?.context.signal.aborted).toBe(true);
+    expect(String(calls[0]?.context.signal.reason)).toContain('DrainDeadlineError');
+  });
+
+  it('a restart after stop still waits for the old run of a key, and does not retry it', async () => {
+    const { queue, calls, maxRunningPerKey } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    queue.stop();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(1_000);
+    expect(calls).toHaveLength(1);
+    calls[0]?.finish('retry');
+    await advance(0);
+    expect(calls.map((call) => call.context.attempt)).toEqual([1, 1]);
+    calls[1]?.finish('done');
+    await advance(60_000);
+    expect(calls).toHaveLength(2);
+    expect(maxRunningPerKey()).toBe(1);
+  });
+
+  it('drain with nothing in flight resolves at once', async () => {
+    const { queue } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: true });
+    await expect(queue.drain(10_000)).resolves.toBe(true);
+    expect(queue.depth).toBe(0);
+  });
+});

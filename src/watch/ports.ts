@@ -1,0 +1,52 @@
+/**
+ * What watch/ needs from the outside. kube/ implements these (with `import type` only); tests use the
+ * in-memory versions. Wire objects stop at the projection: caches and stores only ever see views.
+ */
+
+/** Milliseconds since the epoch; injected so the §5.4 timestamps are testable. */
+export interface Clock {
+  now(): number;
+}
+
+/**
+ * What a list-watch feeds (kube/list-watch.ts): the full result of every (re)list as one
+ * `replace`, then watch events. `upsert` covers ADDED and MODIFIED; `remove` gets the last known
+ * object (tombstones already unwrapped).
+ */
+export interface ListWatchConsumer {
+  replace(items: readonly unknown[], resourceVersion: string): void;
+  upsert(obj: unknown): void;
+  remove(obj: unknown): void;
+}
+
+/** Wire object → view (kube/projections.ts). `undefined` means malformed: the object is dropped. */
+export type Projection<V> = (obj: unknown) => V | undefined;
+
+/** The view-level side of a list-watch, implemented by the caches and stores of watch/. */
+export interface ViewSink<V> {
+  replace(views: readonly V[]): void;
+  upsert(view: V): void;
+  remove(view: V): void;
+}
+
+/** A SecretProviderClassPodStatus reduced to what §4.4 needs (§9.2 item 2). */
+export interface PodStatusView {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  /** RFC 3339, as served. */
+  readonly creationTimestamp: string | undefined;
+  /** `status.secretProviderClassName`. */
+  readonly className: string;
+  /** §4.1 SPCPS hash of `status.objects` and the class name. */
+  readonly hash: string;
+}
+
+/** A SecretProviderClass, metadata only (§9.2 item 2): it supplies S for its sources. */
+export interface ProviderClassView {
+  readonly namespace: string;
+  readonly name: string;
+  /** Only the configured `ignore` and `match` keys, when present. */
+  readonly annotations: Readonly<Record<string, string>>;
+}

@@ -1,0 +1,255 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
+import { aConfigMap, aSecret } from '../testing/builders.ts';
+import {
+  SourceCache,
+  SourceCaches,
+  sameAnnotations,
+  sourceSink,
+  type SourceCacheEvent,
+} from './source-cache.ts';
+
+const H1 = '1111111111111111111111111111111111111111';
+const H2 = '2222222222222222222222222222222222222222';
+const IGNORE = DEFAULT_ANNOTATION_KEYS.ignore;
+
+function setup() {
+  let now = 1_000;
+  const events: SourceCacheEvent[] = [];
+  const cache = new SourceCache({
+    type: 'CONFIGMAP',
+    clock: { now: () => now },
+    notify: (event) => events.push(event),
+  });
+  const summary = (): string[] =>
+    events.map((e) => `${e.kind} ${e.ref.namespace}/${e.ref.name} ${e.uid} @${e.observedAt}`);
+  return {
+    cache,
+    events,
+    summary,
+    at: (t: number) => {
+      now = t;
+    },
+  };
+}
+
+const app = aConfigMap('ns', 'app').withUid('u1').withHash(H1);
+
+describe('SourceCache initial list', () => {
+  it('seeds without events, all first seen at the time of the list', () => {
+    const { cache, events, at } = setup();
+    cache.upsert(app.build()); // before the list: stored silently
+    expect(cache.isSynced).toBe(false);
+    at(5_000);
+    cache.replace([app.build(), aConfigMap('ns', 'other').withUid('u2').build()]);
+    expect(events).toEqual([]);
+    expect(cache.isSynced).toBe(true);
+    expect(cache.get('ns', 'app')).toEqual({
+      view: app.build(),
+      firstObserved: 5_000,
+      lastChange: undefined,
+    });
+    expect(cache.namesInNamespace('ns')).toEqual(['app', 'other']);
+    expect(cache.namesInNamespace('elsewhere')).toEqual([]);
+    expect(cache.size).toBe(2);
+  });
+});
+
+describe('SourceCache after sync', () => {
+  it.each([
+    ['hash change', app.withHash(H2).withResourceVersion('2'), 'updated', 2_000],
+    [
+      'hash and ignore change',
+      app.withHash(H2).withAnnotation(IGNORE, 'true').withResourceVersion('2'),
+      'updated',
+      2_000,
+    ],
+    [
+      'ignore/match change only',
+      app.withAnnotation(IGNORE, 'true').withResourceVersion('2'),
+      'annotations',
+      undefined,
+    ],
+    ['no data change (labels)', app.withResourceVersion('2'), 'unchanged', undefined],
+  ] as const)('%s → %s', (_name, next, kind, lastChange) => {
+    const { cache, events, at } = setup();
+    cache.replace([app.build()]);
+    at(2_000);
+    cache.upsert(next.build());
+    expect(events.map((e) => e.kind)).toEqual([kind]);
+    expect(cache.get('ns', 'app')).toEqual({
+      view: next.build(),
+      firstObserved: 1_000,
+      lastChange,
+    });
+  });
+
+  it('reports before and after ignore/match values', () => {
+    const { cache, events } = setup();
+    cache.replace([app.withAnnotation(IGNORE, 'true').build()]);
+    cache.upsert(app.withHash(H2).withResourceVersion('2').build());
+    expect(events).toEqual([
+      {
+        kind: 'updated',
+        ref: { type: 'CONFIGMAP', namespace: 'ns', name: 'app' },
+        uid: 'u1',
+        hash: H2,
+        observedAt: 1_000,
+        annotations: {},
+        prevAnnotations: { [IGNORE]: 'true' },
+      },
+    ]);
+  });
+
+  it('ignores a re-delivered identical object', () => {
+    const { cache, events } = setup();
+    cache.replace([app.build()]);
+    cache.upsert(app.build());
+    expect(events).toEqual([]);
+  });
+
+  it('keeps lastChange across updates that do not change the hash', () => {
+    const { cache, at } = setup();
+    cache.replace([app.build()]);
+    at(2_000);
+    cache.upsert(app.withHash(H2).withResourceVersion('2').build());
+    at(3_000);
+    cache.upsert(app.withHash(H2).withResourceVersion('3').build());
+    expect(cache.get('ns', 'app')?.lastChange).toBe(2_000);
+  });
+
+  it('a creation is not a change; a delete reports the last hash and ignore/match values', () => {
+    const { cache, events, at } = setup();
+    cache.replace([]);
+    at(2_000);
+    const created = app.withAnnotation(DEFAULT_ANNOTATION_KEYS.match, 'true').build();
+    cache.upsert(created);
+    expect(cache.get('ns', 'app')).toEqual({
+      view: created,
+      firstObserved: 2_000,
+      lastChange: undefined,
+    });
+    at(3_000);
+    cache.remove('ns', 'app');
+    cache.remove('ns', 'app');
+    expect(events).toEqual([
+      {
+        kind: 'created',
+        ref: created.ref,
+        uid: 'u1',
+        hash: H1,
+        observedAt: 2_000,
+        annotations: created.annotations,
+        prevAnnotations: {},
+      },
+      {
+        kind: 'deleted',
+        ref: created.ref,
+        uid: 'u1',
+        hash: H1,
+        observedAt: 3_000,
+        annotations: created.annotations,
+        prevAnnotations: created.annotations,
+      },
+    ]);
+    expect(cache.get('ns', 'app')).toBeUndefined();
+    expect(cache.namesInNamespace('ns')).toEqual([]);
+  });
+
+  it('an object recreated under the same name is a deletion and a creation', () => {
+    const { cache, summary, at } = setup();
+    cache.replace([app.build()]);
+    at(2_000);
+    cache.upsert(app.withUid('u9').build());
+    expect(summary()).toEqual(['deleted ns/app u1 @2000', 'created ns/app u9 @2000']);
+    expect(cache.get('ns', 'app')?.firstObserved).toBe(2_000);
+  });
+});
+
+describe('SourceCache relist (§9.1 item 4)', () => {
+  it('diffs by UID: new → created, missing → deleted, same UID new hash → updated', () => {
+    const { cache, summary, events, at } = setup();
+    const keep = aConfigMap('ns', 'keep').withUid('k');
+    const change = aConfigMap('ns', 'change').withUid('c').withHash(H1);
+    const gone = aConfigMap('other', 'gone').withUid('g');
+    const recreated = aConfigMap('ns', 'recreated').withUid('r1');
+    const labelled = aConfigMap('ns', 'labelled').withUid('l');
+    cache.replace([keep, change, gone, recreated, labelled].map((b) => b.build()));
+    at(7_000);
+    cache.replace([
+      keep.build(),
+      change.withHash(H2).withResourceVersion('2').build(),
+      recreated.withUid('r2').build(),
+      labelled.withResourceVersion('5').build(),
+      aConfigMap('ns', 'new').withUid('n').build(),
+    ]);
+    expect(summary().sort()).toEqual(
+      [
+        'deleted other/gone g @7000',
+        'deleted ns/recreated r1 @7000',
+        'created ns/recreated r2 @7000',
+        'updated ns/change c @7000',
+        'unchanged ns/labelled l @7000',
+        'created ns/new n @7000',
+      ].sort(),
+    );
+    const kinds = events.map((e) => `${e.kind} ${e.ref.name}`);
+    expect(kinds.indexOf('deleted recreated')).toBeLessThan(kinds.indexOf('created recreated'));
+    expect(cache.get('ns', 'keep')?.firstObserved).toBe(1_000);
+    expect(cache.get('ns', 'new')?.firstObserved).toBe(7_000);
+    expect(cache.get('ns', 'change')?.lastChange).toBe(7_000);
+    expect(cache.get('other', 'gone')).toBeUndefined();
+  });
+
+  it('after invalidate the next list seeds again instead of reporting deletions', () => {
+    const { cache, events, at } = setup();
+    cache.replace([app.build(), aConfigMap('ns', 'b').withUid('b').build()]);
+    cache.invalidate();
+    expect(cache.isSynced).toBe(false);
+    expect(cache.get('ns', 'app')).toBeUndefined();
+    at(9_000);
+    cache.replace([app.withHash(H2).build()]);
+    expect(events).toEqual([]);
+    expect(cache.get('ns', 'app')?.firstObserved).toBe(9_000);
+  });
+});
+
+describe('sourceSink', () => {
+  it('forwards list-watch operations to the cache', () => {
+    const { cache, summary } = setup();
+    const sink = sourceSink(cache);
+    sink.replace([app.build()]);
+    sink.upsert(app.withHash(H2).build());
+    sink.remove(app.build());
+    expect(summary()).toEqual(['updated ns/app u1 @1000', 'deleted ns/app u1 @1000']);
+  });
+});
+
+describe('SourceCaches', () => {
+  it('looks up by type and reports unwatched types as never synced', () => {
+    const { cache } = setup();
+    cache.replace([app.build()]);
+    const caches = new SourceCaches({ caches: { CONFIGMAP: cache } });
+    expect(caches.get('ns', 'CONFIGMAP', 'app')?.view.uid).toBe('u1');
+    expect(caches.get('ns', 'SECRET', 'app')).toBeUndefined();
+    expect(caches.namesInNamespace('ns', 'CONFIGMAP')).toEqual(['app']);
+    expect(caches.namesInNamespace('ns', 'SECRET')).toEqual([]);
+    expect(caches.isSynced('CONFIGMAP')).toBe(true);
+    expect(caches.isSynced('SECRET')).toBe(false);
+    expect(caches.cache('CONFIGMAP')).toBe(cache);
+    expect(aSecret('ns', 'x').build().ref.type).toBe('SECRET');
+  });
+});
+
+describe('sameAnnotations', () => {
+  it.each([
+    [{}, {}, true],
+    [{ a: '1' }, { a: '1' }, true],
+    [{ a: '1' }, { a: '2' }, false],
+    [{ a: '1' }, {}, false],
+    [{}, { a: '1' }, false],
+    [{ a: '' }, { b: '' }, false],
+  ])('%o vs %o → %s', (a, b, expected) => {
+    expect(sameAnnotations(a, b)).toBe(expected);
+  });
+});

@@ -1,0 +1,262 @@
+import type { Annotations, SourceRef, SourceType, SourceView } from '../core/types.ts';
+import type { Clock, ViewSink } from './ports.ts';
+
+/** A cached source and the §5.4 facts about it. */
+export interface SourceEntry {
+  readonly view: SourceView;
+  /** When this object (this UID) was first seen; the time of the initial list for what it held. */
+  readonly firstObserved: number;
+  /** When its hash last changed for the same UID; undefined while it never did (creation is none). */
+  readonly lastChange: number | undefined;
+}
+
+/**
+ * - `created`: a UID not in the cache appeared after the initial sync (watch ADDED or relist);
+ * - `updated`: the hash changed for the same UID (the ignore/match values may have changed too);
+ * - `annotations`: only the `ignore`/`match` values changed;
+ * - `deleted`: a cached object disappeared after the initial sync (watch DELETED, tombstone, relist).
+ */
+export type SourceChangeKind = 'created' | 'updated' | 'annotations' | 'deleted';
+
+export interface SourceChange {
+  readonly kind: SourceChangeKind;
+  readonly ref: SourceRef;
+  readonly uid: string;
+  /** The new hash; for `deleted`, the last known one. */
+  readonly hash: string;
+  readonly observedAt: number;
+  /** The `ignore`/`match` values now; for `deleted`, the last known ones (for the delete mark). */
+  readonly annotations: Annotations;
+  /** The values before; `{}` for `created`. */
+  readonly prevAnnotations: Annotations;
+}
+
+/** An update that changed neither hash nor ignore/match: counted as `no_data_change`, nothing else. */
+export interface SourceUnchanged {
+  readonly kind: 'unchanged';
+  readonly ref: SourceRef;
+  readonly uid: string;
+  readonly observedAt: number;
+}
+
+export type SourceCacheEvent = SourceChange | SourceUnchanged;
+
+export interface SourceCacheDeps {
+  readonly type: SourceType;
+  readonly clock: Clock;
+  /** Called synchronously, after the cache reflects the event. Never called before the initial sync. */
+  readonly notify: (event: SourceCacheEvent) => void;
+}
+
+export function sameAnnotations(a: Annotations, b: Annotations): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
+}
+
+/**
+ * The objects of one source type (§9.2 item 1), by namespace and name. The first `replace` (the
+ * initial list) only seeds it; after that, relists are diffed by UID and every difference is an event.
+ */
+export class SourceCache {
+  readonly #deps: SourceCacheDeps;
+  readonly #byNamespace = new Map<string, Map<string, SourceEntry>>();
+  #synced = false;
+
+  constructor(deps: SourceCacheDeps) {
+    this.#deps = deps;
+  }
+
+  get type(): SourceType {
+    return this.#deps.type;
+  }
+
+  /** The initial list has been stored and the type has not been invalidated since. */
+  get isSynced(): boolean {
+    return this.#synced;
+  }
+
+  get(namespace: string, name: string): SourceEntry | undefined {
+    return this.#byNamespace.get(namespace)?.get(name);
+  }
+
+  namesInNamespace(namespace: string): readonly string[] {
+    return [...(this.#byNamespace.get(namespace)?.keys() ?? [])];
+  }
+
+  /** Number of cached objects. */
+  get size(): number {
+    let size = 0;
+    for (const names of this.#byNamespace.values()) size += names.size;
+    return size;
+  }
+
+  /**
+   * A full list. The first one (or the first after `invalidate`) seeds: every object counts as first
+   * seen now and nothing is emitted (§5.2: the initial list is never creations or deletions). Later
+   * ones are diffed by UID (§9.1 item 4).
+   */
+  replace(views: readonly SourceView[]): void {
+    if (!this.#synced) {
+      this.#seed(views);
+      return;
+    }
+    const listed = new Map<string, string>();
+    for (const view of views) listed.set(refId(view.ref), view.uid);
+    for (const [namespace, names] of this.#byNamespace) {
+      for (const [name, entry] of names) {
+        if (listed.get(refId(entry.view.ref)) !== entry.view.uid) this.remove(namespace, name);
+      }
+    }
+    for (const view of views) this.upsert(view);
+  }
+
+  upsert(view: SourceView): void {
+    const { namespace, name } = view.ref;
+    const known = this.get(namespace, name);
+    if (known !== undefined && known.view.uid !== view.uid) {
+      // Same name, new object: the old one is gone even though its DELETED was not seen.
+      this.remove(namespace, name);
+      this.#create(view);
+      return;
+    }
+    if (known === undefined) {
+      this.#create(view);
+      return;
+    }
+    this.#update(known, view);
+  }
+
+  remove(namespace: string, name: string): void {
+    const names = this.#byNamespace.get(namespace);
+    const entry = names?.get(name);
+    if (names === undefined || entry === undefined) return;
+    names.delete(name);
+    if (names.size === 0) this.#byNamespace.delete(namespace);
+    const { view } = entry;
+    this.#emit({
+      kind: 'deleted',
+      ref: view.ref,
+      uid: view.uid,
+      hash: view.hash,
+      observedAt: this.#deps.clock.now(),
+      annotations: view.annotations,
+      prevAnnotations: view.annotations,
+    });
+  }
+
+  /**
+   * The type lost its healthy watch (e.g. 403 on a relist): contents are forgotten and sources of
+   * this type become unknown (R1) until a new list seeds it again. An RBAC gap never looks like
+   * deletions (§9.1 item 6).
+   */
+  invalidate(): void {
+    this.#synced = false;
+    this.#byNamespace.clear();
+  }
+
+  #seed(views: readonly SourceView[]): void {
+    this.#byNamespace.clear();
+    const now = this.#deps.clock.now();
+    for (const view of views) this.#store({ view, firstObserved: now, lastChange: undefined });
+    this.#synced = true;
+  }
+
+  #create(view: SourceView): void {
+    const observedAt = this.#deps.clock.now();
+    this.#store({ view, firstObserved: observedAt, lastChange: undefined });
+    this.#emit({
+      kind: 'created',
+      ref: view.ref,
+      uid: view.uid,
+      hash: view.hash,
+      observedAt,
+      annotations: view.annotations,
+      prevAnnotations: {},
+    });
+  }
+
+  #update(known: SourceEntry, view: SourceView): void {
+    const observedAt = this.#deps.clock.now();
+    const hashChanged = known.view.hash !== view.hash;
+    const annotationsChanged = !sameAnnotations(known.view.annotations, view.annotations);
+    const changedAt = hashChanged && this.#synced ? observedAt : known.lastChange;
+    this.#store({ view, firstObserved: known.firstObserved, lastChange: changedAt });
+    if (hashChanged || annotationsChanged) {
+      this.#emit({
+        kind: hashChanged ? 'updated' : 'annotations',
+        ref: view.ref,
+        uid: view.uid,
+        hash: view.hash,
+        observedAt,
+        annotations: view.annotations,
+        prevAnnotations: known.view.annotations,
+      });
+    } else if (known.view.resourceVersion !== view.resourceVersion) {
+      this.#emit({ kind: 'unchanged', ref: view.ref, uid: view.uid, observedAt });
+    }
+  }
+
+  #store(entry: SourceEntry): void {
+    const { namespace, name } = entry.view.ref;
+    let names = this.#byNamespace.get(namespace);
+    if (names === undefined) {
+      names = new Map();
+      this.#byNamespace.set(namespace, names);
+    }
+    names.set(name, entry);
+  }
+
+  #emit(event: SourceCacheEvent): void {
+    if (this.#synced) this.#deps.notify(event);
+  }
+}
+
+function refId(ref: SourceRef): string {
+  return `${ref.namespace}/${ref.name}`;
+}
+
+/** The cache as the target of a list-watch of its type. */
+export function sourceSink(cache: SourceCache): ViewSink<SourceView> {
+  return {
+    replace: (views) => {
+      cache.replace(views);
+    },
+    upsert: (view) => {
+      cache.upsert(view);
+    },
+    remove: (view) => {
+      cache.remove(view.ref.namespace, view.ref.name);
+    },
+  };
+}
+
+export interface SourceCachesDeps {
+  /** One cache per watched type; a type without one is not watched (its sources are unknown). */
+  readonly caches: Partial<Readonly<Record<SourceType, SourceCache>>>;
+}
+
+/** Lookups across the source types. */
+export class SourceCaches {
+  readonly #deps: SourceCachesDeps;
+
+  constructor(deps: SourceCachesDeps) {
+    this.#deps = deps;
+  }
+
+  cache(type: SourceType): SourceCache | undefined {
+    return this.#deps.caches[type];
+  }
+
+  get(namespace: string, type: SourceType, name: string): SourceEntry | undefined {
+    return this.#deps.caches[type]?.get(namespace, name);
+  }
+
+  namesInNamespace(namespace: string, type: SourceType): readonly string[] {
+    return this.#deps.caches[type]?.namesInNamespace(namespace) ?? [];
+  }
+
+  /** False for a type that is not watched, not listed yet, or invalidated: its D is unknown (R1). */
+  isSynced(type: SourceType): boolean {
+    return this.#deps.caches[type]?.isSynced ?? false;
+  }
+}

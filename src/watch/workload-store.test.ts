@@ -1,0 +1,249 @@
+import { describe, expect, it } from 'vitest';
+import { BASELINE, DEFAULT_ANNOTATION_KEYS as K, type WorkloadView } from '../core/types.ts';
+import { aContainer, aVolume, aWorkload, configMapVolume, csiVolume } from '../testing/builders.ts';
+import {
+  isRelevantChange,
+  trackingChanged,
+  WorkloadStore,
+  workloadSink,
+  type WorkloadStoreEvent,
+} from './workload-store.ts';
+
+const HASH = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
+
+function setup() {
+  let now = 1_000;
+  const events: WorkloadStoreEvent[] = [];
+  const store = new WorkloadStore({
+    clock: { now: () => now },
+    keys: K,
+    notify: (event) => events.push(event),
+  });
+  return {
+    store,
+    events,
+    summary: () => events.map((event) => `${event.kind} ${event.key}`),
+    at: (t: number) => {
+      now = t;
+    },
+  };
+}
+
+const api = aWorkload('Deployment', 'ns', 'api')
+  .withAnnotation(K.auto, 'true')
+  .withContainer(aContainer('app').withEnvFrom('configmap', 'app-config'));
+const worker = aWorkload('StatefulSet', 'ns', 'worker')
+  .withContainer(aContainer('w').withVolumeMount('cfg'))
+  .withVolume(aVolume('cfg').withConfigMap('app-config').withSecret('db'))
+  .withInitContainer(aContainer('init').withEnvFrom('secret', 'init-secret'));
+const listed = aWorkload('Deployment', 'ns', 'listed')
+  .withTemplateAnnotation(K.configmapReload, 'app-.*')
+  .withContainer(aContainer('app'));
+const elsewhere = aWorkload('Deployment', 'other', 'api').withContainer(
+  aContainer('app').withEnvFrom('configmap', 'app-config'),
+);
+
+const always = (): boolean => true;
+const never = (): boolean => false;
+
+describe('WorkloadStore index (§9.2 item 5)', () => {
+  it('(a) maps each referenced source key to its workloads, per namespace', () => {
+    const { store } = setup();
+    store.replace('Deployment', [api.build(), listed.build(), elsewhere.build()]);
+    store.replace('StatefulSet', [worker.build()]);
+    expect(store.referencing('ns', 'configmap/app-config')).toEqual([
+      'Deployment/ns/api',
+      'StatefulSet/ns/worker',
+    ]);
+    expect(store.referencing('ns', 'secret/db')).toEqual(['StatefulSet/ns/worker']);
+    expect(store.referencing('ns', 'secret/init-secret')).toEqual(['StatefulSet/ns/worker']);
+    expect(store.referencing('other', 'configmap/app-config')).toEqual(['Deployment/other/api']);
+    expect(store.referencing('nowhere', 'configmap/app-config')).toEqual([]);
+  });
+
+  it('fans out to (a)[K] ∪ the (b) workloads whose list matches', () => {
+    const { store } = setup();
+    store.replace('Deployment', [api.build(), listed.build()]);
+    store.replace('StatefulSet', [worker.build()]);
+    const asked: string[] = [];
+    const matcher = (view: WorkloadView): boolean => {
+      asked.push(view.ref.name);
+      return true;
+    };
+    expect(store.fanOut('ns', 'CONFIGMAP', 'app-config', matcher)).toEqual([
+      'Deployment/ns/api',
+      'StatefulSet/ns/worker',
+      'Deployment/ns/listed',
+    ]);
+    // asked only about the workload that carries a ConfigMap list and is not in (a)
+    expect(asked).toEqual(['listed']);
+    expect(store.fanOut('ns', 'CONFIGMAP', 'app-config', never)).toEqual([
+      'Deployment/ns/api',
+      'StatefulSet/ns/worker',
+    ]);
+    expect(store.fanOut('ns', 'SECRET', 'app-config', always)).toEqual([]);
+    expect(store.fanOut('ns', 'CONFIGMAP', 'unrelated', always)).toEqual(['Deployment/ns/listed']);
+    expect(store.fanOut('other', 'CONFIGMAP', 'unrelated', always)).toEqual([]);
+  });
+
+  it('indexes CSI references and SecretProviderClass lists', () => {
+    const { store } = setup();
+    const csi = aWorkload('DaemonSet', 'ns', 'csi')
+      .withVolume(csiVolume('secrets', 'vault'))
+      .withAnnotation(K.secretProviderClassReload, 'other-spc');
+    store.replace('DaemonSet', [csi.build()]);
+    expect(store.fanOut('ns', 'SECRETPROVIDERCLASS', 'vault', never)).toEqual(['DaemonSet/ns/csi']);
+    expect(store.fanOut('ns', 'SECRETPROVIDERCLASS', 'other-spc', always)).toEqual([
+      'DaemonSet/ns/csi',
+    ]);
+  });
+
+  it('follows updates and removals', () => {
+    const { store } = setup();
+    store.replace('Deployment', [api.build(), listed.build()]);
+    store.upsert(
+      api
+        .withPodSpec(
+          aWorkload('Deployment', 'ns', 'x').withVolume(configMapVolume('v', 'new')).build()
+            .podSpec,
+        )
+        .build(),
+    );
+    expect(store.referencing('ns', 'configmap/app-config')).toEqual([]);
+    expect(store.referencing('ns', 'configmap/new')).toEqual(['Deployment/ns/api']);
+    store.upsert(listed.withTemplateAnnotation(K.configmapReload, ' , ').build());
+    expect(store.fanOut('ns', 'CONFIGMAP', 'app-x', always)).toEqual([]);
+    store.remove(api.build().ref);
+    expect(store.referencing('ns', 'configmap/new')).toEqual([]);
+    expect(store.keysInNamespace('ns')).toEqual(['Deployment/ns/listed']);
+    store.remove(listed.build().ref);
+    expect(store.keysInNamespace('ns')).toEqual([]);
+    expect(store.size).toBe(0);
+  });
+});
+
+describe('WorkloadStore events and relevantSince', () => {
+  it('seeds each kind without events; relevantSince is the time of the list', () => {
+    const { store, events, at } = setup();
+    at(5_000);
+    store.replace('Deployment', [api.build()]);
+    expect(events).toEqual([]);
+    expect(store.isSynced('Deployment')).toBe(true);
+    expect(store.isSynced('StatefulSet')).toBe(false);
+    expect(store.get('Deployment/ns/api')).toEqual({ view: api.build(), relevantSince: 5_000 });
+    // a kind not yet listed stays silent
+    store.upsert(worker.build());
+    expect(events).toEqual([]);
+    expect(store.keys()).toEqual(['Deployment/ns/api', 'StatefulSet/ns/worker']);
+  });
+
+  it.each([
+    [
+      'resourceVersion and generation only',
+      api.withResourceVersion('9').withGeneration(4),
+      false,
+      false,
+    ],
+    [
+      'kreload env value',
+      aWorkload('Deployment', 'ns', 'api')
+        .withAnnotation(K.auto, 'true')
+        .withContainer(
+          aContainer('app')
+            .withEnvFrom('configmap', 'app-config')
+            .withStakaterEnv('STAKATER_APP_CONFIG_CONFIGMAP', HASH),
+        ),
+      true,
+      false,
+    ],
+    ['kreload baseline', api.withAnnotation(BASELINE, `{"configmap/a":"${HASH}"}`), true, false],
+    ['opt-in annotation', api.withAnnotation(K.search, 'true'), true, true],
+    ['PT opt-in annotation', api.withTemplateAnnotation(K.secretReload, 'db'), true, true],
+    ['PT exclude (never read)', api.withTemplateAnnotation(K.configmapExclude, 'x'), true, false],
+    ['paused', api.paused(), true, false],
+  ] as const)('%s', (_name, next, changed, moves) => {
+    const { store, events, at } = setup();
+    store.replace('Deployment', [api.build()]);
+    at(2_000);
+    store.upsert(next.build());
+    expect(events.map((event) => event.kind)).toEqual(changed ? ['changed'] : []);
+    expect(store.get('Deployment/ns/api')?.relevantSince).toBe(moves ? 2_000 : 1_000);
+  });
+
+  it('a changed event carries the previous view', () => {
+    const { store, events } = setup();
+    store.replace('Deployment', [api.build()]);
+    const next = api.withAnnotation(K.search, 'true').build();
+    store.upsert(next);
+    expect(events).toEqual([
+      { kind: 'changed', key: 'Deployment/ns/api', view: next, prev: api.build() },
+    ]);
+  });
+
+  it('adds, removes and recreations after sync', () => {
+    const { store, summary, at } = setup();
+    store.replace('Deployment', [api.build()]);
+    at(3_000);
+    store.upsert(listed.build());
+    store.upsert(api.withUid('new-uid').build());
+    store.remove(listed.build().ref);
+    store.remove(listed.build().ref);
+    expect(summary()).toEqual([
+      'added Deployment/ns/listed',
+      'removed Deployment/ns/api',
+      'added Deployment/ns/api',
+      'removed Deployment/ns/listed',
+    ]);
+    expect(store.get('Deployment/ns/api')?.relevantSince).toBe(3_000);
+  });
+
+  it('a relist is diffed by UID within its kind', () => {
+    const { store, summary } = setup();
+    store.replace('Deployment', [api.build(), listed.build()]);
+    store.replace('StatefulSet', [worker.build()]);
+    store.replace('Deployment', [
+      api.withResourceVersion('2').build(),
+      listed.withUid('other').build(),
+      elsewhere.build(),
+    ]);
+    expect(summary()).toEqual([
+      'removed Deployment/ns/listed',
+      'added Deployment/ns/listed',
+      'added Deployment/other/api',
+    ]);
+    expect(store.get('StatefulSet/ns/worker')).toBeDefined();
+    store.replace('Deployment', []);
+    expect(store.keys()).toEqual(['StatefulSet/ns/worker']);
+  });
+
+  it('workloadSink forwards list-watch operations for one kind', () => {
+    const { store, summary } = setup();
+    const sink = workloadSink(store, 'Deployment');
+    sink.replace([api.build()]);
+    sink.upsert(listed.build());
+    sink.remove(api.build());
+    expect(summary()).toEqual(['added Deployment/ns/listed', 'removed Deployment/ns/api']);
+    expect(store.isSynced('Deployment')).toBe(true);
+  });
+});
+
+describe('trackingChanged and isRelevantChange', () => {
+  const base = api.build();
+  const rows: readonly [string, WorkloadView, boolean, boolean][] = [
+    ['identical', base, false, false],
+    [
+      'reordered references',
+      api.withContainer(aContainer('b').withEnvFrom('configmap', 'app-config')).build(),
+      false,
+      true,
+    ],
+    ['new reference', api.withVolume(configMapVolume('v', 'other')).build(), true, true],
+    ['exclude on W', api.withAnnotation(K.secretExclude, 'db').build(), true, true],
+    ['match on W (no effect)', api.withAnnotation(K.match, 'true').build(), false, true],
+    ['status-like fields', { ...base, resourceVersion: '77', generation: 12 }, false, false],
+  ];
+  it.each(rows)('%s', (_name, next, tracking, relevant) => {
+    expect(trackingChanged(base, next, K)).toBe(tracking);
+    expect(isRelevantChange(base, next)).toBe(relevant);
+  });
+});

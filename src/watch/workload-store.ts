@@ -1,0 +1,310 @@
+import { hasReloadList } from '../core/decide.ts';
+import { sourceKey, workloadKey } from '../core/keys.ts';
+import { referencedSources } from '../core/references.ts';
+import type {
+  AnnotationKeys,
+  Annotations,
+  SourceKey,
+  SourceType,
+  WorkloadKey,
+  WorkloadKind,
+  WorkloadRef,
+  WorkloadView,
+} from '../core/types.ts';
+import { plainEqual } from './plain-equal.ts';
+import type { Clock, ViewSink } from './ports.ts';
+
+/** A stored workload and the §5.4 fact about it. */
+export interface WorkloadEntry {
+  readonly view: WorkloadView;
+  /** When its current opt-in annotations and references were first seen (§5.4 `relevantSince`). */
+  readonly relevantSince: number;
+}
+
+/**
+ * After the kind's initial sync: `added` (a new object, watch or relist), `changed` (a relevant field
+ * changed, §9.2 item 4), `removed` (deleted, or missing from a relist).
+ */
+export type WorkloadStoreEvent =
+  | { readonly kind: 'added'; readonly key: WorkloadKey; readonly view: WorkloadView }
+  | {
+      readonly kind: 'changed';
+      readonly key: WorkloadKey;
+      readonly view: WorkloadView;
+      readonly prev: WorkloadView;
+    }
+  | { readonly kind: 'removed'; readonly key: WorkloadKey; readonly view: WorkloadView };
+
+export interface WorkloadStoreDeps {
+  readonly clock: Clock;
+  readonly keys: AnnotationKeys;
+  /** Called synchronously, after the store and index reflect the event. */
+  readonly notify: (event: WorkloadStoreEvent) => void;
+}
+
+const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
+
+/** Opt-in keys read from W (§3.1); exclude lists are read from W only. */
+const TRACKING_KEYS_ON_WORKLOAD: readonly (keyof AnnotationKeys)[] = [
+  'auto',
+  'configmapAuto',
+  'secretAuto',
+  'secretProviderClassAuto',
+  'configmapReload',
+  'secretReload',
+  'secretProviderClassReload',
+  'search',
+  'configmapExclude',
+  'secretExclude',
+  'secretProviderClassExclude',
+];
+
+/** Opt-in keys read from PT by the fallback of §3.5 step 3. */
+const TRACKING_KEYS_ON_TEMPLATE: readonly (keyof AnnotationKeys)[] = [
+  'auto',
+  'configmapAuto',
+  'secretAuto',
+  'secretProviderClassAuto',
+  'configmapReload',
+  'secretReload',
+  'secretProviderClassReload',
+  'search',
+];
+
+/** View fields that change without anything kreload reads changing. */
+const IRRELEVANT_FIELDS: ReadonlySet<string> = new Set(['resourceVersion', 'generation']);
+
+/**
+ * §9.2 item 4: an update re-triggers reconciliation only when the projection changed. The view
+ * holds no status or replicas; resourceVersion and generation move with any spec change.
+ */
+export function isRelevantChange(prev: WorkloadView, next: WorkloadView): boolean {
+  const relevant = (view: WorkloadView): [string, unknown][] =>
+    Object.entries(view).filter(([field]) => !IRRELEVANT_FIELDS.has(field));
+  return !plainEqual(Object.fromEntries(relevant(prev)), Object.fromEntries(relevant(next)));
+}
+
+function sameValues(a: Annotations, b: Annotations, keys: readonly string[]): boolean {
+  return keys.every((key) => a[key] === b[key]);
+}
+
+function sameSourceSet(a: readonly SourceKey[], b: readonly SourceKey[]): boolean {
+  const set = new Set(a);
+  return set.size === new Set(b).size && b.every((key) => set.has(key));
+}
+
+/**
+ * Whether W's opt-in annotations (W and PT) or references changed: what moves `relevantSince`.
+ * kreload's own writes (`STAKATER_*` values, `kreload.io/*`, `last-reloaded-from`, paused-at) do not.
+ */
+export function trackingChanged(
+  prev: WorkloadView,
+  next: WorkloadView,
+  keys: AnnotationKeys,
+): boolean {
+  const onWorkload = TRACKING_KEYS_ON_WORKLOAD.map((name) => keys[name]);
+  const onTemplate = TRACKING_KEYS_ON_TEMPLATE.map((name) => keys[name]);
+  return !(
+    sameValues(prev.annotations, next.annotations, onWorkload) &&
+    sameValues(prev.templateAnnotations, next.templateAnnotations, onTemplate) &&
+    sameSourceSet(referencedSources(prev.podSpec), referencedSources(next.podSpec))
+  );
+}
+
+interface IndexedAs {
+  readonly namespace: string;
+  readonly sources: readonly SourceKey[];
+  readonly listTypes: readonly SourceType[];
+}
+
+/** §9.2 item 5, for one namespace. */
+interface NamespaceIndex {
+  readonly workloads: Set<WorkloadKey>;
+  /** (a) source key → workloads that reference it. */
+  readonly bySource: Map<SourceKey, Set<WorkloadKey>>;
+  /** (b) per TYPE, the workloads that carry a non-empty reload list (W or PT). */
+  readonly withList: Map<SourceType, Set<WorkloadKey>>;
+}
+
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (set === undefined) map.set(key, new Set([value]));
+  else set.add(value);
+}
+
+function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (set === undefined) return;
+  set.delete(value);
+  if (set.size === 0) map.delete(key);
+}
+
+/**
+ * Every watched workload as a view (§9.2 item 3), with the per-namespace index that fans a source
+ * event out without an API call (§9.2 item 5).
+ */
+export class WorkloadStore {
+  readonly #deps: WorkloadStoreDeps;
+  readonly #entries = new Map<WorkloadKey, WorkloadEntry>();
+  readonly #indexed = new Map<WorkloadKey, IndexedAs>();
+  readonly #namespaces = new Map<string, NamespaceIndex>();
+  readonly #syncedKinds = new Set<WorkloadKind>();
+
+  constructor(deps: WorkloadStoreDeps) {
+    this.#deps = deps;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  isSynced(kind: WorkloadKind): boolean {
+    return this.#syncedKinds.has(kind);
+  }
+
+  get(key: WorkloadKey): WorkloadEntry | undefined {
+    return this.#entries.get(key);
+  }
+
+  keys(): readonly WorkloadKey[] {
+    return [...this.#entries.keys()];
+  }
+
+  keysInNamespace(namespace: string): readonly WorkloadKey[] {
+    return [...(this.#namespaces.get(namespace)?.workloads ?? [])];
+  }
+
+  /** Index (a) alone: the workloads whose pod spec references the source. */
+  referencing(namespace: string, source: SourceKey): readonly WorkloadKey[] {
+    return [...(this.#namespaces.get(namespace)?.bySource.get(source) ?? [])];
+  }
+
+  /**
+   * The workloads a change of source `type`/`name` in `namespace` may concern:
+   * (a)[K] ∪ {w in (b)[type] whose reload list matches}, where `listMatches` tells the latter
+   * (it sees only workloads that carry a reload list for `type`).
+   */
+  fanOut(
+    namespace: string,
+    type: SourceType,
+    name: string,
+    listMatches: (view: WorkloadView) => boolean,
+  ): readonly WorkloadKey[] {
+    const index = this.#namespaces.get(namespace);
+    if (index === undefined) return [];
+    const keys = new Set(index.bySource.get(sourceKey(type, name)));
+    for (const key of index.withList.get(type) ?? []) {
+      const entry = this.#entries.get(key);
+      if (!keys.has(key) && entry !== undefined && listMatches(entry.view)) keys.add(key);
+    }
+    return [...keys];
+  }
+
+  /**
+   * A full list of one kind. The first seeds it (relevantSince = now, no events); later ones are
+   * diffed by UID.
+   */
+  replace(kind: WorkloadKind, views: readonly WorkloadView[]): void {
+    const seeding = !this.#syncedKinds.has(kind);
+    const listed = new Map<WorkloadKey, string>();
+    for (const view of views) listed.set(workloadKey(view.ref), view.uid);
+    for (const [key, entry] of this.#entries) {
+      if (entry.view.ref.kind === kind && listed.get(key) !== entry.view.uid) {
+        this.#delete(key, entry, !seeding);
+      }
+    }
+    for (const view of views) this.#upsert(view, !seeding);
+    this.#syncedKinds.add(kind);
+  }
+
+  upsert(view: WorkloadView): void {
+    this.#upsert(view, this.#syncedKinds.has(view.ref.kind));
+  }
+
+  remove(ref: WorkloadRef): void {
+    const key = workloadKey(ref);
+    const entry = this.#entries.get(key);
+    if (entry !== undefined) this.#delete(key, entry, this.#syncedKinds.has(ref.kind));
+  }
+
+  #upsert(view: WorkloadView, announce: boolean): void {
+    const key = workloadKey(view.ref);
+    const known = this.#entries.get(key);
+    const now = this.#deps.clock.now();
+    if (known !== undefined && known.view.uid !== view.uid) {
+      // Same name, new object: the old one is gone even though its DELETED was not seen.
+      this.#delete(key, known, announce);
+    }
+    const prev = known?.view.uid === view.uid ? known : undefined;
+    if (prev === undefined) {
+      this.#store(key, { view, relevantSince: now });
+      if (announce) this.#deps.notify({ kind: 'added', key, view });
+      return;
+    }
+    const relevantSince = trackingChanged(prev.view, view, this.#deps.keys)
+      ? now
+      : prev.relevantSince;
+    this.#store(key, { view, relevantSince });
+    if (announce && isRelevantChange(prev.view, view)) {
+      this.#deps.notify({ kind: 'changed', key, view, prev: prev.view });
+    }
+  }
+
+  #store(key: WorkloadKey, entry: WorkloadEntry): void {
+    this.#entries.set(key, entry);
+    this.#unindex(key);
+    const { view } = entry;
+    const indexed: IndexedAs = {
+      namespace: view.ref.namespace,
+      sources: referencedSources(view.podSpec),
+      listTypes: SOURCE_TYPES.filter((type) => hasReloadList(view, type, this.#deps.keys)),
+    };
+    const index = this.#namespaceIndex(indexed.namespace);
+    index.workloads.add(key);
+    for (const source of indexed.sources) addTo(index.bySource, source, key);
+    for (const type of indexed.listTypes) addTo(index.withList, type, key);
+    this.#indexed.set(key, indexed);
+  }
+
+  #delete(key: WorkloadKey, entry: WorkloadEntry, announce: boolean): void {
+    this.#entries.delete(key);
+    this.#unindex(key);
+    if (announce) this.#deps.notify({ kind: 'removed', key, view: entry.view });
+  }
+
+  #unindex(key: WorkloadKey): void {
+    const indexed = this.#indexed.get(key);
+    if (indexed === undefined) return;
+    this.#indexed.delete(key);
+    const index = this.#namespaces.get(indexed.namespace);
+    if (index === undefined) return;
+    index.workloads.delete(key);
+    for (const source of indexed.sources) removeFrom(index.bySource, source, key);
+    for (const type of indexed.listTypes) removeFrom(index.withList, type, key);
+    if (index.workloads.size === 0) this.#namespaces.delete(indexed.namespace);
+  }
+
+  #namespaceIndex(namespace: string): NamespaceIndex {
+    let index = this.#namespaces.get(namespace);
+    if (index === undefined) {
+      index = { workloads: new Set(), bySource: new Map(), withList: new Map() };
+      this.#namespaces.set(namespace, index);
+    }
+    return index;
+  }
+}
+
+/** The store as the target of the list-watch of one workload kind. */
+export function workloadSink(store: WorkloadStore, kind: WorkloadKind): ViewSink<WorkloadView> {
+  return {
+    replace: (views) => {
+      store.replace(kind, views);
+    },
+    upsert: (view) => {
+      store.upsert(view);
+    },
+    remove: (view) => {
+      store.remove(view.ref);
+    },
+  };
+}
