@@ -20,6 +20,8 @@ export default tseslint.config(
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+      // client-node's request bodies are model classes; its documented usage passes object literals.
+      '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',
       complexity: ['error', 12],
       'max-params': ['error', 4],
       'max-depth': ['error', 3],
