@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const pureModules = ['src/core/**', 'src/rollout/**'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'deploy/**', 'helm/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'deploy/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   ...tseslint.configs.stylisticTypeChecked,
@@ -55,7 +55,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.test.ts', 'e2e/**', 'scripts/**'],
+    files: ['**/*.test.ts', 'e2e/**', 'scripts/**', 'helm/**'],
     rules: {
       complexity: 'off',
       'max-params': 'off',

@@ -1,0 +1,290 @@
+{{/* Chart name, cut to the 63-character DNS label limit. */}}
+{{- define "kreload.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Name of every object; the release name alone when it already contains the chart name. */}}
+{{- define "kreload.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kreload.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "kreload.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kreload.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- with .Values.reloader.matchLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "kreload.labels" -}}
+helm.sh/chart: {{ include "kreload.chart" . }}
+{{ include "kreload.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "kreload.serviceAccountName" -}}
+{{- if .Values.reloader.serviceAccount.create -}}
+{{- default (include "kreload.fullname" .) .Values.reloader.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.reloader.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kreload.image" -}}
+{{- $image := .Values.reloader.deployment.image -}}
+{{- if $image.digest -}}
+{{- printf "%s@%s" $image.name $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $image.name (default .Chart.AppVersion $image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Trimmed, non-empty elements of a list or of one string, joined with commas. Strings are not split:
+a selector such as `k in (a,b)` carries its own commas.
+*/}}
+{{- define "kreload.joinList" -}}
+{{- $items := . | default list -}}
+{{- if kindIs "string" . -}}
+{{- $items = list . -}}
+{{- end -}}
+{{- $clean := list -}}
+{{- range $items -}}
+{{- $item := trim (toString .) -}}
+{{- if $item -}}
+{{- $clean = append $clean $item -}}
+{{- end -}}
+{{- end -}}
+{{- join "," $clean -}}
+{{- end -}}
+
+{{/* reloader.namespaces (list or comma-separated string) as a sorted, de-duplicated JSON array. */}}
+{{- define "kreload.scopedNamespaces" -}}
+{{- $raw := .Values.reloader.namespaces -}}
+{{- $items := list -}}
+{{- if kindIs "string" $raw -}}
+{{- $items = splitList "," $raw -}}
+{{- else if $raw -}}
+{{- $items = $raw -}}
+{{- end -}}
+{{- $clean := list -}}
+{{- range $items -}}
+{{- $item := trim (toString .) -}}
+{{- if $item -}}
+{{- $clean = append $clean $item -}}
+{{- end -}}
+{{- end -}}
+{{- $clean | uniq | sortAlpha | toJson -}}
+{{- end -}}
+
+{{/*
+Scoping mode, with the controller's precedence (spec §11): `scoped` when reloader.namespaces is
+non-empty, `namespace` when watchGlobally is false (KUBERNETES_NAMESPACE = release namespace),
+otherwise `global`.
+*/}}
+{{- define "kreload.mode" -}}
+{{- if fromJsonArray (include "kreload.scopedNamespaces" .) -}}
+scoped
+{{- else if eq (toString .Values.reloader.watchGlobally) "false" -}}
+namespace
+{{- else -}}
+global
+{{- end -}}
+{{- end -}}
+
+{{/* Namespaces that get a Role with the watch rules (empty in global mode) as a JSON array. */}}
+{{- define "kreload.watchedNamespaces" -}}
+{{- $mode := include "kreload.mode" . -}}
+{{- if eq $mode "scoped" -}}
+{{- include "kreload.scopedNamespaces" . -}}
+{{- else if eq $mode "namespace" -}}
+{{- list .Release.Namespace | toJson -}}
+{{- else -}}
+{{- list | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kreload.leaseNamespace" -}}
+{{- default .Release.Namespace .Values.reloader.leaderElection.namespace -}}
+{{- end -}}
+
+{{/*
+One row per controller flag that a value sets. `value` is the path under `reloader.`; `type` says
+how the value becomes the flag:
+  bool      --flag=true when the value is true, nothing otherwise
+  scalar    --flag=<value> when the value is non-empty and differs from `omit`
+  list      --flag=<a,b> from a list or a comma-separated string, when non-empty
+  set       --flag=<items> naming every member whose bool value is true
+  scoped    --flag=<namespaces> from reloader.namespaces (sorted, de-duplicated)
+`when` restricts the row to the global scoping mode, to enableHA or to enablePProf.
+*/}}
+{{- define "kreload.flagTable" -}}
+- { value: autoReloadAll, flag: auto-reload-all, type: bool }
+- { value: reloadStrategy, flag: reload-strategy, type: scalar, omit: default }
+- { value: reloadOnCreate, flag: reload-on-create, type: bool }
+- { value: reloadOnDelete, flag: reload-on-delete, type: bool }
+- { value: syncAfterRestart, flag: sync-after-restart, type: bool }
+- { value: isArgoRollouts, flag: is-Argo-Rollouts, type: bool }
+- { value: enableCSIIntegration, flag: enable-csi-integration, type: bool }
+- { flag: resources-to-ignore, type: set, members: [[ignoreConfigMaps, configmaps], [ignoreSecrets, secrets]] }
+- { flag: ignored-workload-types, type: set, members: [[ignoreJobs, jobs], [ignoreCronJobs, cronjobs]] }
+- { value: includeHelmSecrets, flag: include-helm-secrets, type: bool }
+- { value: webhookUrl, flag: webhook-url, type: scalar }
+- { value: dryRun, flag: dry-run, type: bool }
+- { value: namespaces, flag: namespaces, type: scoped }
+- { value: ignoreNamespaces, flag: namespaces-to-ignore, type: list, when: global }
+- { value: namespaceSelector, flag: namespace-selector, type: list, when: global }
+- { value: resourceLabelSelector, flag: resource-label-selector, type: list }
+- { value: syncDelay, flag: sync-delay, type: scalar }
+- { value: syncMaxDelay, flag: sync-max-delay, type: scalar }
+- { value: workerThreads, flag: worker-threads, type: scalar }
+- { value: resyncPeriod, flag: resync-period, type: scalar }
+- { value: enableHA, flag: enable-ha, type: bool }
+- { value: leaderElection.namespace, flag: leader-election-namespace, type: scalar, when: ha }
+- { value: leaderElection.id, flag: leader-election-id, type: scalar, when: ha }
+- { value: logFormat, flag: log-format, type: scalar }
+- { value: logLevel, flag: log-level, type: scalar }
+- { value: metricsPort, flag: metrics-port, type: scalar }
+- { value: enablePProf, flag: enable-pprof, type: bool }
+- { value: pprofAddr, flag: pprof-addr, type: scalar, when: pprof }
+- { value: custom_annotations.auto, flag: auto-annotation, type: scalar }
+- { value: custom_annotations.configmap_auto, flag: configmap-auto-annotation, type: scalar }
+- { value: custom_annotations.secret_auto, flag: secret-auto-annotation, type: scalar }
+- { value: custom_annotations.configmap, flag: configmap-annotation, type: scalar }
+- { value: custom_annotations.secret, flag: secret-annotation, type: scalar }
+- { value: custom_annotations.search, flag: auto-search-annotation, type: scalar }
+- { value: custom_annotations.match, flag: search-match-annotation, type: scalar }
+- { value: custom_annotations.ignore, flag: ignore-annotation, type: scalar }
+- { value: custom_annotations.pausePeriod, flag: pause-deployment-annotation, type: scalar }
+- { value: custom_annotations.pauseTime, flag: pause-deployment-time-annotation, type: scalar }
+{{- end -}}
+
+{{/* The container's args as a YAML list, derived from kreload.flagTable. */}}
+{{- define "kreload.args" -}}
+{{- $r := .Values.reloader -}}
+{{- $mode := include "kreload.mode" . -}}
+{{- $when := dict "always" true "global" (eq $mode "global") "ha" (eq (toString $r.enableHA) "true") "pprof" (eq (toString $r.enablePProf) "true") -}}
+{{- $args := list -}}
+{{- range $row := fromYamlArray (include "kreload.flagTable" .) -}}
+{{- if index $when (default "always" $row.when) -}}
+{{- $value := $r -}}
+{{- range splitList "." (default "" $row.value) -}}
+{{- if kindIs "map" $value -}}
+{{- $value = index $value . -}}
+{{- else -}}
+{{- $value = "" -}}
+{{- end -}}
+{{- end -}}
+{{- $text := "" -}}
+{{- if eq $row.type "bool" -}}
+{{- $text = ternary "true" "" (eq (toString $value) "true") -}}
+{{- else if eq $row.type "scalar" -}}
+{{- $text = ternary "" (toString $value) (or (kindIs "invalid" $value) (eq (toString $value) (toString $row.omit))) -}}
+{{- else if eq $row.type "list" -}}
+{{- $text = include "kreload.joinList" $value -}}
+{{- else if eq $row.type "scoped" -}}
+{{- $text = fromJsonArray (include "kreload.scopedNamespaces" $) | join "," -}}
+{{- else if eq $row.type "set" -}}
+{{- $items := list -}}
+{{- range $member := $row.members -}}
+{{- if eq (toString (index $r (first $member))) "true" -}}
+{{- $items = append $items (last $member) -}}
+{{- end -}}
+{{- end -}}
+{{- $text = join "," $items -}}
+{{- end -}}
+{{- if $text -}}
+{{- $args = append $args (printf "--%s=%s" $row.flag $text) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $args -}}
+{{- end -}}
+
+{{/*
+RBAC rules for the watched namespaces (spec §13.11), derived from the enabled features. Global mode
+puts them in a ClusterRole; scoped and single-namespace modes in one Role per watched namespace.
+*/}}
+{{- define "kreload.watchRules" -}}
+{{- $r := .Values.reloader -}}
+{{- $read := list "get" "list" "watch" -}}
+{{- $rules := list -}}
+{{- $sources := list -}}
+{{- if not $r.ignoreConfigMaps -}}
+{{- $sources = append $sources "configmaps" -}}
+{{- end -}}
+{{- if not $r.ignoreSecrets -}}
+{{- $sources = append $sources "secrets" -}}
+{{- end -}}
+{{- if $sources -}}
+{{- $rules = append $rules (dict "apiGroups" (list "") "resources" $sources "verbs" $read) -}}
+{{- end -}}
+{{- if and (eq (include "kreload.mode" .) "global") (include "kreload.joinList" $r.namespaceSelector) -}}
+{{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "namespaces") "verbs" $read) -}}
+{{- end -}}
+{{- $rules = append $rules (dict "apiGroups" (list "apps") "resources" (list "deployments" "daemonsets" "statefulsets") "verbs" (list "get" "list" "watch" "patch")) -}}
+{{- if not $r.ignoreCronJobs -}}
+{{- $rules = append $rules (dict "apiGroups" (list "batch") "resources" (list "cronjobs") "verbs" (list "get" "list" "watch" "patch")) -}}
+{{- end -}}
+{{- if not $r.ignoreJobs -}}
+{{- $rules = append $rules (dict "apiGroups" (list "batch") "resources" (list "jobs") "verbs" (list "get" "list" "watch" "create" "delete" "patch")) -}}
+{{- else if not $r.ignoreCronJobs -}}
+{{- /* A CronJob roll creates one Job even when Jobs themselves are not watched (spec §7.3). */ -}}
+{{- $rules = append $rules (dict "apiGroups" (list "batch") "resources" (list "jobs") "verbs" (list "create")) -}}
+{{- end -}}
+{{- if $r.isArgoRollouts -}}
+{{- $rules = append $rules (dict "apiGroups" (list "argoproj.io") "resources" (list "rollouts") "verbs" (list "get" "list" "watch" "patch")) -}}
+{{- end -}}
+{{- if $r.isOpenshift -}}
+{{- $rules = append $rules (dict "apiGroups" (list "apps.openshift.io") "resources" (list "deploymentconfigs") "verbs" (list "get" "list" "watch" "patch")) -}}
+{{- $rules = append $rules (dict "apiGroups" (list "apps.openshift.io") "resources" (list "deploymentconfigs/instantiate") "verbs" (list "create")) -}}
+{{- end -}}
+{{- if $r.enableCSIIntegration -}}
+{{- $rules = append $rules (dict "apiGroups" (list "secrets-store.csi.x-k8s.io") "resources" (list "secretproviderclasspodstatuses" "secretproviderclasses") "verbs" $read) -}}
+{{- end -}}
+{{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "events") "verbs" (list "create" "patch")) -}}
+{{- toYaml $rules -}}
+{{- end -}}
+
+{{/* Configuration mistakes the schema cannot express; they would make kreload exit 2 at start. */}}
+{{- define "kreload.validate" -}}
+{{- $r := .Values.reloader -}}
+{{- if and $r.ignoreSecrets $r.ignoreConfigMaps -}}
+{{- fail "reloader.ignoreSecrets and reloader.ignoreConfigMaps cannot both be true: nothing would be watched" -}}
+{{- end -}}
+{{- if and (gt (int $r.deployment.replicas) 1) (not $r.enableHA) -}}
+{{- fail "reloader.deployment.replicas > 1 requires reloader.enableHA=true: replicas without leader election would all write" -}}
+{{- end -}}
+{{- if and $r.dryRun $r.webhookUrl -}}
+{{- fail "reloader.dryRun cannot be combined with reloader.webhookUrl" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Pull secrets from global.imagePullSecrets and reloader.deployment.imagePullSecrets. */}}
+{{- define "kreload.imagePullSecrets" -}}
+{{- $secrets := list -}}
+{{- range concat (.Values.global.imagePullSecrets | default list) (.Values.reloader.deployment.imagePullSecrets | default list) -}}
+{{- if kindIs "string" . -}}
+{{- $secrets = append $secrets (dict "name" .) -}}
+{{- else -}}
+{{- $secrets = append $secrets . -}}
+{{- end -}}
+{{- end -}}
+{{- if $secrets -}}
+{{- toYaml $secrets -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,123 @@
+// The Dockerfile, .dockerignore and the chart agree: non-root UID, port, entrypoint, versions.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { chartDir, isRecord, parseYaml, repoRoot } from './chart-harness.ts';
+
+interface Stage {
+  from: string;
+  name: string;
+  lines: string[];
+}
+
+/** Splits a Dockerfile into stages, joining continuation lines and dropping comments. */
+function stagesOf(dockerfile: string): Stage[] {
+  const instructions = dockerfile
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+  const stages: Stage[] = [];
+  for (const line of instructions) {
+    const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
+    if (from) {
+      stages.push({ from: from[1] ?? '', name: from[2] ?? '', lines: [] });
+    } else {
+      stages.at(-1)?.lines.push(line);
+    }
+  }
+  return stages;
+}
+
+function valueAt(root: unknown, path: string): unknown {
+  return path
+    .split('.')
+    .reduce<unknown>((node, key) => (isRecord(node) ? node[key] : undefined), root);
+}
+
+describe('container image', () => {
+  let dockerfile = '';
+  let stages: Stage[] = [];
+  let runtime: Stage | undefined;
+  let values: unknown;
+  let chart: unknown;
+  let packageJson: unknown;
+
+  beforeAll(async () => {
+    dockerfile = await readFile(join(repoRoot, 'Dockerfile'), 'utf8');
+    stages = stagesOf(dockerfile);
+    runtime = stages.at(-1);
+    values = parseYaml(await readFile(join(chartDir, 'values.yaml'), 'utf8'));
+    chart = parseYaml(await readFile(join(chartDir, 'Chart.yaml'), 'utf8'));
+    packageJson = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8'));
+  });
+
+  const instructions = (stage: Stage | undefined, keyword: string): string[] =>
+    (stage?.lines ?? [])
+      .filter((line) => line.toUpperCase().startsWith(`${keyword} `))
+      .map((line) => line.slice(keyword.length + 1).trim());
+
+  it('builds every stage on Node 24 slim', () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-slim$/m);
+    expect(stages.map((stage) => stage.from)).toEqual([
+      '${NODE_IMAGE}',
+      '${NODE_IMAGE}',
+      '${NODE_IMAGE}',
+    ]);
+  });
+
+  it('builds with the lockfile and ships production dependencies only', () => {
+    const build = stages.find((stage) => stage.name === 'build');
+    const deps = stages.find((stage) => stage.name === 'deps');
+    expect(instructions(build, 'RUN').join('\n')).toMatch(/npm ci\b[\s\S]*npm run build/);
+    expect(instructions(deps, 'RUN').some((run) => run.startsWith('npm ci --omit=dev'))).toBe(true);
+    const copies = instructions(runtime, 'COPY');
+    expect(
+      copies.some((copy) => copy.includes('--from=deps') && copy.includes('/app/node_modules')),
+    ).toBe(true);
+    expect(copies.some((copy) => copy.includes('--from=build') && copy.includes('/app/dist'))).toBe(
+      true,
+    );
+  });
+
+  it('runs node dist/main.js directly, as the chart UID, on the chart metrics port', () => {
+    expect(instructions(runtime, 'ENTRYPOINT').map((value): unknown => JSON.parse(value))).toEqual([
+      ['node', 'dist/main.js'],
+    ]);
+    const uid = valueAt(values, 'reloader.deployment.securityContext.runAsUser');
+    const gid = valueAt(values, 'reloader.deployment.securityContext.runAsGroup');
+    expect(instructions(runtime, 'USER')).toEqual([`${String(uid)}:${String(gid)}`]);
+    expect(uid).toBe(65532);
+    expect(instructions(runtime, 'EXPOSE')).toEqual([
+      String(valueAt(values, 'reloader.metricsPort')),
+    ]);
+  });
+
+  it('carries OCI labels', () => {
+    const labels = instructions(runtime, 'LABEL').join(' ');
+    for (const key of ['title', 'description', 'licenses', 'version', 'revision', 'created']) {
+      expect(labels).toContain(`org.opencontainers.image.${key}=`);
+    }
+  });
+
+  it('sends only the build inputs as build context', async () => {
+    const ignore = (await readFile(join(repoRoot, '.dockerignore'), 'utf8'))
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
+    expect(ignore[0]).toBe('*');
+    for (const path of [
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'src/',
+    ]) {
+      expect(ignore).toContain(`!${path}`);
+    }
+  });
+
+  it('versions the chart app like the package', () => {
+    expect(valueAt(chart, 'appVersion')).toBe(valueAt(packageJson, 'version'));
+  });
+});
