@@ -1,0 +1,473 @@
+/**
+ * Composition root (§13.5): builds every component for one set of options and runs them in the
+ * startup order of the contract: HTTP (not ready) → discovery → watches → initial sync → ready →
+ * leader election or immediate reconcile. Stop reverses it within the drain deadline.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { AlertSender } from './alerts/alert-sender.ts';
+import { createHttpTransport } from './alerts/http-transport.ts';
+import type { AppDeps, App } from './cli/run.ts';
+import type { Options } from './config/parse-options.ts';
+import { ChangeRouter } from './controller/change-router.ts';
+import { CacheSourceLookup, StoreMarkLedger, StoreWorkloadLookup } from './controller/lookups.ts';
+import { ReconcileReporter } from './controller/reconcile-reporter.ts';
+import { WorkRunner } from './controller/work-runner.ts';
+import { ReloadListCache } from './core/annotation-values.ts';
+import type { SourceType, WorkloadKey, WorkloadKind } from './core/types.ts';
+import { EventRecorder } from './events/event-recorder.ts';
+import { FanoutTracker } from './events/fanout-tracker.ts';
+import { buildReadinessReport } from './http/readiness.ts';
+import type { KindStatus, LeaderElectionStatus } from './http/readiness.ts';
+import { HealthServer } from './http/health-server.ts';
+import { ApiDiscovery } from './kube/discovery.ts';
+import { EventClient } from './kube/event-client.ts';
+import { LeaseClient } from './kube/lease-client.ts';
+import { workloadResource } from './kube/resources.ts';
+import { createKubeTransport } from './kube/transport.ts';
+import { WorkloadClient } from './kube/workload-client.ts';
+import { KubeWorkloadWriter } from './kube/workload-writer.ts';
+import { LeaderElector } from './leader/leader-elector.ts';
+import { systemClock, systemTimers } from './leader/system-time.ts';
+import type { Logger } from './log/logger.ts';
+import { createMetrics } from './metrics/metrics.ts';
+import type { Metrics } from './metrics/metrics.ts';
+import { SYSTEM_TIMERS } from './queue/timers.ts';
+import { WorkQueue } from './queue/work-queue.ts';
+import { Reconciler } from './reconcile/reconciler.ts';
+import { findKindRow } from './rollout/kinds.ts';
+import { MarkStore, markMaxAgeMs } from './watch/marks.ts';
+import { NamespaceFilter, namespaceSink } from './watch/namespace-filter.ts';
+import { SourceCache, SourceCaches, sourceSink } from './watch/source-cache.ts';
+import { WorkloadStore, workloadSink } from './watch/workload-store.ts';
+import type { ResourceWatch } from './app/kube-watches.ts';
+import { WatchFactory } from './app/kube-watches.ts';
+import {
+  SOURCE_RESOURCES,
+  namespaceWatchTarget,
+  plannedKinds,
+  sourceWatchTargets,
+  watchedSourceResources,
+  workloadWatchTargets,
+} from './app/watch-plan.ts';
+
+const DRAIN_DEADLINE_MS = 10_000;
+const SYNC_POLL_MS = 100;
+const RESYNC_JITTER = 0.1;
+
+function loadKubeConfig(options: Options, logger: Logger): KubeConfig {
+  const kc = new KubeConfig();
+  const path = options.kubeconfig ?? options.kubeconfigSearch.kubeconfigVar;
+  const home = options.kubeconfigSearch.home;
+  // parseOptions validated the lookup already (§12.5); here the same first match is loaded.
+  if (path !== undefined && path !== '') {
+    try {
+      kc.loadFromFile(path);
+      return kc;
+    } catch (error) {
+      if (options.kubeconfig !== undefined) throw error;
+      logger.warn('KUBECONFIG file unusable; looking further', { path });
+    }
+  }
+  if (options.kubeconfigSearch.serviceHost !== undefined) {
+    kc.loadFromCluster();
+    return kc;
+  }
+  kc.loadFromFile(`${home ?? ''}/.kube/config`);
+  return kc;
+}
+
+interface Runtime {
+  readonly metrics: Metrics;
+  readonly registry: Registry;
+  readonly health: HealthServer;
+  readonly watches: ResourceWatch[];
+  readonly queue: WorkQueue;
+  readonly router: ChangeRouter;
+  readonly store: WorkloadStore;
+  readonly marks: MarkStore;
+  readonly namespaces: NamespaceFilter;
+  readonly events: EventRecorder;
+  readonly alerts: AlertSender | undefined;
+  readonly elector: LeaderElector | undefined;
+  readonly kinds: Map<string, KindStatus>;
+}
+
+class KreloadApp implements App {
+  readonly #options: Options;
+  readonly #deps: AppDeps;
+  #runtime: Runtime | undefined;
+  #leading = false;
+  #shuttingDown = false;
+  #cancelResync: (() => void) | undefined;
+  readonly #resumeTimers = new Map<WorkloadKey, () => void>();
+
+  constructor(options: Options, deps: AppDeps) {
+    this.#options = options;
+    this.#deps = deps;
+  }
+
+  async start(): Promise<void> {
+    const options = this.#options;
+    const logger = this.#deps.logger;
+    const kc = loadKubeConfig(options, logger);
+    const transport = createKubeTransport({ kubeConfig: kc });
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { countByNamespace: options.metricsCountByNamespace });
+    metrics.setLeader(!options.leaderElection.enabled);
+    this.#leading = !options.leaderElection.enabled;
+    const kinds = new Map<string, KindStatus>();
+    const health = new HealthServer({
+      port: options.metricsPort,
+      registry,
+      readiness: () => this.#readiness(),
+      liveness: () => ({ alive: this.#runtime?.elector?.state() !== 'lost' }),
+      health: () => ({ ok: true }),
+      onError: (error) => {
+        logger.warn('health endpoint failed', { error: String(error) });
+      },
+    });
+    const port = await health.start();
+    logger.info('kreload starting', {
+      metricsPort: port,
+      strategy: options.reloadStrategy,
+      scope: options.scope.mode,
+      namespaces: options.scope.namespaces.join(','),
+    });
+
+    const keys = options.annotationKeys;
+    const reloadLists = new ReloadListCache();
+    const marks = new MarkStore();
+    const clock = { now: () => Date.now() };
+    let router: ChangeRouter | undefined;
+    const caches: Partial<Record<SourceType, SourceCache>> = {};
+    for (const resource of watchedSourceResources(options)) {
+      const type = SOURCE_RESOURCES[resource];
+      caches[type] = new SourceCache({
+        type,
+        clock,
+        notify: (event) => router?.onSourceEvent(event),
+      });
+    }
+    const sourceCaches = new SourceCaches({ caches });
+    const store = new WorkloadStore({
+      clock,
+      keys,
+      notify: (event) => router?.onWorkloadEvent(event),
+    });
+    const namespaces = new NamespaceFilter({
+      scope: {
+        mode: options.scope.mode === 'global' ? 'global' : 'scoped',
+        ignored: options.scope.ignoreNamespaces,
+        selectorEnabled: options.scope.namespaceSelector !== '',
+      },
+      notify: (event) => {
+        if (event.kind === 'entered') router?.triggerAll(store.keysInNamespace(event.namespace));
+        else this.#runtime?.queue.dropNamespace(event.namespace);
+      },
+    });
+
+    const events = new EventRecorder({
+      sink: new EventClient({ transport }),
+      clock: { now: () => new Date() },
+      component: 'kreload',
+      instance: options.podName ?? 'kreload',
+      canWrite: () => this.#mayWrite(),
+      onError: (error) => {
+        logger.warn('cannot write Event', { error: String(error.cause ?? error.message) });
+      },
+    });
+    const fanouts = new FanoutTracker({ events, clock: { now: () => new Date() } });
+    const alerts = this.#createAlerts(metrics, logger);
+
+    const watches: ResourceWatch[] = [];
+    const factory = new WatchFactory({
+      kubeConfig: kc,
+      transport,
+      keys,
+      metrics,
+      onWatchError: (resource, error) => {
+        metrics.recordError('watch_error');
+        logger.warn('list-watch failed; retrying', { resource, error: error.message });
+      },
+    });
+    for (const resource of watchedSourceResources(options)) {
+      const cache = caches[SOURCE_RESOURCES[resource]];
+      if (cache) {
+        watches.push(
+          ...factory.sources(resource, sourceWatchTargets(options, resource), sourceSink(cache)),
+        );
+      }
+    }
+    for (const kind of await this.#enabledKinds(new ApiDiscovery({ transport }), logger)) {
+      watches.push(
+        ...factory.workloads(kind, workloadWatchTargets(options), workloadSink(store, kind)),
+      );
+    }
+    const nsTarget = namespaceWatchTarget(options);
+    if (nsTarget) watches.push(...factory.namespaces(nsTarget, namespaceSink(namespaces)));
+
+    const reporter = new ReconcileReporter({ logger, metrics, events, alerts });
+    const reconciler = new Reconciler({
+      workloads: new StoreWorkloadLookup({ store }),
+      sources: new CacheSourceLookup({
+        caches: sourceCaches,
+        isTypeHealthy: (type) => this.#sourceTypeHealthy(type),
+      }),
+      marks: new StoreMarkLedger({ marks }),
+      writer: new KubeWorkloadWriter({ client: new WorkloadClient({ transport }), keys }),
+      observer: reporter,
+      options: {
+        strategy: options.reloadStrategy,
+        reloadOnCreate: options.reloadOnCreate,
+        reloadOnDelete: options.reloadOnDelete,
+        keys,
+        autoReloadAll: options.autoReloadAll,
+        dryRun: options.dryRun,
+      },
+      now: () => Date.now(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      random: Math.random,
+      reloadLists,
+    });
+    const runner = new WorkRunner({
+      reconcile: (key, trigger) => reconciler.reconcile(key, trigger),
+      metrics,
+      onFanoutFinish: (finish) => {
+        fanouts.finish(finish);
+      },
+      scheduleAt: (key, at) => {
+        this.#scheduleAt(key, at);
+      },
+      now: () => Date.now(),
+    });
+    const queue = new WorkQueue({
+      concurrency: options.workerThreads,
+      debounce: { syncDelayMs: options.syncDelay, syncMaxDelayMs: options.syncMaxDelay },
+      handler: runner.handle,
+      timers: SYSTEM_TIMERS,
+      random: Math.random,
+      observer: {
+        depthChanged: (depth) => {
+          metrics.setQueueDepth(depth);
+        },
+        added: () => {
+          metrics.recordQueueAdd();
+        },
+        coalesced: () => {
+          metrics.recordCoalesced();
+        },
+        started: (_key, latencyMs) => {
+          metrics.recordQueueLatency(latencyMs / 1000);
+        },
+        handlerFailed: (key, error) => {
+          metrics.recordError('handler_error');
+          logger.error('reconcile failed', { workload: key, error: String(error) });
+        },
+      },
+    });
+    router = new ChangeRouter({
+      store,
+      marks,
+      queue,
+      keys,
+      autoReloadAll: options.autoReloadAll,
+      reloadOnDelete: options.reloadOnDelete,
+      reloadLists,
+      acceptsNamespace: (ns) => namespaces.accepts(ns),
+      isLeading: () => this.#leading,
+      onSkip: (reason) => {
+        metrics.recordSkip(reason);
+      },
+      onFanout: (start) => {
+        fanouts.begin(start);
+      },
+    });
+    this.#runtime = {
+      metrics,
+      registry,
+      health,
+      watches,
+      queue,
+      router,
+      store,
+      marks,
+      namespaces,
+      events,
+      alerts,
+      elector: undefined,
+      kinds,
+    };
+    for (const watch of watches) watch.start();
+    await this.#waitForInitialSync();
+    logger.info('caches synced', {
+      workloads: store.size,
+      kinds: [...new Set(watches.map((w) => `${w.resource}=${w.status}`))].join(','),
+    });
+    if (options.leaderElection.enabled) this.#startElection(transport, logger);
+    else this.#lead();
+    this.#scheduleResync();
+  }
+
+  async stop(reason: string): Promise<void> {
+    this.#shuttingDown = true;
+    const runtime = this.#runtime;
+    this.#cancelResync?.();
+    for (const cancel of this.#resumeTimers.values()) cancel();
+    if (!runtime) return;
+    this.#deps.logger.info('stopping', { reason });
+    runtime.queue.stop();
+    await runtime.queue.drain(DRAIN_DEADLINE_MS);
+    this.#leading = false;
+    await runtime.elector?.release();
+    runtime.elector?.stop();
+    await Promise.all(runtime.watches.map((w) => w.stop()));
+    await runtime.alerts?.stop();
+    await runtime.health.stop();
+  }
+
+  #createAlerts(metrics: Metrics, logger: Logger): AlertSender | undefined {
+    const { alerts } = this.#options;
+    if (!alerts.enabled || alerts.webhookUrl === undefined) return undefined;
+    const transport = createHttpTransport({ proxyUrl: alerts.proxy });
+    const sender = new AlertSender({
+      url: alerts.webhookUrl,
+      sink: alerts.sink,
+      additionalInfo: alerts.additionalInfo,
+      fetch: transport.fetch,
+      timers: systemTimers,
+      errors: metrics,
+      onFailure: (error) => {
+        logger.warn('alert not delivered', { error: error.message });
+      },
+      canSend: () => this.#mayWrite(),
+    });
+    sender.start();
+    return sender;
+  }
+
+  async #enabledKinds(discovery: ApiDiscovery, logger: Logger): Promise<WorkloadKind[]> {
+    const planned = plannedKinds(this.#options);
+    const kinds = planned.always.filter((kind) => findKindRow(kind) !== undefined);
+    for (const kind of planned.ifServed) {
+      if (findKindRow(kind) === undefined) continue;
+      const api = workloadResource(kind);
+      const served = await discovery
+        .isApiServed(api.group, api.version, api.plural)
+        .catch(() => false);
+      if (served) kinds.push(kind);
+      else if (kind === 'Rollout') logger.warn('Argo Rollouts API is not served; Rollouts are not watched');
+    }
+    return kinds;
+  }
+
+  #sourceTypeHealthy(type: SourceType): boolean {
+    const resource = type === 'CONFIGMAP' ? 'configmaps' : 'secrets';
+    const watches = this.#runtime?.watches.filter((w) => w.resource === resource) ?? [];
+    return watches.length > 0 && watches.every((w) => w.status === 'ok');
+  }
+
+  async #waitForInitialSync(): Promise<void> {
+    const runtime = this.#runtime;
+    if (!runtime) return;
+    const settled = (w: ResourceWatch): boolean =>
+      w.isSynced || w.status === 'forbidden' || w.status === 'absent';
+    while (!this.#shuttingDown && !runtime.watches.every(settled)) {
+      await new Promise((resolve) => setTimeout(resolve, SYNC_POLL_MS));
+    }
+  }
+
+  #startElection(transport: ReturnType<typeof createKubeTransport>, logger: Logger): void {
+    const runtime = this.#runtime;
+    const { leaderElection } = this.#options;
+    if (!runtime || leaderElection.namespace === undefined) return;
+    const elector = new LeaderElector({
+      store: new LeaseClient({ transport }),
+      identity: leaderElection.identity ?? this.#options.podName ?? 'kreload',
+      name: leaderElection.id,
+      namespace: leaderElection.namespace,
+      clock: systemClock,
+      timers: systemTimers,
+      onStartedLeading: () => {
+        logger.info('leadership acquired', { lease: leaderElection.id });
+        this.#lead();
+      },
+      onLostLeading: (reason) => {
+        this.#leading = false;
+        runtime.metrics.setLeader(false);
+        runtime.queue.stop();
+        logger.error('leadership lost; exiting', { reason });
+        this.#deps.onFatal(new Error(`leadership lost: ${reason}`));
+      },
+      onError: (error) => {
+        logger.warn('lease request failed', { error: error.message });
+      },
+    });
+    this.#runtime = { ...runtime, elector };
+    elector.start();
+  }
+
+  /** Acquiring leadership, or starting without HA: reconcile every workload at once (§5.2). */
+  #lead(): void {
+    const runtime = this.#runtime;
+    if (!runtime || this.#shuttingDown) return;
+    this.#leading = true;
+    runtime.metrics.setLeader(true);
+    runtime.queue.start();
+    runtime.router.triggerAll(runtime.store.keys());
+  }
+
+  #mayWrite(): boolean {
+    if (this.#shuttingDown && !this.#leading) return false;
+    const elector = this.#runtime?.elector;
+    return this.#leading && (elector === undefined || elector.canWrite());
+  }
+
+  #scheduleResync(): void {
+    const period = this.#options.resyncPeriod;
+    if (period <= 0) return;
+    const delay = period * (1 - RESYNC_JITTER + Math.random() * 2 * RESYNC_JITTER);
+    this.#cancelResync = SYSTEM_TIMERS.schedule(delay, () => {
+      const runtime = this.#runtime;
+      if (runtime && !this.#shuttingDown) {
+        runtime.marks.expire(Date.now(), markMaxAgeMs(this.#options.syncMaxDelay));
+        runtime.router.triggerAll(runtime.store.keys());
+        this.#scheduleResync();
+      }
+    });
+  }
+
+  #scheduleAt(key: WorkloadKey, at: number): void {
+    this.#resumeTimers.get(key)?.();
+    const cancel = SYSTEM_TIMERS.schedule(Math.max(0, at - Date.now()), () => {
+      this.#resumeTimers.delete(key);
+      this.#runtime?.queue.trigger(key, { debounced: false });
+    });
+    this.#resumeTimers.set(key, cancel);
+  }
+
+  #readiness(): ReturnType<typeof buildReadinessReport> {
+    const runtime = this.#runtime;
+    const kinds: Record<string, KindStatus> = {};
+    for (const watch of runtime?.watches ?? []) {
+      const current = kinds[watch.resource];
+      // One kind may have several namespaced watches: the worst status shows.
+      if (current === undefined || current === 'ok') kinds[watch.resource] = watch.status;
+    }
+    const elector = runtime?.elector;
+    let leaderElection: LeaderElectionStatus = 'disabled';
+    if (this.#options.leaderElection.enabled) leaderElection = elector?.state() ?? 'follower';
+    const lastRead = elector?.lastObservedAt;
+    return buildReadinessReport({
+      kinds: runtime ? kinds : { configmaps: 'syncing' },
+      apiServer: 'ok',
+      leaderElection,
+      leaseReadAgoMs: lastRead === undefined ? undefined : systemClock.monotonicMs() - lastRead,
+      shuttingDown: this.#shuttingDown,
+    });
+  }
+}
+
+export function createApp(options: Options, deps: AppDeps): App {
+  return new KreloadApp(options, deps);
+}

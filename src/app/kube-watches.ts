@@ -1,0 +1,164 @@
+/**
+ * Builds the list-watches of one configuration on top of kube/: sources, workloads and the
+ * Namespace selector, each feeding its cache or store through a view sink. Scoped mode merges the
+ * per-namespace watches of one type before they reach the cache (controller/namespace-merge.ts).
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { AnnotationKeys, SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
+import { NamespaceMerge } from '../controller/namespace-merge.ts';
+import type { ListWatchStatus } from '../kube/list-watch.ts';
+import { projectConfigMap, projectNamespaceName, projectSecret } from '../kube/projections.ts';
+import type { ApiResource } from '../kube/resources.ts';
+import { OTHER_RESOURCES, workloadResource } from '../kube/resources.ts';
+import { createResourceListWatch } from '../kube/resource-list-watch.ts';
+import type { KubeTransport } from '../kube/transport.ts';
+import { projectWorkload } from '../kube/workload-projection.ts';
+import type { Metrics, ResourceType } from '../metrics/metrics.ts';
+import type { ViewSink } from '../watch/ports.ts';
+import type { SourceResource, WatchTarget } from './watch-plan.ts';
+
+/** What the app needs of a running list-watch. */
+export interface ResourceWatch {
+  readonly resource: ResourceType;
+  readonly status: ListWatchStatus;
+  readonly isSynced: boolean;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export interface WatchFactoryDeps {
+  readonly kubeConfig: KubeConfig;
+  readonly transport: KubeTransport;
+  readonly keys: AnnotationKeys;
+  readonly metrics: Metrics;
+  readonly onWatchError: (resource: ResourceType, error: Error) => void;
+}
+
+interface WatchSpec<V> {
+  readonly resource: ResourceType;
+  readonly api: ApiResource;
+  readonly targets: readonly WatchTarget[];
+  readonly project: (obj: unknown) => V | undefined;
+  readonly sink: ViewSink<V>;
+  readonly idOf: (view: V) => string;
+}
+
+/** Every notification is counted as received; malformed ones are dropped (§13.2). */
+function countingSink<V>(
+  spec: Pick<WatchSpec<V>, 'resource' | 'sink'>,
+  metrics: Metrics,
+): ViewSink<V | undefined> {
+  const { resource, sink } = spec;
+  const seen = (type: 'add' | 'update' | 'delete', view: V | undefined): view is V => {
+    metrics.recordEventReceived(type, resource);
+    metrics.recordEventProcessed(type, resource, view === undefined ? 'dropped' : 'success');
+    return view !== undefined;
+  };
+  return {
+    replace: (views) => {
+      sink.replace(views.filter((view) => seen('add', view)));
+    },
+    upsert: (view) => {
+      if (seen('update', view)) sink.upsert(view);
+    },
+    remove: (view) => {
+      if (seen('delete', view)) sink.remove(view);
+    },
+  };
+}
+
+export class WatchFactory {
+  readonly #deps: WatchFactoryDeps;
+
+  constructor(deps: WatchFactoryDeps) {
+    this.#deps = deps;
+  }
+
+  sources(
+    resource: SourceResource,
+    targets: readonly WatchTarget[],
+    sink: ViewSink<SourceView>,
+  ): ResourceWatch[] {
+    const keys = this.#deps.keys;
+    const project =
+      resource === 'configmaps'
+        ? (obj: unknown) => projectConfigMap(obj, keys)
+        : (obj: unknown) => projectSecret(obj, keys);
+    return this.#create({
+      resource,
+      api: resource === 'configmaps' ? OTHER_RESOURCES.configMaps : OTHER_RESOURCES.secrets,
+      targets,
+      project,
+      sink,
+      idOf: (view) => view.ref.name,
+    });
+  }
+
+  workloads(
+    kind: WorkloadKind,
+    targets: readonly WatchTarget[],
+    sink: ViewSink<WorkloadView>,
+  ): ResourceWatch[] {
+    const api = workloadResource(kind);
+    return this.#create({
+      resource: api.plural as ResourceType,
+      api,
+      targets,
+      project: (obj) => projectWorkload(kind, obj, this.#deps.keys),
+      sink,
+      idOf: (view) => view.ref.name,
+    });
+  }
+
+  namespaces(target: WatchTarget, sink: ViewSink<string>): ResourceWatch[] {
+    return this.#create({
+      resource: 'namespaces',
+      api: OTHER_RESOURCES.namespaces,
+      targets: [target],
+      project: projectNamespaceName,
+      sink,
+      idOf: (name) => name,
+    });
+  }
+
+  #create<V>(spec: WatchSpec<V>): ResourceWatch[] {
+    const namespaces = spec.targets.map((t) => t.namespace);
+    const merge =
+      spec.targets.length > 1
+        ? new NamespaceMerge<V>({
+            namespaces: namespaces.map((ns) => ns ?? ''),
+            target: spec.sink,
+            idOf: spec.idOf,
+          })
+        : undefined;
+    return spec.targets.map((target) => {
+      const sink = merge ? merge.sinkFor(target.namespace ?? '') : spec.sink;
+      const consumer = countingSink({ resource: spec.resource, sink }, this.#deps.metrics);
+      const watch = createResourceListWatch<V | undefined>({
+        kubeConfig: this.#deps.kubeConfig,
+        transport: this.#deps.transport,
+        resource: spec.api,
+        namespace: target.namespace,
+        labelSelector: target.labelSelector,
+        fieldSelector: target.fieldSelector,
+        project: spec.project,
+        consumer: {
+          replace: (items) => {
+            consumer.replace(items);
+          },
+          upsert: (item) => {
+            consumer.upsert(item);
+          },
+          remove: (item) => {
+            consumer.remove(item);
+          },
+          onError: (error) => {
+            this.#deps.metrics.recordWatchRestart(spec.resource, String(error.status ?? 'network'));
+            this.#deps.onWatchError(spec.resource, error);
+          },
+        },
+      });
+      return Object.assign(watch, { resource: spec.resource });
+    });
+  }
+}

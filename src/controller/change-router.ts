@@ -1,0 +1,121 @@
+/**
+ * Turns what the caches and the workload store observe into work (§5.2): a source change fans out
+ * through the in-memory index to the workloads it may concern (§9.2 item 5), records create/delete
+ * marks (§5.4), opens a fan-out for the `WorkloadsReloaded` Event, and triggers a debounced
+ * reconcile per workload. No API call is made per event.
+ */
+import type { ReloadListCache } from '../core/annotation-values.ts';
+import { decide } from '../core/decide.ts';
+import { sourceKeyOf } from '../core/keys.ts';
+import type {
+  AnnotationKeys,
+  SkipReason,
+  SourceType,
+  WorkloadKey,
+  WorkloadRef,
+  WorkloadView,
+} from '../core/types.ts';
+import { DELETE_MARKER } from '../core/types.ts';
+import type { FanoutStart } from '../events/fanout-tracker.ts';
+import type { ChangeRecord } from '../queue/debouncer.ts';
+import type { MarkStore } from '../watch/marks.ts';
+import type { SourceCacheEvent, SourceChange } from '../watch/source-cache.ts';
+import type { WorkloadStore, WorkloadStoreEvent } from '../watch/workload-store.ts';
+
+/** The queue as the router drives it. */
+export interface TriggerSink {
+  trigger(key: WorkloadKey, options: { debounced: boolean; change?: ChangeRecord }): void;
+  drop(key: WorkloadKey): void;
+}
+
+export interface ChangeRouterDeps {
+  readonly store: WorkloadStore;
+  readonly marks: MarkStore;
+  readonly queue: TriggerSink;
+  readonly keys: AnnotationKeys;
+  readonly autoReloadAll: boolean;
+  readonly reloadOnDelete: boolean;
+  readonly reloadLists: ReloadListCache;
+  /** Namespace selector and ignore list (§11); true when the namespace is in scope. */
+  readonly acceptsNamespace: (namespace: string) => boolean;
+  /** In HA only the leader enqueues work; followers keep marks (§5.4, §13.4). */
+  readonly isLeading: () => boolean;
+  readonly onSkip: (reason: SkipReason) => void;
+  readonly onFanout: (start: FanoutStart) => void;
+}
+
+export class ChangeRouter {
+  readonly #deps: ChangeRouterDeps;
+
+  constructor(deps: ChangeRouterDeps) {
+    this.#deps = deps;
+  }
+
+  onSourceEvent(event: SourceCacheEvent): void {
+    const { ref } = event;
+    if (!this.#deps.acceptsNamespace(ref.namespace)) {
+      this.#deps.onSkip('ignored_or_not_selected');
+      return;
+    }
+    if (event.kind === 'unchanged') {
+      this.#deps.onSkip('no_data_change');
+      return;
+    }
+    if (event.kind !== 'annotations' && event.annotations[this.#deps.keys.ignore] === 'true') {
+      this.#deps.onSkip('ignored_or_not_selected');
+      return;
+    }
+    const workloads = this.#deps.store.fanOut(ref.namespace, ref.type, ref.name, (view) =>
+      this.#listMatches(view, ref.type, ref.name),
+    );
+    this.#deps.marks.record(event, workloads);
+    if (!this.#deps.isLeading()) return;
+    this.#openFanout(event, workloads);
+    const change: ChangeRecord = { sourceKey: sourceKeyOf(ref), observedAt: event.observedAt };
+    for (const key of workloads) this.#deps.queue.trigger(key, { debounced: true, change });
+  }
+
+  onWorkloadEvent(event: WorkloadStoreEvent): void {
+    if (event.kind === 'removed') {
+      this.#deps.queue.drop(event.key);
+      this.#deps.marks.dropWorkload(event.key);
+      return;
+    }
+    if (!this.#deps.isLeading() || !this.#deps.acceptsNamespace(event.view.ref.namespace)) return;
+    this.#deps.queue.trigger(event.key, { debounced: true });
+  }
+
+  /** Immediate triggers: initial sync, leadership, resync, a namespace entering the selection. */
+  triggerAll(keys: readonly WorkloadKey[]): void {
+    if (!this.#deps.isLeading()) return;
+    for (const key of keys) this.#deps.queue.trigger(key, { debounced: false });
+  }
+
+  /** Only the list part of §3.5 matters here; references are in index (a) already. */
+  #listMatches(view: WorkloadView, type: SourceType, name: string): boolean {
+    const decision = decide({
+      workload: view,
+      type,
+      name,
+      sourceAnnotations: {},
+      keys: this.#deps.keys,
+      autoReloadAll: this.#deps.autoReloadAll,
+      reloadLists: this.#deps.reloadLists,
+    });
+    return decision.result === 'LIST';
+  }
+
+  #openFanout(change: SourceChange, workloads: readonly WorkloadKey[]): void {
+    if (change.kind === 'annotations') return;
+    if (change.kind === 'deleted' && !this.#deps.reloadOnDelete) return;
+    const refs = workloads
+      .map((key) => this.#deps.store.get(key)?.view.ref)
+      .filter((ref): ref is WorkloadRef => ref !== undefined);
+    this.#deps.onFanout({
+      source: change.ref,
+      uid: change.uid,
+      hash: change.kind === 'deleted' ? DELETE_MARKER : change.hash,
+      workloads: refs,
+    });
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * The reconciler's observer (reconcile/ports.ts): every outcome becomes exactly one metric
+ * recording, one log line at the level §13.9 gives it, and the Events and alerts of §13.3/§13.6.
+ * Diagnostics (invalid annotations, env-var collisions) are reported once per distinct value.
+ */
+import type { AlertSource, RollAlert } from '../alerts/alert-format.ts';
+import { parseSourceKey, workloadKey } from '../core/keys.ts';
+import type { SourceKey, WorkloadView } from '../core/types.ts';
+import {
+  dryRunReloadEvent,
+  envVarCollisionEvent,
+  invalidAnnotationEvent,
+  reloadedEvent,
+  reloadFailEvent,
+} from '../events/event-messages.ts';
+import type { EventRequest } from '../events/event-recorder.ts';
+import { workloadObjectRef } from '../events/object-refs.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { ReconcilePlan } from '../reconcile/plan.ts';
+import type {
+  FailedEvent,
+  ReconcileObserver,
+  RetryEvent,
+  RolledEvent,
+} from '../reconcile/ports.ts';
+
+export interface ReconcileReporterDeps {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly events: { record(request: EventRequest): void };
+  readonly alerts?: { send(alert: RollAlert): void } | undefined;
+  /** Bound on remembered diagnostics; the oldest is forgotten first. */
+  readonly maxRemembered?: number;
+}
+
+const DEFAULT_MAX_REMEMBERED = 10_000;
+
+function changedSources(plan: ReconcilePlan): AlertSource[] {
+  return plan.rolling.flatMap((key) => {
+    const parsed = parseSourceKey(key);
+    return parsed ? [{ type: parsed.type, name: parsed.name }] : [];
+  });
+}
+
+function describeSources(plan: ReconcilePlan): string {
+  return changedSources(plan)
+    .map((s) => `'${s.name}' of type '${s.type}'`)
+    .join(', ');
+}
+
+function desiredHashes(plan: ReconcilePlan): Map<SourceKey, string> {
+  const hashes = new Map<SourceKey, string>();
+  for (const key of plan.keys) {
+    if (key.outcome === 'roll' && key.desired !== undefined) hashes.set(key.key, key.desired);
+  }
+  return hashes;
+}
+
+export class ReconcileReporter implements ReconcileObserver {
+  readonly #deps: ReconcileReporterDeps;
+  readonly #reported = new Set<string>();
+
+  constructor(deps: ReconcileReporterDeps) {
+    this.#deps = deps;
+  }
+
+  onRolled(event: RolledEvent): void {
+    const { view, plan } = event;
+    const { ref } = view;
+    this.#deps.metrics.recordRoll({
+      kind: ref.kind,
+      namespace: ref.namespace,
+      success: true,
+      latencySeconds: event.durationMs / 1000,
+    });
+    this.#deps.logger.info(
+      `Changes detected in ${describeSources(plan)} in namespace '${ref.namespace}'; ` +
+        `updated '${ref.name}' of type '${ref.kind}' in namespace '${ref.namespace}'`,
+      {
+        namespace: ref.namespace,
+        kind: ref.kind,
+        workload: ref.name,
+        source: plan.rolling.join(','),
+      },
+    );
+    this.#deps.events.record({
+      object: workloadObjectRef(ref, view.uid),
+      ...reloadedEvent({ sources: changedSources(plan), workload: ref }),
+    });
+    this.#deps.alerts?.send({ sources: changedSources(plan), workload: ref });
+  }
+
+  onBaselined(event: { readonly view: WorkloadView; readonly plan: ReconcilePlan }): void {
+    const { ref } = event.view;
+    this.#deps.logger.debug('baseline recorded', {
+      namespace: ref.namespace,
+      kind: ref.kind,
+      workload: ref.name,
+      source: event.plan.keys
+        .filter((k) => k.outcome === 'baseline')
+        .map((k) => k.key)
+        .join(','),
+    });
+  }
+
+  onSkipped(event: Parameters<ReconcileObserver['onSkipped']>[0]): void {
+    this.#deps.metrics.recordSkip(event.reason);
+    if (event.reason === 'no_container') {
+      this.#once(`no_container\0${event.key}`, () => {
+        this.#deps.logger.info('workload has no regular container; not rolled', {
+          namespace: event.view.ref.namespace,
+          kind: event.view.ref.kind,
+          workload: event.view.ref.name,
+        });
+      });
+    }
+  }
+
+  onDryRun(event: { readonly view: WorkloadView; readonly plan: ReconcilePlan }): void {
+    const { view, plan } = event;
+    const hashes = desiredHashes(plan);
+    const signature = `dry-run\0${workloadKey(view.ref)}\0${JSON.stringify([...hashes])}`;
+    this.#once(signature, () => {
+      const content = dryRunReloadEvent({ workload: view.ref, hashes });
+      this.#deps.logger.info(content.message, {
+        namespace: view.ref.namespace,
+        kind: view.ref.kind,
+        workload: view.ref.name,
+      });
+      this.#deps.events.record({ object: workloadObjectRef(view.ref, view.uid), ...content });
+    });
+  }
+
+  onFailed(event: FailedEvent): void {
+    const { ref } = event.view;
+    this.#deps.metrics.recordRoll({
+      kind: ref.kind,
+      namespace: ref.namespace,
+      success: false,
+      latencySeconds: 0,
+    });
+    if (event.gaveUp) this.#deps.metrics.recordError('write_gave_up');
+    this.#deps.logger.error('workload write failed', {
+      namespace: ref.namespace,
+      kind: ref.kind,
+      workload: ref.name,
+      status: event.error.status,
+      attempts: event.attempts,
+      error: event.error.message,
+    });
+    this.#deps.events.record({
+      object: workloadObjectRef(ref, event.view.uid),
+      ...reloadFailEvent({ workload: ref, error: event.error.message }),
+    });
+  }
+
+  onRetry(event: RetryEvent): void {
+    this.#deps.metrics.recordRetry();
+    this.#deps.logger.warn('workload write will be retried', {
+      workload: event.key,
+      status: event.error.status,
+      attempt: event.attempt,
+      delayMs: Math.round(event.delayMs),
+      error: event.error.message,
+    });
+  }
+
+  onGone(event: { readonly key: string }): void {
+    this.#deps.logger.debug('workload gone before its write', { workload: event.key });
+  }
+
+  onProblems(event: Parameters<ReconcileObserver['onProblems']>[0]): void {
+    const { view } = event;
+    for (const problem of event.problems) {
+      const id = `${workloadKey(view.ref)}\0${problem.on}\0${problem.key}\0${problem.value}`;
+      this.#once(id, () => {
+        this.#deps.logger.warn(`${problem.key}: ${problem.problem}; ${problem.consequence}`, {
+          namespace: view.ref.namespace,
+          kind: view.ref.kind,
+          workload: view.ref.name,
+          on: problem.on,
+        });
+        // A problem found on a source is reported through the workload that read it: the view
+        // carries no source UID to address an Event to the source itself.
+        this.#deps.events.record({
+          object: workloadObjectRef(view.ref, view.uid),
+          ...invalidAnnotationEvent(problem),
+        });
+      });
+    }
+  }
+
+  onCollision(event: Parameters<ReconcileObserver['onCollision']>[0]): void {
+    const { view } = event;
+    for (const collision of event.collisions) {
+      const id = `collision\0${workloadKey(view.ref)}\0${collision.envVar}\0${collision.keys.join(',')}`;
+      this.#once(id, () => {
+        const content = envVarCollisionEvent({ envVar: collision.envVar, sources: collision.keys });
+        this.#deps.logger.warn(content.message, {
+          namespace: view.ref.namespace,
+          kind: view.ref.kind,
+          workload: view.ref.name,
+        });
+        this.#deps.events.record({ object: workloadObjectRef(view.ref, view.uid), ...content });
+      });
+    }
+  }
+
+  #once(id: string, report: () => void): void {
+    if (this.#reported.has(id)) return;
+    if (this.#reported.size >= (this.#deps.maxRemembered ?? DEFAULT_MAX_REMEMBERED)) {
+      const oldest = this.#reported.values().next();
+      if (oldest.done !== true) this.#reported.delete(oldest.value);
+    }
+    this.#reported.add(id);
+    report();
+  }
+}
