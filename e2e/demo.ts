@@ -1,0 +1,135 @@
+/**
+ * `npm run demo`: boots a real local control plane (building it on the first run), starts kreload
+ * as its CLI under its own ServiceAccount, and shows one reload: an annotated Deployment, a change
+ * to its ConfigMap, the new ReplicaSet and the Events. Then it keeps kreload running against the
+ * cluster until Ctrl-C, with a kubeconfig to try more. `--once` stops after the demo.
+ */
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { readFile } from 'node:fs/promises';
+import { startCluster } from './harness/cluster.ts';
+import { startKreload } from './harness/kreload-process.ts';
+import { pollUntil } from './harness/poll.ts';
+import { installKreloadIdentity } from './harness/rbac.ts';
+
+const once = process.argv.includes('--once');
+const NAMESPACE = 'demo';
+const say = (text: string): void => {
+  process.stdout.write(`\n==> ${text}\n`);
+};
+
+say('starting a local control plane (the first run builds it from source: about 10 minutes)');
+const cluster = await startCluster({
+  onProgress: (message) => {
+    process.stdout.write(`    ${message}\n`);
+  },
+});
+let stopping = false;
+const shutdown = async (code: number): Promise<never> => {
+  if (!stopping) {
+    stopping = true;
+    await kreload?.stop().catch(() => undefined);
+    await cluster.stop();
+  }
+  process.exit(code);
+};
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+let kreload: Awaited<ReturnType<typeof startKreload>> | undefined;
+try {
+  const core = cluster.kc.makeApiClient(CoreV1Api);
+  const apps = cluster.kc.makeApiClient(AppsV1Api);
+  const identity = await installKreloadIdentity(cluster);
+  await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  await core.createNamespacedConfigMap({
+    namespace: NAMESPACE,
+    body: { metadata: { name: 'app-config' }, data: { greeting: 'hello' } },
+  });
+  await apps.createNamespacedDeployment({
+    namespace: NAMESPACE,
+    body: {
+      metadata: { name: 'api', annotations: { 'reloader.stakater.com/auto': 'true' } },
+      spec: {
+        selector: { matchLabels: { app: 'api' } },
+        template: {
+          metadata: { labels: { app: 'api' } },
+          spec: {
+            containers: [
+              { name: 'app', image: 'nginx', envFrom: [{ configMapRef: { name: 'app-config' } }] },
+            ],
+          },
+        },
+      },
+    },
+  });
+  say(
+    'created ConfigMap demo/app-config and Deployment demo/api (reloader.stakater.com/auto: "true")',
+  );
+
+  kreload = await startKreload({
+    name: 'demo',
+    kubeconfig: identity.kubeconfigPath,
+    args: ['--namespaces=demo', '--sync-delay=1s'],
+  });
+  say(
+    `kreload is running (pid ${kreload.pid}, metrics on http://127.0.0.1:${kreload.metricsPort}/metrics)`,
+  );
+
+  const deployment = () => apps.readNamespacedDeployment({ name: 'api', namespace: NAMESPACE });
+  await pollUntil(
+    async () => (await deployment()).metadata?.annotations?.['kreload.io/baseline'] !== undefined,
+    { timeoutMs: 30_000, describe: 'kreload records the baseline of demo/api' },
+  );
+  say('first sight: kreload recorded a baseline in metadata only; no pod was restarted');
+
+  await core.patchNamespacedConfigMap(
+    { name: 'app-config', namespace: NAMESPACE, body: { data: { greeting: 'hello, world' } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  say('changed ConfigMap demo/app-config (greeting: "hello, world")');
+
+  const replicaSets = () => apps.listNamespacedReplicaSet({ namespace: NAMESPACE });
+  await pollUntil(async () => (await replicaSets()).items.length === 2, {
+    timeoutMs: 60_000,
+    describe: 'the Deployment rolls to a second ReplicaSet',
+  });
+  const rolled = await deployment();
+  const env = rolled.spec?.template.spec?.containers[0]?.env ?? [];
+  say('kreload rolled the Deployment:');
+  for (const variable of env)
+    process.stdout.write(`    env ${variable.name}=${variable.value ?? ''}\n`);
+  for (const rs of (await replicaSets()).items) {
+    process.stdout.write(
+      `    ReplicaSet ${rs.metadata?.name ?? ''} (revision ${rs.metadata?.annotations?.['deployment.kubernetes.io/revision'] ?? '?'})\n`,
+    );
+  }
+  const events = await core.listNamespacedEvent({ namespace: NAMESPACE });
+  for (const event of events.items.filter((e) => e.source?.component === 'kreload')) {
+    process.stdout.write(`    Event ${event.reason ?? ''}: ${event.message ?? ''}\n`);
+  }
+  const log = await readFile(kreload.logPath, 'utf8');
+  say('kreload log:');
+  process.stdout.write(
+    log
+      .split('\n')
+      .map((line) => `    ${line}`)
+      .join('\n'),
+  );
+
+  if (once) await shutdown(0);
+  say('kreload keeps running. In another shell:');
+  process.stdout.write(
+    `    export KUBECONFIG=${cluster.kubeconfigPath}\n` +
+      `    kubectl -n demo edit configmap app-config   # then: kubectl -n demo get rs\n` +
+      `    curl -s http://127.0.0.1:${kreload.metricsPort}/metrics | grep reloader_\n` +
+      '    Ctrl-C here stops kreload and the control plane.\n',
+  );
+  await kreload.exit;
+  await shutdown(1);
+} catch (error) {
+  process.stderr.write(
+    `demo failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  if (kreload) process.stderr.write(await readFile(kreload.logPath, 'utf8').catch(() => ''));
+  await shutdown(1);
+}
