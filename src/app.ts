@@ -4,10 +4,12 @@
  * leader election or immediate reconcile. Stop reverses it within the drain deadline.
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import { existsSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { AlertSender } from './alerts/alert-sender.ts';
 import { createHttpTransport } from './alerts/http-transport.ts';
 import type { AppDeps, App } from './cli/run.ts';
+import { resolveKubeconfig } from './config/kubeconfig.ts';
 import type { Options } from './config/parse-options.ts';
 import { ChangeRouter } from './controller/change-router.ts';
 import { CacheSourceLookup, StoreMarkLedger, StoreWorkloadLookup } from './controller/lookups.ts';
@@ -55,25 +57,15 @@ const DRAIN_DEADLINE_MS = 10_000;
 const SYNC_POLL_MS = 100;
 const RESYNC_JITTER = 0.1;
 
-function loadKubeConfig(options: Options, logger: Logger): KubeConfig {
+/** The first match of §12.5's lookup; run.ts has already checked that it exists and parses. */
+function loadKubeConfig(options: Options): KubeConfig {
+  const lookup = resolveKubeconfig(options, existsSync);
   const kc = new KubeConfig();
-  const path = options.kubeconfig ?? options.kubeconfigSearch.kubeconfigVar;
-  const home = options.kubeconfigSearch.home;
-  // parseOptions validated the lookup already (§12.5); here the same first match is loaded.
-  if (path !== undefined && path !== '') {
-    try {
-      kc.loadFromFile(path);
-      return kc;
-    } catch (error) {
-      if (options.kubeconfig !== undefined) throw error;
-      logger.warn('KUBECONFIG file unusable; looking further', { path });
-    }
+  if (lookup.source === undefined) {
+    throw new Error(`no cluster configuration: ${lookup.problems.join('; ')}`);
   }
-  if (options.kubeconfigSearch.serviceHost !== undefined) {
-    kc.loadFromCluster();
-    return kc;
-  }
-  kc.loadFromFile(`${home ?? ''}/.kube/config`);
+  if (lookup.source.kind === 'in-cluster') kc.loadFromCluster();
+  else kc.loadFromFile(lookup.source.path);
   return kc;
 }
 
@@ -110,7 +102,7 @@ class KreloadApp implements App {
   async start(): Promise<void> {
     const options = this.#options;
     const logger = this.#deps.logger;
-    const kc = loadKubeConfig(options, logger);
+    const kc = loadKubeConfig(options);
     const transport = createKubeTransport({ kubeConfig: kc });
     const registry = new Registry();
     const metrics = createMetrics(registry, { countByNamespace: options.metricsCountByNamespace });
@@ -128,12 +120,7 @@ class KreloadApp implements App {
       },
     });
     const port = await health.start();
-    logger.info('kreload starting', {
-      metricsPort: port,
-      strategy: options.reloadStrategy,
-      scope: options.scope.mode,
-      namespaces: options.scope.namespaces.join(','),
-    });
+    logger.debug('HTTP listener started', { metricsPort: port });
 
     const keys = options.annotationKeys;
     const reloadLists = new ReloadListCache();

@@ -1,2 +1,56 @@
 #!/usr/bin/env node
-console.log('kreload');
+/**
+ * The process edge and the only user of `process`: hands argv, env, streams and signals to runCli and
+ * exits with its code (0 clean, 1 runtime failure, 2 invalid configuration; §12.6).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { runCli } from './cli/run.ts';
+
+/** main.ts and dist/main.js both sit one level below the package root. */
+function readPackageVersion(): string {
+  try {
+    const manifest: unknown = JSON.parse(
+      readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+    );
+    if (typeof manifest === 'object' && manifest !== null && 'version' in manifest) {
+      return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+    }
+  } catch {
+    // A missing package.json only costs the version string.
+  }
+  return 'unknown';
+}
+
+async function readStandardInput(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) {
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+process.on('unhandledRejection', (reason) => {
+  const text = reason instanceof Error ? (reason.stack ?? reason.message) : String(reason);
+  process.stderr.write(`kreload: unhandled rejection: ${text}\n`);
+  process.exit(1);
+});
+
+const exitCode = await runCli({
+  argv: process.argv.slice(2),
+  env: process.env,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  readFile: (path) => (path === '-' ? readStandardInput() : readFile(path, 'utf8')),
+  fileExists: existsSync,
+  version: readPackageVersion(),
+  onShutdownSignal: (handler) => {
+    process.on('SIGTERM', () => {
+      handler('SIGTERM');
+    });
+    process.on('SIGINT', () => {
+      handler('SIGINT');
+    });
+  },
+});
+process.exit(exitCode);

@@ -1,0 +1,151 @@
+/**
+ * Settings read only from the environment, with their Reloader meaning (§12.5 item 2, §13.6, §13.10),
+ * and the check for unknown `KRELOAD_*` variables.
+ */
+import type { ConfigWarning } from './config-warning.ts';
+import { checkDnsLabel } from './k8s-names.ts';
+import { OPTION_SPECS } from './options.ts';
+import { isChoice, parseUrlValue } from './value-parsers.ts';
+
+export const ALERT_SINKS = ['slack', 'teams', 'gchat', 'webhook'] as const;
+export type AlertSink = (typeof ALERT_SINKS)[number];
+
+export interface AlertOptions {
+  /** `ALERT_ON_RELOAD` is exactly `true` and `ALERT_WEBHOOK_URL` is set. */
+  readonly enabled: boolean;
+  /** `ALERT_SINK` lower-cased and trimmed; empty or unknown sinks send plain text (`webhook`). */
+  readonly sink: AlertSink;
+  /** Trimmed; undefined when alerts are disabled. A secret-bearing URL: log it only through redactUrl. */
+  readonly webhookUrl: string | undefined;
+  readonly proxy: string | undefined;
+  /** Prefix of every message (`<info> : `); undefined when unset. */
+  readonly additionalInfo: string | undefined;
+}
+
+export interface EnvSettings {
+  readonly kubernetesNamespace: string | undefined;
+  readonly podName: string | undefined;
+  readonly podNamespace: string | undefined;
+  readonly metricsCountByNamespace: boolean;
+  readonly alerts: AlertOptions;
+  /** `RELOADER_NAMESPACE`: where the meta-info ConfigMap goes; undefined means none is written. */
+  readonly metaInfoNamespace: string | undefined;
+  readonly deploymentName: string | undefined;
+  readonly kubeconfigSearch: KubeconfigSearch;
+}
+
+/** What the kubeconfig lookup reads from the environment (§12.5). */
+export interface KubeconfigSearch {
+  /** `$KUBECONFIG`. */
+  readonly kubeconfigVar: string | undefined;
+  /** `$HOME`. */
+  readonly home: string | undefined;
+  /** `$KUBERNETES_SERVICE_HOST`: set by the kubelet in every pod. */
+  readonly serviceHost: string | undefined;
+}
+
+export interface EnvReport {
+  readonly settings: EnvSettings;
+  readonly problems: readonly string[];
+  readonly warnings: readonly ConfigWarning[];
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** An empty value counts as unset (§12.5). */
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+const DISABLED_ALERTS: AlertOptions = {
+  enabled: false,
+  sink: 'webhook',
+  webhookUrl: undefined,
+  proxy: undefined,
+  additionalInfo: undefined,
+};
+
+interface Findings {
+  readonly problems: string[];
+  readonly warnings: ConfigWarning[];
+}
+
+/** Empty or unknown sinks send plain text, as Reloader does; unknown ones are worth a warning. */
+function readSink(env: Env, findings: Findings): AlertSink {
+  const sink = env.ALERT_SINK?.trim().toLowerCase() ?? '';
+  if (isChoice(ALERT_SINKS, sink)) return sink;
+  if (sink !== '') {
+    findings.warnings.push({
+      level: 'warn',
+      subject: 'ALERT_SINK',
+      message: `unknown sink "${sink}"; alerts are sent as plain text`,
+    });
+  }
+  return 'webhook';
+}
+
+function readAlertUrl(env: Env, name: string, findings: Findings): string | undefined {
+  const url = parseUrlValue(env[name]?.trim() ?? '');
+  if (url.ok) return url.value;
+  findings.problems.push(`${name}: ${url.problem}`);
+  return undefined;
+}
+
+function readAlerts(env: Env, findings: Findings): AlertOptions {
+  if (env.ALERT_ON_RELOAD !== 'true') return DISABLED_ALERTS;
+  if ((env.ALERT_WEBHOOK_URL?.trim() ?? '') === '') {
+    findings.warnings.push({
+      level: 'warn',
+      subject: 'ALERT_ON_RELOAD',
+      message: 'is true but ALERT_WEBHOOK_URL is empty; alerts are disabled',
+    });
+    return DISABLED_ALERTS;
+  }
+  return {
+    enabled: true,
+    sink: readSink(env, findings),
+    webhookUrl: readAlertUrl(env, 'ALERT_WEBHOOK_URL', findings),
+    proxy: readAlertUrl(env, 'ALERT_WEBHOOK_PROXY', findings),
+    additionalInfo: read(env, 'ALERT_ADDITIONAL_INFO'),
+  };
+}
+
+const KNOWN_KRELOAD_VARIABLES: ReadonlySet<string> = new Set(OPTION_SPECS.map((spec) => spec.env));
+
+export function readEnvSettings(env: Env): EnvReport {
+  const problems: string[] = [];
+  const warnings: ConfigWarning[] = [];
+  const kubernetesNamespace = read(env, 'KUBERNETES_NAMESPACE');
+  const namespaceProblem =
+    kubernetesNamespace === undefined ? undefined : checkDnsLabel(kubernetesNamespace);
+  if (namespaceProblem !== undefined) {
+    problems.push(
+      `KUBERNETES_NAMESPACE: invalid namespace "${kubernetesNamespace ?? ''}": ${namespaceProblem}`,
+    );
+  }
+  const alerts = readAlerts(env, { problems, warnings });
+  for (const name of Object.keys(env).sort()) {
+    if (name.startsWith('KRELOAD_') && !KNOWN_KRELOAD_VARIABLES.has(name)) {
+      warnings.push({ level: 'warn', subject: name, message: 'unknown variable, ignored' });
+    }
+  }
+  return {
+    settings: {
+      kubernetesNamespace,
+      podName: read(env, 'POD_NAME'),
+      podNamespace: read(env, 'POD_NAMESPACE'),
+      metricsCountByNamespace: env.METRICS_COUNT_BY_NAMESPACE === 'enabled',
+      alerts,
+      metaInfoNamespace: read(env, 'RELOADER_NAMESPACE'),
+      deploymentName: read(env, 'RELOADER_DEPLOYMENT_NAME'),
+      kubeconfigSearch: {
+        kubeconfigVar: read(env, 'KUBECONFIG'),
+        home: read(env, 'HOME'),
+        serviceHost: read(env, 'KUBERNETES_SERVICE_HOST'),
+      },
+    },
+    problems,
+    warnings,
+  };
+}

@@ -1,0 +1,546 @@
+/**
+ * Every option of kreload, one row each (§12). The rows drive the command-line parser, the env binding,
+ * the help text, docs/configuration.md and the Helm chart check; nothing else lists flags.
+ */
+
+/**
+ * How a raw string is parsed and validated:
+ * - `bool`: Go `ParseBool` set; a bare flag means true (§12.3).
+ * - `string-bool`: exactly `true` or `false`; a bare flag means true (D31).
+ * - `list`: CSV per occurrence, occurrences append; items checked against `choices` or `items`.
+ * - `selector`: a list whose elements are normalised and joined into one label selector (§11 item 2).
+ * - `duration`: Go duration (§12.4), never negative; `min` in milliseconds.
+ * - `int`: decimal integer within `min`…`max`.
+ * - `enum`: one of `choices`.
+ * - `annotation-key`: qualified annotation key (§12.3).
+ * - `url`: absolute `http(s)` URL; empty means unset.
+ * - `path`: a file path; empty means unset.
+ * - `address`: `[host]:port`.
+ * - `port`: 1–65535.
+ * - `namespace`: a DNS-1123 label; empty means unset.
+ * - `name`: a DNS-1123 subdomain (an object name).
+ */
+export type OptionType =
+  | 'bool'
+  | 'string-bool'
+  | 'list'
+  | 'selector'
+  | 'duration'
+  | 'int'
+  | 'enum'
+  | 'annotation-key'
+  | 'url'
+  | 'path'
+  | 'address'
+  | 'port'
+  | 'namespace'
+  | 'name';
+
+export type EnvName = `KRELOAD_${string}`;
+
+export interface OptionSpec {
+  /** camelCase of the flag. Also the key of the value in `Options` when it is stored as-is. */
+  readonly name: string;
+  /** Exact spelling, including the capitals of `--is-Argo-Rollouts`. */
+  readonly flag: `--${string}`;
+  /** `KRELOAD_` + the flag without dashes, upper-cased, `-` turned into `_` (§12.5). */
+  readonly env: EnvName;
+  readonly type: OptionType;
+  /** As written on a command line; parsed by the same rules as a user's value. */
+  readonly default: string;
+  /** Shown instead of `default` where the default comes from elsewhere. */
+  readonly defaultText?: string;
+  readonly help: string;
+  /**
+   * The Stakater chart value that sets the flag; two values that feed one list flag are written
+   * `a / b` (see `helmValuePaths`). Undefined when the chart has no such value.
+   */
+  readonly helm: string | undefined;
+  /** Allowed values of an `enum`, or of each item of a `list`. */
+  readonly choices?: readonly string[];
+  /** Compare `choices` ignoring case; the value is stored lower-cased. */
+  readonly caseInsensitive?: boolean;
+  /** Format of each item of a `list`. */
+  readonly items?: 'namespace';
+  /** Lower bound: an `int`, or a `duration` in milliseconds. */
+  readonly min?: number;
+  /** Upper bound of an `int`. */
+  readonly max?: number;
+}
+
+export const RESOURCE_TYPES = ['configmaps', 'secrets'] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+export const IGNORABLE_WORKLOAD_TYPES = ['jobs', 'cronjobs'] as const;
+export type IgnorableWorkloadType = (typeof IGNORABLE_WORKLOAD_TYPES)[number];
+
+export const RELOAD_STRATEGIES = ['env-vars', 'annotations'] as const;
+
+export const LOG_FORMATS = ['', 'text', 'json'] as const;
+
+export const LOG_LEVEL_NAMES = [
+  'trace',
+  'debug',
+  'info',
+  'warning',
+  'warn',
+  'error',
+  'fatal',
+  'panic',
+] as const;
+export type LogLevelName = (typeof LOG_LEVEL_NAMES)[number];
+
+export const OPTION_SPECS = [
+  // §12.1: flags that Reloader also has.
+  {
+    name: 'autoReloadAll',
+    flag: '--auto-reload-all',
+    env: 'KRELOAD_AUTO_RELOAD_ALL',
+    type: 'bool',
+    default: 'false',
+    help: 'Reload every workload that references a changed source, unless it opts out (auto: "false").',
+    helm: 'reloader.autoReloadAll',
+  },
+  {
+    name: 'autoAnnotation',
+    flag: '--auto-annotation',
+    env: 'KRELOAD_AUTO_ANNOTATION',
+    type: 'annotation-key',
+    default: 'reloader.stakater.com/auto',
+    help: 'Annotation that turns on automatic reload for all source types.',
+    helm: 'reloader.custom_annotations.auto',
+  },
+  {
+    name: 'configmapAutoAnnotation',
+    flag: '--configmap-auto-annotation',
+    env: 'KRELOAD_CONFIGMAP_AUTO_ANNOTATION',
+    type: 'annotation-key',
+    default: 'configmap.reloader.stakater.com/auto',
+    help: 'Annotation that turns on automatic reload for ConfigMaps only.',
+    helm: 'reloader.custom_annotations.configmap_auto',
+  },
+  {
+    name: 'secretAutoAnnotation',
+    flag: '--secret-auto-annotation',
+    env: 'KRELOAD_SECRET_AUTO_ANNOTATION',
+    type: 'annotation-key',
+    default: 'secret.reloader.stakater.com/auto',
+    help: 'Annotation that turns on automatic reload for Secrets only.',
+    helm: 'reloader.custom_annotations.secret_auto',
+  },
+  {
+    name: 'configmapAnnotation',
+    flag: '--configmap-annotation',
+    env: 'KRELOAD_CONFIGMAP_ANNOTATION',
+    type: 'annotation-key',
+    default: 'configmap.reloader.stakater.com/reload',
+    help: 'Annotation that lists the ConfigMaps a workload reloads on.',
+    helm: 'reloader.custom_annotations.configmap',
+  },
+  {
+    name: 'secretAnnotation',
+    flag: '--secret-annotation',
+    env: 'KRELOAD_SECRET_ANNOTATION',
+    type: 'annotation-key',
+    default: 'secret.reloader.stakater.com/reload',
+    help: 'Annotation that lists the Secrets a workload reloads on.',
+    helm: 'reloader.custom_annotations.secret',
+  },
+  {
+    name: 'autoSearchAnnotation',
+    flag: '--auto-search-annotation',
+    env: 'KRELOAD_AUTO_SEARCH_ANNOTATION',
+    type: 'annotation-key',
+    default: 'reloader.stakater.com/search',
+    help: 'Workload annotation that reloads on referenced sources carrying the match annotation.',
+    helm: 'reloader.custom_annotations.search',
+  },
+  {
+    name: 'searchMatchAnnotation',
+    flag: '--search-match-annotation',
+    env: 'KRELOAD_SEARCH_MATCH_ANNOTATION',
+    type: 'annotation-key',
+    default: 'reloader.stakater.com/match',
+    help: 'Source annotation that makes a source count for workloads with the search annotation.',
+    helm: 'reloader.custom_annotations.match',
+  },
+  {
+    name: 'ignoreAnnotation',
+    flag: '--ignore-annotation',
+    env: 'KRELOAD_IGNORE_ANNOTATION',
+    type: 'annotation-key',
+    default: 'reloader.stakater.com/ignore',
+    help: 'Source annotation that makes kreload ignore changes to that source.',
+    helm: 'reloader.custom_annotations.ignore',
+  },
+  {
+    name: 'pauseDeploymentAnnotation',
+    flag: '--pause-deployment-annotation',
+    env: 'KRELOAD_PAUSE_DEPLOYMENT_ANNOTATION',
+    type: 'annotation-key',
+    default: 'deployment.reloader.stakater.com/pause-period',
+    help: 'Deployment annotation holding the pause period after a roll.',
+    helm: 'reloader.custom_annotations.pausePeriod',
+  },
+  {
+    name: 'pauseDeploymentTimeAnnotation',
+    flag: '--pause-deployment-time-annotation',
+    env: 'KRELOAD_PAUSE_DEPLOYMENT_TIME_ANNOTATION',
+    type: 'annotation-key',
+    default: 'deployment.reloader.stakater.com/paused-at',
+    help: 'Deployment annotation where kreload records when it paused the Deployment.',
+    helm: 'reloader.custom_annotations.pauseTime',
+  },
+  {
+    name: 'reloadStrategy',
+    flag: '--reload-strategy',
+    env: 'KRELOAD_RELOAD_STRATEGY',
+    type: 'enum',
+    default: 'env-vars',
+    help: 'How a roll is written into the pod template: a STAKATER_* env var, or an annotation.',
+    helm: 'reloader.reloadStrategy',
+    choices: RELOAD_STRATEGIES,
+  },
+  {
+    name: 'reloadOnCreate',
+    flag: '--reload-on-create',
+    env: 'KRELOAD_RELOAD_ON_CREATE',
+    type: 'string-bool',
+    default: 'false',
+    help: 'Also roll workloads when a source they use is created.',
+    helm: 'reloader.reloadOnCreate',
+  },
+  {
+    name: 'reloadOnDelete',
+    flag: '--reload-on-delete',
+    env: 'KRELOAD_RELOAD_ON_DELETE',
+    type: 'string-bool',
+    default: 'false',
+    help: 'Also roll workloads when a source they use is deleted.',
+    helm: 'reloader.reloadOnDelete',
+  },
+  {
+    name: 'isArgoRollouts',
+    flag: '--is-Argo-Rollouts',
+    env: 'KRELOAD_IS_ARGO_ROLLOUTS',
+    type: 'string-bool',
+    default: 'false',
+    help: 'Watch and reload Argo Rollouts (when their API is served).',
+    helm: 'reloader.isArgoRollouts',
+  },
+  {
+    name: 'enableCsiIntegration',
+    flag: '--enable-csi-integration',
+    env: 'KRELOAD_ENABLE_CSI_INTEGRATION',
+    type: 'bool',
+    default: 'false',
+    help: 'Watch Secrets Store CSI driver objects and reload on secret rotation.',
+    helm: 'reloader.enableCSIIntegration',
+  },
+  {
+    name: 'syncAfterRestart',
+    flag: '--sync-after-restart',
+    env: 'KRELOAD_SYNC_AFTER_RESTART',
+    type: 'bool',
+    default: 'false',
+    help: 'Accepted for compatibility and ignored: restart-safe reconciliation is always on.',
+    helm: 'reloader.syncAfterRestart',
+  },
+  {
+    name: 'resourcesToIgnore',
+    flag: '--resources-to-ignore',
+    env: 'KRELOAD_RESOURCES_TO_IGNORE',
+    type: 'list',
+    default: '',
+    help: 'Source type not to watch: configmaps or secrets (not both).',
+    helm: 'reloader.ignoreSecrets / reloader.ignoreConfigMaps',
+    choices: RESOURCE_TYPES,
+    caseInsensitive: true,
+  },
+  {
+    name: 'ignoredWorkloadTypes',
+    flag: '--ignored-workload-types',
+    env: 'KRELOAD_IGNORED_WORKLOAD_TYPES',
+    type: 'list',
+    default: '',
+    help: 'Workload kinds not to watch: jobs, cronjobs or both.',
+    helm: 'reloader.ignoreJobs / reloader.ignoreCronJobs',
+    choices: IGNORABLE_WORKLOAD_TYPES,
+  },
+  {
+    name: 'namespaces',
+    flag: '--namespaces',
+    env: 'KRELOAD_NAMESPACES',
+    type: 'list',
+    default: '',
+    help: 'Watch only these namespaces (scoped mode).',
+    helm: 'reloader.namespaces',
+    items: 'namespace',
+  },
+  {
+    name: 'namespacesToIgnore',
+    flag: '--namespaces-to-ignore',
+    env: 'KRELOAD_NAMESPACES_TO_IGNORE',
+    type: 'list',
+    default: '',
+    help: 'Namespaces to leave alone (global mode only).',
+    helm: 'reloader.ignoreNamespaces',
+    items: 'namespace',
+  },
+  {
+    name: 'namespaceSelector',
+    flag: '--namespace-selector',
+    env: 'KRELOAD_NAMESPACE_SELECTOR',
+    type: 'selector',
+    default: '',
+    help: 'Label selector of the namespaces to act in (global mode only); k:v and k:* are accepted.',
+    helm: 'reloader.namespaceSelector',
+  },
+  {
+    name: 'resourceLabelSelector',
+    flag: '--resource-label-selector',
+    env: 'KRELOAD_RESOURCE_LABEL_SELECTOR',
+    type: 'selector',
+    default: '',
+    help: 'Label selector of the ConfigMaps, Secrets and SecretProviderClasses to watch.',
+    helm: 'reloader.resourceLabelSelector',
+  },
+  {
+    name: 'webhookUrl',
+    flag: '--webhook-url',
+    env: 'KRELOAD_WEBHOOK_URL',
+    type: 'url',
+    default: '',
+    help: 'POST source changes to this URL instead of reloading workloads.',
+    helm: 'reloader.webhookUrl',
+  },
+  {
+    name: 'enableHa',
+    flag: '--enable-ha',
+    env: 'KRELOAD_ENABLE_HA',
+    type: 'bool',
+    default: 'false',
+    help: 'Run several replicas with Lease leader election; needs POD_NAME and POD_NAMESPACE.',
+    helm: 'reloader.enableHA',
+  },
+  {
+    name: 'logFormat',
+    flag: '--log-format',
+    env: 'KRELOAD_LOG_FORMAT',
+    type: 'enum',
+    default: '',
+    defaultText: 'text',
+    help: 'Log format: text (logfmt) or json; empty means text.',
+    helm: 'reloader.logFormat',
+    choices: LOG_FORMATS,
+  },
+  {
+    name: 'logLevel',
+    flag: '--log-level',
+    env: 'KRELOAD_LOG_LEVEL',
+    type: 'enum',
+    default: 'info',
+    help: 'Lowest level logged; fatal and panic mean error.',
+    helm: 'reloader.logLevel',
+    choices: LOG_LEVEL_NAMES,
+  },
+  {
+    name: 'enablePprof',
+    flag: '--enable-pprof',
+    env: 'KRELOAD_ENABLE_PPROF',
+    type: 'bool',
+    default: 'false',
+    help: 'Serve Node CPU profiles and heap snapshots on --pprof-addr.',
+    helm: 'reloader.enablePProf',
+  },
+  {
+    name: 'pprofAddr',
+    flag: '--pprof-addr',
+    env: 'KRELOAD_PPROF_ADDR',
+    type: 'address',
+    default: ':6060',
+    help: 'Address of the profiling listener, [host]:port.',
+    helm: 'reloader.pprofAddr',
+  },
+  // §12.2: flags only kreload has.
+  {
+    name: 'syncDelay',
+    flag: '--sync-delay',
+    env: 'KRELOAD_SYNC_DELAY',
+    type: 'duration',
+    default: '2s',
+    help: 'Quiet time after the last change before a workload is rolled (per-workload debounce).',
+    helm: 'reloader.syncDelay',
+    min: 0,
+  },
+  {
+    name: 'syncMaxDelay',
+    flag: '--sync-max-delay',
+    env: 'KRELOAD_SYNC_MAX_DELAY',
+    type: 'duration',
+    default: '30s',
+    help: 'Longest time continuing changes can postpone a roll; at least --sync-delay.',
+    helm: 'reloader.syncMaxDelay',
+    min: 0,
+  },
+  {
+    name: 'workerThreads',
+    flag: '--worker-threads',
+    env: 'KRELOAD_WORKER_THREADS',
+    type: 'int',
+    default: '3',
+    help: 'Number of workloads reconciled and written concurrently.',
+    helm: 'reloader.workerThreads',
+    min: 1,
+    max: 64,
+  },
+  {
+    name: 'resyncPeriod',
+    flag: '--resync-period',
+    env: 'KRELOAD_RESYNC_PERIOD',
+    type: 'duration',
+    default: '10m',
+    help: 'Period of the full reconcile and API re-discovery; 0 disables it, otherwise at least 30s.',
+    helm: 'reloader.resyncPeriod',
+    min: 0,
+  },
+  {
+    name: 'kubeconfig',
+    flag: '--kubeconfig',
+    env: 'KRELOAD_KUBECONFIG',
+    type: 'path',
+    default: '',
+    help: 'Kubeconfig file to use; otherwise $KUBECONFIG, ~/.kube/config, then in-cluster.',
+    helm: undefined,
+  },
+  {
+    name: 'metricsPort',
+    flag: '--metrics-port',
+    env: 'KRELOAD_METRICS_PORT',
+    type: 'port',
+    default: '9090',
+    help: 'Port of the HTTP listener for /metrics, /live, /healthz and /readyz.',
+    helm: 'reloader.metricsPort',
+  },
+  {
+    name: 'includeHelmSecrets',
+    flag: '--include-helm-secrets',
+    env: 'KRELOAD_INCLUDE_HELM_SECRETS',
+    type: 'bool',
+    default: 'false',
+    help: 'Also watch Helm release and service-account-token Secrets.',
+    helm: 'reloader.includeHelmSecrets',
+  },
+  {
+    name: 'dryRun',
+    flag: '--dry-run',
+    env: 'KRELOAD_DRY_RUN',
+    type: 'bool',
+    default: 'false',
+    help: 'Log and emit Events for every roll, but never write workloads.',
+    helm: 'reloader.dryRun',
+  },
+  {
+    name: 'leaderElectionNamespace',
+    flag: '--leader-election-namespace',
+    env: 'KRELOAD_LEADER_ELECTION_NAMESPACE',
+    type: 'namespace',
+    default: '',
+    defaultText: '$POD_NAMESPACE',
+    help: 'Namespace of the leader-election Lease.',
+    helm: 'reloader.leaderElection.namespace',
+  },
+  {
+    name: 'leaderElectionId',
+    flag: '--leader-election-id',
+    env: 'KRELOAD_LEADER_ELECTION_ID',
+    type: 'name',
+    default: 'kreload-leader',
+    help: 'Name of the leader-election Lease.',
+    helm: 'reloader.leaderElection.id',
+  },
+] as const satisfies readonly OptionSpec[];
+
+export type OptionSpecRow = (typeof OPTION_SPECS)[number];
+export type OptionName = OptionSpecRow['name'];
+/** Names of the rows of one type, so a typed reader can only be asked for rows it can parse. */
+export type OptionNameOfType<T extends OptionType> = Extract<
+  OptionSpecRow,
+  { readonly type: T }
+>['name'];
+
+/** Flags that print something and exit 0 (§12.2); they have no env binding. */
+export const INFO_FLAGS = [
+  { name: 'help', flag: '--help', alias: '-h', help: 'Print this help and exit.' },
+  { name: 'version', flag: '--version', alias: undefined, help: 'Print the version and exit.' },
+] as const;
+
+export interface EnvSpec {
+  readonly env: string;
+  readonly help: string;
+  /** How the chart sets it (a value, or the downward API); undefined when it does not. */
+  readonly chart: string | undefined;
+}
+
+/** Variables that keep their Reloader meaning (§12.5 item 2); read only from the environment. */
+export const ENV_SPECS = [
+  {
+    env: 'KUBERNETES_NAMESPACE',
+    help: 'Watch only this namespace when --namespaces is empty (single-namespace mode).',
+    chart: 'reloader.watchGlobally=false (the release namespace)',
+  },
+  {
+    env: 'POD_NAME',
+    help: 'Leader-election identity; required with --enable-ha.',
+    chart: 'downward API (metadata.name)',
+  },
+  {
+    env: 'POD_NAMESPACE',
+    help: 'Default Lease namespace; required with --enable-ha unless --leader-election-namespace is set.',
+    chart: 'downward API (metadata.namespace)',
+  },
+  {
+    env: 'METRICS_COUNT_BY_NAMESPACE',
+    help: '"enabled" exposes reloader_reload_executed_total_by_namespace.',
+    chart: 'reloader.enableMetricsByNamespace',
+  },
+  {
+    env: 'ALERT_ON_RELOAD',
+    help: '"true" sends an alert per roll (needs ALERT_WEBHOOK_URL).',
+    chart: undefined,
+  },
+  {
+    env: 'ALERT_SINK',
+    help: 'slack, teams, gchat or webhook (plain text); case-insensitive.',
+    chart: undefined,
+  },
+  { env: 'ALERT_WEBHOOK_URL', help: 'Where alerts are sent.', chart: undefined },
+  { env: 'ALERT_WEBHOOK_PROXY', help: 'HTTP(S) proxy for alerts.', chart: undefined },
+  { env: 'ALERT_ADDITIONAL_INFO', help: 'Text prefixed to every alert message.', chart: undefined },
+  {
+    env: 'RELOADER_NAMESPACE',
+    help: 'Namespace of the reloader-meta-info ConfigMap; unset means none is written.',
+    chart: 'downward API (metadata.namespace)',
+  },
+  {
+    env: 'RELOADER_DEPLOYMENT_NAME',
+    help: 'Deployment name recorded in the reloader-meta-info ConfigMap.',
+    chart: 'the release name',
+  },
+  {
+    env: 'KUBECONFIG',
+    help: 'Kubeconfig file used when --kubeconfig is not set.',
+    chart: undefined,
+  },
+  { env: 'HOME', help: '$HOME/.kube/config is tried after $KUBECONFIG.', chart: undefined },
+] as const satisfies readonly EnvSpec[];
+
+/** The chart values of a row; a list flag can be fed by two values (`a / b`). */
+export function helmValuePaths(spec: OptionSpec): readonly string[] {
+  return spec.helm === undefined ? [] : spec.helm.split(' / ');
+}
+
+/** §12.5: `--is-Argo-Rollouts` → `KRELOAD_IS_ARGO_ROLLOUTS`. */
+export function envNameForFlag(flag: string): EnvName {
+  return `KRELOAD_${flag.replace(/^-+/, '').toUpperCase().replaceAll('-', '_')}`;
+}

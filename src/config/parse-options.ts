@@ -1,0 +1,290 @@
+/**
+ * argv + env → one frozen Options (§12), or a ConfigError listing every problem (§12.6). Pure: the
+ * process environment and arguments are parameters, and nothing here touches the cluster or files.
+ */
+import type { AnnotationKeys, ReloadStrategy } from '../core/types.ts';
+import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
+import { readCommandLine } from './command-line.ts';
+import { ConfigError } from './config-error.ts';
+import type { ConfigWarning } from './config-warning.ts';
+import type { AlertOptions, KubeconfigSearch } from './env-settings.ts';
+import { readEnvSettings } from './env-settings.ts';
+import { OptionReader } from './option-reader.ts';
+import type { IgnorableWorkloadType, LogLevelName, ResourceType } from './options.ts';
+import {
+  IGNORABLE_WORKLOAD_TYPES,
+  LOG_FORMATS,
+  LOG_LEVEL_NAMES,
+  RELOAD_STRATEGIES,
+  RESOURCE_TYPES,
+} from './options.ts';
+import type { Scope } from './scope.ts';
+import { resolveScope } from './scope.ts';
+import type { ListenAddress } from './value-parsers.ts';
+import { formatDuration } from './value-parsers.ts';
+
+export type { ConfigWarning } from './config-warning.ts';
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+export type LogFormat = 'text' | 'json';
+
+export interface LeaderElectionOptions {
+  /** `--enable-ha`. */
+  readonly enabled: boolean;
+  /** `--leader-election-namespace`, else `POD_NAMESPACE`; always set when enabled. */
+  readonly namespace: string | undefined;
+  /** Lease name, `--leader-election-id`. */
+  readonly id: string;
+  /** `POD_NAME`; always set when enabled. */
+  readonly identity: string | undefined;
+}
+
+/**
+ * The effective configuration. Fields named like an OPTION_SPECS row hold that option's value; grouped
+ * fields (annotation keys, scope, leader election, alerts) combine several options and variables.
+ * Durations are milliseconds. Plain data, deeply frozen, JSON-serialisable.
+ */
+export interface Options {
+  readonly annotationKeys: AnnotationKeys;
+  readonly autoReloadAll: boolean;
+  readonly reloadStrategy: ReloadStrategy;
+  readonly reloadOnCreate: boolean;
+  readonly reloadOnDelete: boolean;
+  readonly isArgoRollouts: boolean;
+  readonly enableCsiIntegration: boolean;
+  /** Accepted and ignored (D29); kept so the effective options show it. */
+  readonly syncAfterRestart: boolean;
+  readonly resourcesToIgnore: readonly ResourceType[];
+  readonly ignoredWorkloadTypes: readonly IgnorableWorkloadType[];
+  readonly scope: Scope;
+  /** Normalised label selector of sources; `''` means none. */
+  readonly resourceLabelSelector: string;
+  readonly webhookUrl: string | undefined;
+  readonly leaderElection: LeaderElectionOptions;
+  readonly logFormat: LogFormat;
+  /** `warning` is `warn`; `fatal` and `panic` are `error` (§13.9). */
+  readonly logLevel: LogLevel;
+  readonly enablePprof: boolean;
+  readonly pprofAddr: ListenAddress;
+  /** Milliseconds. */
+  readonly syncDelay: number;
+  /** Milliseconds, ≥ syncDelay. */
+  readonly syncMaxDelay: number;
+  readonly workerThreads: number;
+  /** Milliseconds; 0 disables the periodic resync. */
+  readonly resyncPeriod: number;
+  /** `--kubeconfig`; resolveKubeconfig performs the whole lookup with kubeconfigSearch. */
+  readonly kubeconfig: string | undefined;
+  readonly kubeconfigSearch: KubeconfigSearch;
+  readonly metricsPort: number;
+  readonly includeHelmSecrets: boolean;
+  readonly dryRun: boolean;
+  readonly podName: string | undefined;
+  readonly podNamespace: string | undefined;
+  /** `METRICS_COUNT_BY_NAMESPACE=enabled`. */
+  readonly metricsCountByNamespace: boolean;
+  readonly alerts: AlertOptions;
+  /** `RELOADER_NAMESPACE` and `RELOADER_DEPLOYMENT_NAME` (§13.10). */
+  readonly metaInfo: {
+    readonly namespace: string | undefined;
+    readonly deploymentName: string | undefined;
+  };
+  readonly warnings: readonly ConfigWarning[];
+}
+
+const LOG_LEVELS: Readonly<Record<LogLevelName, LogLevel>> = {
+  trace: 'trace',
+  debug: 'debug',
+  info: 'info',
+  warning: 'warn',
+  warn: 'warn',
+  error: 'error',
+  fatal: 'error',
+  panic: 'error',
+};
+
+const MIN_RESYNC_PERIOD_MS = 30_000;
+
+function readAnnotationKeys(reader: OptionReader): AnnotationKeys {
+  return {
+    ...DEFAULT_ANNOTATION_KEYS,
+    auto: reader.annotationKey('autoAnnotation'),
+    configmapAuto: reader.annotationKey('configmapAutoAnnotation'),
+    secretAuto: reader.annotationKey('secretAutoAnnotation'),
+    configmapReload: reader.annotationKey('configmapAnnotation'),
+    secretReload: reader.annotationKey('secretAnnotation'),
+    search: reader.annotationKey('autoSearchAnnotation'),
+    match: reader.annotationKey('searchMatchAnnotation'),
+    ignore: reader.annotationKey('ignoreAnnotation'),
+    pausePeriod: reader.annotationKey('pauseDeploymentAnnotation'),
+    pausedAt: reader.annotationKey('pauseDeploymentTimeAnnotation'),
+  };
+}
+
+function readDebounce(
+  reader: OptionReader,
+): Pick<Options, 'syncDelay' | 'syncMaxDelay' | 'resyncPeriod'> {
+  const syncDelay = reader.duration('syncDelay');
+  const syncMaxDelay = reader.duration('syncMaxDelay');
+  const resyncPeriod = reader.duration('resyncPeriod');
+  if (reader.isValid('syncDelay') && reader.isValid('syncMaxDelay') && syncMaxDelay < syncDelay) {
+    reader.addProblem(
+      reader.subject('syncMaxDelay'),
+      `${formatDuration(syncMaxDelay)} is less than ${reader.subject('syncDelay')} (${formatDuration(syncDelay)})`,
+    );
+  }
+  if (reader.isValid('resyncPeriod') && resyncPeriod !== 0 && resyncPeriod < MIN_RESYNC_PERIOD_MS) {
+    reader.addProblem(
+      reader.subject('resyncPeriod'),
+      `${formatDuration(resyncPeriod)} is too short: use 0 (disabled) or at least 30s`,
+    );
+  }
+  return { syncDelay, syncMaxDelay, resyncPeriod };
+}
+
+function readResourcesToIgnore(reader: OptionReader): ResourceType[] {
+  const resources = reader.choiceList('resourcesToIgnore', RESOURCE_TYPES);
+  if (resources.length === RESOURCE_TYPES.length) {
+    reader.addProblem(
+      reader.subject('resourcesToIgnore'),
+      'cannot ignore both configmaps and secrets',
+    );
+  }
+  return resources;
+}
+
+function readLeaderElection(
+  reader: OptionReader,
+  pod: { podName: string | undefined; podNamespace: string | undefined },
+): LeaderElectionOptions {
+  const enabled = reader.bool('enableHa');
+  const namespace = reader.namespace('leaderElectionNamespace') ?? pod.podNamespace;
+  if (enabled && pod.podName === undefined) {
+    reader.addProblem(
+      'POD_NAME',
+      `required with ${reader.subject('enableHa')} (the leader-election identity)`,
+    );
+  }
+  if (enabled && namespace === undefined && reader.isValid('leaderElectionNamespace')) {
+    reader.addProblem(
+      reader.subject('leaderElectionNamespace'),
+      `required with ${reader.subject('enableHa')}: set it or POD_NAMESPACE`,
+    );
+  }
+  return { enabled, namespace, id: reader.objectName('leaderElectionId'), identity: pod.podName };
+}
+
+function readWebhook(reader: OptionReader, dryRun: boolean): string | undefined {
+  const webhookUrl = reader.url('webhookUrl');
+  if (dryRun && webhookUrl !== undefined) {
+    reader.addProblem(
+      reader.subject('dryRun'),
+      `cannot be combined with ${reader.subject('webhookUrl')}`,
+    );
+  }
+  return webhookUrl;
+}
+
+function optionWarnings(
+  reader: OptionReader,
+  options: { syncAfterRestart: boolean; webhookUrl: string | undefined },
+): ConfigWarning[] {
+  const warnings: ConfigWarning[] = [];
+  if (options.syncAfterRestart) {
+    warnings.push({
+      level: 'info',
+      subject: reader.subject('syncAfterRestart'),
+      message: 'ignored: restart-safe reconciliation is always on',
+    });
+  }
+  if (options.webhookUrl !== undefined) {
+    warnings.push({
+      level: 'warn',
+      subject: reader.subject('webhookUrl'),
+      message: 'webhook mode: changes are posted to the webhook and no workload is reloaded',
+    });
+  }
+  return warnings;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/**
+ * Precedence per option: command line, then `KRELOAD_*` env, then default (§12.5). Throws ConfigError
+ * with every problem, in command-line, table, cross-check and environment order.
+ */
+export async function parseOptions(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Options> {
+  const commandLine = await readCommandLine(argv);
+  const reader = new OptionReader({ commandLine: commandLine.values, env });
+  const envReport = readEnvSettings(env);
+  const { settings } = envReport;
+
+  const namespaces = reader.namespaceList('namespaces');
+  const namespacesToIgnore = reader.namespaceList('namespacesToIgnore');
+  const namespaceSelector = reader.selector('namespaceSelector');
+  const { scope, warnings: scopeWarnings } = resolveScope({
+    namespaces,
+    namespacesToIgnore,
+    namespaceSelector,
+    kubernetesNamespace: settings.kubernetesNamespace,
+    subjects: {
+      namespaces: reader.subject('namespaces'),
+      namespacesToIgnore: reader.subject('namespacesToIgnore'),
+      namespaceSelector: reader.subject('namespaceSelector'),
+    },
+  });
+  const dryRun = reader.bool('dryRun');
+  const syncAfterRestart = reader.bool('syncAfterRestart');
+  const webhookUrl = readWebhook(reader, dryRun);
+
+  const options: Options = {
+    annotationKeys: readAnnotationKeys(reader),
+    autoReloadAll: reader.bool('autoReloadAll'),
+    reloadStrategy: reader.choice('reloadStrategy', RELOAD_STRATEGIES),
+    reloadOnCreate: reader.stringBool('reloadOnCreate'),
+    reloadOnDelete: reader.stringBool('reloadOnDelete'),
+    isArgoRollouts: reader.stringBool('isArgoRollouts'),
+    enableCsiIntegration: reader.bool('enableCsiIntegration'),
+    syncAfterRestart,
+    resourcesToIgnore: readResourcesToIgnore(reader),
+    ignoredWorkloadTypes: reader.choiceList('ignoredWorkloadTypes', IGNORABLE_WORKLOAD_TYPES),
+    scope,
+    resourceLabelSelector: reader.selector('resourceLabelSelector'),
+    webhookUrl,
+    leaderElection: readLeaderElection(reader, settings),
+    logFormat: reader.choice('logFormat', LOG_FORMATS) === 'json' ? 'json' : 'text',
+    logLevel: LOG_LEVELS[reader.choice('logLevel', LOG_LEVEL_NAMES)],
+    enablePprof: reader.bool('enablePprof'),
+    pprofAddr: reader.address('pprofAddr'),
+    ...readDebounce(reader),
+    workerThreads: reader.int('workerThreads'),
+    kubeconfig: reader.path('kubeconfig'),
+    kubeconfigSearch: settings.kubeconfigSearch,
+    metricsPort: reader.port('metricsPort'),
+    includeHelmSecrets: reader.bool('includeHelmSecrets'),
+    dryRun,
+    podName: settings.podName,
+    podNamespace: settings.podNamespace,
+    metricsCountByNamespace: settings.metricsCountByNamespace,
+    alerts: settings.alerts,
+    metaInfo: { namespace: settings.metaInfoNamespace, deploymentName: settings.deploymentName },
+    warnings: [
+      ...scopeWarnings,
+      ...optionWarnings(reader, { syncAfterRestart, webhookUrl }),
+      ...envReport.warnings,
+    ],
+  };
+
+  const problems = [...commandLine.problems, ...reader.problems, ...envReport.problems];
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(options);
+}
