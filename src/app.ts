@@ -14,7 +14,10 @@ import type { Options } from './config/parse-options.ts';
 import { ChangeRouter } from './controller/change-router.ts';
 import { CacheSourceLookup, StoreMarkLedger, StoreWorkloadLookup } from './controller/lookups.ts';
 import { ReconcileReporter } from './controller/reconcile-reporter.ts';
+import { WebhookMode } from './controller/webhook-mode.ts';
+import { TrackingTally } from './controller/tracking-tally.ts';
 import { WorkRunner } from './controller/work-runner.ts';
+import { WebhookNotifier } from './alerts/webhook-notifier.ts';
 import { ReloadListCache } from './core/annotation-values.ts';
 import type { SourceType, WorkloadKey, WorkloadKind } from './core/types.ts';
 import { EventRecorder } from './events/event-recorder.ts';
@@ -93,6 +96,7 @@ class KreloadApp implements App {
   #shuttingDown = false;
   #cancelResync: (() => void) | undefined;
   readonly #resumeTimers = new Map<WorkloadKey, () => void>();
+  readonly #stoppers: (() => Promise<void> | void)[] = [];
 
   constructor(options: Options, deps: AppDeps) {
     this.#options = options;
@@ -227,6 +231,7 @@ class KreloadApp implements App {
         this.#scheduleAt(key, at);
       },
       now: () => Date.now(),
+      tally: new TrackingTally({ gauges: metrics }),
     });
     const queue = new WorkQueue({
       concurrency: options.workerThreads,
@@ -253,7 +258,9 @@ class KreloadApp implements App {
         },
       },
     });
+    const webhook = this.#createWebhookMode(metrics, logger);
     router = new ChangeRouter({
+      webhook,
       store,
       marks,
       queue,
@@ -310,6 +317,7 @@ class KreloadApp implements App {
     runtime.elector?.stop();
     await Promise.all(runtime.watches.map((w) => w.stop()));
     await runtime.alerts?.stop();
+    for (const stopper of this.#stoppers) await stopper();
     await runtime.health.stop();
   }
 
@@ -333,6 +341,40 @@ class KreloadApp implements App {
     return sender;
   }
 
+  #createWebhookMode(metrics: Metrics, logger: Logger): WebhookMode | undefined {
+    const options = this.#options;
+    if (options.webhookUrl === undefined) return undefined;
+    const transport = createHttpTransport({});
+    const notifier = new WebhookNotifier({
+      url: options.webhookUrl,
+      fetch: transport.fetch,
+      timers: systemTimers,
+      errors: metrics,
+      onFailure: (error) => {
+        logger.warn('webhook not delivered', { error: error.message });
+      },
+      canSend: () => this.#leading,
+    });
+    notifier.start();
+    this.#stoppers.push(() => notifier.stop());
+    const mode = new WebhookMode({
+      notify: (notification) => {
+        notifier.notify(notification);
+      },
+      timers: SYSTEM_TIMERS,
+      syncDelayMs: options.syncDelay,
+      syncMaxDelayMs: options.syncMaxDelay,
+      keys: options.annotationKeys,
+      autoReloadAll: options.autoReloadAll,
+      reloadOnCreate: options.reloadOnCreate,
+      reloadOnDelete: options.reloadOnDelete,
+    });
+    this.#stoppers.push(() => {
+      mode.stop();
+    });
+    return mode;
+  }
+
   async #enabledKinds(discovery: ApiDiscovery, logger: Logger): Promise<WorkloadKind[]> {
     const planned = plannedKinds(this.#options);
     const kinds = planned.always.filter((kind) => findKindRow(kind) !== undefined);
@@ -343,7 +385,8 @@ class KreloadApp implements App {
         .isApiServed(api.group, api.version, api.plural)
         .catch(() => false);
       if (served) kinds.push(kind);
-      else if (kind === 'Rollout') logger.warn('Argo Rollouts API is not served; Rollouts are not watched');
+      else if (kind === 'Rollout')
+        logger.warn('Argo Rollouts API is not served; Rollouts are not watched');
     }
     return kinds;
   }

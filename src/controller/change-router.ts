@@ -21,6 +21,7 @@ import type { ChangeRecord } from '../queue/debouncer.ts';
 import type { MarkStore } from '../watch/marks.ts';
 import type { SourceCacheEvent, SourceChange } from '../watch/source-cache.ts';
 import type { WorkloadStore, WorkloadStoreEvent } from '../watch/workload-store.ts';
+import type { WebhookMode } from './webhook-mode.ts';
 
 /** The queue as the router drives it. */
 export interface TriggerSink {
@@ -42,6 +43,8 @@ export interface ChangeRouterDeps {
   readonly isLeading: () => boolean;
   readonly onSkip: (reason: SkipReason) => void;
   readonly onFanout: (start: FanoutStart) => void;
+  /** `--webhook-url` mode: changes are posted instead of rolled (§13.7). */
+  readonly webhook?: WebhookMode | undefined;
 }
 
 export class ChangeRouter {
@@ -70,6 +73,10 @@ export class ChangeRouter {
     );
     this.#deps.marks.record(event, workloads);
     if (!this.#deps.isLeading()) return;
+    if (this.#deps.webhook) {
+      this.#deps.webhook.observe(event, this.#views(workloads));
+      return;
+    }
     this.#openFanout(event, workloads);
     const change: ChangeRecord = { sourceKey: sourceKeyOf(ref), observedAt: event.observedAt };
     for (const key of workloads) this.#deps.queue.trigger(key, { debounced: true, change });
@@ -81,14 +88,25 @@ export class ChangeRouter {
       this.#deps.marks.dropWorkload(event.key);
       return;
     }
-    if (!this.#deps.isLeading() || !this.#deps.acceptsNamespace(event.view.ref.namespace)) return;
+    if (!this.#writesWorkloads() || !this.#deps.acceptsNamespace(event.view.ref.namespace)) return;
     this.#deps.queue.trigger(event.key, { debounced: true });
   }
 
   /** Immediate triggers: initial sync, leadership, resync, a namespace entering the selection. */
   triggerAll(keys: readonly WorkloadKey[]): void {
-    if (!this.#deps.isLeading()) return;
+    if (!this.#writesWorkloads()) return;
     for (const key of keys) this.#deps.queue.trigger(key, { debounced: false });
+  }
+
+  #writesWorkloads(): boolean {
+    return this.#deps.isLeading() && this.#deps.webhook === undefined;
+  }
+
+  #views(keys: readonly WorkloadKey[]): WorkloadView[] {
+    return keys.flatMap((key) => {
+      const view = this.#deps.store.get(key)?.view;
+      return view ? [view] : [];
+    });
   }
 
   /** Only the list part of §3.5 matters here; references are in index (a) already. */

@@ -96,12 +96,10 @@ export class StoreWorkloadLookup implements WorkloadLookup {
 
   jobsOwnedBy(namespace: string, cronJobUid: string): readonly WorkloadView[] | undefined {
     if (!this.#store.isSynced('Job')) return undefined;
-    return this.#store
-      .keysInNamespace(namespace)
-      .flatMap((key) => {
-        const view = this.#store.get(key)?.view;
-        return view?.ref.kind === 'Job' && view.controller?.uid === cronJobUid ? [view] : [];
-      });
+    return this.#store.keysInNamespace(namespace).flatMap((key) => {
+      const view = this.#store.get(key)?.view;
+      return view?.ref.kind === 'Job' && view.controller?.uid === cronJobUid ? [view] : [];
+    });
   }
 }
 

@@ -22,6 +22,10 @@ export interface WorkRunnerDeps {
   /** Re-triggers the key at an absolute time (ms since the epoch), e.g. a pause resume. */
   readonly scheduleAt: (key: WorkloadKey, at: number) => void;
   readonly now: () => number;
+  readonly tally?: {
+    record(key: WorkloadKey, tracked: readonly SourceKey[]): void;
+    forget(key: WorkloadKey): void;
+  };
 }
 
 const RESULT_LABEL: Readonly<Record<ReconcileOutcome, ReconcileLabel>> = {
@@ -57,6 +61,12 @@ export class WorkRunner {
     const result = await this.#deps.reconcile(key, { observedAt });
     const finished = this.#deps.now();
     this.#deps.metrics.recordReconcile(RESULT_LABEL[result.outcome], (finished - started) / 1000);
+    if (result.outcome === 'gone') this.#deps.tally?.forget(key);
+    if (result.plan)
+      this.#deps.tally?.record(
+        key,
+        result.plan.keys.map((k) => k.key),
+      );
     const ref = parseWorkloadKey(key);
     if (ref !== undefined && result.plan !== undefined) {
       this.#deps.metrics.recordScanned(ref.kind);

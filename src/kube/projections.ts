@@ -1,0 +1,107 @@
+/**
+ * Source-side projections (§9.2 items 1–2): wire object → view. Data is hashed here and dropped;
+ * every view is built from new objects, so none holds a reference into the wire object (a Secret's
+ * `data`, or `last-applied-configuration` among its annotations). Malformed objects (no name,
+ * namespace or uid) project to undefined and are dropped by the caller.
+ */
+import { hashConfigMap, hashSecret, hashSecretProviderClassPodStatus } from '../core/hash.ts';
+import type { AnnotationKeys, Annotations, SourceType, SourceView } from '../core/types.ts';
+import type { PodStatusView, ProviderClassView } from '../watch/ports.ts';
+import { objectsAt, stringAt, stringMapAt } from './json.ts';
+
+/** The S keys a source view keeps (§3.1): `ignore` and `match`, with their override flags. */
+export type SourceAnnotationKeys = Pick<AnnotationKeys, 'ignore' | 'match'>;
+
+export interface ObjectIdentity {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly creationTimestamp: string | undefined;
+}
+
+export function objectIdentity(obj: unknown): ObjectIdentity | undefined {
+  const namespace = stringAt(obj, 'metadata', 'namespace');
+  const name = stringAt(obj, 'metadata', 'name');
+  const uid = stringAt(obj, 'metadata', 'uid');
+  if (!namespace || !name || !uid) return undefined;
+  return {
+    namespace,
+    name,
+    uid,
+    resourceVersion: stringAt(obj, 'metadata', 'resourceVersion') ?? '',
+    creationTimestamp: stringAt(obj, 'metadata', 'creationTimestamp'),
+  };
+}
+
+/** A new map holding only `keys` (in the given order) that are present with a string value. */
+export function keptAnnotations(obj: unknown, keys: readonly string[]): Annotations {
+  const all = stringMapAt(obj, 'metadata', 'annotations') ?? {};
+  const kept: Record<string, string> = {};
+  for (const key of keys) {
+    const value = all[key];
+    if (value !== undefined) kept[key] = value;
+  }
+  return kept;
+}
+
+function sourceView(
+  obj: unknown,
+  type: SourceType,
+  keys: SourceAnnotationKeys,
+  hash: (obj: unknown) => string,
+): SourceView | undefined {
+  const id = objectIdentity(obj);
+  if (!id) return undefined;
+  return {
+    ref: { type, namespace: id.namespace, name: id.name },
+    uid: id.uid,
+    resourceVersion: id.resourceVersion,
+    creationTimestamp: id.creationTimestamp,
+    hash: hash(obj),
+    annotations: keptAnnotations(obj, [keys.ignore, keys.match]),
+  };
+}
+
+export function projectConfigMap(obj: unknown, keys: SourceAnnotationKeys): SourceView | undefined {
+  return sourceView(obj, 'CONFIGMAP', keys, (o) =>
+    hashConfigMap(stringMapAt(o, 'data'), stringMapAt(o, 'binaryData')),
+  );
+}
+
+/** `stringData` never comes back from the API server and `type` is not hashed (§4.1). */
+export function projectSecret(obj: unknown, keys: SourceAnnotationKeys): SourceView | undefined {
+  return sourceView(obj, 'SECRET', keys, (o) => hashSecret(stringMapAt(o, 'data')));
+}
+
+/** Undefined without `status.secretProviderClassName`: such an SPCPS cannot be attributed (§14). */
+export function projectSecretProviderClassPodStatus(obj: unknown): PodStatusView | undefined {
+  const id = objectIdentity(obj);
+  const className = stringAt(obj, 'status', 'secretProviderClassName');
+  if (!id || !className) return undefined;
+  const objects = objectsAt(obj, 'status', 'objects').map((entry) => ({
+    id: stringAt(entry, 'id') ?? '',
+    version: stringAt(entry, 'version') ?? '',
+  }));
+  return { ...id, className, hash: hashSecretProviderClassPodStatus(className, objects) };
+}
+
+/** Metadata only: a SecretProviderClass supplies the S annotations of its SPCPS (§9.2 item 2). */
+export function projectSecretProviderClass(
+  obj: unknown,
+  keys: SourceAnnotationKeys,
+): ProviderClassView | undefined {
+  const id = objectIdentity(obj);
+  if (!id) return undefined;
+  return {
+    namespace: id.namespace,
+    name: id.name,
+    annotations: keptAnnotations(obj, [keys.ignore, keys.match]),
+  };
+}
+
+/** Namespaces (for `--namespace-selector`) are kept by name only. */
+export function projectNamespaceName(obj: unknown): string | undefined {
+  const name = stringAt(obj, 'metadata', 'name');
+  return name === '' ? undefined : name;
+}

@@ -1,0 +1,266 @@
+import { describe, expect, it } from 'vitest';
+import type { WorkloadKind } from '../core/types.ts';
+import {
+  BASELINE,
+  CRONJOB_INSTANTIATE,
+  DEFAULT_ANNOTATION_KEYS,
+  LAST_RELOADED_FROM,
+  SOURCE_HASHES,
+} from '../core/types.ts';
+import { projectWorkload, workloadAnnotationKeys } from './workload-projection.ts';
+
+const KEYS = DEFAULT_ANNOTATION_KEYS;
+const KEY_VALUES = Object.values(KEYS).filter((v: unknown): v is string => typeof v === 'string');
+
+const POD_SPEC = {
+  initContainers: [
+    {
+      name: 'init',
+      envFrom: [{ secretRef: { name: 'init-secret' } }],
+    },
+  ],
+  containers: [
+    {
+      name: 'app',
+      image: 'nginx',
+      env: [
+        { name: 'STAKATER_APP_CONFIG_CONFIGMAP', value: 'abc' },
+        { name: 'STAKATER_FROM_FIELD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'PLAIN', value: 'x' },
+        { name: 'CM_KEY', valueFrom: { configMapKeyRef: { name: 'cm-env', key: 'k' } } },
+        { name: 'SECRET_KEY', valueFrom: { secretKeyRef: { name: 'secret-env', key: 'k' } } },
+        { name: 'CM_KEY2', valueFrom: { configMapKeyRef: { name: 'cm-env', key: 'k2' } } },
+      ],
+      envFrom: [{ configMapRef: { name: 'cm-from' } }, { secretRef: { name: 'secret-from' } }],
+      volumeMounts: [
+        { name: 'config', mountPath: '/etc/config' },
+        { name: 'creds', mountPath: '/etc/creds' },
+      ],
+    },
+    { name: 'sidecar' },
+  ],
+  volumes: [
+    { name: 'config', configMap: { name: 'cm-vol' } },
+    { name: 'creds', secret: { secretName: 'secret-vol' } },
+    {
+      name: 'bundle',
+      projected: {
+        sources: [
+          { configMap: { name: 'cm-proj' } },
+          { secret: { name: 'secret-proj' } },
+          { downwardAPI: { items: [] } },
+        ],
+      },
+    },
+    {
+      name: 'vault',
+      csi: { driver: 'secrets-store.csi.k8s.io', volumeAttributes: { secretProviderClass: 'spc' } },
+    },
+    { name: 'scratch', emptyDir: {} },
+  ],
+};
+
+const EXPECTED_POD_SPEC = {
+  initContainers: [
+    {
+      name: 'init',
+      stakaterEnv: {},
+      envConfigMaps: [],
+      envSecrets: ['init-secret'],
+      volumeMounts: [],
+    },
+  ],
+  containers: [
+    {
+      name: 'app',
+      stakaterEnv: { STAKATER_APP_CONFIG_CONFIGMAP: 'abc' },
+      envConfigMaps: ['cm-env', 'cm-from'],
+      envSecrets: ['secret-env', 'secret-from'],
+      volumeMounts: ['config', 'creds'],
+    },
+    { name: 'sidecar', stakaterEnv: {}, envConfigMaps: [], envSecrets: [], volumeMounts: [] },
+  ],
+  volumes: [
+    { name: 'config', configMaps: ['cm-vol'], secrets: [], secretProviderClass: undefined },
+    { name: 'creds', configMaps: [], secrets: ['secret-vol'], secretProviderClass: undefined },
+    {
+      name: 'bundle',
+      configMaps: ['cm-proj'],
+      secrets: ['secret-proj'],
+      secretProviderClass: undefined,
+    },
+    { name: 'vault', configMaps: [], secrets: [], secretProviderClass: 'spc' },
+    { name: 'scratch', configMaps: [], secrets: [], secretProviderClass: undefined },
+  ],
+};
+
+const ANNOTATIONS = {
+  [KEYS.auto]: 'true',
+  [KEYS.configmapReload]: 'a,b',
+  [KEYS.pausePeriod]: '5m',
+  [KEYS.pausedAt]: '2026-01-02T03:04:05Z',
+  [SOURCE_HASHES]: '{}',
+  [BASELINE]: '{}',
+  'kubectl.kubernetes.io/last-applied-configuration': '{"big":"blob"}',
+  'deployment.kubernetes.io/revision': '3',
+};
+
+const KEPT_ANNOTATIONS = {
+  [KEYS.auto]: 'true',
+  [KEYS.configmapReload]: 'a,b',
+  [KEYS.pausePeriod]: '5m',
+  [KEYS.pausedAt]: '2026-01-02T03:04:05Z',
+  [SOURCE_HASHES]: '{}',
+  [BASELINE]: '{}',
+};
+
+const TEMPLATE = {
+  metadata: {
+    labels: { app: 'x' },
+    annotations: {
+      [LAST_RELOADED_FROM]: '{"type":"CONFIGMAP"}',
+      [KEYS.search]: 'true',
+      other: 'y',
+    },
+  },
+  spec: POD_SPEC,
+};
+
+function metadata(): Record<string, unknown> {
+  return {
+    name: 'w',
+    namespace: 'ns',
+    uid: 'uid-w',
+    resourceVersion: '7',
+    generation: 3,
+    creationTimestamp: '2026-01-01T00:00:00Z',
+    annotations: ANNOTATIONS,
+    managedFields: [{ manager: 'kubectl' }],
+    ownerReferences: [
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'not-controller', uid: 'o-0' },
+      { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'o-1', controller: true },
+    ],
+  };
+}
+
+const KIND_CASES: readonly [WorkloadKind, Record<string, unknown>, Record<string, unknown>][] = [
+  ['Deployment', { paused: true, replicas: 3, template: TEMPLATE }, { paused: true }],
+  ['DaemonSet', { paused: true, template: TEMPLATE }, { paused: false }],
+  ['StatefulSet', { template: TEMPLATE }, {}],
+  [
+    'CronJob',
+    { suspend: true, schedule: '* * * * *', jobTemplate: { spec: { template: TEMPLATE } } },
+    { suspended: true },
+  ],
+  ['Job', { manualSelector: true, template: TEMPLATE }, { manualSelector: true }],
+  ['Rollout', { template: TEMPLATE }, {}],
+  [
+    'DeploymentConfig',
+    {
+      paused: true,
+      triggers: [{ type: 'ImageChange' }, { type: 'ConfigChange' }],
+      template: TEMPLATE,
+    },
+    { paused: true, hasConfigChangeTrigger: true },
+  ],
+];
+
+describe('projectWorkload', () => {
+  it.each(KIND_CASES)('%s', (kind, spec, flags) => {
+    const view = projectWorkload(
+      kind,
+      { metadata: metadata(), spec, status: { replicas: 3 } },
+      KEYS,
+    );
+    expect(view).toEqual({
+      ref: { kind, namespace: 'ns', name: 'w' },
+      uid: 'uid-w',
+      resourceVersion: '7',
+      generation: 3,
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      annotations: KEPT_ANNOTATIONS,
+      templateAnnotations: { [LAST_RELOADED_FROM]: '{"type":"CONFIGMAP"}', [KEYS.search]: 'true' },
+      podSpec: EXPECTED_POD_SPEC,
+      controller: { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'o-1' },
+      paused: false,
+      suspended: false,
+      manualSelector: false,
+      hasWorkloadRef: false,
+      hasConfigChangeTrigger: false,
+      ...flags,
+    });
+  });
+
+  it('a Rollout with workloadRef has no containers', () => {
+    const view = projectWorkload(
+      'Rollout',
+      {
+        metadata: metadata(),
+        spec: { workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' } },
+      },
+      KEYS,
+    );
+    expect(view).toMatchObject({
+      hasWorkloadRef: true,
+      podSpec: { containers: [], initContainers: [], volumes: [] },
+      templateAnnotations: {},
+    });
+  });
+
+  it('a DeploymentConfig without a ConfigChange trigger says so', () => {
+    const view = projectWorkload(
+      'DeploymentConfig',
+      { metadata: metadata(), spec: { triggers: [{ type: 'ImageChange' }], template: TEMPLATE } },
+      KEYS,
+    );
+    expect(view?.hasConfigChangeTrigger).toBe(false);
+  });
+
+  it('keeps overridden annotation keys and drops the defaults they replace', () => {
+    const keys = { ...KEYS, auto: 'example.com/auto' };
+    const wire = {
+      metadata: { ...metadata(), annotations: { 'example.com/auto': 'true', [KEYS.auto]: 'true' } },
+      spec: { template: TEMPLATE },
+    };
+    expect(projectWorkload('Deployment', wire, keys)?.annotations).toEqual({
+      'example.com/auto': 'true',
+    });
+  });
+
+  it('carries no ownerReference that is not a controller, and tolerates missing fields', () => {
+    const view = projectWorkload(
+      'StatefulSet',
+      { metadata: { name: 'w', namespace: 'ns', uid: 'u' } },
+      KEYS,
+    );
+    expect(view).toMatchObject({
+      resourceVersion: '',
+      generation: undefined,
+      controller: undefined,
+      annotations: {},
+      podSpec: { containers: [], initContainers: [], volumes: [] },
+    });
+  });
+
+  it('is undefined without a uid', () => {
+    expect(
+      projectWorkload('Deployment', { metadata: { name: 'w', namespace: 'ns' } }, KEYS),
+    ).toBeUndefined();
+  });
+});
+
+describe('workloadAnnotationKeys', () => {
+  it('is every configured key plus the keys kreload writes', () => {
+    const kept = workloadAnnotationKeys(KEYS);
+    expect(kept).toEqual(
+      expect.arrayContaining([
+        ...KEY_VALUES,
+        LAST_RELOADED_FROM,
+        SOURCE_HASHES,
+        BASELINE,
+        CRONJOB_INSTANTIATE,
+      ]),
+    );
+    expect(kept).toHaveLength(KEY_VALUES.length + 4);
+  });
+});

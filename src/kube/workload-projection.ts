@@ -1,0 +1,157 @@
+/**
+ * Workload projection (§9.2 item 3): wire object → WorkloadView. Keeps only what reconciliation
+ * reads: the annotation keys kreload reads or writes, the references and `STAKATER_*` values per
+ * container, the volume references and a few spec flags. `managedFields`, status and the rest never
+ * pass. Undefined for an object without name, namespace or uid.
+ */
+import type {
+  AnnotationKeys,
+  ContainerView,
+  OwnerView,
+  PodSpecView,
+  VolumeView,
+  WorkloadKind,
+  WorkloadView,
+} from '../core/types.ts';
+import { BASELINE, CRONJOB_INSTANTIATE, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
+import type { JsonObject } from './json.ts';
+import { booleanAt, numberAt, objectAt, objectsAt, stringAt } from './json.ts';
+import { keptAnnotations, objectIdentity } from './projections.ts';
+
+interface KindShape {
+  /** Path of the pod template (PT). */
+  readonly templatePath: readonly string[];
+  readonly readsPaused: boolean;
+  readonly readsSuspend: boolean;
+  readonly readsManualSelector: boolean;
+  readonly readsWorkloadRef: boolean;
+  readonly readsTriggers: boolean;
+}
+
+const TEMPLATE_ONLY: KindShape = {
+  templatePath: ['spec', 'template'],
+  readsPaused: false,
+  readsSuspend: false,
+  readsManualSelector: false,
+  readsWorkloadRef: false,
+  readsTriggers: false,
+};
+
+const KIND_SHAPES: Readonly<Record<WorkloadKind, KindShape>> = {
+  Deployment: { ...TEMPLATE_ONLY, readsPaused: true },
+  DaemonSet: TEMPLATE_ONLY,
+  StatefulSet: TEMPLATE_ONLY,
+  CronJob: {
+    ...TEMPLATE_ONLY,
+    templatePath: ['spec', 'jobTemplate', 'spec', 'template'],
+    readsSuspend: true,
+  },
+  Job: { ...TEMPLATE_ONLY, readsManualSelector: true },
+  Rollout: { ...TEMPLATE_ONLY, readsWorkloadRef: true },
+  DeploymentConfig: { ...TEMPLATE_ONLY, readsPaused: true, readsTriggers: true },
+};
+
+/** W and PT keys the rules read (§3.1, with overrides) plus the keys kreload writes (§3.2). */
+export function workloadAnnotationKeys(keys: AnnotationKeys): readonly string[] {
+  const configured = Object.values(keys).filter((v: unknown): v is string => typeof v === 'string');
+  return [
+    ...new Set([...configured, LAST_RELOADED_FROM, SOURCE_HASHES, BASELINE, CRONJOB_INSTANTIATE]),
+  ];
+}
+
+function uniqueStrings(values: readonly (string | undefined)[]): string[] {
+  return [...new Set(values.filter((v): v is string => v !== undefined && v !== ''))];
+}
+
+function projectContainer(container: JsonObject): ContainerView {
+  const env = objectsAt(container, 'env');
+  const envFrom = objectsAt(container, 'envFrom');
+  const stakaterEnv: Record<string, string> = {};
+  for (const entry of env) {
+    const name = stringAt(entry, 'name');
+    const value = stringAt(entry, 'value');
+    if (name?.startsWith('STAKATER_') && value !== undefined) stakaterEnv[name] = value;
+  }
+  return {
+    name: stringAt(container, 'name') ?? '',
+    stakaterEnv,
+    envConfigMaps: uniqueStrings([
+      ...env.map((e) => stringAt(e, 'valueFrom', 'configMapKeyRef', 'name')),
+      ...envFrom.map((e) => stringAt(e, 'configMapRef', 'name')),
+    ]),
+    envSecrets: uniqueStrings([
+      ...env.map((e) => stringAt(e, 'valueFrom', 'secretKeyRef', 'name')),
+      ...envFrom.map((e) => stringAt(e, 'secretRef', 'name')),
+    ]),
+    volumeMounts: uniqueStrings(
+      objectsAt(container, 'volumeMounts').map((m) => stringAt(m, 'name')),
+    ),
+  };
+}
+
+function projectVolume(volume: JsonObject): VolumeView {
+  const projected = objectsAt(volume, 'projected', 'sources');
+  return {
+    name: stringAt(volume, 'name') ?? '',
+    configMaps: uniqueStrings([
+      stringAt(volume, 'configMap', 'name'),
+      ...projected.map((s) => stringAt(s, 'configMap', 'name')),
+    ]),
+    secrets: uniqueStrings([
+      stringAt(volume, 'secret', 'secretName'),
+      ...projected.map((s) => stringAt(s, 'secret', 'name')),
+    ]),
+    secretProviderClass: stringAt(volume, 'csi', 'volumeAttributes', 'secretProviderClass'),
+  };
+}
+
+function projectPodSpec(template: JsonObject | undefined): PodSpecView {
+  return {
+    containers: objectsAt(template, 'spec', 'containers').map(projectContainer),
+    initContainers: objectsAt(template, 'spec', 'initContainers').map(projectContainer),
+    volumes: objectsAt(template, 'spec', 'volumes').map(projectVolume),
+  };
+}
+
+function controllerOf(obj: unknown): OwnerView | undefined {
+  const owner = objectsAt(obj, 'metadata', 'ownerReferences').find((o) => o.controller === true);
+  if (!owner) return undefined;
+  return {
+    apiVersion: stringAt(owner, 'apiVersion') ?? '',
+    kind: stringAt(owner, 'kind') ?? '',
+    name: stringAt(owner, 'name') ?? '',
+    uid: stringAt(owner, 'uid') ?? '',
+  };
+}
+
+function hasConfigChangeTrigger(obj: unknown): boolean {
+  return objectsAt(obj, 'spec', 'triggers').some((t) => stringAt(t, 'type') === 'ConfigChange');
+}
+
+export function projectWorkload(
+  kind: WorkloadKind,
+  obj: unknown,
+  keys: AnnotationKeys,
+): WorkloadView | undefined {
+  const id = objectIdentity(obj);
+  if (!id) return undefined;
+  const shape = KIND_SHAPES[kind];
+  const template = objectAt(obj, ...shape.templatePath);
+  const kept = workloadAnnotationKeys(keys);
+  return {
+    ref: { kind, namespace: id.namespace, name: id.name },
+    uid: id.uid,
+    resourceVersion: id.resourceVersion,
+    generation: numberAt(obj, 'metadata', 'generation'),
+    creationTimestamp: id.creationTimestamp,
+    annotations: keptAnnotations(obj, kept),
+    templateAnnotations: keptAnnotations(template, kept),
+    podSpec: projectPodSpec(template),
+    controller: controllerOf(obj),
+    paused: shape.readsPaused && booleanAt(obj, 'spec', 'paused'),
+    suspended: shape.readsSuspend && booleanAt(obj, 'spec', 'suspend'),
+    manualSelector: shape.readsManualSelector && booleanAt(obj, 'spec', 'manualSelector'),
+    hasWorkloadRef: shape.readsWorkloadRef && objectAt(obj, 'spec', 'workloadRef') !== undefined,
+    hasConfigChangeTrigger: shape.readsTriggers && hasConfigChangeTrigger(obj),
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * The reconciler's `WorkloadWriter` port (reconcile/ports.ts) on top of `WorkloadClient`: API errors
+ * become the port's `WriteError` (status and retryability kept), a GET of a missing workload is
+ * undefined, and a fresh GET can come back projected to a view.
+ */
+import type { AnnotationKeys, WorkloadRef, WorkloadView } from '../core/types.ts';
+import type { CreatedObject, DeletePreconditions, WorkloadWriter } from '../reconcile/ports.ts';
+// The port's error class is part of its contract: the adapter must throw exactly this type.
+import { WriteError } from '../reconcile/ports.ts';
+import type { WorkloadKindRow } from '../rollout/kinds.ts';
+import type { Patch } from '../rollout/patch.ts';
+import type { KubeApiError } from './api-error.ts';
+import { toKubeApiError } from './api-error.ts';
+import type { JsonObject } from './json.ts';
+import { stringAt } from './json.ts';
+import type { WorkloadClient } from './workload-client.ts';
+import { projectWorkload } from './workload-projection.ts';
+
+export interface KubeWorkloadWriterDeps {
+  readonly client: WorkloadClient;
+  readonly keys: AnnotationKeys;
+}
+
+export function toWriteError(error: KubeApiError): WriteError {
+  return new WriteError({
+    message: error.message,
+    status: error.status,
+    retryable: error.retryable,
+    retryAfterMs: error.retryAfterMs,
+    cause: error,
+  });
+}
+
+async function mapped<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw toWriteError(toKubeApiError(err));
+  }
+}
+
+/** Like `mapped`, but a 404 resolves to undefined. */
+async function unlessGone<T>(call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (err) {
+    const error = toKubeApiError(err);
+    if (error.status === 404) return undefined;
+    throw toWriteError(error);
+  }
+}
+
+export class KubeWorkloadWriter implements WorkloadWriter {
+  readonly #deps: KubeWorkloadWriterDeps;
+
+  constructor(deps: KubeWorkloadWriterDeps) {
+    this.#deps = deps;
+  }
+
+  async patch(ref: WorkloadRef, patch: Patch): Promise<void> {
+    await mapped(() => this.#deps.client.patch(ref, patch));
+  }
+
+  /** Undefined when the workload is gone (404) or the answer is not a workload. */
+  async get(ref: WorkloadRef): Promise<WorkloadView | undefined> {
+    const object = await this.getObject(ref);
+    return object === undefined ? undefined : projectWorkload(ref.kind, object, this.#deps.keys);
+  }
+
+  getObject(ref: WorkloadRef): Promise<JsonObject | undefined> {
+    return unlessGone(() => this.#deps.client.get(ref));
+  }
+
+  async create(row: WorkloadKindRow, namespace: string, body: JsonObject): Promise<CreatedObject> {
+    const created = await mapped(() => this.#deps.client.create(row.kind, namespace, body));
+    return {
+      name: stringAt(created, 'metadata', 'name') ?? '',
+      uid: stringAt(created, 'metadata', 'uid') ?? '',
+    };
+  }
+
+  async delete(ref: WorkloadRef, preconditions: DeletePreconditions): Promise<void> {
+    await mapped(() => this.#deps.client.delete(ref, preconditions));
+  }
+
+  async instantiate(ref: WorkloadRef, body: JsonObject): Promise<void> {
+    await mapped(() => this.#deps.client.createSubresource(ref, 'instantiate', body));
+  }
+}
