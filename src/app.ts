@@ -86,6 +86,7 @@ interface Runtime {
   readonly alerts: AlertSender | undefined;
   readonly elector: LeaderElector | undefined;
   readonly kinds: Map<string, KindStatus>;
+  readonly reconciler: Reconciler;
 }
 
 class KreloadApp implements App {
@@ -198,7 +199,13 @@ class KreloadApp implements App {
     const nsTarget = namespaceWatchTarget(options);
     if (nsTarget) watches.push(...factory.namespaces(nsTarget, namespaceSink(namespaces)));
 
-    const reporter = new ReconcileReporter({ logger, metrics, events, alerts });
+    const reporter = new ReconcileReporter({
+      logger,
+      metrics,
+      events,
+      alerts,
+      pausePeriodKey: keys.pausePeriod,
+    });
     const reconciler = new Reconciler({
       workloads: new StoreWorkloadLookup({ store }),
       sources: new CacheSourceLookup({
@@ -220,6 +227,7 @@ class KreloadApp implements App {
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       random: Math.random,
       reloadLists,
+      mayWrite: () => this.#mayWrite(),
     });
     const runner = new WorkRunner({
       reconcile: (key, trigger) => reconciler.reconcile(key, trigger),
@@ -291,6 +299,7 @@ class KreloadApp implements App {
       alerts,
       elector: undefined,
       kinds,
+      reconciler,
     };
     for (const watch of watches) watch.start();
     await this.#waitForInitialSync();
@@ -462,6 +471,11 @@ class KreloadApp implements App {
       if (runtime && !this.#shuttingDown) {
         runtime.marks.expire(Date.now(), markMaxAgeMs(this.#options.syncMaxDelay));
         runtime.router.triggerAll(runtime.store.keys());
+        if (this.#leading) {
+          runtime.reconciler.retryPendingRecreations().catch((error: unknown) => {
+            this.#deps.logger.error('Job re-creation retry failed', { error: String(error) });
+          });
+        }
         this.#scheduleResync();
       }
     });

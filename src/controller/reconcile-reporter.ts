@@ -18,8 +18,10 @@ import { workloadObjectRef } from '../events/object-refs.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ReconcilePlan } from '../reconcile/plan.ts';
+import type { PauseNotice } from '../rollout/pause.ts';
 import type {
   FailedEvent,
+  RecreationRetryEvent,
   ReconcileObserver,
   RetryEvent,
   RolledEvent,
@@ -32,6 +34,8 @@ export interface ReconcileReporterDeps {
   readonly alerts?: { send(alert: RollAlert): void } | undefined;
   /** Bound on remembered diagnostics; the oldest is forgotten first. */
   readonly maxRemembered?: number;
+  /** The configured pause-period key, for its warning. */
+  readonly pausePeriodKey?: string;
 }
 
 const DEFAULT_MAX_REMEMBERED = 10_000;
@@ -104,6 +108,42 @@ export class ReconcileReporter implements ReconcileObserver {
     });
   }
 
+  onResumed(event: { readonly view: WorkloadView; readonly attempts: number }): void {
+    const { ref } = event.view;
+    this.#deps.logger.info('paused Deployment resumed', {
+      namespace: ref.namespace,
+      kind: ref.kind,
+      workload: ref.name,
+    });
+  }
+
+  onPauseNotice(event: { readonly view: WorkloadView; readonly notice: PauseNotice }): void {
+    const { ref } = event.view;
+    const fields = { namespace: ref.namespace, kind: ref.kind, workload: ref.name };
+    if (event.notice === 'paused-by-other') {
+      this.#deps.logger.info(
+        'Deployment was paused by someone else; template updated, not resumed',
+        fields,
+      );
+    } else {
+      this.#deps.logger.warn(
+        `${this.#deps.pausePeriodKey ?? 'pause-period'} applies to Deployments only; ignored`,
+        fields,
+      );
+    }
+  }
+
+  onRecreationRetried(event: RecreationRetryEvent): void {
+    if (event.result === 'failed') {
+      this.#deps.logger.error('Job re-creation failed again; retried at the next resync', {
+        workload: event.key,
+        error: event.error.message,
+      });
+      return;
+    }
+    this.#deps.logger.info(`Job re-creation ${event.result}`, { workload: event.key });
+  }
+
   onSkipped(event: Parameters<ReconcileObserver['onSkipped']>[0]): void {
     this.#deps.metrics.recordSkip(event.reason);
     if (event.reason === 'no_container') {
@@ -141,14 +181,19 @@ export class ReconcileReporter implements ReconcileObserver {
       latencySeconds: 0,
     });
     if (event.gaveUp) this.#deps.metrics.recordError('write_gave_up');
-    this.#deps.logger.error('workload write failed', {
-      namespace: ref.namespace,
-      kind: ref.kind,
-      workload: ref.name,
-      status: event.error.status,
-      attempts: event.attempts,
-      error: event.error.message,
-    });
+    this.#deps.logger.error(
+      event.recreationPending
+        ? 'Job deleted but not re-created; kept for retry'
+        : 'workload write failed',
+      {
+        namespace: ref.namespace,
+        kind: ref.kind,
+        workload: ref.name,
+        status: event.error.status,
+        attempts: event.attempts,
+        error: event.error.message,
+      },
+    );
     this.#deps.events.record({
       object: workloadObjectRef(ref, event.view.uid),
       ...reloadFailEvent({ workload: ref, error: event.error.message }),

@@ -36,17 +36,19 @@ const RESULT_LABEL: Readonly<Record<ReconcileOutcome, ReconcileLabel>> = {
   unchanged: 'skipped',
   skipped: 'skipped',
   'dry-run': 'skipped',
+  resumed: 'success',
+  recreated: 'success',
+  ignored: 'skipped',
+  'not-leader': 'skipped',
 };
 
 function fanoutOutcome(result: ReconcileResult, key: SourceKey): FanoutOutcome {
   if (result.outcome === 'failed') return 'failed';
-  if (result.outcome === 'rolled' && result.plan?.rolling.includes(key) === true) return 'rolled';
+  const rolled = result.outcome === 'rolled' || result.outcome === 'recreated';
+  if (rolled && result.plan?.rolling.includes(key) === true) return 'rolled';
   return 'skipped';
 }
 
-function resumeAt(result: ReconcileResult): number | undefined {
-  return 'resumeAt' in result && typeof result.resumeAt === 'number' ? result.resumeAt : undefined;
-}
 
 export class WorkRunner {
   readonly #deps: WorkRunnerDeps;
@@ -76,7 +78,7 @@ export class WorkRunner {
       }
       this.#closeFanouts(ref, entry, result);
     }
-    const at = resumeAt(result);
+    const at = result.resumeAt;
     if (at !== undefined) this.#deps.scheduleAt(key, at);
     return 'done';
   };
