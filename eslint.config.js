@@ -46,7 +46,7 @@ export default tseslint.config(
   },
   {
     files: ['src/**'],
-    ignores: ['src/kube/**', 'src/app.ts', 'src/main.ts', 'src/**/*.test.ts', 'src/testing/**', 'src/cli/**'],
+    ignores: ['src/kube/**', 'src/app.ts', 'src/app/**', 'src/main.ts', 'src/**/*.test.ts', 'src/testing/**', 'src/cli/**'],
     rules: {
       'no-restricted-imports': [
         'error',

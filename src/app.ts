@@ -131,21 +131,21 @@ class KreloadApp implements App {
     const reloadLists = new ReloadListCache();
     const marks = new MarkStore();
     const clock = { now: () => Date.now() };
-    let router: ChangeRouter | undefined;
+    const routing: { router?: ChangeRouter } = {};
     const caches: Partial<Record<SourceType, SourceCache>> = {};
     for (const resource of watchedSourceResources(options)) {
       const type = SOURCE_RESOURCES[resource];
       caches[type] = new SourceCache({
         type,
         clock,
-        notify: (event) => router?.onSourceEvent(event),
+        notify: (event) => routing.router?.onSourceEvent(event),
       });
     }
     const sourceCaches = new SourceCaches({ caches });
     const store = new WorkloadStore({
       clock,
       keys,
-      notify: (event) => router?.onWorkloadEvent(event),
+      notify: (event) => routing.router?.onWorkloadEvent(event),
     });
     const namespaces = new NamespaceFilter({
       scope: {
@@ -154,8 +154,9 @@ class KreloadApp implements App {
         selectorEnabled: options.scope.namespaceSelector !== '',
       },
       notify: (event) => {
-        if (event.kind === 'entered') router?.triggerAll(store.keysInNamespace(event.namespace));
-        else this.#runtime?.queue.dropNamespace(event.namespace);
+        if (event.kind === 'entered') {
+          routing.router?.triggerAll(store.keysInNamespace(event.namespace));
+        } else this.#runtime?.queue.dropNamespace(event.namespace);
       },
     });
 
@@ -166,7 +167,9 @@ class KreloadApp implements App {
       instance: options.podName ?? 'kreload',
       canWrite: () => this.#mayWrite(),
       onError: (error) => {
-        logger.warn('cannot write Event', { error: String(error.cause ?? error.message) });
+        logger.warn('cannot write Event', {
+          error: error.cause instanceof Error ? error.cause.message : error.message,
+        });
       },
     });
     const fanouts = new FanoutTracker({ events, clock: { now: () => new Date() } });
@@ -267,7 +270,7 @@ class KreloadApp implements App {
       },
     });
     const webhook = this.#createWebhookMode(metrics, logger);
-    router = new ChangeRouter({
+    const router = new ChangeRouter({
       webhook,
       store,
       marks,
@@ -285,6 +288,7 @@ class KreloadApp implements App {
         fanouts.begin(start);
       },
     });
+    routing.router = router;
     this.#runtime = {
       metrics,
       registry,
@@ -490,14 +494,19 @@ class KreloadApp implements App {
     this.#resumeTimers.set(key, cancel);
   }
 
-  #readiness(): ReturnType<typeof buildReadinessReport> {
-    const runtime = this.#runtime;
+  #kindStatuses(): Record<string, KindStatus> {
     const kinds: Record<string, KindStatus> = {};
-    for (const watch of runtime?.watches ?? []) {
+    for (const watch of this.#runtime?.watches ?? []) {
       const current = kinds[watch.resource];
       // One kind may have several namespaced watches: the worst status shows.
       if (current === undefined || current === 'ok') kinds[watch.resource] = watch.status;
     }
+    return kinds;
+  }
+
+  #readiness(): ReturnType<typeof buildReadinessReport> {
+    const runtime = this.#runtime;
+    const kinds = this.#kindStatuses();
     const elector = runtime?.elector;
     let leaderElection: LeaderElectionStatus = 'disabled';
     if (this.#options.leaderElection.enabled) leaderElection = elector?.state() ?? 'follower';
