@@ -475,11 +475,9 @@ class KreloadApp implements App {
       if (runtime && !this.#shuttingDown) {
         runtime.marks.expire(Date.now(), markMaxAgeMs(this.#options.syncMaxDelay));
         runtime.router.triggerAll(runtime.store.keys());
-        if (this.#leading) {
-          runtime.reconciler.retryPendingRecreations().catch((error: unknown) => {
-            this.#deps.logger.error('Job re-creation retry failed', { error: String(error) });
-          });
-        }
+        // Jobs deleted but not re-created are no longer in the store; the queue keeps their
+        // retries exclusive with any other work on the same key (§7.4 item 4).
+        runtime.router.triggerAll(runtime.reconciler.pendingRecreations());
         this.#scheduleResync();
       }
     });

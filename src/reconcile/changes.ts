@@ -1,7 +1,7 @@
 /** The writes of §5.6 and §6 for one planned reconcile: roll, baselines and pruning in one change. */
 import { formatHashMap, formatLastReloadedFrom } from '../core/state.ts';
-import type { SourceKey, WorkloadView } from '../core/types.ts';
-import type { EnvWrite, WorkloadChanges } from '../rollout/patch.ts';
+import type { ReloadStrategy, SourceKey, WorkloadView } from '../core/types.ts';
+import type { EnvWrite, TemplateChange, WorkloadChanges } from '../rollout/patch.ts';
 import type { StateMode } from './applied.ts';
 import type { EnvVarCollision } from './collisions.ts';
 import { envVarOf } from './collisions.ts';
@@ -27,6 +27,13 @@ export interface ChangeContext {
   readonly state: PersistedState;
   readonly collisions: readonly EnvVarCollision[];
   readonly now: number;
+  /** CronJob: the strategy whose template change goes into the Job the roll creates (§7.3). */
+  readonly jobStrategy?: ReloadStrategy | undefined;
+}
+
+export interface PlannedChanges extends WorkloadChanges {
+  /** CronJob: the strategy's change for the Job the roll creates (§7.3 item 2); the CronJob keeps its template. */
+  readonly jobTemplate?: TemplateChange | undefined;
 }
 
 function isRolling(key: KeyPlan): key is RollingKey {
@@ -159,7 +166,7 @@ function changed(next: string | null, raw: string | undefined): string | null | 
   return next === (raw ?? null) ? undefined : next;
 }
 
-export function planChanges(context: ChangeContext): WorkloadChanges {
+export function planChanges(context: ChangeContext): PlannedChanges {
   const ordered = byObservation(context);
   const rawBaseline = context.state.raw.baseline;
   if (ordered.length === 0) {
@@ -169,8 +176,10 @@ export function planChanges(context: ChangeContext): WorkloadChanges {
   const writer = MODE_WRITERS[context.mode];
   const hashes = nextSourceHashes(context.keys, writer.hashedKeys(context));
   const baseline = nextBaseline(context.keys, hashes, true);
+  const jobStrategy = context.jobStrategy;
   return {
     ...writer.templateChange(context, ordered),
+    ...(jobStrategy && { jobTemplate: MODE_WRITERS[jobStrategy].templateChange(context, ordered) }),
     [writer.hashesField]: changed(formatHashMap(hashes), writer.rawHashes(context.state)),
     baseline: changed(formatHashMap(baseline), rawBaseline),
   };

@@ -958,3 +958,68 @@ describe('planReconcile: applied state in W (CronJob, restart Rollout)', () => {
     expect(writeOf(result)).toEqual(NOTHING);
   });
 });
+
+describe('planReconcile: the roll action and the CronJob Job change', () => {
+  const changedCm = { sources: cmOnly(present(H1)) };
+  const baselined = () => bothBaselined(H0);
+
+  it.each([
+    ['Deployment', {}, 'template-patch'],
+    ['CronJob', {}, 'create-job-from-cronjob'],
+    ['Job', {}, 'recreate-job'],
+    ['Rollout', {}, 'template-patch'],
+    ['Rollout', { [KEYS.rolloutStrategy]: 'restart' }, 'rollout-restart'],
+    ['DeploymentConfig', {}, 'template-patch'],
+  ] as const)('%s %j rolls with %s', (kind, annotations, action) => {
+    const view = { ...baselined(), annotations: { ...baselined().annotations, ...annotations } };
+    const result = plan({ view, row: kindRow(kind), ...changedCm });
+    expect(result).toMatchObject({ action: 'roll', rollAction: action });
+  });
+
+  it('CronJob env-vars: the env var goes to the Job, the CronJob gets W state only', () => {
+    const result = plan({ view: baselined(), row: kindRow('CronJob'), ...changedCm });
+    expect(result.jobTemplate).toEqual({
+      envWrites: [{ container: 'app', name: CM_ENV, value: H1 }],
+    });
+    expect(writeOf(result)).toEqual({
+      action: 'roll',
+      rolling: [CM],
+      workloadSourceHashes: `{"${CM}":"${H1}","${SECRET}":"${H2}"}`,
+      baseline: null,
+    });
+  });
+
+  it('CronJob annotations: last-reloaded-from goes to the Job', () => {
+    const result = plan({
+      view: baselined(),
+      row: kindRow('CronJob'),
+      strategy: 'annotations',
+      ...changedCm,
+    });
+    expect(result.jobTemplate).toEqual({
+      envWrites: [],
+      lastReloadedFrom: formatLastReloadedFrom({
+        type: 'CONFIGMAP',
+        name: 'app-config',
+        namespace: NS,
+        hash: H1,
+        containerRefs: ['app'],
+        observedAt: NOW / 1000,
+      }),
+    });
+  });
+
+  it.each([
+    ['a restart Rollout', 'Rollout', { [KEYS.rolloutStrategy]: 'restart' }],
+    ['a Deployment', 'Deployment', {}],
+  ] as const)('%s has no Job change', (_name, kind, annotations) => {
+    const view = { ...baselined(), annotations: { ...baselined().annotations, ...annotations } };
+    expect(plan({ view, row: kindRow(kind), ...changedCm }).jobTemplate).toBeUndefined();
+  });
+
+  it('a Rollout with workloadRef is skipped even if a template were projected', () => {
+    const view = { ...baselined(), hasWorkloadRef: true };
+    const result = plan({ view, row: kindRow('Rollout'), ...changedCm });
+    expect(result).toMatchObject({ action: 'none', skip: 'no_container' });
+  });
+});

@@ -11,12 +11,12 @@ import type {
   SourceType,
   WorkloadView,
 } from '../core/types.ts';
-import type { WorkloadKindRow } from '../rollout/kinds.ts';
-import { appliedStatePlacement } from '../rollout/kinds.ts';
+import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
+import { appliedStatePlacement, rollActionOf } from '../rollout/kinds.ts';
 import type { WorkloadChanges } from '../rollout/patch.ts';
 import type { AppliedContext, StateMode } from './applied.ts';
 import { appliedHash, stateModeOf } from './applied.ts';
-import type { KeyPlan } from './changes.ts';
+import type { KeyPlan, PlannedChanges } from './changes.ts';
 import { planChanges } from './changes.ts';
 import type { EnvVarCollision } from './collisions.ts';
 import { findCollisions } from './collisions.ts';
@@ -58,9 +58,11 @@ export interface PlanInput {
 
 export type PlanAction = 'none' | 'baseline' | 'roll';
 
-export interface ReconcilePlan extends WorkloadChanges {
-  /** roll: a template change (§7); baseline: a metadata-only patch; none: no write. */
+export interface ReconcilePlan extends PlannedChanges {
+  /** roll: the kind's roll (§7); baseline: a metadata-only patch; none: no write. */
   readonly action: PlanAction;
+  /** How this workload rolls: its kind's action, or `rollout-restart` (§7.5). */
+  readonly rollAction: RollActionType;
   /** Sorted keys whose outcome is roll. */
   readonly rolling: readonly SourceKey[];
   /** Set when the workload tracks sources but has no regular container (§13.2). */
@@ -98,6 +100,7 @@ function planKey(
 
 function noContainerPlan(
   mode: StateMode,
+  rollAction: RollActionType,
   tracked: readonly TrackedSource[],
   problems: readonly AnnotationProblem[],
 ): ReconcilePlan {
@@ -110,6 +113,7 @@ function noContainerPlan(
   }));
   return {
     action: 'none',
+    rollAction,
     rolling: [],
     skip: 'no_container',
     mode,
@@ -142,17 +146,22 @@ export function planReconcile(input: PlanInput): ReconcilePlan {
     options.keys.rolloutStrategy,
   );
   const mode = stateModeOf(placement, options.strategy);
-  if (tracking.tracked.length > 0 && view.podSpec.containers.length === 0) {
-    return noContainerPlan(mode, tracking.tracked, problems);
+  const rollAction = rollActionOf(input.row, view.annotations, options.keys.rolloutStrategy);
+  // A Rollout with workloadRef has no template of its own (§7.5).
+  const noContainer = view.hasWorkloadRef || view.podSpec.containers.length === 0;
+  if (tracking.tracked.length > 0 && noContainer) {
+    return noContainerPlan(mode, rollAction, tracking.tracked, problems);
   }
   const collisions = options.strategy === 'env-vars' ? findCollisions(tracking.tracked) : [];
   const context = { view, state, colliding: new Set(collisions.flatMap((group) => group.keys)) };
   const keys = tracking.tracked.map((source) => planKey(input, { mode, context, state }, source));
-  const changes = planChanges({ view, mode, keys, state, collisions, now: input.now });
+  const jobStrategy = rollAction === 'create-job-from-cronjob' ? options.strategy : undefined;
+  const changes = planChanges({ view, mode, keys, state, collisions, now: input.now, jobStrategy });
   const rolling = keys.filter((key) => key.outcome === 'roll').map((key) => key.key);
   return {
     ...changes,
     action: actionOf(rolling, changes),
+    rollAction,
     rolling,
     mode,
     keys,

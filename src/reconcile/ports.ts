@@ -13,7 +13,9 @@ import type {
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
-import type { Patch } from '../rollout/patch.ts';
+import type { WorkloadKindRow } from '../rollout/kinds.ts';
+import type { PauseNotice } from '../rollout/pause.ts';
+import type { JsonObject, Patch } from '../rollout/patch.ts';
 import type { EnvVarCollision, ReconcilePlan } from './plan.ts';
 
 /** `(create, K, uid)` of §5.4. */
@@ -58,6 +60,13 @@ export interface WorkloadLookup {
   get(key: WorkloadKey): WorkloadView | undefined;
   /** `relevantSince(W)` of §5.4. */
   relevantSince(key: WorkloadKey): number | undefined;
+  /**
+   * The cached Jobs in `namespace` whose controller ownerReference has UID `cronJobUid`, as views
+   * (their W annotations hold `kreload.io/source-hashes`): the idempotency guard of §7.3 item 1.
+   * Undefined when Jobs are not watched (`jobs` ignored, API forbidden or not yet synced): the guard
+   * is then skipped.
+   */
+  jobsOwnedBy(namespace: string, cronJobUid: string): readonly WorkloadView[] | undefined;
 }
 
 /** Marks held per workload (§5.4); the leader consumes them when a reconcile completes. */
@@ -92,21 +101,81 @@ export class WriteError extends Error {
   }
 }
 
-/** Workload writes. Both methods reject with WriteError. */
-export interface WorkloadWriter {
-  /** Sends one patch with `fieldManager=kreload`; the body carries the resourceVersion precondition. */
-  patch(ref: WorkloadRef, patch: Patch): Promise<void>;
-  /** Fresh GET after a 409, projected to a view; undefined when the workload is gone. */
-  get(ref: WorkloadRef): Promise<WorkloadView | undefined>;
+/** `DeleteOptions.preconditions` of a Job deletion (§7.4 item 2). */
+export interface DeletePreconditions {
+  readonly uid: string;
+  readonly resourceVersion: string;
 }
+
+/** What the API returned for a created object. */
+export interface CreatedObject {
+  /** The final name (generated when the body had `generateName`). */
+  readonly name: string;
+  readonly uid: string;
+}
+
+/**
+ * Workload API calls (§10), implemented by kube/workload-client.ts. Every method rejects with
+ * WriteError (HTTP status kept, `retryable` per §10: 409, 429, 5xx, timeouts and network errors) and
+ * every mutating call sends `fieldManager=kreload`. `ref.kind` selects the resource through
+ * `kindRow(ref.kind)` (group, version, plural).
+ */
+export interface WorkloadWriter {
+  /**
+   * PATCH `<resource>/<name>`. The Content-Type follows `patch.type`: `strategic` →
+   * `application/strategic-merge-patch+json`, `merge` → `application/merge-patch+json`. The body
+   * carries `metadata.resourceVersion` as the precondition (a stale one gives 409).
+   */
+  patch(ref: WorkloadRef, patch: Patch): Promise<void>;
+  /** Fresh GET after a 409, projected to a view; undefined when the workload is gone (404). */
+  get(ref: WorkloadRef): Promise<WorkloadView | undefined>;
+  /**
+   * Fresh GET of the full object as served (parsed JSON, unprojected); undefined on 404. Used for
+   * Job recreation, the Job a CronJob roll creates and the containers list of a CRD merge patch.
+   * The object is used for the one write and dropped.
+   */
+  getObject(ref: WorkloadRef): Promise<JsonObject | undefined>;
+  /**
+   * POST `body` to the `row` resource in `namespace` (`?fieldManager=kreload`). A name clash
+   * (AlreadyExists) rejects with status 409.
+   */
+  create(row: WorkloadKindRow, namespace: string, body: JsonObject): Promise<CreatedObject>;
+  /**
+   * DELETE `<resource>/<name>` with body
+   * `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background",
+   *   "preconditions":{"uid":…,"resourceVersion":…}}`.
+   * A failed precondition rejects with 409, a missing object with 404.
+   */
+  delete(ref: WorkloadRef, preconditions: DeletePreconditions): Promise<void>;
+  /**
+   * POST `deploymentconfigs/<name>/instantiate` with `body` (a DeploymentRequest, §7.6)
+   * (`?fieldManager=kreload`).
+   */
+  instantiate(ref: WorkloadRef, body: JsonObject): Promise<void>;
+}
+
+/** Why a CronJob roll created no Job (§7.3): suspended, or the guard found one already. */
+export type JobCreationSkip = 'suspended' | 'already-created';
 
 export interface RolledEvent {
   readonly view: WorkloadView;
   readonly plan: ReconcilePlan;
   readonly attempts: number;
-  /** From the first write attempt to the acknowledgement (reloader_action_latency_seconds). */
+  /** From the first write attempt to the last acknowledgement (reloader_action_latency_seconds). */
   readonly durationMs: number;
+  /** CronJob and Job rolls: the Job created. */
+  readonly createdJob?: CreatedObject | undefined;
+  /** CronJob rolls that created no Job. */
+  readonly jobCreationSkipped?: JobCreationSkip | undefined;
+  /** DeploymentConfig without a ConfigChange trigger: instantiate was acknowledged (§7.6). */
+  readonly instantiated?: boolean | undefined;
 }
+
+/**
+ * The request that failed: the reconcile's write (patch; for a Job its GET and DELETE), creating the
+ * Job again after its deletion, or the instantiate of a DeploymentConfig.
+ */
+export type FailedStage = 'write' | 'create-job' | 'instantiate';
 
 export interface FailedEvent {
   readonly key: WorkloadKey;
@@ -116,6 +185,12 @@ export interface FailedEvent {
   /** True after the last retryable attempt; false for an error that is never retried. */
   readonly gaveUp: boolean;
   readonly attempts: number;
+  readonly stage: FailedStage;
+  /**
+   * `create-job` only: the old Job is deleted and the new one is not created. Its manifest is kept
+   * and creation is retried at every resync (§7.4 item 4): log the loss at error level.
+   */
+  readonly recreationPending: boolean;
 }
 
 export interface RetryEvent {
@@ -126,10 +201,19 @@ export interface RetryEvent {
   readonly delayMs: number;
 }
 
+/** A retry of a pending Job creation (§7.4 item 4). */
+export type RecreationRetryEvent =
+  | { readonly key: WorkloadKey; readonly result: 'created'; readonly createdJob: CreatedObject }
+  /** The Job exists again (created by someone else, or an earlier answer was lost). */
+  | { readonly key: WorkloadKey; readonly result: 'appeared' }
+  | { readonly key: WorkloadKey; readonly result: 'failed'; readonly error: WriteError };
+
 /** Hooks for metrics, Events and logs; every hook fires once per occasion (§13.2). */
 export interface ReconcileObserver {
   onRolled(event: RolledEvent): void;
   onBaselined(event: { readonly view: WorkloadView; readonly plan: ReconcilePlan }): void;
+  /** A paused Deployment was resumed (§7.2 rule 4), alone or in the same patch as a roll. */
+  onResumed(event: { readonly view: WorkloadView; readonly attempts: number }): void;
   onSkipped(event: {
     readonly key: WorkloadKey;
     readonly view: WorkloadView;
@@ -148,4 +232,11 @@ export interface ReconcileObserver {
     readonly view: WorkloadView;
     readonly collisions: readonly EnvVarCollision[];
   }): void;
+  /**
+   * `paused-by-other`: a roll was applied to a Deployment someone else paused; nothing is resumed
+   * (§7.2 rule 3, info log). `pause-period-ignored`: pause-period on a kind without it (§3.1,
+   * warning log); fired once per workload UID per process.
+   */
+  onPauseNotice(event: { readonly view: WorkloadView; readonly notice: PauseNotice }): void;
+  onRecreationRetried(event: RecreationRetryEvent): void;
 }

@@ -1,7 +1,9 @@
 /**
- * Reconciles one workload key (§5): reads the current view and sources, plans, and sends at most one
- * patch with the retry policy of §10. Level-triggered: a failed or skipped reconcile loses nothing,
- * the next trigger or resync re-evaluates the workload.
+ * Reconciles one workload key (§5): reads the current view and sources, plans, and performs at most
+ * one write sequence (§7) with the retry policy of §10. Level-triggered: a failed or skipped
+ * reconcile loses nothing, the next trigger or resync re-evaluates the workload. The two things that
+ * cannot be rebuilt from the cluster live here as instance state: Job manifests whose creation is
+ * pending (§7.4 item 4) and the pause-period warnings already given (§3.1).
  */
 import type { ReloadListCache } from '../core/annotation-values.ts';
 import { hasReloadList } from '../core/decide.ts';
@@ -15,12 +17,16 @@ import type {
 } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
 import { WRITE_MAX_ATTEMPTS, writeRetryDelay } from '../queue/backoff.ts';
+import type { JsonObject } from '../rollout/json.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
-import { kindRow } from '../rollout/kinds.ts';
-import { buildPatch } from '../rollout/patch.ts';
+import { isReconciled, kindRow } from '../rollout/kinds.ts';
+import { planPause } from '../rollout/pause.ts';
 import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan.ts';
 import { planReconcile } from './plan.ts';
+import type { PendingRecreation } from './pending-recreations.ts';
+import { PendingRecreations } from './pending-recreations.ts';
 import type {
+  CreatedObject,
   MarkLedger,
   ReconcileObserver,
   SourceLookup,
@@ -29,6 +35,9 @@ import type {
   WorkloadWriter,
 } from './ports.ts';
 import { WriteError } from './ports.ts';
+import { uniqueProblems } from './tracking.ts';
+import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
+import { writeStrategyOf } from './write-actions.ts';
 
 export interface ReconcileOptions extends Omit<PlanOptions, 'reloadLists'> {
   /** `--dry-run`: plan and report, never write (§13.8). */
@@ -47,6 +56,11 @@ export interface ReconcilerDeps {
   readonly sleep: (ms: number) => Promise<void>;
   readonly random: RandomSource;
   readonly reloadLists?: ReloadListCache | undefined;
+  /**
+   * §13.4 item 4: whether a write may start now (HA: the lease is held and was renewed less than
+   * 10 s ago). Asked before the reconcile and before every request that writes. Default: always.
+   */
+  readonly mayWrite?: (() => boolean) | undefined;
 }
 
 /** What started this reconcile: the source changes of the queue entry (§8 item 1). */
@@ -55,34 +69,61 @@ export interface ReconcileTrigger {
   readonly observedAt?: ReadonlyMap<SourceKey, number> | undefined;
 }
 
+/**
+ * - `gone`: not in the cache, or vanished during the write (404);
+ * - `unchanged` / `skipped`: nothing written (`skipped` carries the reason of §13.2);
+ * - `baselined`, `rolled`, `resumed` (a resume alone): written;
+ * - `recreated`: a pending Job creation succeeded (§7.4 item 4);
+ * - `ignored`: a Job controlled by a CronJob, never reconciled (§7.4 item 5);
+ * - `not-leader`: the lease does not allow writes (§13.4); nothing was planned or consumed, or the
+ *   write stopped between attempts.
+ */
 export type ReconcileOutcome =
-  'gone' | 'unchanged' | 'skipped' | 'dry-run' | 'baselined' | 'rolled' | 'failed';
+  | 'gone'
+  | 'unchanged'
+  | 'skipped'
+  | 'dry-run'
+  | 'baselined'
+  | 'rolled'
+  | 'resumed'
+  | 'recreated'
+  | 'failed'
+  | 'ignored'
+  | 'not-leader';
 
 export interface ReconcileResult {
   readonly outcome: ReconcileOutcome;
   readonly plan?: ReconcilePlan | undefined;
   readonly skip?: SkipReason | undefined;
-  /** Write attempts made (0 without a write). */
+  /** Attempts of the reconcile's write (0 without a write). */
   readonly attempts: number;
   readonly error?: WriteError | undefined;
+  /**
+   * A pause-period resume of this Deployment falls due then (ms since the epoch, §7.2): reconcile the
+   * key again at that time. Undefined: nothing to schedule.
+   */
+  readonly resumeAt?: number | undefined;
+  /** The write also resumed the paused Deployment. */
+  readonly resumed?: boolean | undefined;
 }
+
+/** Job creation after its deletion retries AlreadyExists for up to this long (§7.4 item 3). */
+export const RECREATE_WINDOW_MS = 30_000;
 
 const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
 
-/** One reconcile in flight: what the plan was based on. */
+const NOT_LEADER: ReconcileResult = { outcome: 'not-leader', attempts: 0 };
+
+/** One reconcile in flight: what the plan was based on, and what its attempts already did. */
 interface Pass {
   readonly key: WorkloadKey;
   readonly row: WorkloadKindRow;
   readonly marks: WorkloadMarks;
   readonly trigger: ReconcileTrigger;
+  readonly memo: WriteMemo;
 }
 
-interface Target {
-  readonly view: WorkloadView;
-  readonly plan: ReconcilePlan;
-}
-
-/** One write attempt: the target to patch, whether to GET it first, and its number from 1. */
+/** One write attempt: the target to write, whether to GET it first, and its number from 1. */
 interface Attempt {
   readonly target: Target;
   readonly reread: boolean;
@@ -92,6 +133,27 @@ interface Attempt {
 
 type Step =
   { readonly result: ReconcileResult } | { readonly target: Target; readonly reread: boolean };
+
+/** Whether to retry a follow-up after `error`; `waitedMs` includes the delay before the retry. */
+type RetryPolicy = (error: WriteError, attempt: number, waitedMs: number) => boolean;
+
+const FOLLOW_UP_POLICIES: Readonly<Record<FollowUp['kind'], RetryPolicy>> = {
+  // AlreadyExists (409) while the old Job is still being deleted, besides the §10 retryables.
+  'create-job': (error, _attempt, waitedMs) =>
+    (error.status === 409 || error.retryable) && waitedMs <= RECREATE_WINDOW_MS,
+  instantiate: (error, attempt) => error.retryable && attempt < WRITE_MAX_ATTEMPTS,
+};
+
+type Retried<T> =
+  | { readonly state: 'done'; readonly value: T }
+  | { readonly state: 'failed'; readonly error: WriteError; readonly attempts: number }
+  | { readonly state: 'not-leader' };
+
+/** What the follow-up added to a roll that went through. */
+interface Completion {
+  readonly createdJob?: CreatedObject | undefined;
+  readonly instantiated?: boolean | undefined;
+}
 
 function isTarget(value: Target | ReconcileResult): value is Target {
   return 'view' in value;
@@ -106,6 +168,14 @@ function hasMarks(marks: WorkloadMarks): boolean {
   return marks.creates.length > 0 || marks.deletes.length > 0;
 }
 
+function plansWrite(target: Target): boolean {
+  return target.plan.action !== 'none' && target.plan.skip === undefined;
+}
+
+function hasWrite(target: Target): boolean {
+  return plansWrite(target) || target.pause.write !== undefined;
+}
+
 function asWriteError(error: unknown): WriteError {
   // Anything else is a bug in an adapter or a builder: let the queue count it as a handler error.
   if (error instanceof WriteError) return error;
@@ -114,25 +184,67 @@ function asWriteError(error: unknown): WriteError {
 
 export class Reconciler {
   readonly #deps: ReconcilerDeps;
+  readonly #pending = new PendingRecreations();
+  /** UIDs already warned about a pause-period on a kind without it (§3.1: once per workload). */
+  readonly #pauseIgnoredWarned = new Set<string>();
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
   }
 
+  /**
+   * Keys of deleted Jobs whose creation is pending (§7.4 item 4). The resync enqueues them with the
+   * workload keys: their reconcile retries the creation under the queue's per-key exclusion.
+   */
+  pendingRecreations(): readonly WorkloadKey[] {
+    return this.#pending.keys();
+  }
+
+  /**
+   * Reconciles every key with a pending Job creation, one after another. For callers without a
+   * queue; with one, enqueue `pendingRecreations()` instead so that writes never overlap.
+   */
+  async retryPendingRecreations(): Promise<ReadonlyMap<WorkloadKey, ReconcileResult>> {
+    const results = new Map<WorkloadKey, ReconcileResult>();
+    for (const key of this.#pending.keys()) results.set(key, await this.reconcile(key));
+    return results;
+  }
+
   async reconcile(key: WorkloadKey, trigger: ReconcileTrigger = {}): Promise<ReconcileResult> {
+    if (!this.#mayWrite()) return NOT_LEADER;
+    const pending = this.#pending.get(key);
+    const recreation = pending ? await this.#retryRecreation(key, pending) : undefined;
+    if (recreation) return recreation;
     const view = this.#deps.workloads.get(key);
     if (!view) return { outcome: 'gone', attempts: 0 };
-    const pass: Pass = {
-      key,
-      row: kindRow(view.ref.kind),
-      marks: this.#deps.marks.marksOf(key),
-      trigger,
-    };
+    const row = kindRow(view.ref.kind);
+    const marks = this.#deps.marks.marksOf(key);
+    const pass: Pass = { key, row, marks, trigger, memo: {} };
+    if (!isReconciled(row, view.controller)) {
+      this.#deps.marks.consume(key, marks);
+      return { outcome: 'ignored', attempts: 0 };
+    }
+    const target = this.#target(pass, view);
+    this.#reportDiagnostics(target);
+    if (!hasWrite(target)) return this.#settle(pass, target);
+    if (this.#deps.options.dryRun) return this.#dryRun(pass, target);
+    return this.#write(pass, target);
+  }
+
+  #mayWrite(): boolean {
+    return this.#deps.mayWrite?.() ?? true;
+  }
+
+  #target(pass: Pass, view: WorkloadView): Target {
     const plan = this.#plan(pass, view);
-    this.#reportDiagnostics(view, plan);
-    if (plan.action === 'none' || plan.skip) return this.#settle(pass, { view, plan });
-    if (this.#deps.options.dryRun) return this.#dryRun(pass, { view, plan });
-    return this.#write(pass, { view, plan });
+    const pause = planPause({
+      view,
+      row: pass.row,
+      keys: this.#deps.options.keys,
+      rolls: plan.action === 'roll',
+      now: this.#deps.now(),
+    });
+    return { view, plan, pause };
   }
 
   #plan(pass: Pass, view: WorkloadView): ReconcilePlan {
@@ -180,18 +292,35 @@ export class Reconciler {
     };
   }
 
-  #reportDiagnostics(view: WorkloadView, plan: ReconcilePlan): void {
+  #reportDiagnostics(target: Target): void {
     const { observer } = this.#deps;
-    if (plan.problems.length > 0) observer.onProblems({ view, problems: plan.problems });
+    const { view, plan, pause } = target;
+    const problems = uniqueProblems([...plan.problems, ...pause.problems]);
+    if (problems.length > 0) observer.onProblems({ view, problems });
     if (plan.collisions.length > 0) observer.onCollision({ view, collisions: plan.collisions });
+    if (pause.notice === 'pause-period-ignored' && !this.#pauseIgnoredWarned.has(view.uid)) {
+      this.#pauseIgnoredWarned.add(view.uid);
+      observer.onPauseNotice({ view, notice: pause.notice });
+    }
   }
 
   /** The reconcile completed without a write: consume marks, report why nothing was written. */
-  #settle(pass: Pass, target: Target, attempts = 0): ReconcileResult {
+  #settle(
+    pass: Pass,
+    target: Target,
+    attempts = 0,
+    resumeAt = target.pause.resumeAt,
+  ): ReconcileResult {
     this.#deps.marks.consume(pass.key, pass.marks);
     const skip = target.plan.skip ?? this.#notUpdatedReason(pass);
     if (skip) this.#deps.observer.onSkipped({ key: pass.key, view: target.view, reason: skip });
-    return { outcome: skip ? 'skipped' : 'unchanged', plan: target.plan, skip, attempts };
+    return {
+      outcome: skip ? 'skipped' : 'unchanged',
+      plan: target.plan,
+      skip,
+      attempts,
+      resumeAt,
+    };
   }
 
   /** `strategy_not_updated`: a source change or mark triggered this reconcile and needed no write. */
@@ -200,10 +329,12 @@ export class Reconciler {
     return changes > 0 || hasMarks(pass.marks) ? 'strategy_not_updated' : undefined;
   }
 
+  /** §13.8: no write of any kind. A resume alone is not a reload: it is neither sent nor timed. */
   #dryRun(pass: Pass, target: Target): ReconcileResult {
+    if (!plansWrite(target)) return this.#settle(pass, target, 0, undefined);
     const { marks, observer } = this.#deps;
     marks.consume(pass.key, pass.marks);
-    observer.onDryRun(target);
+    observer.onDryRun({ view: target.view, plan: target.plan });
     observer.onSkipped({ key: pass.key, view: target.view, reason: 'dry_run' });
     return { outcome: 'dry-run', plan: target.plan, skip: 'dry_run', attempts: 0 };
   }
@@ -213,6 +344,7 @@ export class Reconciler {
     const startedAt = this.#deps.now();
     let next: Attempt = { target: first, reread: false, attempt: 1, startedAt };
     for (;;) {
+      if (!this.#mayWrite()) return { ...NOT_LEADER, attempts: next.attempt - 1 };
       const step = await this.#attempt(pass, next);
       if ('result' in step) return step.result;
       next = { ...step, attempt: next.attempt + 1, startedAt };
@@ -221,14 +353,21 @@ export class Reconciler {
 
   async #attempt(pass: Pass, current: Attempt): Promise<Step> {
     let target = current.target;
+    let followUp: FollowUp | undefined;
     try {
       if (current.reread) {
         const refreshed = await this.#refresh(pass, target, current.attempt);
         if (!isTarget(refreshed)) return { result: refreshed };
         target = refreshed;
       }
-      await this.#patch(pass, target);
-      return { result: this.#written(pass, target, current) };
+      followUp = await writeStrategyOf(target).write({
+        row: pass.row,
+        target,
+        writer: this.#deps.writer,
+        workloads: this.#deps.workloads,
+        now: this.#deps.now(),
+        memo: pass.memo,
+      });
     } catch (error) {
       const writeError = asWriteError(error);
       const final = this.#finalFailure(pass, target, writeError, current.attempt);
@@ -238,34 +377,126 @@ export class Reconciler {
       const reread = writeError.status === 409 || (current.reread && target === current.target);
       return { target, reread };
     }
+    return { result: await this.#complete(pass, { ...current, target }, followUp) };
   }
 
   /** After a 409: GET the object and plan again; often nothing is left to do (§10). */
   async #refresh(pass: Pass, stale: Target, attempt: number): Promise<Target | ReconcileResult> {
     const fresh = await this.#deps.writer.get(stale.view.ref);
     if (!fresh) return this.#gone(pass, attempt);
-    const target = { view: fresh, plan: this.#plan(pass, fresh) };
-    if (target.plan.action === 'none' || target.plan.skip) {
-      return this.#settle(pass, target, attempt - 1);
-    }
+    const target = this.#target(pass, fresh);
+    if (!hasWrite(target)) return this.#settle(pass, target, attempt - 1);
     return target;
   }
 
-  async #patch(pass: Pass, target: Target): Promise<void> {
-    const patch = buildPatch(pass.row, target.view, target.plan);
-    if (patch) await this.#deps.writer.patch(target.view.ref, patch);
+  /** The write went through: run its follow-up, if any, then report. */
+  async #complete(
+    pass: Pass,
+    timing: Attempt,
+    followUp: FollowUp | undefined,
+  ): Promise<ReconcileResult> {
+    if (!followUp) return this.#written(pass, timing, {});
+    const retried = await this.#followUp(pass, timing.target, followUp);
+    if (retried.state === 'done') {
+      const completion: Completion =
+        followUp.kind === 'create-job' ? { createdJob: retried.value } : { instantiated: true };
+      return this.#written(pass, timing, completion);
+    }
+    if (followUp.kind === 'create-job') {
+      this.#keepRecreation(pass, timing.target, followUp.manifest);
+    }
+    this.#deps.marks.consume(pass.key, pass.marks);
+    if (retried.state === 'not-leader') return { ...NOT_LEADER, attempts: timing.attempt };
+    const { error, attempts } = retried;
+    this.#deps.observer.onFailed({
+      key: pass.key,
+      view: timing.target.view,
+      plan: timing.target.plan,
+      error,
+      gaveUp: error.retryable,
+      attempts,
+      stage: followUp.kind,
+      recreationPending: followUp.kind === 'create-job',
+    });
+    return { outcome: 'failed', plan: timing.target.plan, attempts: timing.attempt, error };
   }
 
-  #written(pass: Pass, target: Target, timing: Attempt): ReconcileResult {
-    const { marks, observer } = this.#deps;
-    marks.consume(pass.key, pass.marks);
-    if (target.plan.action === 'roll') {
-      const durationMs = this.#deps.now() - timing.startedAt;
-      observer.onRolled({ ...target, attempts: timing.attempt, durationMs });
-      return { outcome: 'rolled', plan: target.plan, attempts: timing.attempt };
+  #followUp(
+    pass: Pass,
+    target: Target,
+    followUp: FollowUp,
+  ): Promise<Retried<CreatedObject | undefined>> {
+    const { writer } = this.#deps;
+    const { ref } = target.view;
+    return this.#retrying(pass.key, FOLLOW_UP_POLICIES[followUp.kind], async () => {
+      if (followUp.kind === 'create-job') {
+        return writer.create(pass.row, ref.namespace, followUp.manifest);
+      }
+      await writer.instantiate(ref, followUp.body);
+      return undefined;
+    });
+  }
+
+  #keepRecreation(pass: Pass, target: Target, manifest: JsonObject): void {
+    this.#pending.keep(pass.key, {
+      ref: target.view.ref,
+      manifest,
+      deletedUid: target.view.uid,
+      since: this.#deps.now(),
+    });
+  }
+
+  /** Runs `call` until it succeeds or `policy` stops it, with the §10 backoff between tries. */
+  async #retrying<T>(
+    key: WorkloadKey,
+    policy: RetryPolicy,
+    call: () => Promise<T>,
+  ): Promise<Retried<T>> {
+    let waitedMs = 0;
+    for (let attempt = 1; ; attempt += 1) {
+      if (!this.#mayWrite()) return { state: 'not-leader' };
+      try {
+        return { state: 'done', value: await call() };
+      } catch (error) {
+        const writeError = asWriteError(error);
+        const delayMs = this.#delay(writeError, attempt);
+        if (!policy(writeError, attempt, waitedMs + delayMs)) {
+          return { state: 'failed', error: writeError, attempts: attempt };
+        }
+        this.#deps.observer.onRetry({ key, error: writeError, attempt, delayMs });
+        await this.#deps.sleep(delayMs);
+        waitedMs += delayMs;
+      }
     }
-    observer.onBaselined(target);
-    return { outcome: 'baselined', plan: target.plan, attempts: timing.attempt };
+  }
+
+  #written(pass: Pass, timing: Attempt, completion: Completion): ReconcileResult {
+    const { marks, observer } = this.#deps;
+    const { view, plan, pause } = timing.target;
+    const attempts = timing.attempt;
+    marks.consume(pass.key, pass.marks);
+    const resumed = pause.write?.action === 'resume';
+    if (resumed) observer.onResumed({ view, attempts });
+    const done = { plan, attempts, resumeAt: pause.resumeAt, resumed };
+    if (plan.action === 'roll') {
+      observer.onRolled({
+        view,
+        plan,
+        attempts,
+        durationMs: this.#deps.now() - timing.startedAt,
+        createdJob: completion.createdJob ?? pass.memo.createdJob,
+        jobCreationSkipped: pass.memo.jobCreationSkipped,
+        instantiated: completion.instantiated,
+      });
+      if (pause.notice === 'paused-by-other')
+        observer.onPauseNotice({ view, notice: pause.notice });
+      return { outcome: 'rolled', ...done };
+    }
+    if (plan.action === 'baseline') {
+      observer.onBaselined({ view, plan });
+      return { outcome: 'baselined', ...done };
+    }
+    return { outcome: 'resumed', ...done };
   }
 
   #gone(pass: Pass, attempts: number): ReconcileResult {
@@ -286,21 +517,64 @@ export class Reconciler {
     if (error.retryable && !gaveUp) return undefined;
     this.#deps.observer.onFailed({
       key: pass.key,
-      ...target,
+      view: target.view,
+      plan: target.plan,
       error,
       gaveUp: error.retryable,
       attempts: attempt,
+      stage: 'write',
+      recreationPending: false,
     });
     return { outcome: 'failed', plan: target.plan, attempts: attempt, error };
   }
 
-  async #backOff(pass: Pass, error: WriteError, attempt: number): Promise<void> {
-    const delayMs = writeRetryDelay({
+  #delay(error: WriteError, attempt: number): number {
+    return writeRetryDelay({
       retry: attempt - 1,
       random: this.#deps.random,
       retryAfterMs: error.status === 429 ? error.retryAfterMs : undefined,
     });
+  }
+
+  async #backOff(pass: Pass, error: WriteError, attempt: number): Promise<void> {
+    const delayMs = this.#delay(error, attempt);
     this.#deps.observer.onRetry({ key: pass.key, error, attempt, delayMs });
     await this.#deps.sleep(delayMs);
+  }
+
+  /**
+   * §7.4 item 4: one creation attempt for a Job deleted by an earlier roll. Undefined when the Job
+   * has appeared in the cache: the reconcile then goes on with it as usual.
+   */
+  async #retryRecreation(
+    key: WorkloadKey,
+    pending: PendingRecreation,
+  ): Promise<ReconcileResult | undefined> {
+    const { workloads, writer, observer } = this.#deps;
+    const cached = workloads.get(key);
+    if (cached && cached.uid !== pending.deletedUid) {
+      this.#pending.drop(key);
+      observer.onRecreationRetried({ key, result: 'appeared' });
+      return undefined;
+    }
+    try {
+      const createdJob = await writer.create(
+        kindRow('Job'),
+        pending.ref.namespace,
+        pending.manifest,
+      );
+      this.#pending.drop(key);
+      observer.onRecreationRetried({ key, result: 'created', createdJob });
+      return { outcome: 'recreated', attempts: 1 };
+    } catch (error) {
+      const writeError = asWriteError(error);
+      if (writeError.status === 409) {
+        this.#pending.drop(key);
+        observer.onRecreationRetried({ key, result: 'appeared' });
+        return { outcome: 'unchanged', attempts: 1 };
+      }
+      observer.onRecreationRetried({ key, result: 'failed', error: writeError });
+      return { outcome: 'failed', attempts: 1, error: writeError };
+    }
   }
 }

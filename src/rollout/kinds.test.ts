@@ -1,62 +1,195 @@
 import { describe, expect, it } from 'vitest';
+import type { OwnerView, WorkloadKind } from '../core/types.ts';
+import type { WorkloadKindRow } from './kinds.ts';
 import {
   appliedStatePlacement,
-  findKindRow,
   findKindRowByPlural,
+  isReconciled,
   kindRow,
+  rollActionOf,
   UnsupportedKindError,
   WORKLOAD_KINDS,
 } from './kinds.ts';
 
 const ROLLOUT_STRATEGY = 'reloader.stakater.com/rollout-strategy';
 
-describe('WORKLOAD_KINDS', () => {
-  it.each([
-    ['Deployment', 'deployments', true],
-    ['DaemonSet', 'daemonsets', false],
-    ['StatefulSet', 'statefulsets', false],
-  ] as const)('%s is an apps/v1 template-patching kind (%s)', (kind, plural, pause) => {
-    expect(kindRow(kind)).toEqual({
-      kind,
-      group: 'apps',
-      version: 'v1',
+type Axes = Omit<WorkloadKindRow, 'kind' | 'group' | 'version' | 'plural'>;
+
+const TEMPLATE = ['spec', 'template'];
+
+/** §2.2 and §7, one line per kind: the table the code must match. */
+const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
+  [
+    'Deployment',
+    'deployments',
+    {
       apiVersion: 'apps/v1',
-      plural,
-      templatePath: ['spec', 'template'],
+      templatePath: TEMPLATE,
       templatePatchType: 'strategic',
       metadataPatchType: 'strategic',
       appliedState: 'PT',
       supportsRestartStrategy: false,
       rollAction: 'template-patch',
       rollsOnDelete: true,
-      supportsPausePeriod: pause,
-    });
-    expect(findKindRowByPlural(plural)?.kind).toBe(kind);
+      supportsPausePeriod: true,
+      instantiatesWithoutConfigChangeTrigger: false,
+      notReconciledWhenControlledBy: undefined,
+    },
+  ],
+  [
+    'DaemonSet',
+    'daemonsets',
+    {
+      apiVersion: 'apps/v1',
+      templatePath: TEMPLATE,
+      templatePatchType: 'strategic',
+      metadataPatchType: 'strategic',
+      appliedState: 'PT',
+      supportsRestartStrategy: false,
+      rollAction: 'template-patch',
+      rollsOnDelete: true,
+      supportsPausePeriod: false,
+      instantiatesWithoutConfigChangeTrigger: false,
+      notReconciledWhenControlledBy: undefined,
+    },
+  ],
+  [
+    'StatefulSet',
+    'statefulsets',
+    {
+      apiVersion: 'apps/v1',
+      templatePath: TEMPLATE,
+      templatePatchType: 'strategic',
+      metadataPatchType: 'strategic',
+      appliedState: 'PT',
+      supportsRestartStrategy: false,
+      rollAction: 'template-patch',
+      rollsOnDelete: true,
+      supportsPausePeriod: false,
+      instantiatesWithoutConfigChangeTrigger: false,
+      notReconciledWhenControlledBy: undefined,
+    },
+  ],
+  [
+    'CronJob',
+    'cronjobs',
+    {
+      apiVersion: 'batch/v1',
+      templatePath: ['spec', 'jobTemplate', 'spec', 'template'],
+      templatePatchType: 'strategic',
+      metadataPatchType: 'strategic',
+      appliedState: 'W',
+      supportsRestartStrategy: false,
+      rollAction: 'create-job-from-cronjob',
+      rollsOnDelete: false,
+      supportsPausePeriod: false,
+      instantiatesWithoutConfigChangeTrigger: false,
+      notReconciledWhenControlledBy: undefined,
+    },
+  ],
+  [
+    'Job',
+    'jobs',
+    {
+      apiVersion: 'batch/v1',
+      templatePath: TEMPLATE,
+      templatePatchType: 'strategic',
+      metadataPatchType: 'strategic',
+      appliedState: 'PT',
+      supportsRestartStrategy: false,
+      rollAction: 'recreate-job',
+      rollsOnDelete: false,
+      supportsPausePeriod: false,
+      instantiatesWithoutConfigChangeTrigger: false,
+      notReconciledWhenControlledBy: 'CronJob',
+    },
+  ],
+  [
+    'Rollout',
+    'rollouts',
+    {
+      apiVersion: 'argoproj.io/v1alpha1',
+      templatePath: TEMPLATE,
+      templatePatchType: 'merge',
+      metadataPatchType: 'merge',
+      appliedState: 'PT',
+      supportsRestartStrategy: true,
+      rollAction: 'template-patch',
+      rollsOnDelete: true,
+      supportsPausePeriod: false,
+      instantiatesWithoutConfigChangeTrigger: false,
+      notReconciledWhenControlledBy: undefined,
+    },
+  ],
+  [
+    'DeploymentConfig',
+    'deploymentconfigs',
+    {
+      apiVersion: 'apps.openshift.io/v1',
+      templatePath: TEMPLATE,
+      templatePatchType: 'strategic',
+      metadataPatchType: 'strategic',
+      appliedState: 'PT',
+      supportsRestartStrategy: false,
+      rollAction: 'template-patch',
+      rollsOnDelete: true,
+      supportsPausePeriod: false,
+      instantiatesWithoutConfigChangeTrigger: true,
+      notReconciledWhenControlledBy: undefined,
+    },
+  ],
+];
+
+describe('WORKLOAD_KINDS', () => {
+  it.each(EXPECTED)('%s (%s)', (kind, plural, axes) => {
+    const row = kindRow(kind);
+    const [group = '', version = ''] = axes.apiVersion.split('/');
+    expect(row).toEqual({ kind, plural, group, version, ...axes });
+    expect(findKindRowByPlural(plural)).toBe(row);
   });
 
-  it('has one row per kind', () => {
-    const kinds = WORKLOAD_KINDS.map((row) => row.kind);
-    expect(new Set(kinds).size).toBe(kinds.length);
+  it('has exactly one row per supported kind', () => {
+    expect(WORKLOAD_KINDS.map((row) => row.kind)).toEqual(EXPECTED.map(([kind]) => kind));
   });
 
-  it('reports kinds without a row', () => {
-    expect(findKindRow('CronJob')).toBeUndefined();
-    expect(() => kindRow('Job')).toThrow(UnsupportedKindError);
-    expect(findKindRowByPlural('jobs')).toBeUndefined();
+  it('reports unknown plurals and kinds', () => {
+    expect(findKindRowByPlural('replicasets')).toBeUndefined();
+    // A value outside the union can only come from a wiring bug.
+    expect(() => kindRow('ReplicaSet' as WorkloadKind)).toThrow(UnsupportedKindError);
   });
 });
 
-describe('appliedStatePlacement', () => {
-  const deployment = kindRow('Deployment');
-  const rollout = { ...deployment, kind: 'Rollout' as const, supportsRestartStrategy: true };
+describe('appliedStatePlacement and rollActionOf', () => {
+  it.each([
+    ['Deployment ignores rollout-strategy', 'Deployment', 'restart', 'PT', 'template-patch'],
+    ['Rollout default strategy', 'Rollout', undefined, 'PT', 'template-patch'],
+    ['Rollout rollout strategy', 'Rollout', 'rollout', 'PT', 'template-patch'],
+    ['Rollout unknown strategy', 'Rollout', 'Restart', 'PT', 'template-patch'],
+    ['Rollout restart strategy', 'Rollout', 'restart', 'W', 'rollout-restart'],
+    ['CronJob', 'CronJob', undefined, 'W', 'create-job-from-cronjob'],
+    ['Job', 'Job', 'restart', 'PT', 'recreate-job'],
+  ] as const)('%s', (_name, kind, strategy, placement, action) => {
+    const annotations: Record<string, string> =
+      strategy === undefined ? {} : { [ROLLOUT_STRATEGY]: strategy };
+    expect(appliedStatePlacement(kindRow(kind), annotations, ROLLOUT_STRATEGY)).toBe(placement);
+    expect(rollActionOf(kindRow(kind), annotations, ROLLOUT_STRATEGY)).toBe(action);
+  });
+});
+
+describe('isReconciled', () => {
+  const owner = (kind: string): OwnerView => ({
+    apiVersion: 'batch/v1',
+    kind,
+    name: 'o',
+    uid: 'u',
+  });
 
   it.each([
-    ['Deployment ignores rollout-strategy', deployment, { [ROLLOUT_STRATEGY]: 'restart' }, 'PT'],
-    ['Rollout default strategy', rollout, {}, 'PT'],
-    ['Rollout rollout strategy', rollout, { [ROLLOUT_STRATEGY]: 'rollout' }, 'PT'],
-    ['Rollout restart strategy', rollout, { [ROLLOUT_STRATEGY]: 'restart' }, 'W'],
-    ['CronJob-like W kind', { ...deployment, appliedState: 'W' as const }, {}, 'W'],
-  ])('%s', (_name, row, annotations, expected) => {
-    expect(appliedStatePlacement(row, annotations, ROLLOUT_STRATEGY)).toBe(expected);
+    ['Job without controller', 'Job', undefined, true],
+    ['Job controlled by a CronJob', 'Job', owner('CronJob'), false],
+    ['Job controlled by something else', 'Job', owner('Workflow'), true],
+    ['Deployment controlled by a CronJob-named kind', 'Deployment', owner('CronJob'), true],
+  ] as const)('%s', (_name, kind, controller, expected) => {
+    expect(isReconciled(kindRow(kind), controller)).toBe(expected);
   });
 });

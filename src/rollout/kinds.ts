@@ -1,16 +1,23 @@
-import type { WorkloadKind } from '../core/types.ts';
+import type { Annotations, OwnerView, WorkloadKind } from '../core/types.ts';
 
-/** Content type of a patch (§10): strategic merge for built-in kinds, merge or JSON patch for CRDs. */
-export type PatchType = 'strategic' | 'merge' | 'json';
+/**
+ * Content type of a patch (§10): strategic merge for built-in kinds (apps, batch, DeploymentConfig),
+ * JSON merge patch (RFC 7386) for custom resources (Argo Rollout).
+ */
+export type PatchType = 'strategic' | 'merge';
 
 /** Where a kind keeps the applied state A of §5.1: pod-template (PT) or workload (W) annotations. */
 export type AppliedStatePlacement = 'PT' | 'W';
 
 /**
- * What a roll does (§7): patch the pod template, create a Job from the template (CronJob), or delete
- * and recreate the object (Job).
+ * What a roll does (§7):
+ * - `template-patch`: patch the pod template (Deployment, DaemonSet, StatefulSet, Rollout, DC);
+ * - `create-job-from-cronjob`: create one Job from the job template, then record W state (CronJob);
+ * - `recreate-job`: delete the Job and create it again under the same name (Job);
+ * - `rollout-restart`: set `spec.restartAt` and record W state (Rollout with `restart`).
  */
-export type RollAction = 'template-patch' | 'create-job' | 'recreate';
+export type RollActionType =
+  'template-patch' | 'create-job-from-cronjob' | 'recreate-job' | 'rollout-restart';
 
 /** One supported workload kind: everything that varies by kind, in one row. */
 export interface WorkloadKindRow {
@@ -31,14 +38,20 @@ export interface WorkloadKindRow {
   readonly appliedState: AppliedStatePlacement;
   /** Argo Rollout: W `rollout-strategy: restart` moves the applied state to W (§7.5). */
   readonly supportsRestartStrategy: boolean;
-  readonly rollAction: RollAction;
+  /** The kind's roll; `rolloutStrategy` may replace it per workload (see `rollActionOf`). */
+  readonly rollAction: RollActionType;
   /** Whether deleting a tracked source can roll it (§5.1 MARKER; Job and CronJob never do, D11). */
   readonly rollsOnDelete: boolean;
   /** Whether `pause-period` applies (§7.2). */
   readonly supportsPausePeriod: boolean;
+  /** DeploymentConfig: a template change without a `ConfigChange` trigger also needs instantiate. */
+  readonly instantiatesWithoutConfigChangeTrigger: boolean;
+  /** Owner kind whose controlled objects are never reconciled (Job owned by a CronJob, §7.4 item 5). */
+  readonly notReconciledWhenControlledBy: string | undefined;
 }
 
 const APPS_V1 = { group: 'apps', version: 'v1', apiVersion: 'apps/v1' } as const;
+const BATCH_V1 = { group: 'batch', version: 'v1', apiVersion: 'batch/v1' } as const;
 const POD_TEMPLATE = ['spec', 'template'] as const;
 
 /** The template-patching built-in kinds share everything but their names (§7.1). */
@@ -51,13 +64,12 @@ const BUILT_IN_TEMPLATE_KIND = {
   supportsRestartStrategy: false,
   rollAction: 'template-patch',
   rollsOnDelete: true,
+  supportsPausePeriod: false,
+  instantiatesWithoutConfigChangeTrigger: false,
+  notReconciledWhenControlledBy: undefined,
 } as const;
 
-/**
- * Supported kinds. CronJob, Job, Rollout and DeploymentConfig get a row once their roll actions
- * exist; the row shape already carries what they need (e.g. CronJob: templatePath
- * `spec.jobTemplate.spec.template`, appliedState W, rollAction create-job, rollsOnDelete false).
- */
+/** Supported kinds (§2.2), one row each. */
 export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = [
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -65,17 +77,46 @@ export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = [
     plural: 'deployments',
     supportsPausePeriod: true,
   },
+  { ...BUILT_IN_TEMPLATE_KIND, kind: 'DaemonSet', plural: 'daemonsets' },
+  { ...BUILT_IN_TEMPLATE_KIND, kind: 'StatefulSet', plural: 'statefulsets' },
   {
     ...BUILT_IN_TEMPLATE_KIND,
-    kind: 'DaemonSet',
-    plural: 'daemonsets',
-    supportsPausePeriod: false,
+    ...BATCH_V1,
+    kind: 'CronJob',
+    plural: 'cronjobs',
+    templatePath: ['spec', 'jobTemplate', 'spec', 'template'],
+    appliedState: 'W',
+    rollAction: 'create-job-from-cronjob',
+    rollsOnDelete: false,
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
-    kind: 'StatefulSet',
-    plural: 'statefulsets',
-    supportsPausePeriod: false,
+    ...BATCH_V1,
+    kind: 'Job',
+    plural: 'jobs',
+    rollAction: 'recreate-job',
+    rollsOnDelete: false,
+    notReconciledWhenControlledBy: 'CronJob',
+  },
+  {
+    ...BUILT_IN_TEMPLATE_KIND,
+    group: 'argoproj.io',
+    version: 'v1alpha1',
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Rollout',
+    plural: 'rollouts',
+    templatePatchType: 'merge',
+    metadataPatchType: 'merge',
+    supportsRestartStrategy: true,
+  },
+  {
+    ...BUILT_IN_TEMPLATE_KIND,
+    group: 'apps.openshift.io',
+    version: 'v1',
+    apiVersion: 'apps.openshift.io/v1',
+    kind: 'DeploymentConfig',
+    plural: 'deploymentconfigs',
+    instantiatesWithoutConfigChangeTrigger: true,
   },
 ];
 
@@ -101,17 +142,41 @@ export function findKindRowByPlural(plural: string): WorkloadKindRow | undefined
   return WORKLOAD_KINDS.find((row) => row.plural === plural);
 }
 
+function usesRestartStrategy(
+  row: WorkloadKindRow,
+  workloadAnnotations: Annotations,
+  rolloutStrategyKey: string,
+): boolean {
+  return row.supportsRestartStrategy && workloadAnnotations[rolloutStrategyKey] === 'restart';
+}
+
 /**
  * Where this workload keeps its applied state: the kind's placement, except that an Argo Rollout
  * with `rollout-strategy: restart` keeps it in W (§5.1, §7.5).
  */
 export function appliedStatePlacement(
   row: WorkloadKindRow,
-  workloadAnnotations: Readonly<Record<string, string>>,
+  workloadAnnotations: Annotations,
   rolloutStrategyKey: string,
 ): AppliedStatePlacement {
-  if (row.supportsRestartStrategy && workloadAnnotations[rolloutStrategyKey] === 'restart') {
-    return 'W';
-  }
-  return row.appliedState;
+  return usesRestartStrategy(row, workloadAnnotations, rolloutStrategyKey) ? 'W' : row.appliedState;
+}
+
+/** The roll of this workload: the kind's, or `rollout-restart` for a Rollout using `restart`. */
+export function rollActionOf(
+  row: WorkloadKindRow,
+  workloadAnnotations: Annotations,
+  rolloutStrategyKey: string,
+): RollActionType {
+  return usesRestartStrategy(row, workloadAnnotations, rolloutStrategyKey)
+    ? 'rollout-restart'
+    : row.rollAction;
+}
+
+/** §7.4 item 5: a Job controlled by a CronJob is left to its CronJob. */
+export function isReconciled(row: WorkloadKindRow, controller: OwnerView | undefined): boolean {
+  return (
+    row.notReconciledWhenControlledBy === undefined ||
+    controller?.kind !== row.notReconciledWhenControlledBy
+  );
 }

@@ -1,34 +1,42 @@
+/**
+ * Patch bodies (§6, §7, §10): one patch per write, carrying the resourceVersion precondition, the W
+ * state and, for a roll, the strategy's template change.
+ */
 import type { WorkloadView } from '../core/types.ts';
-import { BASELINE, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
+import { BASELINE, SOURCE_HASHES } from '../core/types.ts';
+import type { JsonObject, JsonValue } from './json.ts';
+import { setAt } from './json.ts';
 import type { PatchType, WorkloadKindRow } from './kinds.ts';
+import type { EnvWrite, TemplateChange } from './template-change.ts';
+import {
+  compareStrings,
+  containersWithEnv,
+  envWritesByContainer,
+  TEMPLATE_ANNOTATIONS,
+} from './template-change.ts';
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
-// An interface, because a recursive alias through Record<> is rejected by tsc.
-export interface JsonObject {
-  [key: string]: JsonValue;
-}
+export type { JsonObject, JsonValue } from './json.ts';
+export type { EnvWrite, TemplateChange } from './template-change.ts';
 
-/** One `STAKATER_*` env var to set on one regular container (§6.1). */
-export interface EnvWrite {
-  readonly container: string;
-  readonly name: string;
-  readonly value: string;
-}
+/**
+ * `spec.paused` and the paused-at W annotation of a Deployment (§7.2): pause with the roll (rule 1),
+ * or resume (rule 4).
+ */
+export type PauseWrite =
+  | { readonly action: 'pause'; readonly pausedAtKey: string; readonly pausedAt: string }
+  | { readonly action: 'resume'; readonly pausedAtKey: string };
 
 /**
  * Everything one write changes on a workload. For the annotation values, `undefined` leaves the
  * annotation untouched and `null` removes it (§6.1 item 3).
  */
-export interface WorkloadChanges {
-  readonly envWrites: readonly EnvWrite[];
-  /** PT `reloader.stakater.com/last-reloaded-from` (annotations strategy, §6.2). */
-  readonly lastReloadedFrom?: string | undefined;
-  /** PT `kreload.io/source-hashes`. */
-  readonly templateSourceHashes?: string | null | undefined;
+export interface WorkloadChanges extends TemplateChange {
   /** W `kreload.io/source-hashes` (kinds whose applied state lives in W). */
   readonly workloadSourceHashes?: string | null | undefined;
   /** W `kreload.io/baseline`. */
   readonly baseline?: string | null | undefined;
+  /** Deployments with a pause period only. */
+  readonly pause?: PauseWrite | undefined;
 }
 
 export interface Patch {
@@ -36,7 +44,15 @@ export interface Patch {
   readonly body: JsonObject;
 }
 
-/** Raised for a kind × change combination whose patch form is not implemented (e.g. CRD env vars). */
+/**
+ * The live `containers` list of the pod template, from a GET at write time. A merge patch replaces
+ * lists whole, so env-var changes on custom resources carry the full list (§10).
+ */
+export interface LiveTemplate {
+  readonly containers: readonly JsonValue[];
+}
+
+/** Raised for a patch that cannot be built from the given input (a caller bug, not bad input). */
 export class UnsupportedPatchError extends Error {
   constructor(message: string) {
     super(message);
@@ -44,42 +60,44 @@ export class UnsupportedPatchError extends Error {
   }
 }
 
-type ChangeField =
-  'lastReloadedFrom' | 'templateSourceHashes' | 'workloadSourceHashes' | 'baseline';
+type WorkloadField = 'workloadSourceHashes' | 'baseline';
 
 /** Annotation order inside each map is fixed so the same input always gives the same bytes. */
-const TEMPLATE_ANNOTATIONS: readonly (readonly [string, ChangeField])[] = [
-  [LAST_RELOADED_FROM, 'lastReloadedFrom'],
-  [SOURCE_HASHES, 'templateSourceHashes'],
-];
-const WORKLOAD_ANNOTATIONS: readonly (readonly [string, ChangeField])[] = [
+const WORKLOAD_ANNOTATIONS: readonly (readonly [string, WorkloadField])[] = [
   [BASELINE, 'baseline'],
   [SOURCE_HASHES, 'workloadSourceHashes'],
 ];
 
-function annotationChanges(
-  changes: WorkloadChanges,
-  fields: readonly (readonly [string, ChangeField])[],
-): JsonObject | undefined {
+function collect<F extends string>(
+  changes: Readonly<Partial<Record<F, string | null | undefined>>>,
+  fields: readonly (readonly [string, F])[],
+): JsonObject {
   const out: JsonObject = {};
   for (const [annotation, field] of fields) {
     const value = changes[field];
     if (value !== undefined) out[annotation] = value;
   }
-  return Object.keys(out).length > 0 ? out : undefined;
+  return out;
 }
 
-/** Containers in pod-spec order, each with its env entries sorted by name. */
-function containerEnvPatch(
+function nonEmpty(object: JsonObject): JsonObject | undefined {
+  return Object.keys(object).length > 0 ? object : undefined;
+}
+
+/** W annotations of one write: state maps first, then paused-at (set by a pause, removed on resume). */
+function workloadAnnotations(changes: WorkloadChanges): JsonObject | undefined {
+  const out = collect(changes, WORKLOAD_ANNOTATIONS);
+  const pause = changes.pause;
+  if (pause) out[pause.pausedAtKey] = pause.action === 'pause' ? pause.pausedAt : null;
+  return nonEmpty(out);
+}
+
+/** Strategic merge: only the containers written, in pod-spec order, env entries merged by name. */
+function strategicContainers(
   writes: readonly EnvWrite[],
   containerOrder: readonly string[],
 ): JsonObject[] {
-  const byContainer = new Map<string, EnvWrite[]>();
-  for (const write of writes) {
-    const list = byContainer.get(write.container) ?? [];
-    list.push(write);
-    byContainer.set(write.container, list);
-  }
+  const byContainer = envWritesByContainer(writes);
   const rank = (name: string): number => {
     const index = containerOrder.indexOf(name);
     return index < 0 ? containerOrder.length : index;
@@ -87,61 +105,108 @@ function containerEnvPatch(
   const names = [...byContainer.keys()].sort((a, b) => rank(a) - rank(b) || compareStrings(a, b));
   return names.map((name) => ({
     name,
-    env: (byContainer.get(name) ?? [])
-      .slice()
-      .sort((a, b) => compareStrings(a.name, b.name))
-      .map((write) => ({ name: write.name, value: write.value })),
+    env: (byContainer.get(name) ?? []).map((write) => ({ name: write.name, value: write.value })),
   }));
 }
 
-function compareStrings(a: string, b: string): number {
-  if (a === b) return 0;
-  return a < b ? -1 : 1;
+function containersPatch(
+  type: PatchType,
+  view: Pick<WorkloadView, 'podSpec'>,
+  changes: WorkloadChanges,
+  live: LiveTemplate | undefined,
+): JsonValue[] {
+  if (type === 'strategic') {
+    return strategicContainers(
+      changes.envWrites,
+      view.podSpec.containers.map((c) => c.name),
+    );
+  }
+  if (!live) {
+    throw new UnsupportedPatchError('env-var changes in a merge patch need the live containers');
+  }
+  return containersWithEnv(live.containers, changes.envWrites);
 }
 
 function templateBody(
+  type: PatchType,
+  view: Pick<WorkloadView, 'podSpec'>,
   changes: WorkloadChanges,
-  containerOrder: readonly string[],
+  live: LiveTemplate | undefined,
 ): JsonObject | undefined {
   const template: JsonObject = {};
-  const annotations = annotationChanges(changes, TEMPLATE_ANNOTATIONS);
+  const annotations = nonEmpty(collect(changes, TEMPLATE_ANNOTATIONS));
   if (annotations) template.metadata = { annotations };
   if (changes.envWrites.length > 0) {
-    template.spec = { containers: containerEnvPatch(changes.envWrites, containerOrder) };
+    template.spec = { containers: containersPatch(type, view, changes, live) };
   }
-  return Object.keys(template).length > 0 ? template : undefined;
+  return nonEmpty(template);
 }
 
-function nest(path: readonly string[], leaf: JsonObject): JsonObject {
-  return path.reduceRight<JsonObject>((inner, segment) => ({ [segment]: inner }), leaf);
+/** Whether a roll of this kind needs the live containers list first (env vars in a merge patch). */
+export function needsLiveContainers(row: WorkloadKindRow, changes: TemplateChange): boolean {
+  return row.templatePatchType === 'merge' && changes.envWrites.length > 0;
 }
 
-function checkSupported(type: PatchType, changes: WorkloadChanges): void {
-  // Merge patches replace lists and JSON patches need index guards (§10): not built yet.
-  if (type === 'json' || (type === 'merge' && changes.envWrites.length > 0)) {
-    throw new UnsupportedPatchError(`env-var changes as a ${type} patch are not supported yet`);
-  }
+function metadataOf(resourceVersion: string, annotations: JsonObject | undefined): JsonObject {
+  const metadata: JsonObject = { resourceVersion };
+  if (annotations) metadata.annotations = annotations;
+  return metadata;
 }
 
 /**
- * The single patch of §6/§7.1 for a template-patching kind: W state under `metadata` with the
- * resourceVersion precondition (§10), and the strategy's template change under the kind's pod
- * template path. Without a template change it is a metadata-only patch. Undefined: nothing to write.
+ * The single patch of §6/§7.1/§7.2 for a template-patching kind: W state (and paused-at) under
+ * `metadata` with the resourceVersion precondition (§10), `spec.paused` for a pause or resume, and
+ * the strategy's template change under the kind's pod template path. Without a template change it
+ * is a metadata-only patch (plus `spec.paused` for a resume). Undefined: nothing to write.
+ *
+ * A merge-patch kind (Rollout) needs `live` for env-var changes; annotation changes do not.
  */
 export function buildPatch(
   row: WorkloadKindRow,
   view: Pick<WorkloadView, 'resourceVersion' | 'podSpec'>,
   changes: WorkloadChanges,
+  live?: LiveTemplate,
 ): Patch | undefined {
-  const containerOrder = view.podSpec.containers.map((c) => c.name);
-  const template = templateBody(changes, containerOrder);
-  const workloadAnnotations = annotationChanges(changes, WORKLOAD_ANNOTATIONS);
-  if (!template && !workloadAnnotations) return undefined;
-  const type = template ? row.templatePatchType : row.metadataPatchType;
-  checkSupported(type, changes);
-  const metadata: JsonObject = { resourceVersion: view.resourceVersion };
-  if (workloadAnnotations) metadata.annotations = workloadAnnotations;
-  const body: JsonObject = { metadata };
-  if (template) Object.assign(body, nest(row.templatePath, template));
-  return { type, body };
+  const template = templateBody(row.templatePatchType, view, changes, live);
+  const annotations = workloadAnnotations(changes);
+  if (!template && !annotations && !changes.pause) return undefined;
+  const body: JsonObject = { metadata: metadataOf(view.resourceVersion, annotations) };
+  if (changes.pause) body.spec = { paused: changes.pause.action === 'pause' };
+  if (template) setAt(body, row.templatePath, template);
+  return { type: template ? row.templatePatchType : row.metadataPatchType, body };
+}
+
+/**
+ * Argo Rollout `restart` (§7.5): W state and `spec.restartAt`; the template is never touched.
+ * `restartAt` is RFC 3339 UTC with seconds precision.
+ */
+export function buildRestartPatch(
+  row: WorkloadKindRow,
+  view: Pick<WorkloadView, 'resourceVersion'>,
+  changes: WorkloadChanges,
+  restartAt: string,
+): Patch {
+  return {
+    type: row.templatePatchType,
+    body: {
+      metadata: metadataOf(view.resourceVersion, workloadAnnotations(changes)),
+      spec: { restartAt },
+    },
+  };
+}
+
+/** Body of `deploymentconfigs/<name>/instantiate` (§7.6), exactly as the contract gives it. */
+export function deploymentRequest(name: string): JsonObject {
+  return {
+    kind: 'DeploymentRequest',
+    apiVersion: 'apps.openshift.io/v1',
+    name,
+    latest: true,
+    force: true,
+  };
+}
+
+/** RFC 3339 UTC with seconds precision (`2026-01-02T03:04:05Z`), the form of paused-at and restartAt. */
+export function rfc3339Seconds(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

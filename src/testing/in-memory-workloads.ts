@@ -7,6 +7,7 @@ import { NO_MARKS } from '../reconcile/ports.ts';
 export class InMemoryWorkloads implements WorkloadLookup {
   readonly #views = new Map<WorkloadKey, WorkloadView>();
   readonly #relevantSince = new Map<WorkloadKey, number>();
+  #jobsWatched = true;
 
   put(view: WorkloadView, relevantSince?: number): void {
     const key = workloadKey(view.ref);
@@ -24,6 +25,21 @@ export class InMemoryWorkloads implements WorkloadLookup {
 
   relevantSince(key: WorkloadKey): number | undefined {
     return this.#relevantSince.get(key);
+  }
+
+  /** `false`: as if `jobs` were in `--ignored-workload-types` (the CronJob guard is skipped). */
+  setJobsWatched(watched: boolean): void {
+    this.#jobsWatched = watched;
+  }
+
+  jobsOwnedBy(namespace: string, cronJobUid: string): readonly WorkloadView[] | undefined {
+    if (!this.#jobsWatched) return undefined;
+    return [...this.#views.values()].filter(
+      (view) =>
+        view.ref.kind === 'Job' &&
+        view.ref.namespace === namespace &&
+        view.controller?.uid === cronJobUid,
+    );
   }
 }
 

@@ -20,6 +20,18 @@ export class RecordingObserver implements ReconcileObserver {
     this.calls.push({ hook: 'onBaselined', event });
   }
 
+  onResumed(event: Parameters<ReconcileObserver['onResumed']>[0]): void {
+    this.calls.push({ hook: 'onResumed', event });
+  }
+
+  onPauseNotice(event: Parameters<ReconcileObserver['onPauseNotice']>[0]): void {
+    this.calls.push({ hook: 'onPauseNotice', event });
+  }
+
+  onRecreationRetried(event: Parameters<ReconcileObserver['onRecreationRetried']>[0]): void {
+    this.calls.push({ hook: 'onRecreationRetried', event });
+  }
+
   onSkipped(event: Parameters<ReconcileObserver['onSkipped']>[0]): void {
     this.calls.push({ hook: 'onSkipped', event });
   }

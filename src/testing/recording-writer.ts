@@ -1,7 +1,9 @@
 /**
- * In-memory WorkloadWriter: an API server holding workload views. It records every patch, enforces the
- * resourceVersion precondition (409), applies strategic-merge bodies to the stored view, and can be
- * scripted to fail the next calls.
+ * In-memory WorkloadWriter: an API server holding workload views (for `get`) and, where a test puts
+ * them, full wire objects (for `getObject`). It records every mutating call in order, enforces the
+ * resourceVersion precondition of patches (409) and the preconditions of deletes (409), refuses a
+ * create whose name is taken (409 AlreadyExists), applies patch bodies to the stored view, and can be
+ * scripted to fail the next calls of each verb.
  */
 import { workloadKey } from '../core/keys.ts';
 import type {
@@ -11,14 +13,23 @@ import type {
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
-import type { WorkloadWriter } from '../reconcile/ports.ts';
+import type { CreatedObject, DeletePreconditions, WorkloadWriter } from '../reconcile/ports.ts';
 import { WriteError } from '../reconcile/ports.ts';
+import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { JsonObject, JsonValue, Patch } from '../rollout/patch.ts';
 
-export interface RecordedWrite {
-  readonly key: WorkloadKey;
-  readonly patch: Patch;
-}
+export type RecordedWrite =
+  | { readonly verb: 'patch'; readonly key: WorkloadKey; readonly patch: Patch }
+  /** `key` names the object by `metadata.name`, or by `generateName` when it has none. */
+  | { readonly verb: 'create'; readonly key: WorkloadKey; readonly body: JsonObject }
+  | {
+      readonly verb: 'delete';
+      readonly key: WorkloadKey;
+      readonly preconditions: DeletePreconditions;
+    }
+  | { readonly verb: 'instantiate'; readonly key: WorkloadKey; readonly body: JsonObject };
+
+export type ScriptedVerb = RecordedWrite['verb'] | 'get' | 'getObject';
 
 function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -31,6 +42,12 @@ function objectAt(value: JsonValue | undefined, ...path: string[]): JsonObject |
     current = current[segment];
   }
   return isObject(current) ? current : undefined;
+}
+
+function stringAt(value: JsonValue | undefined, ...path: string[]): string | undefined {
+  const parent = objectAt(value, ...path.slice(0, -1));
+  const leaf = parent?.[path[path.length - 1] ?? ''];
+  return typeof leaf === 'string' ? leaf : undefined;
 }
 
 /** Merges an annotation patch: a string sets, null removes. */
@@ -49,24 +66,36 @@ function mergeContainerEnv(container: ContainerView, patches: readonly JsonValue
   const env = isObject(patch) && Array.isArray(patch.env) ? patch.env : [];
   const stakaterEnv: Record<string, string> = { ...container.stakaterEnv };
   for (const entry of env) {
-    if (isObject(entry) && typeof entry.name === 'string' && typeof entry.value === 'string') {
+    if (!isObject(entry) || typeof entry.name !== 'string') continue;
+    if (entry.name.startsWith('STAKATER_') && typeof entry.value === 'string') {
       stakaterEnv[entry.name] = entry.value;
     }
   }
   return { ...container, stakaterEnv };
 }
 
-/** Applies a strategic-merge patch body of rollout/patch.ts to a view, as the API server would. */
+/** The pod template inside a patch body: `spec.template`, or a CronJob's job template. */
+function templateOf(body: JsonObject): JsonObject | undefined {
+  return (
+    objectAt(body, 'spec', 'template') ?? objectAt(body, 'spec', 'jobTemplate', 'spec', 'template')
+  );
+}
+
+/**
+ * Applies a patch body of rollout/patch.ts to a view, as the API server would: annotations merge,
+ * env entries merge by name (a merge patch's full container list gives the same result here), and
+ * `spec.paused` is set.
+ */
 export function applyPatchToView(view: WorkloadView, patch: Patch): WorkloadView {
   const body = patch.body;
-  const template = objectAt(body, 'spec', 'template');
+  const template = templateOf(body);
   const containers = objectAt(template, 'spec')?.containers;
   const containerPatches = Array.isArray(containers) ? containers : [];
-  const templateChanged = template !== undefined;
+  const paused = objectAt(body, 'spec')?.paused;
   return {
     ...view,
     resourceVersion: String(Number(view.resourceVersion) + 1),
-    generation: (view.generation ?? 0) + (templateChanged ? 1 : 0),
+    generation: (view.generation ?? 0) + (template === undefined ? 0 : 1),
     annotations: mergeAnnotations(view.annotations, objectAt(body, 'metadata', 'annotations')),
     templateAnnotations: mergeAnnotations(
       view.templateAnnotations,
@@ -76,6 +105,7 @@ export function applyPatchToView(view: WorkloadView, patch: Patch): WorkloadView
       ...view.podSpec,
       containers: view.podSpec.containers.map((c) => mergeContainerEnv(c, containerPatches)),
     },
+    paused: typeof paused === 'boolean' ? paused : view.paused,
   };
 }
 
@@ -85,31 +115,49 @@ function preconditionOf(patch: Patch): string | undefined {
 }
 
 export class RecordingWriter implements WorkloadWriter {
-  readonly #server = new Map<WorkloadKey, WorkloadView>();
+  readonly #views = new Map<WorkloadKey, WorkloadView>();
+  readonly #objects = new Map<WorkloadKey, JsonObject>();
   readonly #writes: RecordedWrite[] = [];
-  readonly #failures: WriteError[] = [];
-  readonly #getFailures: WriteError[] = [];
+  readonly #failures = new Map<ScriptedVerb, WriteError[]>();
   #gets = 0;
+  #objectGets = 0;
+  #created = 0;
 
-  /** Puts (or replaces) the server's copy of a workload. */
+  /** Puts (or replaces) the server's view of a workload. */
   put(view: WorkloadView): void {
-    this.#server.set(workloadKey(view.ref), view);
+    this.#views.set(workloadKey(view.ref), view);
+  }
+
+  /** Puts (or replaces) the full object that `getObject` serves for `ref`. */
+  putObject(ref: WorkloadRef, object: JsonObject): void {
+    this.#objects.set(workloadKey(ref), structuredClone(object));
   }
 
   server(ref: WorkloadRef): WorkloadView | undefined {
-    return this.#server.get(workloadKey(ref));
+    return this.#views.get(workloadKey(ref));
+  }
+
+  /** The stored wire object (created objects included), by `Kind/namespace/name`. */
+  object(key: WorkloadKey): JsonObject | undefined {
+    return this.#objects.get(key);
+  }
+
+  /** The next calls of `verb` fail with these errors, in order. */
+  failNextCall(verb: ScriptedVerb, ...errors: WriteError[]): void {
+    this.#failures.set(verb, [...(this.#failures.get(verb) ?? []), ...errors]);
   }
 
   /** The next patch calls fail with these errors, in order. */
   failNext(...errors: WriteError[]): void {
-    this.#failures.push(...errors);
+    this.failNextCall('patch', ...errors);
   }
 
   /** The next get calls fail with these errors, in order. */
   failNextGet(...errors: WriteError[]): void {
-    this.#getFailures.push(...errors);
+    this.failNextCall('get', ...errors);
   }
 
+  /** Every mutating call, in order. */
   get writes(): readonly RecordedWrite[] {
     return this.#writes;
   }
@@ -118,23 +166,89 @@ export class RecordingWriter implements WorkloadWriter {
     return this.#gets;
   }
 
+  get getObjectCount(): number {
+    return this.#objectGets;
+  }
+
+  #scripted(verb: ScriptedVerb): WriteError | undefined {
+    return this.#failures.get(verb)?.shift();
+  }
+
   patch(ref: WorkloadRef, patch: Patch): Promise<void> {
     const key = workloadKey(ref);
-    this.#writes.push({ key, patch });
-    const failure = this.#failures.shift();
+    this.#writes.push({ verb: 'patch', key, patch });
+    const failure = this.#scripted('patch');
     if (failure) return Promise.reject(failure);
-    const current = this.#server.get(key);
+    const current = this.#views.get(key);
     if (!current) return Promise.reject(notFound(key));
     if (preconditionOf(patch) !== current.resourceVersion) return Promise.reject(conflict(key));
-    this.#server.set(key, applyPatchToView(current, patch));
+    const next = applyPatchToView(current, patch);
+    this.#views.set(key, next);
+    const object = this.#objects.get(key);
+    const metadata = objectAt(object, 'metadata');
+    if (metadata) metadata.resourceVersion = next.resourceVersion;
     return Promise.resolve();
   }
 
   get(ref: WorkloadRef): Promise<WorkloadView | undefined> {
     this.#gets += 1;
-    const failure = this.#getFailures.shift();
+    const failure = this.#scripted('get');
     if (failure) return Promise.reject(failure);
-    return Promise.resolve(this.#server.get(workloadKey(ref)));
+    return Promise.resolve(this.#views.get(workloadKey(ref)));
+  }
+
+  getObject(ref: WorkloadRef): Promise<JsonObject | undefined> {
+    this.#objectGets += 1;
+    const failure = this.#scripted('getObject');
+    if (failure) return Promise.reject(failure);
+    const object = this.#objects.get(workloadKey(ref));
+    return Promise.resolve(object === undefined ? undefined : structuredClone(object));
+  }
+
+  create(row: WorkloadKindRow, namespace: string, body: JsonObject): Promise<CreatedObject> {
+    const requested = stringAt(body, 'metadata', 'name');
+    const generateName = stringAt(body, 'metadata', 'generateName') ?? '';
+    this.#writes.push({
+      verb: 'create',
+      key: workloadKey({ kind: row.kind, namespace, name: requested ?? generateName }),
+      body: structuredClone(body),
+    });
+    const failure = this.#scripted('create');
+    if (failure) return Promise.reject(failure);
+    this.#created += 1;
+    const name = requested ?? `${generateName}${String(this.#created).padStart(5, '0')}`;
+    const key = workloadKey({ kind: row.kind, namespace, name });
+    if (this.#objects.has(key) || this.#views.has(key)) return Promise.reject(alreadyExists(key));
+    const uid = `uid-created-${this.#created}`;
+    const metadata = { ...(objectAt(body, 'metadata') ?? {}), name, namespace, uid };
+    this.#objects.set(key, { ...structuredClone(body), metadata });
+    return Promise.resolve({ name, uid });
+  }
+
+  delete(ref: WorkloadRef, preconditions: DeletePreconditions): Promise<void> {
+    const key = workloadKey(ref);
+    this.#writes.push({ verb: 'delete', key, preconditions });
+    const failure = this.#scripted('delete');
+    if (failure) return Promise.reject(failure);
+    const current = this.#views.get(key);
+    if (!current) return Promise.reject(notFound(key));
+    if (
+      current.uid !== preconditions.uid ||
+      current.resourceVersion !== preconditions.resourceVersion
+    ) {
+      return Promise.reject(conflict(key));
+    }
+    this.#views.delete(key);
+    this.#objects.delete(key);
+    return Promise.resolve();
+  }
+
+  instantiate(ref: WorkloadRef, body: JsonObject): Promise<void> {
+    const key = workloadKey(ref);
+    this.#writes.push({ verb: 'instantiate', key, body });
+    const failure = this.#scripted('instantiate');
+    if (failure) return Promise.reject(failure);
+    return this.#views.has(key) ? Promise.resolve() : Promise.reject(notFound(key));
   }
 }
 
@@ -148,4 +262,8 @@ function conflict(key: WorkloadKey): WriteError {
     status: 409,
     retryable: true,
   });
+}
+
+function alreadyExists(key: WorkloadKey): WriteError {
+  return new WriteError({ message: `${key} already exists`, status: 409, retryable: true });
 }

@@ -1,0 +1,842 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { workloadKey } from '../core/keys.ts';
+import type { ReloadStrategy, WorkloadKind, WorkloadRef, WorkloadView } from '../core/types.ts';
+import {
+  BASELINE,
+  CRONJOB_INSTANTIATE,
+  DEFAULT_ANNOTATION_KEYS as KEYS,
+  LAST_RELOADED_FROM,
+  SOURCE_HASHES,
+} from '../core/types.ts';
+import type { JsonObject } from '../rollout/json.ts';
+import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
+import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
+import { InMemorySources } from '../testing/in-memory-sources.ts';
+import { InMemoryMarks, InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { RecordingObserver } from '../testing/recording-observer.ts';
+import type { RecordedWrite } from '../testing/recording-writer.ts';
+import { RecordingWriter } from '../testing/recording-writer.ts';
+import { WriteError } from './ports.ts';
+import type { ReconcileOptions } from './reconciler.ts';
+import { Reconciler } from './reconciler.ts';
+
+const NS = 'team-a';
+const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
+const H3 = '3333333333333333333333333333333333333333';
+const NOW = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+const OBSERVED = NOW - 500;
+const ENV = 'STAKATER_APP_CONFIG_CONFIGMAP';
+const ENV_FROM = [{ configMapRef: { name: 'app-config' } }];
+const NEW_HASHES = `{"configmap/app-config":"${H3}"}`;
+const LRF = `{"type":"CONFIGMAP","name":"app-config","namespace":"team-a","hash":"${H3}","containerRefs":["app"],"observedAt":1767225599}`;
+const TRIGGER = { observedAt: new Map([['configmap/app-config' as const, OBSERVED]]) };
+
+const OPTIONS: ReconcileOptions = {
+  strategy: 'env-vars',
+  reloadOnCreate: false,
+  reloadOnDelete: false,
+  keys: KEYS,
+  autoReloadAll: false,
+  dryRun: false,
+};
+
+function status(code: number): WriteError {
+  const retryable = code === 409 || code === 429 || code >= 500;
+  return new WriteError({ message: `HTTP ${code}`, status: code, retryable });
+}
+
+let workloads: InMemoryWorkloads;
+let sources: InMemorySources;
+let marks: InMemoryMarks;
+let writer: RecordingWriter;
+let observer: RecordingObserver;
+let sleeps: number[];
+let leading: boolean;
+
+function reconciler(options: Partial<ReconcileOptions> = {}, clock = () => NOW): Reconciler {
+  return new Reconciler({
+    workloads,
+    sources,
+    marks,
+    writer,
+    observer,
+    options: { ...OPTIONS, ...options },
+    now: clock,
+    sleep: (ms) => {
+      sleeps.push(ms);
+      return Promise.resolve();
+    },
+    random: () => 0.5,
+    mayWrite: () => leading,
+  });
+}
+
+/** `auto: "true"`, container `app` reading ConfigMap app-config, baselined at H1. */
+function tracked(kind: WorkloadKind, name = 'w') {
+  return aWorkload(kind, NS, name)
+    .withResourceVersion('10')
+    .withAnnotation(KEYS.auto, 'true')
+    .withAnnotation(BASELINE, `{"configmap/app-config":"${H1}"}`)
+    .withContainer(aContainer('app').withEnvFrom('configmap', 'app-config'));
+}
+
+/** The same view in the cache and on the server, and its wire object where a write GETs it. */
+function given(view: WorkloadView, object?: JsonObject): void {
+  workloads.put(view);
+  writer.put(view);
+  if (object) writer.putObject(view.ref, object);
+}
+
+function meta(view: WorkloadView): JsonObject {
+  return {
+    name: view.ref.name,
+    namespace: NS,
+    uid: view.uid,
+    resourceVersion: view.resourceVersion,
+  };
+}
+
+const POD_SPEC = { containers: [{ name: 'app', image: 'img:1', envFrom: ENV_FROM }] };
+
+/** The objects a write GETs in full (§9.2 item 3); the other kinds are patched from their view. */
+const WIRE_OBJECTS: Partial<Record<WorkloadKind, (view: WorkloadView) => JsonObject>> = {
+  Rollout: (view) => ({ metadata: meta(view), spec: { template: { spec: POD_SPEC } } }),
+  CronJob: (view) => ({
+    metadata: meta(view),
+    spec: { schedule: '@hourly', jobTemplate: { spec: { template: { spec: POD_SPEC } } } },
+  }),
+  Job: (view) => ({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { ...meta(view), annotations: { ...view.annotations } },
+    spec: {
+      selector: { matchLabels: { 'batch.kubernetes.io/controller-uid': view.uid } },
+      template: {
+        metadata: { labels: { app: 'w', 'batch.kubernetes.io/controller-uid': view.uid } },
+        spec: POD_SPEC,
+      },
+    },
+    status: { succeeded: 1 },
+  }),
+};
+
+function wireObject(view: WorkloadView): JsonObject | undefined {
+  return WIRE_OBJECTS[view.ref.kind]?.(view);
+}
+
+function givenTracked(kind: WorkloadKind): WorkloadView {
+  const view = tracked(kind).build();
+  given(view, wireObject(view));
+  return view;
+}
+
+beforeEach(() => {
+  workloads = new InMemoryWorkloads();
+  sources = new InMemorySources();
+  marks = new InMemoryMarks();
+  writer = new RecordingWriter();
+  observer = new RecordingObserver();
+  sleeps = [];
+  leading = true;
+  sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+});
+
+/** The strategy's template change, as a container with the env var or template annotations. */
+const CHANGE: Record<ReloadStrategy, { container: JsonObject; template: JsonObject }> = {
+  'env-vars': {
+    container: { name: 'app', image: 'img:1', envFrom: ENV_FROM, env: [{ name: ENV, value: H3 }] },
+    template: {},
+  },
+  annotations: {
+    container: { name: 'app', image: 'img:1', envFrom: ENV_FROM },
+    template: { metadata: { annotations: { [LAST_RELOADED_FROM]: LRF } } },
+  },
+};
+
+/** The strategic/merge template patch of the strategy (PT state included). */
+function templatePatch(strategy: ReloadStrategy, containers: 'partial' | 'live'): JsonObject {
+  if (strategy === 'annotations') {
+    return {
+      metadata: { annotations: { [LAST_RELOADED_FROM]: LRF, [SOURCE_HASHES]: NEW_HASHES } },
+    };
+  }
+  const container =
+    containers === 'live'
+      ? CHANGE['env-vars'].container
+      : { name: 'app', env: [{ name: ENV, value: H3 }] };
+  return { spec: { containers: [container] } };
+}
+
+function templateKindWrites(kind: WorkloadKind, strategy: ReloadStrategy): RecordedWrite[] {
+  const key = workloadKey({ kind, namespace: NS, name: 'w' });
+  const merge = kind === 'Rollout';
+  const patch: RecordedWrite = {
+    verb: 'patch',
+    key,
+    patch: {
+      type: merge ? 'merge' : 'strategic',
+      body: {
+        metadata: { resourceVersion: '10', annotations: { [BASELINE]: null } },
+        spec: { template: templatePatch(strategy, merge ? 'live' : 'partial') },
+      },
+    },
+  };
+  if (kind !== 'DeploymentConfig') return [patch];
+  const body = {
+    kind: 'DeploymentRequest',
+    apiVersion: 'apps.openshift.io/v1',
+    name: 'w',
+    latest: true,
+    force: true,
+  };
+  return [patch, { verb: 'instantiate', key, body }];
+}
+
+function cronJobWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWrite[] {
+  const change = CHANGE[strategy];
+  return [
+    {
+      verb: 'create',
+      key: 'Job/team-a/w-',
+      body: {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: {
+          generateName: 'w-',
+          namespace: NS,
+          annotations: { [CRONJOB_INSTANTIATE]: 'manual', [SOURCE_HASHES]: NEW_HASHES },
+          ownerReferences: [
+            {
+              apiVersion: 'batch/v1',
+              kind: 'CronJob',
+              name: 'w',
+              uid: view.uid,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+        spec: { template: { ...change.template, spec: { containers: [change.container] } } },
+      },
+    },
+    {
+      verb: 'patch',
+      key: 'CronJob/team-a/w',
+      patch: {
+        type: 'strategic',
+        body: {
+          metadata: {
+            resourceVersion: '10',
+            annotations: { [BASELINE]: null, [SOURCE_HASHES]: NEW_HASHES },
+          },
+        },
+      },
+    },
+  ];
+}
+
+function jobWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWrite[] {
+  const change = CHANGE[strategy];
+  const templateAnnotations: JsonObject =
+    strategy === 'annotations'
+      ? { annotations: { [LAST_RELOADED_FROM]: LRF, [SOURCE_HASHES]: NEW_HASHES } }
+      : {};
+  return [
+    {
+      verb: 'delete',
+      key: 'Job/team-a/w',
+      preconditions: { uid: view.uid, resourceVersion: '10' },
+    },
+    {
+      verb: 'create',
+      key: 'Job/team-a/w',
+      body: {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'w', namespace: NS, annotations: { [KEYS.auto]: 'true' } },
+        spec: {
+          template: {
+            metadata: { labels: { app: 'w' }, ...templateAnnotations },
+            spec: { containers: [change.container] },
+          },
+        },
+      },
+    },
+  ];
+}
+
+function expectedRollWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWrite[] {
+  if (view.ref.kind === 'CronJob') return cronJobWrites(view, strategy);
+  if (view.ref.kind === 'Job') return jobWrites(view, strategy);
+  return templateKindWrites(view.ref.kind, strategy);
+}
+
+const KIND_STRATEGIES = WORKLOAD_KINDS.flatMap((row) =>
+  (['env-vars', 'annotations'] as const).map((strategy) => ({ kind: row.kind, strategy })),
+);
+
+describe('a roll of every kind × strategy: the exact API writes', () => {
+  it.each(KIND_STRATEGIES)('$kind, $strategy', async ({ kind, strategy }) => {
+    const view = givenTracked(kind);
+    const result = await reconciler({ strategy }).reconcile(workloadKey(view.ref), TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 1 });
+    expect(writer.writes).toEqual(expectedRollWrites(view, strategy));
+    expect(observer.hooks()).toEqual(['onRolled']);
+  });
+
+  it.each(WORKLOAD_KINDS.map((row) => row.kind))(
+    '%s first sight: one metadata patch',
+    async (kind) => {
+      const view = aWorkload(kind, NS, 'w')
+        .withResourceVersion('10')
+        .withAnnotation(KEYS.auto, 'true')
+        .withContainer(aContainer('app').withEnvFrom('configmap', 'app-config'))
+        .build();
+      given(view, wireObject(view));
+      const result = await reconciler().reconcile(workloadKey(view.ref));
+      expect(result.outcome).toBe('baselined');
+      expect(writer.writes).toEqual([
+        {
+          verb: 'patch',
+          key: workloadKey(view.ref),
+          patch: {
+            type: kind === 'Rollout' ? 'merge' : 'strategic',
+            body: {
+              metadata: { resourceVersion: '10', annotations: { [BASELINE]: NEW_HASHES } },
+            },
+          },
+        },
+      ]);
+    },
+  );
+});
+
+describe('Job (§7.4)', () => {
+  const KEY = 'Job/team-a/w' as const;
+  const ALREADY_EXISTS = (): WriteError => status(409);
+
+  it('deletes, then creates, and reports the created Job', async () => {
+    givenTracked('Job');
+    await reconciler().reconcile(KEY, TRIGGER);
+    expect(writer.writes.map((w) => w.verb)).toEqual(['delete', 'create']);
+    expect(observer.calls[0]).toMatchObject({
+      hook: 'onRolled',
+      event: { createdJob: { name: 'w', uid: 'uid-created-1' } },
+    });
+    expect(writer.object(KEY)).toMatchObject({ metadata: { name: 'w', uid: 'uid-created-1' } });
+  });
+
+  it('retries AlreadyExists with backoff while the old Job is still going', async () => {
+    givenTracked('Job');
+    writer.failNextCall('create', ALREADY_EXISTS(), ALREADY_EXISTS());
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['delete', 'create', 'create', 'create']);
+    expect(sleeps).toEqual([250, 500]);
+    expect(observer.hooks()).toEqual(['onRetry', 'onRetry', 'onRolled']);
+  });
+
+  it('gives up after 30 s, keeps the manifest, and creates it at the next resync', async () => {
+    givenTracked('Job');
+    writer.failNextCall('create', ...Array.from({ length: 8 }, ALREADY_EXISTS));
+    const r = reconciler();
+    const result = await r.reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'failed', error: { status: 409 } });
+    expect(sleeps).toEqual([250, 500, 1000, 2000, 4000, 8000, 8000]);
+    expect(writer.writes.map((w) => w.verb)).toEqual([
+      'delete',
+      ...Array<string>(8).fill('create'),
+    ]);
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onFailed',
+      event: { stage: 'create-job', recreationPending: true, gaveUp: true, attempts: 8 },
+    });
+    expect(r.pendingRecreations()).toEqual([KEY]);
+
+    // The resync: the Job is gone from the cache, the kept manifest is created once.
+    workloads.remove(KEY);
+    const creates = writer.writes.filter((w) => w.verb === 'create');
+    const retried = await r.retryPendingRecreations();
+    expect(retried.get(KEY)).toEqual({ outcome: 'recreated', attempts: 1 });
+    expect(writer.writes.at(-1)).toEqual(creates.at(-1));
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onRecreationRetried',
+      event: { result: 'created' },
+    });
+    expect(r.pendingRecreations()).toEqual([]);
+  });
+
+  it('blocked creation (403): ReloadFail at once, retried at each resync until it works', async () => {
+    givenTracked('Job');
+    writer.failNextCall('create', status(403), status(403));
+    const r = reconciler();
+    expect(await r.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'failed' });
+    expect(sleeps).toEqual([]);
+    workloads.remove(KEY);
+    expect(await r.reconcile(KEY)).toMatchObject({ outcome: 'failed', attempts: 1 });
+    expect(r.pendingRecreations()).toEqual([KEY]);
+    expect(await r.reconcile(KEY)).toMatchObject({ outcome: 'recreated' });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['delete', 'create', 'create', 'create']);
+    expect(observer.hooks()).toEqual(['onFailed', 'onRecreationRetried', 'onRecreationRetried']);
+  });
+
+  it('a pending creation is dropped once the Job appears, which is then reconciled', async () => {
+    givenTracked('Job');
+    writer.failNextCall('create', status(403));
+    const r = reconciler();
+    await r.reconcile(KEY, TRIGGER);
+    // Someone created the Job again: a new object, seen for the first time.
+    given(
+      aWorkload('Job', NS, 'w')
+        .withUid('someone-elses')
+        .withAnnotation(KEYS.auto, 'true')
+        .withContainer(aContainer('app').withEnvFrom('configmap', 'app-config'))
+        .build(),
+    );
+    const before = writer.writes.length;
+    const result = await r.reconcile(KEY);
+    expect(result.outcome).toBe('baselined');
+    expect(r.pendingRecreations()).toEqual([]);
+    expect(writer.writes.slice(before).map((w) => w.verb)).toEqual(['patch']);
+    expect(observer.calls.find((c) => c.hook === 'onRecreationRetried')).toMatchObject({
+      event: { result: 'appeared' },
+    });
+  });
+
+  it('a stale cache: the DELETE precondition fails, the Job is re-read and rolled', async () => {
+    const view = givenTracked('Job');
+    writer.put({ ...view, resourceVersion: '11' });
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(writer.writes.filter((w) => w.verb === 'delete')).toEqual([
+      { verb: 'delete', key: KEY, preconditions: { uid: view.uid, resourceVersion: '10' } },
+      { verb: 'delete', key: KEY, preconditions: { uid: view.uid, resourceVersion: '11' } },
+    ]);
+  });
+
+  it('a Job controlled by a CronJob is never reconciled', async () => {
+    const view = tracked('Job')
+      .withController({ apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'cj' })
+      .build();
+    given(view, wireObject(view));
+    marks.add(KEY, { creates: [{ key: 'configmap/app-config', uid: 'u' }], deletes: [] });
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toEqual({ outcome: 'ignored', attempts: 0 });
+    expect(writer.writes).toEqual([]);
+    expect(observer.hooks()).toEqual([]);
+    expect(marks.marksOf(KEY).creates).toEqual([]);
+  });
+
+  it('a deleted source never recreates a Job (D11)', async () => {
+    givenTracked('Job');
+    sources.remove(NS, 'configmap/app-config');
+    marks.add(KEY, {
+      creates: [],
+      deletes: [{ key: 'configmap/app-config', uid: 'u', sourceAnnotations: {} }],
+    });
+    const result = await reconciler({ reloadOnDelete: true }).reconcile(KEY);
+    expect(result.outcome).not.toBe('rolled');
+    expect(writer.writes).toEqual([]);
+  });
+});
+
+describe('CronJob (§7.3)', () => {
+  const KEY = 'CronJob/team-a/w' as const;
+
+  function ownedJob(hashes: string): WorkloadView {
+    return aWorkload('Job', NS, 'w-12345')
+      .withAnnotation(SOURCE_HASHES, hashes)
+      .withController({
+        apiVersion: 'batch/v1',
+        kind: 'CronJob',
+        name: 'w',
+        uid: 'uid-cronjob-team-a-w',
+      })
+      .build();
+  }
+
+  it('the guard: a Job already carrying the new source-hashes means no second Job', async () => {
+    givenTracked('CronJob');
+    workloads.put(ownedJob(NEW_HASHES));
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result.outcome).toBe('rolled');
+    expect(writer.writes.map((w) => `${w.verb} ${w.key}`)).toEqual(['patch CronJob/team-a/w']);
+    expect(observer.calls[0]).toMatchObject({
+      hook: 'onRolled',
+      event: { jobCreationSkipped: 'already-created' },
+    });
+  });
+
+  it('the guard ignores Jobs of older hashes', async () => {
+    givenTracked('CronJob');
+    workloads.put(ownedJob(`{"configmap/app-config":"${H1}"}`));
+    await reconciler().reconcile(KEY, TRIGGER);
+    expect(writer.writes.map((w) => w.verb)).toEqual(['create', 'patch']);
+  });
+
+  it('without a Job watch the guard is skipped', async () => {
+    givenTracked('CronJob');
+    workloads.put(ownedJob(NEW_HASHES));
+    workloads.setJobsWatched(false);
+    await reconciler().reconcile(KEY, TRIGGER);
+    expect(writer.writes.map((w) => w.verb)).toEqual(['create', 'patch']);
+  });
+
+  it('suspended: only the metadata patch, no Job (D19)', async () => {
+    const view = tracked('CronJob').suspended().build();
+    given(view, wireObject(view));
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result.outcome).toBe('rolled');
+    expect(writer.writes).toEqual([cronJobWrites(view, 'env-vars')[1]]);
+    expect(writer.getObjectCount).toBe(0);
+    expect(observer.calls[0]).toMatchObject({ event: { jobCreationSkipped: 'suspended' } });
+  });
+
+  it('a 409 on the metadata patch re-reads the CronJob and never creates a second Job', async () => {
+    const view = givenTracked('CronJob');
+    writer.put({ ...view, resourceVersion: '11' });
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['create', 'patch', 'patch']);
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onRolled',
+      event: { createdJob: { name: 'w-00001' } },
+    });
+  });
+
+  it('a failed create is retried with the whole write', async () => {
+    givenTracked('CronJob');
+    writer.failNextCall('create', status(503));
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['create', 'create', 'patch']);
+    expect(sleeps).toEqual([250]);
+  });
+
+  it('a deleted source never creates a Job (D11)', async () => {
+    const view = tracked('CronJob')
+      .withAnnotations({ [SOURCE_HASHES]: `{"configmap/app-config":"${H1}"}` })
+      .build();
+    given(view, wireObject(view));
+    sources.remove(NS, 'configmap/app-config');
+    marks.add(KEY, {
+      creates: [],
+      deletes: [{ key: 'configmap/app-config', uid: 'u', sourceAnnotations: {} }],
+    });
+    await reconciler({ reloadOnDelete: true }).reconcile(KEY);
+    expect(writer.writes.filter((w) => w.verb === 'create')).toEqual([]);
+  });
+});
+
+describe('Argo Rollout (§7.5)', () => {
+  const KEY = 'Rollout/team-a/w' as const;
+
+  it.each(['env-vars', 'annotations'] as const)(
+    'restart strategy (%s): W state and restartAt in one merge patch',
+    async (strategy) => {
+      const view = tracked('Rollout').withAnnotation(KEYS.rolloutStrategy, 'restart').build();
+      given(view, wireObject(view));
+      const result = await reconciler({ strategy }, () => NOW + 1_234).reconcile(KEY, TRIGGER);
+      expect(result.outcome).toBe('rolled');
+      expect(writer.writes).toEqual([
+        {
+          verb: 'patch',
+          key: KEY,
+          patch: {
+            type: 'merge',
+            body: {
+              metadata: {
+                resourceVersion: '10',
+                annotations: { [BASELINE]: null, [SOURCE_HASHES]: NEW_HASHES },
+              },
+              spec: { restartAt: '2026-01-01T00:00:01Z' },
+            },
+          },
+        },
+      ]);
+      expect(writer.getObjectCount).toBe(0);
+    },
+  );
+
+  it('restart strategy is idempotent: A in W source-hashes', async () => {
+    const view = tracked('Rollout')
+      .withAnnotations({ [KEYS.rolloutStrategy]: 'restart', [SOURCE_HASHES]: NEW_HASHES })
+      .build();
+    given(view);
+    expect((await reconciler().reconcile(KEY, TRIGGER)).outcome).toBe('skipped');
+    expect(writer.writes).toEqual([]);
+  });
+
+  it('workloadRef: skipped with no_container', async () => {
+    const view = aWorkload('Rollout', NS, 'w')
+      .withAnnotation(KEYS.configmapReload, 'app-config')
+      .withWorkloadRef()
+      .build();
+    given(view);
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'skipped', skip: 'no_container' });
+    expect(writer.writes).toEqual([]);
+  });
+
+  it('env vars: the live containers are fetched again after a 409', async () => {
+    const view = givenTracked('Rollout');
+    writer.put({ ...view, resourceVersion: '11' });
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(writer.getObjectCount).toBe(2);
+    expect(writer.writes.map((w) => (w.verb === 'patch' ? w.patch.type : w.verb))).toEqual([
+      'merge',
+      'merge',
+    ]);
+  });
+
+  it('env vars: a Rollout gone at the GET is gone', async () => {
+    const view = tracked('Rollout').build();
+    given(view);
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'gone' });
+    expect(writer.writes).toEqual([]);
+  });
+});
+
+describe('DeploymentConfig (§7.6)', () => {
+  const KEY = 'DeploymentConfig/team-a/w' as const;
+
+  it('with a ConfigChange trigger: the template patch alone', async () => {
+    given(tracked('DeploymentConfig').withConfigChangeTrigger().build());
+    await reconciler().reconcile(KEY, TRIGGER);
+    expect(writer.writes.map((w) => w.verb)).toEqual(['patch']);
+    expect(observer.calls[0]).toMatchObject({ event: { instantiated: undefined } });
+  });
+
+  it('instantiate is retried on its own, never repeating the patch', async () => {
+    givenTracked('DeploymentConfig');
+    writer.failNextCall('instantiate', status(503), status(409));
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 1 });
+    expect(writer.writes.map((w) => w.verb)).toEqual([
+      'patch',
+      'instantiate',
+      'instantiate',
+      'instantiate',
+    ]);
+    expect(sleeps).toEqual([250, 500]);
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onRolled',
+      event: { instantiated: true },
+    });
+  });
+
+  it('a forbidden instantiate fails the roll', async () => {
+    givenTracked('DeploymentConfig');
+    writer.failNextCall('instantiate', status(403));
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'failed', error: { status: 403 } });
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onFailed',
+      event: { stage: 'instantiate', gaveUp: false, recreationPending: false },
+    });
+  });
+});
+
+describe('writes only while the lease allows (§13.4 item 4)', () => {
+  it.each(WORKLOAD_KINDS.map((row) => row.kind))('%s: no write, marks kept', async (kind) => {
+    const view = givenTracked(kind);
+    const key = workloadKey(view.ref);
+    marks.add(key, { creates: [{ key: 'configmap/app-config', uid: 'u' }], deletes: [] });
+    leading = false;
+    expect(await reconciler().reconcile(key, TRIGGER)).toEqual({
+      outcome: 'not-leader',
+      attempts: 0,
+    });
+    expect(writer.writes).toEqual([]);
+    expect(writer.getObjectCount + writer.getCount).toBe(0);
+    expect(marks.marksOf(key).creates).toHaveLength(1);
+  });
+
+  it('a lease lost between attempts stops the retries', async () => {
+    givenTracked('Deployment');
+    writer.failNext(status(503));
+    const r = new Reconciler({
+      workloads,
+      sources,
+      marks,
+      writer,
+      observer,
+      options: OPTIONS,
+      now: () => NOW,
+      sleep: () => {
+        leading = false;
+        return Promise.resolve();
+      },
+      random: () => 0.5,
+      mayWrite: () => leading,
+    });
+    const result = await r.reconcile('Deployment/team-a/w', TRIGGER);
+    expect(result).toEqual({ outcome: 'not-leader', attempts: 1 });
+    expect(writer.writes).toHaveLength(1);
+  });
+
+  it('a lease lost after deleting a Job keeps its manifest', async () => {
+    givenTracked('Job');
+    writer.failNextCall('create', status(409));
+    const r = new Reconciler({
+      workloads,
+      sources,
+      marks,
+      writer,
+      observer,
+      options: OPTIONS,
+      now: () => NOW,
+      sleep: () => {
+        leading = false;
+        return Promise.resolve();
+      },
+      random: () => 0.5,
+      mayWrite: () => leading,
+    });
+    expect(await r.reconcile('Job/team-a/w', TRIGGER)).toMatchObject({ outcome: 'not-leader' });
+    expect(r.pendingRecreations()).toEqual(['Job/team-a/w']);
+  });
+});
+
+describe('pause period (§7.2)', () => {
+  const KEY = 'Deployment/team-a/w' as const;
+  const PAUSED_AT = KEYS.pausedAt;
+
+  function deployment(annotations: Record<string, string>, paused = false): WorkloadView {
+    return tracked('Deployment').withAnnotations(annotations).paused(paused).build();
+  }
+
+  const ref: WorkloadRef = { kind: 'Deployment', namespace: NS, name: 'w' };
+
+  it('a roll pauses in the same patch and asks for the resume', async () => {
+    given(deployment({ [KEYS.pausePeriod]: '5m' }));
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', resumeAt: NOW + 300_000, resumed: false });
+    expect(writer.writes).toEqual([
+      {
+        verb: 'patch',
+        key: KEY,
+        patch: {
+          type: 'strategic',
+          body: {
+            metadata: {
+              resourceVersion: '10',
+              annotations: { [BASELINE]: null, [PAUSED_AT]: '2026-01-01T00:00:00Z' },
+            },
+            spec: {
+              paused: true,
+              template: {
+                spec: { containers: [{ name: 'app', env: [{ name: ENV, value: H3 }] }] },
+              },
+            },
+          },
+        },
+      },
+    ]);
+    expect(writer.server(ref)?.paused).toBe(true);
+  });
+
+  it('the resume is an ordinary reconcile once due: the exact resume patch', async () => {
+    const paused = deployment(
+      { [KEYS.pausePeriod]: '5m', [PAUSED_AT]: '2025-12-31T23:50:00Z', [BASELINE]: NEW_HASHES },
+      true,
+    );
+    given(paused);
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'resumed', attempts: 1, resumed: true });
+    expect(result.resumeAt).toBeUndefined();
+    expect(writer.writes).toEqual([
+      {
+        verb: 'patch',
+        key: KEY,
+        patch: {
+          type: 'strategic',
+          body: {
+            metadata: { resourceVersion: '10', annotations: { [PAUSED_AT]: null } },
+            spec: { paused: false },
+          },
+        },
+      },
+    ]);
+    expect(observer.hooks()).toEqual(['onResumed']);
+    expect(writer.server(ref)?.paused).toBe(false);
+  });
+
+  it('before it is due, nothing is written and the due time comes back', async () => {
+    given(
+      deployment(
+        { [KEYS.pausePeriod]: '5m', [PAUSED_AT]: '2025-12-31T23:58:00Z', [BASELINE]: NEW_HASHES },
+        true,
+      ),
+    );
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'unchanged', resumeAt: NOW + 180_000 });
+    expect(writer.writes).toEqual([]);
+  });
+
+  it('a roll during its own pause accumulates and keeps the resume time', async () => {
+    given(deployment({ [KEYS.pausePeriod]: '5m', [PAUSED_AT]: '2025-12-31T23:58:00Z' }, true));
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', resumeAt: NOW + 180_000 });
+    const [write] = writer.writes;
+    expect(write?.verb === 'patch' && write.patch.body.spec).toEqual({
+      template: { spec: { containers: [{ name: 'app', env: [{ name: ENV, value: H3 }] }] } },
+    });
+  });
+
+  it('a 409 on the resume: someone resumed already, nothing is left', async () => {
+    given(
+      deployment(
+        { [KEYS.pausePeriod]: '5m', [PAUSED_AT]: '2025-12-31T23:50:00Z', [BASELINE]: NEW_HASHES },
+        true,
+      ),
+    );
+    // Someone else resumed it meanwhile: the server has moved on.
+    writer.put({
+      ...deployment({ [KEYS.pausePeriod]: '5m', [BASELINE]: NEW_HASHES }),
+      resourceVersion: '11',
+    });
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'unchanged', attempts: 1 });
+    expect(writer.writes).toHaveLength(1);
+  });
+
+  it('invalid pause-period: the roll goes through unpaused, with a problem', async () => {
+    given(deployment({ [KEYS.pausePeriod]: '5 minutes' }));
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', resumeAt: undefined });
+    expect(observer.hooks()).toEqual(['onProblems', 'onRolled']);
+    const [write] = writer.writes;
+    expect(write?.verb === 'patch' && write.patch.body.spec).not.toHaveProperty('paused');
+  });
+
+  it('paused by someone else: the roll is applied and noticed', async () => {
+    given(deployment({ [KEYS.pausePeriod]: '5m' }, true));
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', resumeAt: undefined });
+    expect(observer.calls.map((c) => c.hook)).toEqual(['onRolled', 'onPauseNotice']);
+    expect(observer.calls[1]).toMatchObject({ event: { notice: 'paused-by-other' } });
+  });
+
+  it('pause-period on a DaemonSet: one notice per workload, however many reconciles', async () => {
+    const view = tracked('DaemonSet').withAnnotation(KEYS.pausePeriod, '5m').build();
+    given(view);
+    const r = reconciler();
+    await r.reconcile('DaemonSet/team-a/w', TRIGGER);
+    workloads.put(writer.server(view.ref) ?? view);
+    await r.reconcile('DaemonSet/team-a/w');
+    expect(observer.hooks()).toEqual(['onPauseNotice', 'onRolled']);
+  });
+
+  it('dry run: a due resume is neither sent nor timed', async () => {
+    given(
+      deployment(
+        { [KEYS.pausePeriod]: '5m', [PAUSED_AT]: '2025-12-31T23:50:00Z', [BASELINE]: NEW_HASHES },
+        true,
+      ),
+    );
+    const result = await reconciler({ dryRun: true }).reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'unchanged', resumeAt: undefined });
+    expect(writer.writes).toEqual([]);
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * The writes of one reconcile, one small strategy per kind of write (§7): the kind's roll action,
+ * or a metadata-only patch (baselines, and a resume that comes without a roll). The reconciler owns
+ * the retry policy of §10 and runs a strategy once per attempt; a strategy records in `memo` what an
+ * earlier attempt of the same reconcile already did, so a retried attempt never repeats it.
+ */
+import { SOURCE_HASHES } from '../core/types.ts';
+import type { WorkloadRef, WorkloadView } from '../core/types.ts';
+import { buildJobFromCronJob, buildRecreatedJob } from '../rollout/jobs.ts';
+import type { JsonObject } from '../rollout/json.ts';
+import { objectAt } from '../rollout/json.ts';
+import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
+import { kindRow } from '../rollout/kinds.ts';
+import type { PausePlan } from '../rollout/pause.ts';
+import type { LiveTemplate, WorkloadChanges } from '../rollout/patch.ts';
+import {
+  buildPatch,
+  buildRestartPatch,
+  deploymentRequest,
+  needsLiveContainers,
+  rfc3339Seconds,
+} from '../rollout/patch.ts';
+import type { ReconcilePlan } from './plan.ts';
+import type { CreatedObject, JobCreationSkip, WorkloadLookup, WorkloadWriter } from './ports.ts';
+import { WriteError } from './ports.ts';
+
+/** What one write acts on: the view it was planned from, the plan and the pause rules' verdict. */
+export interface Target {
+  readonly view: WorkloadView;
+  readonly plan: ReconcilePlan;
+  readonly pause: PausePlan;
+}
+
+/** Steps acknowledged by earlier attempts of one reconcile. Mutable, and lives for one reconcile. */
+export interface WriteMemo {
+  /** CronJob: the Job this reconcile created, and the `source-hashes` it carries. */
+  createdJob?: CreatedObject;
+  createdJobFor?: string;
+  jobCreationSkipped?: JobCreationSkip | undefined;
+}
+
+/**
+ * A step after the write was acknowledged that must never repeat it: creating the Job again after
+ * its deletion (§7.4 item 3), or instantiating a DeploymentConfig after its template patch (§7.6).
+ */
+export type FollowUp =
+  | { readonly kind: 'create-job'; readonly manifest: JsonObject }
+  | { readonly kind: 'instantiate'; readonly body: JsonObject };
+
+export interface WriteContext {
+  readonly row: WorkloadKindRow;
+  readonly target: Target;
+  readonly writer: WorkloadWriter;
+  readonly workloads: WorkloadLookup;
+  /** ms since the epoch, at the start of this attempt. */
+  readonly now: number;
+  readonly memo: WriteMemo;
+}
+
+export interface WriteStrategy {
+  /** Sends this attempt's requests; rejects with WriteError. Resolves to the follow-up, if any. */
+  write(context: WriteContext): Promise<FollowUp | undefined>;
+}
+
+/** A 404 seen as an absent object: the workload vanished between the cache and the write. */
+export function vanished(ref: WorkloadRef): WriteError {
+  return new WriteError({
+    message: `${ref.kind} ${ref.namespace}/${ref.name} not found`,
+    status: 404,
+    retryable: false,
+  });
+}
+
+/** The W-only part of a plan: what a write that leaves the template alone records. */
+function workloadState(plan: ReconcilePlan): WorkloadChanges {
+  return {
+    envWrites: [],
+    workloadSourceHashes: plan.workloadSourceHashes,
+    baseline: plan.baseline,
+  };
+}
+
+async function patchIfAny(
+  context: WriteContext,
+  changes: WorkloadChanges,
+  live?: LiveTemplate,
+): Promise<void> {
+  const { row, target, writer } = context;
+  const patch = buildPatch(row, target.view, changes, live);
+  if (patch) await writer.patch(target.view.ref, patch);
+}
+
+async function liveTemplate(context: WriteContext): Promise<LiveTemplate> {
+  const { view } = context.target;
+  const object = await context.writer.getObject(view.ref);
+  if (!object) throw vanished(view.ref);
+  const containers = objectAt(object, [...context.row.templatePath, 'spec'])?.containers;
+  return { containers: Array.isArray(containers) ? containers : [] };
+}
+
+/** Baselines and pruning (§5.6 item 2), and a resume that comes without a roll (§7.2 rule 4). */
+const METADATA_WRITE: WriteStrategy = {
+  async write(context) {
+    const { plan, pause } = context.target;
+    await patchIfAny(context, { ...workloadState(plan), pause: pause.write });
+    return undefined;
+  },
+};
+
+/**
+ * §6, §7.1, §7.5 `rollout`, §7.6: one patch of the pod template and W state (plus the pause write of
+ * §7.2). A merge-patch kind with env-var changes GETs the live containers first (§10). A
+ * DeploymentConfig without a ConfigChange trigger is then instantiated.
+ */
+const TEMPLATE_PATCH: WriteStrategy = {
+  async write(context) {
+    const { row, target } = context;
+    const { view, plan, pause } = target;
+    const live = needsLiveContainers(row, plan) ? await liveTemplate(context) : undefined;
+    await patchIfAny(context, { ...plan, pause: pause.write }, live);
+    if (row.instantiatesWithoutConfigChangeTrigger && !view.hasConfigChangeTrigger) {
+      return { kind: 'instantiate', body: deploymentRequest(view.ref.name) };
+    }
+    return undefined;
+  },
+};
+
+function cronJobSourceHashes(target: Target): string {
+  const hashes = target.plan.workloadSourceHashes ?? target.view.annotations[SOURCE_HASHES] ?? null;
+  // A roll always writes a non-empty map: every rolling key gets its new hash.
+  if (hashes === null) throw new Error('a CronJob roll must record its source hashes');
+  return hashes;
+}
+
+/** §7.3 items 1–2: the guard (this reconcile's memo, then the Job cache), then one Job. */
+async function createJobOnce(context: WriteContext, sourceHashes: string): Promise<void> {
+  const { target, writer, workloads, memo } = context;
+  const { view, plan } = target;
+  if (memo.createdJobFor === sourceHashes) return;
+  const owned = workloads.jobsOwnedBy(view.ref.namespace, view.uid);
+  if (owned?.some((job) => job.annotations[SOURCE_HASHES] === sourceHashes)) {
+    memo.jobCreationSkipped = 'already-created';
+    return;
+  }
+  const cronJob = await writer.getObject(view.ref);
+  if (!cronJob) throw vanished(view.ref);
+  const body = buildJobFromCronJob(cronJob, {
+    sourceHashes,
+    change: plan.jobTemplate ?? { envWrites: [] },
+  });
+  memo.createdJob = await writer.create(kindRow('Job'), view.ref.namespace, body);
+  memo.createdJobFor = sourceHashes;
+}
+
+/** §7.3: create one Job (not when suspended), then record the state in CronJob metadata. */
+const CREATE_JOB_FROM_CRONJOB: WriteStrategy = {
+  async write(context) {
+    const { target, memo } = context;
+    memo.jobCreationSkipped = undefined;
+    if (target.view.suspended) memo.jobCreationSkipped = 'suspended';
+    else await createJobOnce(context, cronJobSourceHashes(target));
+    await patchIfAny(context, workloadState(target.plan));
+    return undefined;
+  },
+};
+
+/**
+ * §7.4 items 1–2: GET the Job, build the new one, DELETE the old one with preconditions. Creating
+ * it is the follow-up, retried on its own once the deletion is acknowledged.
+ */
+const RECREATE_JOB: WriteStrategy = {
+  async write(context) {
+    const { view, plan } = context.target;
+    const job = await context.writer.getObject(view.ref);
+    if (!job) throw vanished(view.ref);
+    const manifest = buildRecreatedJob(job, plan);
+    await context.writer.delete(view.ref, {
+      uid: view.uid,
+      resourceVersion: view.resourceVersion,
+    });
+    return { kind: 'create-job', manifest };
+  },
+};
+
+/** §7.5 `restart`: W state and `spec.restartAt`; the template is never touched. */
+const ROLLOUT_RESTART: WriteStrategy = {
+  async write(context) {
+    const { row, target, writer, now } = context;
+    const patch = buildRestartPatch(row, target.view, target.plan, rfc3339Seconds(now));
+    await writer.patch(target.view.ref, patch);
+    return undefined;
+  },
+};
+
+const ROLL_STRATEGIES: Readonly<Record<RollActionType, WriteStrategy>> = {
+  'template-patch': TEMPLATE_PATCH,
+  'create-job-from-cronjob': CREATE_JOB_FROM_CRONJOB,
+  'recreate-job': RECREATE_JOB,
+  'rollout-restart': ROLLOUT_RESTART,
+};
+
+/** The strategy of a target: its roll action when it rolls, otherwise the metadata write. */
+export function writeStrategyOf(target: Target): WriteStrategy {
+  return target.plan.action === 'roll' ? ROLL_STRATEGIES[target.plan.rollAction] : METADATA_WRITE;
+}
