@@ -45,6 +45,7 @@ import { MarkStore, markMaxAgeMs } from './watch/marks.ts';
 import { NamespaceFilter, namespaceSink } from './watch/namespace-filter.ts';
 import { SourceCache, SourceCaches, sourceSink } from './watch/source-cache.ts';
 import { WorkloadStore, workloadSink } from './watch/workload-store.ts';
+import { SpcDesiredState, podStatusSink, providerClassSink } from './watch/spc-desired-state.ts';
 import type { ResourceWatch } from './app/kube-watches.ts';
 import { WatchFactory } from './app/kube-watches.ts';
 import {
@@ -57,6 +58,13 @@ import {
 } from './app/watch-plan.ts';
 
 const DRAIN_DEADLINE_MS = 10_000;
+
+/** The list-watches whose health decides whether a source type's D is known (§5.1). */
+const SOURCE_TYPE_RESOURCES: Readonly<Record<SourceType, readonly string[]>> = {
+  CONFIGMAP: ['configmaps'],
+  SECRET: ['secrets'],
+  SECRETPROVIDERCLASS: ['secretproviderclasspodstatuses', 'secretproviderclasses'],
+};
 const SYNC_POLL_MS = 100;
 const RESYNC_JITTER = 0.1;
 
@@ -194,7 +202,20 @@ class KreloadApp implements App {
         );
       }
     }
-    for (const kind of await this.#enabledKinds(new ApiDiscovery({ transport }), logger)) {
+    const discovery = new ApiDiscovery({ transport });
+    if (await this.#csiServed(discovery, logger)) {
+      const cache = new SourceCache({
+        type: 'SECRETPROVIDERCLASS',
+        clock,
+        notify: (event) => routing.router?.onSourceEvent(event),
+      });
+      caches.SECRETPROVIDERCLASS = cache;
+      const state = new SpcDesiredState({ cache });
+      const targets = sourceWatchTargets({ ...options, includeHelmSecrets: true }, 'configmaps');
+      watches.push(...factory.podStatuses(targets, podStatusSink(state)));
+      watches.push(...factory.providerClasses(targets, providerClassSink(state)));
+    }
+    for (const kind of await this.#enabledKinds(discovery, logger)) {
       watches.push(
         ...factory.workloads(kind, workloadWatchTargets(options), workloadSink(store, kind)),
       );
@@ -388,6 +409,15 @@ class KreloadApp implements App {
     return mode;
   }
 
+  async #csiServed(discovery: ApiDiscovery, logger: Logger): Promise<boolean> {
+    if (!this.#options.enableCsiIntegration) return false;
+    const served = await discovery
+      .isApiServed('secrets-store.csi.x-k8s.io', 'v1', 'secretproviderclasspodstatuses')
+      .catch(() => false);
+    if (!served) logger.warn('Secrets Store CSI API is not served; CSI integration is inactive');
+    return served;
+  }
+
   async #enabledKinds(discovery: ApiDiscovery, logger: Logger): Promise<WorkloadKind[]> {
     const planned = plannedKinds(this.#options);
     const kinds = planned.always.filter((kind) => findKindRow(kind) !== undefined);
@@ -405,8 +435,8 @@ class KreloadApp implements App {
   }
 
   #sourceTypeHealthy(type: SourceType): boolean {
-    const resource = type === 'CONFIGMAP' ? 'configmaps' : 'secrets';
-    const watches = this.#runtime?.watches.filter((w) => w.resource === resource) ?? [];
+    const resources = SOURCE_TYPE_RESOURCES[type];
+    const watches = this.#runtime?.watches.filter((w) => resources.includes(w.resource)) ?? [];
     return watches.length > 0 && watches.every((w) => w.status === 'ok');
   }
 

@@ -7,14 +7,20 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { AnnotationKeys, SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
 import { NamespaceMerge } from '../controller/namespace-merge.ts';
 import type { ListWatchStatus } from '../kube/list-watch.ts';
-import { projectConfigMap, projectNamespaceName, projectSecret } from '../kube/projections.ts';
+import {
+  projectConfigMap,
+  projectNamespaceName,
+  projectSecret,
+  projectSecretProviderClass,
+  projectSecretProviderClassPodStatus,
+} from '../kube/projections.ts';
 import type { ApiResource } from '../kube/resources.ts';
 import { OTHER_RESOURCES, workloadResource } from '../kube/resources.ts';
 import { createResourceListWatch } from '../kube/resource-list-watch.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import { projectWorkload } from '../kube/workload-projection.ts';
 import type { Metrics, ResourceType } from '../metrics/metrics.ts';
-import type { ViewSink } from '../watch/ports.ts';
+import type { PodStatusView, ProviderClassView, ViewSink } from '../watch/ports.ts';
 import type { SourceResource, WatchTarget } from './watch-plan.ts';
 
 /** What the app needs of a running list-watch. */
@@ -107,6 +113,33 @@ export class WatchFactory {
       project: (obj) => projectWorkload(kind, obj, this.#deps.keys),
       sink,
       idOf: (view) => view.ref.name,
+    });
+  }
+
+  /** SPCPS objects carry no user labels: never label-filtered (D7). */
+  podStatuses(targets: readonly WatchTarget[], sink: ViewSink<PodStatusView>): ResourceWatch[] {
+    return this.#create({
+      resource: 'secretproviderclasspodstatuses',
+      api: OTHER_RESOURCES.secretProviderClassPodStatuses,
+      targets: targets.map((t) => ({ ...t, labelSelector: undefined })),
+      project: projectSecretProviderClassPodStatus,
+      sink,
+      idOf: (view) => view.name,
+    });
+  }
+
+  providerClasses(
+    targets: readonly WatchTarget[],
+    sink: ViewSink<ProviderClassView>,
+  ): ResourceWatch[] {
+    const keys = this.#deps.keys;
+    return this.#create({
+      resource: 'secretproviderclasses',
+      api: OTHER_RESOURCES.secretProviderClasses,
+      targets,
+      project: (obj) => projectSecretProviderClass(obj, keys),
+      sink,
+      idOf: (view) => view.name,
     });
   }
 
