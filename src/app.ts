@@ -4,7 +4,7 @@
  * leader election or immediate reconcile. Stop reverses it within the drain deadline.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { AlertSender } from './alerts/alert-sender.ts';
 import { createHttpTransport } from './alerts/http-transport.ts';
@@ -29,7 +29,12 @@ import { ApiDiscovery } from './kube/discovery.ts';
 import { EventClient } from './kube/event-client.ts';
 import { LeaseClient } from './kube/lease-client.ts';
 import { workloadResource } from './kube/resources.ts';
+import { ConfigMapClient } from './kube/config-map-client.ts';
 import { createKubeTransport } from './kube/transport.ts';
+import type { KubeTransport } from './kube/transport.ts';
+import { ProfilingServer } from './http/profiling-server.ts';
+import { META_INFO_NAME, metaInfoConfigMap } from './app/meta-info.ts';
+import type { BuildInfo } from './app/meta-info.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
 import { KubeWorkloadWriter } from './kube/workload-writer.ts';
 import { LeaderElector } from './leader/leader-elector.ts';
@@ -68,6 +73,19 @@ const SOURCE_TYPE_RESOURCES: Readonly<Record<SourceType, readonly string[]>> = {
 const SYNC_POLL_MS = 100;
 const RESYNC_JITTER = 0.1;
 
+function buildInfo(): BuildInfo {
+  let releaseVersion = 'unknown';
+  try {
+    const manifest = JSON.parse(
+      readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+    ) as { version?: unknown };
+    if (typeof manifest.version === 'string') releaseVersion = manifest.version;
+  } catch {
+    // Only the version string is lost.
+  }
+  return { nodeVersion: process.version, releaseVersion, commitHash: '', commitTime: '' };
+}
+
 /** The first match of §12.5's lookup; run.ts has already checked that it exists and parses. */
 function loadKubeConfig(options: Options): KubeConfig {
   const lookup = resolveKubeconfig(options, existsSync);
@@ -95,6 +113,7 @@ interface Runtime {
   readonly elector: LeaderElector | undefined;
   readonly kinds: Map<string, KindStatus>;
   readonly reconciler: Reconciler;
+  readonly transport: KubeTransport;
 }
 
 class KreloadApp implements App {
@@ -134,6 +153,18 @@ class KreloadApp implements App {
     });
     const port = await health.start();
     logger.debug('HTTP listener started', { metricsPort: port });
+    if (options.enablePprof) {
+      const profiling = new ProfilingServer({
+        host: options.pprofAddr.host,
+        port: options.pprofAddr.port,
+        onError: (error) => {
+          logger.warn('profile request failed', { error: String(error) });
+        },
+      });
+      const pprofPort = await profiling.start();
+      this.#stoppers.push(() => profiling.stop());
+      logger.info('profiling listener started', { port: pprofPort });
+    }
 
     const keys = options.annotationKeys;
     const reloadLists = new ReloadListCache();
@@ -325,6 +356,7 @@ class KreloadApp implements App {
       elector: undefined,
       kinds,
       reconciler,
+      transport,
     };
     for (const watch of watches) watch.start();
     await this.#waitForInitialSync();
@@ -488,6 +520,22 @@ class KreloadApp implements App {
     runtime.metrics.setLeader(true);
     runtime.queue.start();
     runtime.router.triggerAll(runtime.store.keys());
+    this.#writeMetaInfo(runtime.transport);
+  }
+
+  /** Once per leadership term; a failure is logged and ignored (§13.10). */
+  #writeMetaInfo(transport: KubeTransport): void {
+    const namespace = this.#options.metaInfo.namespace;
+    if (namespace === undefined || this.#options.dryRun) return;
+    const body = metaInfoConfigMap({ options: this.#options, build: buildInfo(), namespace });
+    new ConfigMapClient({ transport })
+      .upsert(namespace, META_INFO_NAME, body)
+      .catch((error: unknown) => {
+        this.#deps.logger.warn('cannot write the meta-info ConfigMap', {
+          namespace,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
   }
 
   #mayWrite(): boolean {
