@@ -23,8 +23,9 @@ import type { SourceType, WorkloadKey, WorkloadKind } from './core/types.ts';
 import { EventRecorder } from './events/event-recorder.ts';
 import { FanoutTracker } from './events/fanout-tracker.ts';
 import { buildReadinessReport } from './http/readiness.ts';
-import type { KindStatus, LeaderElectionStatus } from './http/readiness.ts';
+import type { ApiServerStatus, KindStatus, LeaderElectionStatus } from './http/readiness.ts';
 import { HealthServer } from './http/health-server.ts';
+import { KubeApiError } from './kube/api-error.ts';
 import { ApiDiscovery } from './kube/discovery.ts';
 import { EventClient } from './kube/event-client.ts';
 import { LeaseClient } from './kube/lease-client.ts';
@@ -114,6 +115,8 @@ interface Runtime {
   readonly kinds: Map<string, KindStatus>;
   readonly reconciler: Reconciler;
   readonly transport: KubeTransport;
+  readonly factory: WatchFactory;
+  readonly discovery: ApiDiscovery;
 }
 
 class KreloadApp implements App {
@@ -125,6 +128,9 @@ class KreloadApp implements App {
   #cancelResync: (() => void) | undefined;
   readonly #resumeTimers = new Map<WorkloadKey, () => void>();
   readonly #stoppers: (() => Promise<void> | void)[] = [];
+  readonly #absentKinds = new Set<WorkloadKind>();
+  /** The last network failure of a list-watch, until some watch is healthy again (§13.1). */
+  #apiUnreachable: string | undefined;
 
   constructor(options: Options, deps: AppDeps) {
     this.#options = options;
@@ -222,6 +228,9 @@ class KreloadApp implements App {
       metrics,
       onWatchError: (resource, error) => {
         metrics.recordError('watch_error');
+        if (!(error instanceof KubeApiError) || error.status === undefined) {
+          this.#apiUnreachable = error.message;
+        }
         logger.warn('list-watch failed; retrying', { resource, error: error.message });
       },
     });
@@ -357,6 +366,8 @@ class KreloadApp implements App {
       kinds,
       reconciler,
       transport,
+      factory,
+      discovery,
     };
     for (const watch of watches) watch.start();
     await this.#waitForInitialSync();
@@ -454,16 +465,42 @@ class KreloadApp implements App {
     const planned = plannedKinds(this.#options);
     const kinds = planned.always.filter((kind) => findKindRow(kind) !== undefined);
     for (const kind of planned.ifServed) {
-      if (findKindRow(kind) === undefined) continue;
-      const api = workloadResource(kind);
-      const served = await discovery
-        .isApiServed(api.group, api.version, api.plural)
-        .catch(() => false);
-      if (served) kinds.push(kind);
-      else if (kind === 'Rollout')
-        logger.warn('Argo Rollouts API is not served; Rollouts are not watched');
+      if (await this.#isServed(discovery, kind)) {
+        kinds.push(kind);
+        continue;
+      }
+      this.#absentKinds.add(kind);
+      if (kind === 'Rollout') {
+        logger.warn('Argo Rollouts API is not served; Rollouts are not watched until it is', {
+          kind,
+        });
+      }
     }
     return kinds;
+  }
+
+  #isServed(discovery: ApiDiscovery, kind: WorkloadKind): Promise<boolean> {
+    const api = workloadResource(kind);
+    return discovery.isApiServed(api.group, api.version, api.plural).catch(() => false);
+  }
+
+  /** §2.2: a kind whose API appears later is watched from the next resync on, no restart. */
+  async #discoverLateKinds(runtime: Runtime): Promise<void> {
+    for (const kind of [...this.#absentKinds]) {
+      if (!(await this.#isServed(runtime.discovery, kind)) || this.#shuttingDown) continue;
+      this.#absentKinds.delete(kind);
+      const watches = runtime.factory.workloads(
+        kind,
+        workloadWatchTargets(this.#options),
+        workloadSink(runtime.store, kind),
+      );
+      runtime.watches.push(...watches);
+      for (const watch of watches) watch.start();
+      this.#deps.logger.info('API is now served; watching it', { kind });
+      await Promise.all(watches.map((watch) => watch.synced));
+      const prefix = `${kind}/`;
+      runtime.router.triggerAll(runtime.store.keys().filter((key) => key.startsWith(prefix)));
+    }
   }
 
   #sourceTypeHealthy(type: SourceType): boolean {
@@ -556,6 +593,9 @@ class KreloadApp implements App {
         // Jobs deleted but not re-created are no longer in the store; the queue keeps their
         // retries exclusive with any other work on the same key (§7.4 item 4).
         runtime.router.triggerAll(runtime.reconciler.pendingRecreations());
+        this.#discoverLateKinds(runtime).catch((error: unknown) => {
+          this.#deps.logger.warn('API discovery failed', { error: String(error) });
+        });
         this.#scheduleResync();
       }
     });
@@ -577,7 +617,14 @@ class KreloadApp implements App {
       // One kind may have several namespaced watches: the worst status shows.
       if (current === undefined || current === 'ok') kinds[watch.resource] = watch.status;
     }
+    for (const kind of this.#absentKinds) kinds[workloadResource(kind).plural] = 'absent';
     return kinds;
+  }
+
+  #apiServerStatus(): ApiServerStatus {
+    const watches = this.#runtime?.watches ?? [];
+    if (watches.some((watch) => watch.status === 'ok')) this.#apiUnreachable = undefined;
+    return this.#apiUnreachable === undefined ? 'ok' : `unreachable: ${this.#apiUnreachable}`;
   }
 
   #readiness(): ReturnType<typeof buildReadinessReport> {
@@ -589,7 +636,7 @@ class KreloadApp implements App {
     const lastRead = elector?.lastObservedAt;
     return buildReadinessReport({
       kinds: runtime ? kinds : { configmaps: 'syncing' },
-      apiServer: 'ok',
+      apiServer: this.#apiServerStatus(),
       leaderElection,
       leaseReadAgoMs: lastRead === undefined ? undefined : systemClock.monotonicMs() - lastRead,
       shuttingDown: this.#shuttingDown,

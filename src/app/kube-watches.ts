@@ -28,6 +28,8 @@ export interface ResourceWatch {
   readonly resource: ResourceType;
   readonly status: ListWatchStatus;
   readonly isSynced: boolean;
+  /** Resolves after the first complete list reached the cache; never rejects. */
+  readonly synced: Promise<void>;
   start(): void;
   stop(): Promise<void>;
 }
