@@ -4,20 +4,58 @@
 # (`npm ci --omit=dev --ignore-scripts`), then runs `node dist/main.js --version` on the project's
 # Node 24 from that directory, as UID 65532 with read-only application files when run as root.
 # Fails when a production dependency is missing, a dev dependency leaks in, or the entrypoint breaks.
+#
+# Usage: scripts/image-smoke.sh [--dist DIR] [--app-dir DIR]
+#   --dist DIR     copy this compiled output (dist/ after `npm run build`) instead of compiling src/
+#   --app-dir DIR  install into DIR (created; must be absent or empty) and keep it there, so that a
+#                  caller can start the copy (e2e/specs/image.e2e.test.ts). Run as root, the copy is
+#                  made read-only and DIR's parents must be traversable by UID 65532.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+usage="usage: $0 [--dist DIR] [--app-dir DIR]"
+dist=''
+app=''
+while [ $# -gt 0 ]; do
+  case $1 in
+    --dist | --app-dir)
+      [ $# -ge 2 ] && [ -n "$2" ] || { echo "image-smoke: $1 needs a directory; $usage" >&2; exit 2; }
+      if [ "$1" = --dist ]; then dist=$2; else app=$2; fi
+      shift 2
+      ;;
+    *) echo "image-smoke: unknown argument $1; $usage" >&2; exit 2 ;;
+  esac
+done
 node24=$(cd "$root" && npx --no-install node -p process.execPath)
 npm_cli=$(readlink -f "$(command -v npm)")
 version=$("$node24" -p "require('$root/package.json').version")
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 755 "$work"
-app="$work/app"
-mkdir -p "$app"
+if [ -n "$app" ]; then
+  mkdir -p "$app"
+  if [ -n "$(ls -A "$app")" ]; then
+    echo "image-smoke: --app-dir $app is not empty" >&2
+    exit 2
+  fi
+  app=$(cd "$app" && pwd)
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  chmod 755 "$work"
+  app="$work/app"
+  mkdir -p "$app"
+fi
+chmod 755 "$app"
 
-echo "image-smoke: build stage (tsc -p tsconfig.build.json)" >&2
-(cd "$root" && npx --no-install tsc -p tsconfig.build.json --outDir "$app/dist")
+if [ -n "$dist" ]; then
+  if [ ! -f "$dist/main.js" ]; then
+    echo "image-smoke: $dist/main.js does not exist (run npm run build first)" >&2
+    exit 2
+  fi
+  echo "image-smoke: build stage (copy of $dist)" >&2
+  cp -R "$dist" "$app/dist"
+else
+  echo "image-smoke: build stage (tsc -p tsconfig.build.json)" >&2
+  (cd "$root" && npx --no-install tsc -p tsconfig.build.json --outDir "$app/dist")
+fi
 cp "$root/package.json" "$root/package-lock.json" "$root/LICENSE" "$app/"
 
 echo "image-smoke: deps stage (npm ci --omit=dev --ignore-scripts)" >&2
