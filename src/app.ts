@@ -12,7 +12,12 @@ import type { AppDeps, App } from './cli/run.ts';
 import { resolveKubeconfig } from './config/kubeconfig.ts';
 import type { Options } from './config/parse-options.ts';
 import { ChangeRouter } from './controller/change-router.ts';
-import { CacheSourceLookup, StoreMarkLedger, StoreWorkloadLookup } from './controller/lookups.ts';
+import {
+  CacheSourceLookup,
+  StoreMarkLedger,
+  StoreWorkloadLookup,
+  WriteLedger,
+} from './controller/lookups.ts';
 import { ReconcileReporter } from './controller/reconcile-reporter.ts';
 import { WebhookMode } from './controller/webhook-mode.ts';
 import { TrackingTally } from './controller/tracking-tally.ts';
@@ -117,6 +122,14 @@ interface Runtime {
   readonly transport: KubeTransport;
   readonly factory: WatchFactory;
   readonly discovery: ApiDiscovery;
+  readonly csi: CsiWiring;
+}
+
+/** What CSI watches need, at startup or when the API appears later. */
+interface CsiWiring {
+  readonly caches: Partial<Record<SourceType, SourceCache>>;
+  readonly factory: WatchFactory;
+  readonly routing: { router?: ChangeRouter };
 }
 
 class KreloadApp implements App {
@@ -129,6 +142,7 @@ class KreloadApp implements App {
   readonly #resumeTimers = new Map<WorkloadKey, () => void>();
   readonly #stoppers: (() => Promise<void> | void)[] = [];
   readonly #absentKinds = new Set<WorkloadKind>();
+  #csiAbsent = false;
   /** The last network failure of a list-watch, until some watch is healthy again (§13.1). */
   #apiUnreachable: string | undefined;
 
@@ -226,6 +240,8 @@ class KreloadApp implements App {
       transport,
       keys,
       metrics,
+      isFiltered: (namespace, annotations) =>
+        !namespaces.accepts(namespace) || annotations[keys.ignore] === 'true',
       onWatchError: (resource, error) => {
         metrics.recordError('watch_error');
         if (!(error instanceof KubeApiError) || error.status === undefined) {
@@ -243,18 +259,8 @@ class KreloadApp implements App {
       }
     }
     const discovery = new ApiDiscovery({ transport });
-    if (await this.#csiServed(discovery, logger)) {
-      const cache = new SourceCache({
-        type: 'SECRETPROVIDERCLASS',
-        clock,
-        notify: (event) => routing.router?.onSourceEvent(event),
-      });
-      caches.SECRETPROVIDERCLASS = cache;
-      const state = new SpcDesiredState({ cache });
-      const targets = sourceWatchTargets({ ...options, includeHelmSecrets: true }, 'configmaps');
-      watches.push(...factory.podStatuses(targets, podStatusSink(state)));
-      watches.push(...factory.providerClasses(targets, providerClassSink(state)));
-    }
+    const csi: CsiWiring = { caches, factory, routing };
+    if (await this.#csiServed(discovery, logger)) watches.push(...this.#csiWatches(csi));
     for (const kind of await this.#enabledKinds(discovery, logger)) {
       watches.push(
         ...factory.workloads(kind, workloadWatchTargets(options), workloadSink(store, kind)),
@@ -263,15 +269,17 @@ class KreloadApp implements App {
     const nsTarget = namespaceWatchTarget(options);
     if (nsTarget) watches.push(...factory.namespaces(nsTarget, namespaceSink(namespaces)));
 
+    const writes = new WriteLedger();
     const reporter = new ReconcileReporter({
       logger,
       metrics,
       events,
       alerts,
       pausePeriodKey: keys.pausePeriod,
+      sourceUid: (ref) => sourceCaches.get(ref.namespace, ref.type, ref.name)?.view.uid,
     });
     const reconciler = new Reconciler({
-      workloads: new StoreWorkloadLookup({ store }),
+      workloads: new StoreWorkloadLookup({ store, writes }),
       sources: new CacheSourceLookup({
         caches: sourceCaches,
         isTypeHealthy: (type) => this.#sourceTypeHealthy(type),
@@ -304,6 +312,7 @@ class KreloadApp implements App {
       },
       now: () => Date.now(),
       tally: new TrackingTally({ gauges: metrics }),
+      writes,
     });
     const queue = new WorkQueue({
       concurrency: options.workerThreads,
@@ -368,6 +377,7 @@ class KreloadApp implements App {
       transport,
       factory,
       discovery,
+      csi,
     };
     for (const watch of watches) watch.start();
     await this.#waitForInitialSync();
@@ -457,8 +467,44 @@ class KreloadApp implements App {
     const served = await discovery
       .isApiServed('secrets-store.csi.x-k8s.io', 'v1', 'secretproviderclasspodstatuses')
       .catch(() => false);
-    if (!served) logger.warn('Secrets Store CSI API is not served; CSI integration is inactive');
+    if (!served) {
+      this.#csiAbsent = true;
+      logger.warn('Secrets Store CSI API is not served; CSI integration waits for it');
+    }
     return served;
+  }
+
+  /** SPCPS and SecretProviderClass watches feeding the §4.4 aggregator and its source cache. */
+  #csiWatches(csi: CsiWiring): ResourceWatch[] {
+    const cache = new SourceCache({
+      type: 'SECRETPROVIDERCLASS',
+      clock: { now: () => Date.now() },
+      notify: (event) => csi.routing.router?.onSourceEvent(event),
+    });
+    csi.caches.SECRETPROVIDERCLASS = cache;
+    const state = new SpcDesiredState({ cache });
+    const options = this.#options;
+    const targets = sourceWatchTargets({ ...options, includeHelmSecrets: true }, 'configmaps');
+    return [
+      ...csi.factory.podStatuses(targets, podStatusSink(state)),
+      ...csi.factory.providerClasses(targets, providerClassSink(state)),
+    ];
+  }
+
+  /** The CSI API installed after start is picked up at a resync, as workload kinds are. */
+  async #discoverLateCsi(runtime: Runtime): Promise<void> {
+    if (!this.#csiAbsent) return;
+    const served = await runtime.discovery
+      .isApiServed('secrets-store.csi.x-k8s.io', 'v1', 'secretproviderclasspodstatuses')
+      .catch(() => false);
+    if (!served || this.#shuttingDown) return;
+    this.#csiAbsent = false;
+    const watches = this.#csiWatches(runtime.csi);
+    runtime.watches.push(...watches);
+    for (const watch of watches) watch.start();
+    this.#deps.logger.info('Secrets Store CSI API is now served; watching it');
+    await Promise.all(watches.map((watch) => watch.synced));
+    runtime.router.triggerAll(runtime.store.keys());
   }
 
   async #enabledKinds(discovery: ApiDiscovery, logger: Logger): Promise<WorkloadKind[]> {
@@ -593,9 +639,11 @@ class KreloadApp implements App {
         // Jobs deleted but not re-created are no longer in the store; the queue keeps their
         // retries exclusive with any other work on the same key (§7.4 item 4).
         runtime.router.triggerAll(runtime.reconciler.pendingRecreations());
-        this.#discoverLateKinds(runtime).catch((error: unknown) => {
-          this.#deps.logger.warn('API discovery failed', { error: String(error) });
-        });
+        Promise.all([this.#discoverLateKinds(runtime), this.#discoverLateCsi(runtime)]).catch(
+          (error: unknown) => {
+            this.#deps.logger.warn('API discovery failed', { error: String(error) });
+          },
+        );
         this.#scheduleResync();
       }
     });

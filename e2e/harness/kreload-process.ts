@@ -91,6 +91,11 @@ function childEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.P
   for (const name of ['KUBECONFIG', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT']) {
     Reflect.deleteProperty(env, name);
   }
+  // A developer's KRELOAD_* settings (and the harness's own KRELOAD_E2E_*) must not leak in:
+  // a spec's flags alone configure the controller.
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('KRELOAD_')) Reflect.deleteProperty(env, name);
+  }
   return { ...env, ...extra };
 }
 

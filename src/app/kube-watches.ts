@@ -40,6 +40,11 @@ export interface WatchFactoryDeps {
   readonly keys: AnnotationKeys;
   readonly metrics: Metrics;
   readonly onWatchError: (resource: ResourceType, error: Error) => void;
+  /** Events kreload will not act on (ignored source, namespace not selected): `dropped` (§13.2). */
+  readonly isFiltered?: (
+    namespace: string,
+    annotations: Readonly<Record<string, string>>,
+  ) => boolean;
 }
 
 interface WatchSpec<V> {
@@ -49,25 +54,31 @@ interface WatchSpec<V> {
   readonly project: (obj: unknown) => V | undefined;
   readonly sink: ViewSink<V>;
   readonly idOf: (view: V) => string;
+  readonly isFiltered?: (view: V) => boolean;
 }
 
 /** Every notification is counted as received; malformed ones are dropped (§13.2). */
+interface CountingSink<V> extends ViewSink<V> {
+  upsert(view: V, added?: boolean): void;
+}
+
 function countingSink<V>(
-  spec: Pick<WatchSpec<V>, 'resource' | 'sink'>,
+  spec: Pick<WatchSpec<V>, 'resource' | 'sink' | 'isFiltered'>,
   metrics: Metrics,
-): ViewSink<V | undefined> {
+): CountingSink<V | undefined> {
   const { resource, sink } = spec;
   const seen = (type: 'add' | 'update' | 'delete', view: V | undefined): view is V => {
     metrics.recordEventReceived(type, resource);
-    metrics.recordEventProcessed(type, resource, view === undefined ? 'dropped' : 'success');
+    const dropped = view === undefined || spec.isFiltered?.(view) === true;
+    metrics.recordEventProcessed(type, resource, dropped ? 'dropped' : 'success');
     return view !== undefined;
   };
   return {
     replace: (views) => {
       sink.replace(views.filter((view) => seen('add', view)));
     },
-    upsert: (view) => {
-      if (seen('update', view)) sink.upsert(view);
+    upsert: (view, added = false) => {
+      if (seen(added ? 'add' : 'update', view)) sink.upsert(view);
     },
     remove: (view) => {
       if (seen('delete', view)) sink.remove(view);
@@ -99,6 +110,7 @@ export class WatchFactory {
       project,
       sink,
       idOf: (view) => view.ref.name,
+      isFiltered: (view) => this.#deps.isFiltered?.(view.ref.namespace, view.annotations) === true,
     });
   }
 
@@ -115,6 +127,7 @@ export class WatchFactory {
       project: (obj) => projectWorkload(kind, obj, this.#deps.keys),
       sink,
       idOf: (view) => view.ref.name,
+      isFiltered: (view) => this.#deps.isFiltered?.(view.ref.namespace, {}) === true,
     });
   }
 
@@ -168,7 +181,10 @@ export class WatchFactory {
         : undefined;
     return spec.targets.map((target) => {
       const sink = merge ? merge.sinkFor(target.namespace ?? '') : spec.sink;
-      const consumer = countingSink({ resource: spec.resource, sink }, this.#deps.metrics);
+      const consumer = countingSink(
+        { resource: spec.resource, sink, isFiltered: spec.isFiltered },
+        this.#deps.metrics,
+      );
       const watch = createResourceListWatch<V | undefined>({
         kubeConfig: this.#deps.kubeConfig,
         transport: this.#deps.transport,
@@ -181,8 +197,8 @@ export class WatchFactory {
           replace: (items) => {
             consumer.replace(items);
           },
-          upsert: (item) => {
-            consumer.upsert(item);
+          upsert: (item, added) => {
+            consumer.upsert(item, added);
           },
           remove: (item) => {
             consumer.remove(item);

@@ -20,16 +20,9 @@ import type { Mark, MarkStore } from '../watch/marks.ts';
 import type { SourceCaches, SourceEntry } from '../watch/source-cache.ts';
 import type { WorkloadStore } from '../watch/workload-store.ts';
 
-/** Where the desired state of SecretProviderClasses comes from (§4.4), when CSI is enabled. */
-export interface ProviderClassLookup {
-  get(namespace: string, name: string): SourceEntry | undefined;
-  namesInNamespace(namespace: string): readonly string[];
-  readonly isSynced: boolean;
-}
-
 export interface CacheSourceLookupDeps {
+  /** SecretProviderClasses are a cache like the others, fed by the §4.4 aggregator. */
   readonly caches: SourceCaches;
-  readonly providerClasses?: ProviderClassLookup | undefined;
   /** False while a type's list-watch is forbidden or absent, even if it once synced. */
   readonly isTypeHealthy: (type: SourceType) => boolean;
 }
@@ -46,18 +39,11 @@ export class CacheSourceLookup implements SourceLookup {
   }
 
   namesInNamespace(namespace: string, type: SourceType): readonly string[] {
-    if (type === 'SECRETPROVIDERCLASS') {
-      return this.#deps.providerClasses?.namesInNamespace(namespace) ?? [];
-    }
     return this.#deps.caches.namesInNamespace(namespace, type);
   }
 
   isHealthy(type: SourceType): boolean {
-    const synced =
-      type === 'SECRETPROVIDERCLASS'
-        ? (this.#deps.providerClasses?.isSynced ?? false)
-        : this.#deps.caches.isSynced(type);
-    return synced && this.#deps.isTypeHealthy(type);
+    return this.#deps.caches.isSynced(type) && this.#deps.isTypeHealthy(type);
   }
 
   firstObserved(namespace: string, key: SourceKey): number | undefined {
@@ -74,24 +60,55 @@ export class CacheSourceLookup implements SourceLookup {
   }
 
   #entry(namespace: string, type: SourceType, name: string): SourceEntry | undefined {
-    if (type === 'SECRETPROVIDERCLASS') return this.#deps.providerClasses?.get(namespace, name);
     return this.#deps.caches.get(namespace, type, name);
+  }
+}
+
+/**
+ * When kreload last wrote each workload's state, as the start time of the reconcile whose reads
+ * the write was based on. Every source change observed before that moment has been accounted for
+ * (rolled, or absorbed into a baseline), so R7 must not count it again.
+ */
+export class WriteLedger {
+  readonly #basis = new Map<WorkloadKey, number>();
+
+  record(key: WorkloadKey, basisAt: number): void {
+    this.#basis.set(key, Math.max(basisAt, this.#basis.get(key) ?? basisAt));
+  }
+
+  basis(key: WorkloadKey): number | undefined {
+    return this.#basis.get(key);
+  }
+
+  forget(key: WorkloadKey): void {
+    this.#basis.delete(key);
   }
 }
 
 export class StoreWorkloadLookup implements WorkloadLookup {
   readonly #store: WorkloadStore;
+  readonly #writes: WriteLedger | undefined;
 
-  constructor(deps: { readonly store: WorkloadStore }) {
+  constructor(deps: { readonly store: WorkloadStore; readonly writes?: WriteLedger }) {
     this.#store = deps.store;
+    this.#writes = deps.writes;
   }
 
   get(key: WorkloadKey): WorkloadView | undefined {
     return this.#store.get(key)?.view;
   }
 
+  /**
+   * §5.4 relevantSince, moved forward to kreload's last write of the workload. Without that, a
+   * GitOps tool stripping the applied hash after a roll would make the already-rolled change count
+   * as "changed after tracking began" (R7) and roll again, where §5.6 item 6 wants a baseline
+   * (see docs/adr/0014).
+   */
   relevantSince(key: WorkloadKey): number | undefined {
-    return this.#store.get(key)?.relevantSince;
+    const since = this.#store.get(key)?.relevantSince;
+    const basis = this.#writes?.basis(key);
+    if (since === undefined || basis === undefined) return since;
+    return Math.max(since, basis);
   }
 
   jobsOwnedBy(namespace: string, cronJobUid: string): readonly WorkloadView[] | undefined {

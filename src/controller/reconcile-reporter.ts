@@ -4,8 +4,14 @@
  * Diagnostics (invalid annotations, env-var collisions) are reported once per distinct value.
  */
 import type { AlertSource, RollAlert } from '../alerts/alert-format.ts';
-import { parseSourceKey, workloadKey } from '../core/keys.ts';
-import type { SourceKey, WorkloadView } from '../core/types.ts';
+import { parseSourceKey, sourceKeyOf, workloadKey } from '../core/keys.ts';
+import type {
+  AnnotationProblem,
+  SourceKey,
+  SourceRef,
+  SourceType,
+  WorkloadView,
+} from '../core/types.ts';
 import {
   dryRunReloadEvent,
   envVarCollisionEvent,
@@ -14,7 +20,7 @@ import {
   reloadFailEvent,
 } from '../events/event-messages.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
-import { workloadObjectRef } from '../events/object-refs.ts';
+import { sourceObjectRef, workloadObjectRef } from '../events/object-refs.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ReconcilePlan } from '../reconcile/plan.ts';
@@ -34,6 +40,8 @@ export interface ReconcileReporterDeps {
   readonly alerts?: { send(alert: RollAlert): void } | undefined;
   /** Bound on remembered diagnostics; the oldest is forgotten first. */
   readonly maxRemembered?: number;
+  /** UID of a cached source, to address Events to it; undefined when it is not cached. */
+  readonly sourceUid?: (ref: SourceRef) => string | undefined;
   /** The configured pause-period key, for its warning. */
   readonly pausePeriodKey?: string;
 }
@@ -157,8 +165,10 @@ export class ReconcileReporter implements ReconcileObserver {
     }
   }
 
+  /** Only roll decisions are reported; a suppressed baseline is silent (§13.8). */
   onDryRun(event: { readonly view: WorkloadView; readonly plan: ReconcilePlan }): void {
     const { view, plan } = event;
+    if (plan.action !== 'roll') return;
     const hashes = desiredHashes(plan);
     const signature = `dry-run\0${workloadKey(view.ref)}\0${JSON.stringify([...hashes])}`;
     this.#once(signature, () => {
@@ -169,6 +179,14 @@ export class ReconcileReporter implements ReconcileObserver {
         workload: view.ref.name,
       });
       this.#deps.events.record({ object: workloadObjectRef(view.ref, view.uid), ...content });
+      for (const key of hashes.keys()) {
+        const parsed = parseSourceKey(key);
+        if (!parsed) continue;
+        const ref = { type: parsed.type, namespace: view.ref.namespace, name: parsed.name };
+        const uid = this.#deps.sourceUid?.(ref);
+        if (uid !== undefined)
+          this.#deps.events.record({ object: sourceObjectRef(ref, uid), ...content });
+      }
     });
   }
 
@@ -218,22 +236,47 @@ export class ReconcileReporter implements ReconcileObserver {
   onProblems(event: Parameters<ReconcileObserver['onProblems']>[0]): void {
     const { view } = event;
     for (const problem of event.problems) {
-      const id = `${workloadKey(view.ref)}\0${problem.on}\0${problem.key}\0${problem.value}`;
-      this.#once(id, () => {
-        this.#deps.logger.warn(`${problem.key}: ${problem.problem}; ${problem.consequence}`, {
-          namespace: view.ref.namespace,
-          kind: view.ref.kind,
-          workload: view.ref.name,
-          on: problem.on,
-        });
-        // A problem found on a source is reported through the workload that read it: the view
-        // carries no source UID to address an Event to the source itself.
+      if (problem.source) this.#sourceProblem(view.ref.namespace, problem, problem.source);
+      else this.#workloadProblem(view, problem);
+    }
+  }
+
+  #workloadProblem(view: WorkloadView, problem: AnnotationProblem): void {
+    const id = `${workloadKey(view.ref)}\0${problem.key}\0${problem.value}`;
+    this.#once(id, () => {
+      this.#deps.logger.warn(`${problem.key}: ${problem.problem}; ${problem.consequence}`, {
+        namespace: view.ref.namespace,
+        kind: view.ref.kind,
+        workload: view.ref.name,
+      });
+      this.#deps.events.record({
+        object: workloadObjectRef(view.ref, view.uid),
+        ...invalidAnnotationEvent(problem),
+      });
+    });
+  }
+
+  /** Once per source, key and value, on the object that carries the value (§3.3). */
+  #sourceProblem(
+    namespace: string,
+    problem: AnnotationProblem,
+    source: { readonly type: SourceType; readonly name: string },
+  ): void {
+    const ref = { type: source.type, namespace, name: source.name };
+    const id = `${namespace}\0${sourceKeyOf(ref)}\0${problem.key}\0${problem.value}`;
+    this.#once(id, () => {
+      this.#deps.logger.warn(`${problem.key}: ${problem.problem}; ${problem.consequence}`, {
+        namespace,
+        source: sourceKeyOf(ref),
+      });
+      const uid = this.#deps.sourceUid?.(ref);
+      if (uid !== undefined) {
         this.#deps.events.record({
-          object: workloadObjectRef(view.ref, view.uid),
+          object: sourceObjectRef(ref, uid),
           ...invalidAnnotationEvent(problem),
         });
-      });
-    }
+      }
+    });
   }
 
   onCollision(event: Parameters<ReconcileObserver['onCollision']>[0]): void {

@@ -22,6 +22,11 @@ export interface WorkRunnerDeps {
   /** Re-triggers the key at an absolute time (ms since the epoch), e.g. a pause resume. */
   readonly scheduleAt: (key: WorkloadKey, at: number) => void;
   readonly now: () => number;
+  /** Records when a write's reads were made, so R7 never counts an accounted change twice. */
+  readonly writes?: {
+    record(key: WorkloadKey, basisAt: number): void;
+    forget(key: WorkloadKey): void;
+  };
   readonly tally?: {
     record(key: WorkloadKey, tracked: readonly SourceKey[]): void;
     forget(key: WorkloadKey): void;
@@ -42,13 +47,14 @@ const RESULT_LABEL: Readonly<Record<ReconcileOutcome, ReconcileLabel>> = {
   'not-leader': 'skipped',
 };
 
+const WROTE_STATE: ReadonlySet<ReconcileOutcome> = new Set(['rolled', 'baselined', 'resumed']);
+
 function fanoutOutcome(result: ReconcileResult, key: SourceKey): FanoutOutcome {
   if (result.outcome === 'failed') return 'failed';
   const rolled = result.outcome === 'rolled' || result.outcome === 'recreated';
   if (rolled && result.plan?.rolling.includes(key) === true) return 'rolled';
   return 'skipped';
 }
-
 
 export class WorkRunner {
   readonly #deps: WorkRunnerDeps;
@@ -63,12 +69,7 @@ export class WorkRunner {
     const result = await this.#deps.reconcile(key, { observedAt });
     const finished = this.#deps.now();
     this.#deps.metrics.recordReconcile(RESULT_LABEL[result.outcome], (finished - started) / 1000);
-    if (result.outcome === 'gone') this.#deps.tally?.forget(key);
-    if (result.plan)
-      this.#deps.tally?.record(
-        key,
-        result.plan.keys.map((k) => k.key),
-      );
+    this.#remember(key, result, started);
     const ref = parseWorkloadKey(key);
     if (ref !== undefined && result.plan !== undefined) {
       this.#deps.metrics.recordScanned(ref.kind);
@@ -78,10 +79,22 @@ export class WorkRunner {
       }
       this.#closeFanouts(ref, entry, result);
     }
-    const at = result.resumeAt;
-    if (at !== undefined) this.#deps.scheduleAt(key, at);
+    if (result.resumeAt !== undefined) this.#deps.scheduleAt(key, result.resumeAt);
     return 'done';
   };
+
+  #remember(key: WorkloadKey, result: ReconcileResult, started: number): void {
+    if (result.outcome === 'gone') {
+      this.#deps.tally?.forget(key);
+      this.#deps.writes?.forget(key);
+    }
+    if (WROTE_STATE.has(result.outcome)) this.#deps.writes?.record(key, started);
+    if (result.plan)
+      this.#deps.tally?.record(
+        key,
+        result.plan.keys.map((k) => k.key),
+      );
+  }
 
   #closeFanouts(ref: WorkloadRef, entry: PendingEntry, result: ReconcileResult): void {
     for (const change of entry.changes) {

@@ -4,6 +4,7 @@ import { ReloadListCache } from './annotation-values.ts';
 import { decide, type DecideInput, hasReloadList, trackedContainer } from './decide.ts';
 import {
   type AnnotationKeys,
+  type AnnotationProblem,
   type Annotations,
   DEFAULT_ANNOTATION_KEYS as K,
   type DecisionResult,
@@ -527,7 +528,7 @@ describe('decide problems (§3.3, §3.4)', () => {
   const problemCases: {
     rule: string;
     c: Omit<Case, 'rule' | 'expected'>;
-    expected: { on: string; key: string; value: string; problem: string; consequence: string }[];
+    expected: AnnotationProblem[];
   }[] = [
     {
       rule: 'valid values',
@@ -638,6 +639,7 @@ describe('decide problems (§3.3, §3.4)', () => {
           value: '1',
           problem: 'invalid value "1" (only "true" enables it)',
           consequence: 'counts as not set',
+          source: { type: 'CONFIGMAP', name: 'cfg' },
         },
         {
           on: 'source',
@@ -645,6 +647,7 @@ describe('decide problems (§3.3, §3.4)', () => {
           value: 'yes',
           problem: 'invalid value "yes" (only "true" enables it)',
           consequence: 'counts as not set',
+          source: { type: 'CONFIGMAP', name: 'cfg' },
         },
       ],
     },

@@ -195,9 +195,15 @@ function problemsOf(input: DecideInput, set: ChosenSet): AnnotationProblem[] {
   const autoConsequence = input.autoReloadAll
     ? 'counts as false, and --auto-reload-all does not apply to this workload'
     : 'counts as false';
+  const source = { type, name: input.name };
+  const onSource = (problem: AnnotationProblem): AnnotationProblem => ({ ...problem, source });
   return [
-    ...exactProblem('source', keys.ignore, valueOf(input.sourceAnnotations, keys.ignore)),
-    ...exactProblem('source', keys.match, valueOf(input.sourceAnnotations, keys.match)),
+    ...exactProblem('source', keys.ignore, valueOf(input.sourceAnnotations, keys.ignore)).map(
+      onSource,
+    ),
+    ...exactProblem('source', keys.match, valueOf(input.sourceAnnotations, keys.match)).map(
+      onSource,
+    ),
     ...reloadListProblems(input, typed.reload, set.reloadList),
     ...exactProblem('workload', keys.search, set.search),
     ...boolProblem(keys.auto, set.auto, autoConsequence),

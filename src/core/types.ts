@@ -121,6 +121,8 @@ export type DecisionResult = 'NO' | 'LIST' | 'AUTO';
  */
 export interface AnnotationProblem {
   readonly on: 'workload' | 'source';
+  /** For `on: 'source'`: the source that carries the value (in the workload's namespace). */
+  readonly source?: { readonly type: SourceType; readonly name: string } | undefined;
   readonly key: string;
   readonly value: string;
   /** e.g. `invalid pattern "app-(" (missing closing )` */

@@ -35,7 +35,8 @@ export type ListWatchPhase = 'list' | 'watch' | 'consumer';
 export interface ListWatchConsumer<T> {
   /** The complete current set, after the initial list and after every relist. */
   replace(items: readonly T[], resourceVersion: string): void;
-  upsert(item: T): void;
+  /** `added`: a watch ADDED event; otherwise MODIFIED. */
+  upsert(item: T, added: boolean): void;
   remove(item: T): void;
   /** Every failure, before the loop backs off (count restarts, log). */
   onError?(error: KubeApiError, phase: ListWatchPhase): void;
@@ -296,7 +297,7 @@ export class ListWatch<T> {
     if (resourceVersion !== undefined) this.#resourceVersion = resourceVersion;
     if (type === 'ADDED' || type === 'MODIFIED') {
       this.#deliver(() => {
-        this.#deps.consumer.upsert(this.#deps.project(object));
+        this.#deps.consumer.upsert(this.#deps.project(object), type === 'ADDED');
       });
     } else if (type === 'DELETED') {
       this.#deliver(() => {

@@ -1,0 +1,345 @@
+// One row per workload kind kreload rolls by patching the pod template (spec §7.1). Specs run
+// `describe.each(WORKLOAD_KINDS)` and read every kind through the same view, so a new kind is a
+// new row, not a new spec. No kubelet or scheduler runs: pods never start, and the evidence of a
+// roll is the object itself plus what kube-controller-manager derives from a template change.
+import {
+  AppsV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1Container,
+  type V1ControllerRevision,
+  type V1ObjectMeta,
+  type V1PodSpec,
+  type V1PodTemplateSpec,
+} from '@kubernetes/client-node';
+import { pollUntil } from './poll.ts';
+
+/** Never pulled: no kubelet runs in the test cluster. */
+export const TEST_IMAGE = 'registry.invalid/pause:3.10';
+
+export type WorkloadKindName = 'Deployment' | 'StatefulSet' | 'DaemonSet';
+
+export interface WorkloadRef {
+  readonly kind: WorkloadKindName;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface WorkloadSpec {
+  readonly namespace: string;
+  readonly name: string;
+  readonly podSpec: V1PodSpec;
+  /** W: the workload's metadata.annotations. */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** PT: spec.template.metadata.annotations. */
+  readonly templateAnnotations?: Readonly<Record<string, string>>;
+  /** Deployment only: spec.paused. */
+  readonly paused?: boolean;
+}
+
+export interface ContainerView {
+  readonly name: string;
+  /** Variables with a literal value (valueFrom entries are references, not state). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** What a spec asserts on: the parts of a workload kreload reads or writes. */
+export interface WorkloadView {
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly generation: number;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly templateAnnotations: Readonly<Record<string, string>>;
+  readonly containers: readonly ContainerView[];
+  readonly initContainers: readonly ContainerView[];
+  /** Deployment spec.paused; false for the other kinds. */
+  readonly paused: boolean;
+}
+
+/** What kube-controller-manager made of the template history. */
+export interface RevisionEvidence {
+  /** ReplicaSets (Deployment) or ControllerRevisions (StatefulSet, DaemonSet) the workload owns. */
+  readonly revisions: number;
+  readonly generation: number;
+  readonly observedGeneration: number;
+  /** StatefulSet status.updateRevision. */
+  readonly updateRevision?: string;
+}
+
+interface WorkloadObject {
+  readonly metadata?: V1ObjectMeta;
+  readonly spec?: { readonly template: V1PodTemplateSpec; readonly paused?: boolean };
+  readonly status?: { readonly observedGeneration?: number; readonly updateRevision?: string };
+}
+
+export interface WorkloadKindRow {
+  readonly kind: WorkloadKindName;
+  /** Resource name in API paths, audit events and kreload's metric labels. */
+  readonly resource: 'deployments' | 'statefulsets' | 'daemonsets';
+  /** Short, for object names: `dep`, `sts`, `ds`. */
+  readonly short: string;
+  /**
+   * kube-apiserver bumps a Deployment's generation on every change of its annotations too (a
+   * legacy of rollback annotations), so kreload's metadata-only baseline patch moves it; the other
+   * kinds bump it for spec changes only.
+   */
+  readonly annotationChangeBumpsGeneration: boolean;
+  create(apps: AppsV1Api, spec: WorkloadSpec): Promise<void>;
+  read(apps: AppsV1Api, ref: WorkloadRef): Promise<WorkloadObject>;
+  /** Strategic merge patch as the admin, e.g. a GitOps tool reverting kreload's change. */
+  patch(apps: AppsV1Api, ref: WorkloadRef, body: object): Promise<void>;
+  /** ReplicaSets or ControllerRevisions whose controller is the workload with `uid`. */
+  countRevisions(apps: AppsV1Api, ref: WorkloadRef, uid: string): Promise<number>;
+}
+
+const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+
+function templateOf(spec: WorkloadSpec): V1PodTemplateSpec {
+  return {
+    metadata: { labels: { app: spec.name }, annotations: { ...spec.templateAnnotations } },
+    spec: spec.podSpec,
+  };
+}
+
+function metadataOf(spec: WorkloadSpec): V1ObjectMeta {
+  return { name: spec.name, annotations: { ...spec.annotations } };
+}
+
+function ownedBy(uid: string, owners: V1ObjectMeta['ownerReferences']): boolean {
+  return owners?.some((owner) => owner.uid === uid && owner.controller === true) === true;
+}
+
+async function countControllerRevisions(
+  apps: AppsV1Api,
+  ref: WorkloadRef,
+  uid: string,
+): Promise<number> {
+  const { items } = await apps.listNamespacedControllerRevision({
+    namespace: ref.namespace,
+    labelSelector: `app=${ref.name}`,
+  });
+  return items.filter((r: V1ControllerRevision) => ownedBy(uid, r.metadata?.ownerReferences))
+    .length;
+}
+
+export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = [
+  {
+    kind: 'Deployment',
+    resource: 'deployments',
+    short: 'dep',
+    annotationChangeBumpsGeneration: true,
+    async create(apps, spec) {
+      await apps.createNamespacedDeployment({
+        namespace: spec.namespace,
+        body: {
+          metadata: metadataOf(spec),
+          spec: {
+            // Zero replicas: a template change still makes a new ReplicaSet, and no Pods load the API.
+            replicas: 0,
+            paused: spec.paused ?? false,
+            selector: { matchLabels: { app: spec.name } },
+            template: templateOf(spec),
+          },
+        },
+      });
+    },
+    read: (apps, ref) => apps.readNamespacedDeployment(ref),
+    async patch(apps, ref, body) {
+      await apps.patchNamespacedDeployment({ ...ref, body }, strategicMerge);
+    },
+    async countRevisions(apps, ref, uid) {
+      const { items } = await apps.listNamespacedReplicaSet({
+        namespace: ref.namespace,
+        labelSelector: `app=${ref.name}`,
+      });
+      return items.filter((rs) => ownedBy(uid, rs.metadata?.ownerReferences)).length;
+    },
+  },
+  {
+    kind: 'StatefulSet',
+    resource: 'statefulsets',
+    short: 'sts',
+    annotationChangeBumpsGeneration: false,
+    async create(apps, spec) {
+      await apps.createNamespacedStatefulSet({
+        namespace: spec.namespace,
+        body: {
+          metadata: metadataOf(spec),
+          spec: {
+            replicas: 0,
+            serviceName: spec.name,
+            selector: { matchLabels: { app: spec.name } },
+            template: templateOf(spec),
+          },
+        },
+      });
+    },
+    read: (apps, ref) => apps.readNamespacedStatefulSet(ref),
+    async patch(apps, ref, body) {
+      await apps.patchNamespacedStatefulSet({ ...ref, body }, strategicMerge);
+    },
+    countRevisions: countControllerRevisions,
+  },
+  {
+    kind: 'DaemonSet',
+    resource: 'daemonsets',
+    short: 'ds',
+    annotationChangeBumpsGeneration: false,
+    async create(apps, spec) {
+      await apps.createNamespacedDaemonSet({
+        namespace: spec.namespace,
+        body: {
+          metadata: metadataOf(spec),
+          spec: { selector: { matchLabels: { app: spec.name } }, template: templateOf(spec) },
+        },
+      });
+    },
+    read: (apps, ref) => apps.readNamespacedDaemonSet(ref),
+    async patch(apps, ref, body) {
+      await apps.patchNamespacedDaemonSet({ ...ref, body }, strategicMerge);
+    },
+    countRevisions: countControllerRevisions,
+  },
+];
+
+export function kindRow(kind: WorkloadKindName): WorkloadKindRow {
+  const row = WORKLOAD_KINDS.find((candidate) => candidate.kind === kind);
+  if (row === undefined) throw new Error(`no workload row for ${kind}`);
+  return row;
+}
+
+function containerViews(containers: readonly V1Container[] | undefined): ContainerView[] {
+  return (containers ?? []).map((container) => ({
+    name: container.name,
+    env: Object.fromEntries(
+      (container.env ?? []).flatMap((variable) =>
+        variable.value === undefined ? [] : [[variable.name, variable.value]],
+      ),
+    ),
+  }));
+}
+
+/**
+ * Annotations Kubernetes itself keeps on workloads (the Deployment revision, the DaemonSet
+ * template generation): not kreload's, not the user's, so views leave them out.
+ */
+const SYSTEM_ANNOTATION =
+  /^(deployment\.kubernetes\.io\/|deprecated\.daemonset\.template\.generation$)/;
+
+function userAnnotations(
+  annotations: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(annotations ?? {}).filter(([key]) => !SYSTEM_ANNOTATION.test(key)),
+  );
+}
+
+export function viewOf(object: WorkloadObject): WorkloadView {
+  const template = object.spec?.template;
+  return {
+    uid: object.metadata?.uid ?? '',
+    resourceVersion: object.metadata?.resourceVersion ?? '',
+    generation: object.metadata?.generation ?? 0,
+    annotations: userAnnotations(object.metadata?.annotations),
+    templateAnnotations: { ...template?.metadata?.annotations },
+    containers: containerViews(template?.spec?.containers),
+    initContainers: containerViews(template?.spec?.initContainers),
+    paused: object.spec?.paused === true,
+  };
+}
+
+/** The view a freshly created workload has before anybody else writes to it. */
+export function viewOfSpec(spec: WorkloadSpec): Omit<WorkloadView, 'uid' | 'resourceVersion'> {
+  return {
+    generation: 1,
+    annotations: { ...spec.annotations },
+    templateAnnotations: { ...spec.templateAnnotations },
+    containers: containerViews(spec.podSpec.containers),
+    initContainers: containerViews(spec.podSpec.initContainers),
+    paused: spec.paused === true,
+  };
+}
+
+/** The adapter table bound to one admin client. */
+export class WorkloadClient {
+  readonly #apps: AppsV1Api;
+
+  constructor(deps: { kc: KubeConfig }) {
+    this.#apps = deps.kc.makeApiClient(AppsV1Api);
+  }
+
+  async create(kind: WorkloadKindName, spec: WorkloadSpec): Promise<WorkloadRef> {
+    await kindRow(kind).create(this.#apps, spec);
+    return { kind, namespace: spec.namespace, name: spec.name };
+  }
+
+  async read(ref: WorkloadRef): Promise<WorkloadView> {
+    return viewOf(await kindRow(ref.kind).read(this.#apps, ref));
+  }
+
+  patch(ref: WorkloadRef, body: object): Promise<void> {
+    return kindRow(ref.kind).patch(this.#apps, ref, body);
+  }
+
+  async revisions(ref: WorkloadRef): Promise<RevisionEvidence> {
+    const row = kindRow(ref.kind);
+    const object = await row.read(this.#apps, ref);
+    const uid = object.metadata?.uid ?? '';
+    return {
+      revisions: await row.countRevisions(this.#apps, ref, uid),
+      generation: object.metadata?.generation ?? 0,
+      observedGeneration: object.status?.observedGeneration ?? 0,
+      ...(object.status?.updateRevision === undefined
+        ? {}
+        : { updateRevision: object.status.updateRevision }),
+    };
+  }
+
+  /**
+   * Waits until kube-controller-manager has observed the current generation (it creates the
+   * ReplicaSet or ControllerRevision of a template before it records observedGeneration), then
+   * returns what it made of it.
+   */
+  settledRevisions(ref: WorkloadRef, timeoutMs = 30_000): Promise<RevisionEvidence> {
+    return pollUntil(
+      async () => {
+        const evidence = await this.revisions(ref);
+        return evidence.observedGeneration >= evidence.generation && evidence.revisions >= 1
+          ? evidence
+          : undefined;
+      },
+      {
+        timeoutMs,
+        describe: `kube-controller-manager to observe generation of ${ref.kind} ${ref.namespace}/${ref.name}`,
+      },
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pod specs: two regular containers, so container selection (§3.6) is visible in every case.
+
+export const APP = 'app';
+export const SIDECAR = 'sidecar';
+
+export function container(
+  name: string,
+  extra: Omit<V1Container, 'name' | 'image'> = {},
+): V1Container {
+  return { name, image: TEST_IMAGE, ...extra };
+}
+
+/** `app` and `sidecar`, either with the given extras (references), plus optional init/volumes. */
+export function podSpec(parts: {
+  readonly app?: Omit<V1Container, 'name' | 'image'>;
+  readonly sidecar?: Omit<V1Container, 'name' | 'image'>;
+  readonly init?: Omit<V1Container, 'name' | 'image'>;
+  readonly volumes?: V1PodSpec['volumes'];
+}): V1PodSpec {
+  return {
+    ...(parts.init === undefined ? {} : { initContainers: [container('init', parts.init)] }),
+    containers: [container(APP, parts.app), container(SIDECAR, parts.sidecar)],
+    ...(parts.volumes === undefined ? {} : { volumes: parts.volumes }),
+  };
+}

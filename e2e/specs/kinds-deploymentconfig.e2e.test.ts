@@ -1,0 +1,212 @@
+// DeploymentConfig (§2.2, §7.6, D2) under both strategies. No OpenShift runs: the DC API is a
+// hand-written CRD (e2e/cluster/crd-modules/deploymentconfig-crd.yaml) and kreload talks to the
+// cluster through kinds-openshift-proxy, which answers the strategic merge patch and the
+// `instantiate` subresource the way openshift-apiserver would (see its header). So the object
+// shows the template patch, and the proxy's record shows that it was a strategic merge patch and
+// whether `instantiate` followed. What no test here can show: a DeploymentConfig controller
+// turning either into a ReplicationController.
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  arrayAt,
+  installCrds,
+  uninstallCrds,
+  KubeJson,
+  OPTIONAL_APIS,
+  recordAt,
+  STRATEGIC_MERGE_PATCH,
+  stringAt,
+} from '../harness/crds.ts';
+import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
+import { scrapeMetrics, waitUntilSettled } from '../harness/metrics.ts';
+import { pollUntil } from '../harness/poll.ts';
+import { installKreloadIdentity } from '../harness/rbac.ts';
+import { sharedCluster } from '../harness/shared-cluster.ts';
+import { configMapHash, SourceClient } from '../harness/sources.ts';
+import {
+  annotationsOf,
+  AUTO,
+  awaitBaseline,
+  BASELINE,
+  createObject,
+  keyOf,
+  podTemplate,
+  readObject,
+  STRATEGIES,
+  type ObjectRef,
+  type RolledSource,
+} from './kinds-support.ts';
+import { OpenShiftProxy, type InterceptedRequest } from './kinds-openshift-proxy.ts';
+
+interface TriggerCase {
+  readonly title: string;
+  readonly short: string;
+  readonly triggers: readonly Record<string, unknown>[];
+  /** §7.6: instantiate only when no ConfigChange trigger deploys the template change. */
+  readonly instantiates: boolean;
+}
+
+const TRIGGER_CASES: readonly TriggerCase[] = [
+  {
+    title: 'with a ConfigChange trigger: the template patch alone',
+    short: 'cc',
+    triggers: [{ type: 'ConfigChange' }],
+    instantiates: false,
+  },
+  {
+    title: 'without a ConfigChange trigger: the template patch, then instantiate',
+    short: 'manual',
+    triggers: [],
+    instantiates: true,
+  },
+];
+
+const cluster = sharedCluster();
+const client = new KubeJson({ kc: cluster.kc });
+const sources = new SourceClient({ kc: cluster.kc });
+const proxy = new OpenShiftProxy({ cluster });
+
+beforeAll(async () => {
+  await installCrds(cluster, ['deploymentconfigs']);
+  await proxy.start();
+});
+
+afterAll(async () => {
+  await proxy.stop();
+  await uninstallCrds(cluster, ['deploymentconfigs']);
+});
+
+function containerShapes(workload: unknown): unknown[] {
+  return arrayAt(workload, ['spec', 'template', 'spec', 'containers']).map((c) => ({
+    name: stringAt(c, ['name']),
+    image: stringAt(c, ['image']),
+    envFrom: arrayAt(c, ['envFrom']),
+  }));
+}
+
+function requestsFor(namespace: string, name: string): InterceptedRequest[] {
+  return proxy.intercepted.filter(
+    (request) => request.namespace === namespace && request.name === name,
+  );
+}
+
+describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
+  let namespace = '';
+  let kreload: KreloadProcess | undefined;
+
+  beforeAll(async () => {
+    const identity = await installKreloadIdentity(cluster);
+    namespace = await cluster.createNamespace(`kinds-dc-${strategy.strategy}`);
+    kreload = await startKreload({
+      name: `kinds-deploymentconfig-${strategy.strategy}`,
+      kubeconfig: await proxy.kubeconfig(identity.token),
+      args: [
+        `--namespaces=${namespace}`,
+        '--sync-delay=0',
+        `--reload-strategy=${strategy.strategy}`,
+        '--log-level=debug',
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    const exit = await kreload?.stop();
+    await cluster.kc
+      .makeApiClient(CoreV1Api)
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined);
+    expect(exit?.code, `kreload exit; log ${kreload?.logPath ?? ''}`).toBe(0);
+  });
+
+  it.each(TRIGGER_CASES)('$title', async (triggerCase) => {
+    if (kreload === undefined) throw new Error('kreload did not start');
+    const name = `${triggerCase.short}-dc`;
+    const configMap = `${triggerCase.short}-cfg`;
+    const ref: ObjectRef = { api: OPTIONAL_APIS.deploymentconfigs, namespace, name };
+    await sources.create(namespace, { type: 'CONFIGMAP', name: configMap, data: { v: '1' } });
+    await createObject(client, ref, {
+      metadata: { name, annotations: { [AUTO]: 'true' } },
+      spec: {
+        replicas: 0,
+        selector: { app: name },
+        triggers: triggerCase.triggers,
+        template: podTemplate({ app: name, configMap }),
+      },
+    });
+    const key = keyOf({ type: 'CONFIGMAP', name: configMap });
+    await awaitBaseline(client, ref, { [key]: configMapHash({ data: { v: '1' } }) });
+    const since = await scrapeMetrics(kreload);
+
+    await sources.replace(namespace, { type: 'CONFIGMAP', name: configMap, data: { v: '2' } });
+    const source: RolledSource = {
+      type: 'CONFIGMAP',
+      name: configMap,
+      namespace,
+      hash: configMapHash({ data: { v: '2' } }),
+    };
+
+    const rolled = await pollUntil(
+      async () => {
+        const current = await readObject(client, ref);
+        return strategy.appliedHash(recordAt(current, ['spec', 'template']), source) === source.hash
+          ? current
+          : undefined;
+      },
+      { timeoutMs: 30_000, describe: `DeploymentConfig ${name} to roll for ${source.hash}` },
+    );
+    strategy.expectRolled(recordAt(rolled, ['spec', 'template']), source);
+    expect(annotationsOf(rolled)).not.toHaveProperty(BASELINE);
+    // A strategic merge keeps what the patch does not name: both containers, their references.
+    expect(containerShapes(rolled)).toEqual(
+      containerShapes({ spec: { template: podTemplate({ app: name, configMap }) } }),
+    );
+    if (triggerCase.instantiates) {
+      await pollUntil(
+        () => requestsFor(namespace, name).some((r) => r.subresource === 'instantiate'),
+        { timeoutMs: 30_000, describe: `instantiate of DeploymentConfig ${name}` },
+      );
+    }
+    await waitUntilSettled(kreload, {
+      since,
+      events: [{ resource: 'configmaps', event: 'update', atLeast: 1 }],
+    });
+
+    // Every write was a strategic merge patch with kreload's field manager and a precondition
+    // (§7.6 "exactly as for a Deployment", §10); the roll was one of them.
+    const requests = requestsFor(namespace, name);
+    const patches = requests.filter((r) => r.subresource === undefined);
+    expect(patches.length).toBeGreaterThanOrEqual(2);
+    for (const patch of patches) {
+      expect(patch).toMatchObject({
+        method: 'PATCH',
+        contentType: expect.stringContaining(STRATEGIC_MERGE_PATCH) as unknown,
+        query: expect.objectContaining({ fieldManager: 'kreload' }) as unknown,
+        status: 200,
+      });
+      expect(stringAt(patch.body, ['metadata', 'resourceVersion'])).toMatch(/^\d+$/);
+    }
+    const rollPatches = patches.filter((r) => recordAt(r.body, ['spec']).template !== undefined);
+    expect(rollPatches).toHaveLength(1);
+    const instantiations = requests.filter((r) => r.subresource === 'instantiate');
+    if (!triggerCase.instantiates) {
+      expect(instantiations).toEqual([]);
+      return;
+    }
+    expect(instantiations).toHaveLength(1);
+    const [instantiation] = instantiations;
+    const [rollPatch] = rollPatches;
+    if (instantiation === undefined || rollPatch === undefined) throw new Error('checked above');
+    expect(instantiation).toMatchObject({
+      method: 'POST',
+      status: 201,
+      body: {
+        kind: 'DeploymentRequest',
+        apiVersion: 'apps.openshift.io/v1',
+        name,
+        latest: true,
+        force: true,
+      },
+    });
+    expect(requests.indexOf(instantiation)).toBeGreaterThan(requests.indexOf(rollPatch));
+  });
+});
