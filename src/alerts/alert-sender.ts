@@ -3,7 +3,7 @@ import type { AlertSinkName, RollAlert } from './alert-format.ts';
 import { DeliveryQueue, deliver } from './delivery.ts';
 import type { RetryPolicy } from './delivery.ts';
 import type { DeliveryErrorCounter, DeliveryTimers, HttpFetch } from './ports.ts';
-import { redactUrl } from './redact-url.ts';
+import { redactUrl } from '../log/redact-url.ts';
 
 export interface AlertSenderDeps {
   /** `ALERT_WEBHOOK_URL`, trimmed. Never logged: errors carry the redacted form. */

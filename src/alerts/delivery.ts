@@ -1,5 +1,5 @@
 import type { DeliveryTimers, HttpFetch } from './ports.ts';
-import { redactIn } from './redact-url.ts';
+import { redactIn } from '../log/redact-url.ts';
 
 /** How one HTTP answer counts. */
 export type AnswerVerdict = 'delivered' | 'retry' | 'failed';

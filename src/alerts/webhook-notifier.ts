@@ -4,7 +4,7 @@ import { SOURCE_OBJECT_TYPES } from '../events/object-refs.ts';
 import { DeliveryQueue, deliver } from './delivery.ts';
 import type { RetryPolicy } from './delivery.ts';
 import type { DeliveryErrorCounter, DeliveryTimers, HttpFetch } from './ports.ts';
-import { redactUrl } from './redact-url.ts';
+import { redactUrl } from '../log/redact-url.ts';
 
 export type WebhookEvent = 'create' | 'update' | 'delete';
 

@@ -208,7 +208,7 @@ describe('runCli: controller lifecycle (§13.5)', () => {
     await h.app.started.promise;
     h.signal('SIGINT');
     expect(await exit).toBe(0);
-    expect(h.stderr()).toContain('webhook="https://hooks.example.com/redacted"');
+    expect(h.stderr()).toContain('webhook="https://hooks.example.com/REDACTED"');
     expect(h.stderr()).not.toContain('secret-token');
   });
 
