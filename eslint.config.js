@@ -35,10 +35,20 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['@kubernetes/*', 'winston', 'prom-client', 'p-queue', 'node:timers*', 'yargs'],
+              group: [
+                '@kubernetes/*',
+                'winston',
+                'prom-client',
+                'p-queue',
+                'node:timers*',
+                'yargs',
+              ],
               message: 'core/ and rollout/ are pure: no I/O libraries',
             },
-            { group: ['../kube/*', '../watch/*', '../queue/*', '../reconcile/*', '../app.js'], message: 'pure modules import only core/ and rollout/' },
+            {
+              group: ['../kube/*', '../watch/*', '../queue/*', '../reconcile/*', '../app.js'],
+              message: 'pure modules import only core/ and rollout/',
+            },
           ],
         },
       ],
@@ -46,11 +56,26 @@ export default tseslint.config(
   },
   {
     files: ['src/**'],
-    ignores: ['src/kube/**', 'src/app.ts', 'src/app/**', 'src/main.ts', 'src/**/*.test.ts', 'src/testing/**', 'src/cli/**'],
+    ignores: [
+      'src/kube/**',
+      'src/app.ts',
+      'src/app/**',
+      'src/main.ts',
+      'src/**/*.test.ts',
+      'src/testing/**',
+      'src/cli/**',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['@kubernetes/client-node', '**/kube/*'], message: 'only kube/ and app.ts talk to client-node' }] },
+        {
+          patterns: [
+            {
+              group: ['@kubernetes/client-node', '**/kube/*'],
+              message: 'only kube/ and app.ts talk to client-node',
+            },
+          ],
+        },
       ],
     },
   },
