@@ -1,0 +1,120 @@
+/**
+ * The controller's API requests from kube-apiserver's audit log, split at the moment it became
+ * ready: counted by `verb resource`, errors by status code, and the headline figure (LIST/GET of
+ * workloads after ready).
+ */
+import { open } from 'node:fs/promises';
+import type { AuditEvent } from '../harness/audit.ts';
+import { isRecord } from './list-watch.ts';
+import { AUDITED_WORKLOAD_RESOURCES } from './resources.ts';
+
+export interface PhaseRequests {
+  readonly total: number;
+  /** `verb resource[/subresource]` → count (watches counted when opened). */
+  readonly byVerb: Readonly<Record<string, number>>;
+  readonly workloadListGet: number;
+  /** `verb resource code` → count, for answers ≥ 400 (409s are conflicts the controller retried). */
+  readonly errors: Readonly<Record<string, number>>;
+}
+
+export interface RequestSummary {
+  readonly startup: PhaseRequests;
+  readonly afterReady: PhaseRequests;
+}
+
+function isAuditEvent(value: unknown): value is AuditEvent {
+  return (
+    isRecord(value) &&
+    typeof value.stage === 'string' &&
+    typeof value.verb === 'string' &&
+    isRecord(value.user) &&
+    typeof value.user.username === 'string'
+  );
+}
+
+function parseLine(line: string): AuditEvent | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return isAuditEvent(value) ? value : undefined;
+  } catch {
+    // A line cut by an offset taken mid-write.
+    return undefined;
+  }
+}
+
+/** Events of complete lines starting in [from, to), split by whether they start before `split`. */
+export function splitEvents(
+  text: string,
+  offsets: { from: number; split: number },
+): { before: AuditEvent[]; after: AuditEvent[] } {
+  const before: AuditEvent[] = [];
+  const after: AuditEvent[] = [];
+  let position = offsets.from;
+  for (const line of text.split('\n')) {
+    const start = position;
+    position += Buffer.byteLength(line, 'utf8') + 1;
+    if (line === '') continue;
+    const event = parseLine(line);
+    if (event === undefined) continue;
+    (start < offsets.split ? before : after).push(event);
+  }
+  return { before, after };
+}
+
+export async function readAuditRange(
+  path: string,
+  range: { from: number; to: number },
+): Promise<string> {
+  const file = await open(path, 'r');
+  try {
+    const length = Math.max(0, range.to - range.from);
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await file.read(buffer, 0, length, range.from);
+    const text = buffer.subarray(0, bytesRead).toString('utf8');
+    // Drop a trailing partial line: it belongs to whatever comes after `to`.
+    return text.slice(0, text.lastIndexOf('\n') + 1);
+  } finally {
+    await file.close();
+  }
+}
+
+/** `verb resource[/subresource]`, or `verb /path` for requests that name no resource (discovery). */
+function requestKey(event: AuditEvent): string {
+  const resource = [event.objectRef?.resource, event.objectRef?.subresource]
+    .filter(Boolean)
+    .join('/');
+  return `${event.verb} ${resource === '' ? (event.requestURI.split('?')[0] ?? '') : resource}`;
+}
+
+/**
+ * Completed requests of `username` by requestKey, and errors by requestKey and status code.
+ * Watches are counted when they open (ResponseStarted), since they complete only when closed.
+ */
+export function summarisePhase(events: readonly AuditEvent[], username: string): PhaseRequests {
+  const counts = new Map<string, number>();
+  const errors: Record<string, number> = {};
+  for (const event of events) {
+    if (event.user.username !== username) continue;
+    const completed = event.stage === 'ResponseComplete';
+    const counted = event.verb === 'watch' ? event.stage === 'ResponseStarted' : completed;
+    const key = requestKey(event);
+    if (counted) counts.set(key, (counts.get(key) ?? 0) + 1);
+    const code = event.responseStatus?.code ?? 0;
+    if (completed && code >= 400) errors[`${key} ${code}`] = (errors[`${key} ${code}`] ?? 0) + 1;
+  }
+  let total = 0;
+  let workloadListGet = 0;
+  for (const [key, count] of counts) {
+    total += count;
+    const [verb = '', resource = ''] = key.split(' ');
+    if ((verb === 'list' || verb === 'get') && AUDITED_WORKLOAD_RESOURCES.has(resource)) {
+      workloadListGet += count;
+    }
+  }
+  return {
+    total,
+    byVerb: Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b))),
+    workloadListGet,
+    errors,
+  };
+}

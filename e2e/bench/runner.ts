@@ -1,0 +1,740 @@
+/**
+ * One scenario against one controller: create the objects, start the controller (readiness via the
+ * canary), run the load while watching templates, drain, stop, and measure from the outside.
+ */
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ClusterClient } from '../harness/cluster.ts';
+import { installKreloadIdentity, KRELOAD_USER } from '../harness/rbac.ts';
+import { AuditLog } from '../harness/audit.ts';
+import {
+  readAuditRange,
+  splitEvents,
+  summarisePhase,
+  type RequestSummary,
+} from './audit-summary.ts';
+import type { Canary } from './canary.ts';
+import { ControllerProcess, type LiveProcesses } from './controller-process.ts';
+import { controllerFlags, type ControllerSpec } from './controllers.ts';
+import {
+  evaluate,
+  pauseWindows,
+  pendingDeliveries,
+  type Correctness,
+  type WorkloadHistory,
+  type WriteRecord,
+} from './evaluate.ts';
+import { MERGE_PATCH, type KubeRaw } from './kube-raw.ts';
+import { TemplateObserver } from './observer.ts';
+import { ProcessSampler, type ResourceUsage } from './process-sampler.ts';
+import {
+  collectionPath,
+  NAMESPACES,
+  objectPath,
+  SOURCE_RESOURCES,
+  WORKLOAD_RESOURCES,
+} from './resources.ts';
+import type { Params, ScenarioContext, ScenarioDefinition, ScenarioSetup } from './scenarios.ts';
+import { templateSignals, type SignalLookup } from './signals.ts';
+import {
+  dataPatch,
+  keyOfSource,
+  noisePatch,
+  sourceHash,
+  sourceManifest,
+  type SourceSpec,
+} from './sources.ts';
+import { distribution, type Distribution } from './stats.ts';
+import { envNamesOf, keyOfWorkload, workloadManifest, type WorkloadSpec } from './workloads.ts';
+
+export const RUN_LABEL = 'bench.kreload.io/run';
+const SETUP_CONCURRENCY = 24;
+const MAX_IN_FLIGHT = 64;
+const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
+const DEFAULT_SETTLE_MS = 2000;
+const DEFAULT_READY_TIMEOUT_MS = 120_000;
+const PROGRESS_INTERVAL_MS = 5000;
+/** S5: a workload created just before a write, or deleted just after, need not roll for it. */
+const EXPECTATION_WINDOW = { graceBeforeMs: 1000, graceAfterMs: 1500 };
+
+export interface RunEnvironment {
+  readonly cluster: ClusterClient;
+  readonly raw: KubeRaw;
+  readonly canary: Canary;
+  readonly live: LiveProcesses;
+  readonly logDir: string;
+  readonly signal: AbortSignal | undefined;
+  readonly progress: (line: string) => void;
+}
+
+export interface RunRequest {
+  readonly scenario: ScenarioDefinition;
+  readonly params: Params;
+  readonly controller: ControllerSpec;
+  readonly repeat: number;
+  readonly seed: number;
+  readonly runId: string;
+}
+
+export interface RolloutCheck {
+  /** Pause windows the template changes called for (S12): the most rollouts allowed. */
+  readonly expected: number;
+  /** New ReplicaSets the Deployments got. */
+  readonly observed: number;
+  /** Rollouts beyond the pause windows. */
+  readonly extra: number;
+  /** Deployments whose last template was never rolled out (still paused at the end). */
+  readonly missed: number;
+}
+
+export interface RunResult {
+  readonly scenario: string;
+  readonly title: string;
+  readonly controller: string;
+  readonly profile: string;
+  readonly command: string;
+  readonly repeat: number;
+  readonly runId: string;
+  readonly params: Params;
+  readonly startedAt: string;
+  readonly error: string | null;
+  readonly objects: { readonly sources: number; readonly workloads: number };
+  readonly timingMs: {
+    readonly setup: number;
+    /** Controller start → first reaction, per start (S6 and K4 start twice). */
+    readonly ready: readonly (number | null)[];
+    /** Controller start → its last request before a quiet period (K1), when waited for. */
+    readonly settled: number | null;
+    readonly load: number;
+    readonly drain: number;
+  };
+  readonly drained: boolean;
+  readonly writes: number;
+  readonly benchWriteErrors: number;
+  readonly latencyMs: Distribution;
+  readonly completionMs: Distribution;
+  readonly correctness: Correctness & { readonly rollouts: RolloutCheck | null };
+  readonly requests: RequestSummary | null;
+  readonly resources: ResourceUsage & {
+    readonly cpuSecondsStartup: number | null;
+    readonly cpuSecondsAfterReady: number | null;
+  };
+  readonly logPath: string;
+}
+
+interface TrackedWorkload {
+  readonly spec: WorkloadSpec;
+  readonly key: string;
+  readonly sources: readonly string[];
+  readonly lookup: SignalLookup;
+  readonly createdAt: number;
+  deletedAt: number | undefined;
+}
+
+interface ControllerStart {
+  readonly startedAt: number;
+  readyAt: number | undefined;
+  /** Last request before the quiet period awaitQuiet() waited for. */
+  settledAt?: number;
+}
+
+/** mulberry32: small, seedable, good enough to pick sources identically for every controller. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function forEachBounded<T>(
+  items: readonly T[],
+  options: { concurrency: number; signal: AbortSignal | undefined },
+  action: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      options.signal?.throwIfAborted();
+      const item = items[next];
+      next += 1;
+      if (item !== undefined) await action(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, items.length) }, worker));
+}
+
+function toGlobal(localKey: string, namespace: string): string {
+  const slash = localKey.indexOf('/');
+  return `${localKey.slice(0, slash)}/${namespace}/${localKey.slice(slash + 1)}`;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class ScenarioRun implements ScenarioContext {
+  readonly params: Params;
+  readonly setup: ScenarioSetup;
+  readonly #env: RunEnvironment;
+  readonly #request: RunRequest;
+  readonly #clock = (): number => performance.now();
+  readonly #random: () => number;
+  readonly #observer: TemplateObserver;
+  readonly #sampler = new ProcessSampler();
+  readonly #audit: AuditLog | undefined;
+  readonly #writes: WriteRecord[] = [];
+  readonly #versions = new Map<string, Map<string, number>>();
+  readonly #sourceLocks = new Map<string, Promise<void>>();
+  readonly #tracked = new Map<string, TrackedWorkload>();
+  readonly #starts: ControllerStart[] = [];
+  readonly #labels: Readonly<Record<string, string>>;
+  #controller: ControllerProcess | undefined;
+  #kubeconfig: string | undefined;
+  #auditFrom = 0;
+  #auditReady: number | undefined;
+  #cpuAtReady: number | undefined;
+  #writeErrors = 0;
+  #firstWriteError: string | undefined;
+  #noise = 0;
+  #logPath = '';
+  /** Set while the bench itself stops or kills the controller; any other exit is a crash. */
+  #stopping = false;
+  readonly #crashes: string[] = [];
+
+  constructor(deps: { env: RunEnvironment; request: RunRequest; setup: ScenarioSetup }) {
+    this.#env = deps.env;
+    this.#request = deps.request;
+    this.params = deps.request.params;
+    this.setup = deps.setup;
+    this.#random = seededRandom(deps.request.seed);
+    this.#labels = { [RUN_LABEL]: deps.request.runId };
+    this.#observer = new TemplateObserver({
+      raw: deps.env.raw,
+      kc: deps.env.cluster.kc,
+      labelSelector: `${RUN_LABEL}=${deps.request.runId}`,
+      clock: this.#clock,
+    });
+    const auditPath = deps.env.cluster.auditLogPath;
+    this.#audit = auditPath === undefined ? undefined : new AuditLog({ path: auditPath });
+  }
+
+  // ---- ScenarioContext -------------------------------------------------------------------
+
+  async startController(options: { waitReady?: boolean } = {}): Promise<void> {
+    if (this.#controller !== undefined && this.#controller.exitInfo === undefined) {
+      throw new Error('the controller is already running');
+    }
+    const { scenario, controller } = this.#request;
+    this.#kubeconfig ??= (await installKreloadIdentity(this.#env.cluster)).kubeconfigPath;
+    const flags = controllerFlags(controller.profile, {
+      namespaces: [...this.setup.namespaces, this.#env.canary.namespace],
+      strategy: scenario.strategy,
+      kreloadDefaults: scenario.kreloadDefaults,
+    });
+    const started = await ControllerProcess.start({
+      spec: controller,
+      flags,
+      kubeconfig: this.#kubeconfig,
+      logPath: this.#logPath,
+      live: this.#env.live,
+    });
+    this.#controller = started;
+    this.#sampler.follow(started.pid);
+    void started.exited.then((exit) => {
+      if (this.#stopping) return;
+      this.#crashes.push(`code ${String(exit.code)}, signal ${String(exit.signal)}`);
+      this.#say(
+        `the controller exited on its own (code ${String(exit.code)}); log: ${started.logPath}`,
+      );
+    });
+    const record: ControllerStart = { startedAt: started.startedAt, readyAt: undefined };
+    this.#starts.push(record);
+    const reaction = this.#env.canary
+      .awaitReaction({
+        timeoutMs: scenario.readyTimeoutMs?.(this.params) ?? DEFAULT_READY_TIMEOUT_MS,
+        exitInfo: () => started.exitInfo,
+        ...(this.#env.signal ? { signal: this.#env.signal } : {}),
+      })
+      .then(async (at) => {
+        record.readyAt = at;
+        if (this.#auditReady === undefined) {
+          this.#auditReady = await this.#audit?.mark();
+          await this.#sampler.sample();
+          this.#cpuAtReady = this.#sampler.cpuSeconds();
+        }
+        this.#say(`ready after ${((at - record.startedAt) / 1000).toFixed(1)} s`);
+      });
+    if (options.waitReady ?? true) await reaction;
+    else
+      reaction.catch((error: unknown) => {
+        this.#say(`restart: ${errorText(error)}`);
+      });
+  }
+
+  async awaitQuiet(options: { quietMs: number; timeoutMs: number }): Promise<void> {
+    const auditPath = this.#env.cluster.auditLogPath;
+    const start = this.#starts.at(-1);
+    if (this.#audit === undefined || auditPath === undefined || start === undefined) {
+      this.#say('no audit log: not waiting for the controller to settle');
+      return;
+    }
+    let offset = await this.#audit.mark();
+    let lastActivity = this.#clock();
+    const deadline = lastActivity + options.timeoutMs;
+    while (this.#clock() - lastActivity < options.quietMs) {
+      if (this.#clock() > deadline)
+        throw new Error(`the controller did not settle within ${options.timeoutMs / 1000} s`);
+      await this.sleep(250);
+      const text = await readAuditRange(auditPath, { from: offset, to: await this.#audit.mark() });
+      offset += Buffer.byteLength(text, 'utf8');
+      const { after } = splitEvents(text, { from: 0, split: 0 });
+      const busy = after.some(
+        (event) => event.user.username === KRELOAD_USER && event.verb !== 'watch',
+      );
+      if (busy) lastActivity = this.#clock();
+    }
+    start.settledAt = lastActivity;
+    this.#say(`settled after ${((lastActivity - start.startedAt) / 1000).toFixed(1)} s`);
+  }
+
+  async stopController(): Promise<void> {
+    await this.#sampler.sample();
+    this.#stopping = true;
+    try {
+      await this.#controller?.stop();
+    } finally {
+      this.#stopping = false;
+    }
+  }
+
+  async killController(): Promise<void> {
+    await this.#sampler.sample();
+    this.#stopping = true;
+    try {
+      await this.#controller?.kill9();
+    } finally {
+      this.#stopping = false;
+    }
+  }
+
+  write(source: SourceSpec, options: { key?: string; window?: string } = {}): Promise<void> {
+    const key = options.key ?? source.keys[0]?.key;
+    if (key === undefined) throw new Error(`${keyOfSource(source)} has no data key`);
+    return this.#serialised(source, async () => {
+      const id = keyOfSource(source);
+      const versions = this.#versions.get(id) ?? new Map<string, number>();
+      this.#versions.set(id, versions);
+      const version = (versions.get(key) ?? 0) + 1;
+      versions.set(key, version);
+      const writeId = this.#writes.length;
+      this.#writes.push({
+        id: writeId,
+        at: this.#clock(),
+        source: id,
+        hash: sourceHash(source, versions),
+        window: options.window ?? `write-${writeId}`,
+      });
+      await this.#env.raw.patch({
+        path: objectPath(SOURCE_RESOURCES[source.type], source.namespace, source.name),
+        body: dataPatch(source, key, version),
+        contentType: MERGE_PATCH,
+      });
+    });
+  }
+
+  touch(source: SourceSpec): Promise<void> {
+    return this.#serialised(source, async () => {
+      this.#noise += 1;
+      const writeId = this.#writes.length;
+      this.#writes.push({
+        id: writeId,
+        at: this.#clock(),
+        source: keyOfSource(source),
+        hash: undefined,
+        window: `write-${writeId}`,
+      });
+      await this.#env.raw.patch({
+        path: objectPath(SOURCE_RESOURCES[source.type], source.namespace, source.name),
+        body: noisePatch(this.#noise),
+        contentType: MERGE_PATCH,
+      });
+    });
+  }
+
+  async createWorkload(spec: WorkloadSpec): Promise<void> {
+    await this.#env.raw.create(
+      collectionPath(WORKLOAD_RESOURCES[spec.kind], spec.namespace),
+      workloadManifest(spec, this.#labels),
+    );
+    this.#track(spec, this.#clock());
+  }
+
+  async deleteWorkload(spec: WorkloadSpec): Promise<void> {
+    const tracked = this.#tracked.get(keyOfWorkload(spec));
+    if (tracked !== undefined) tracked.deletedAt = this.#clock();
+    await this.#env.raw.delete(
+      objectPath(WORKLOAD_RESOURCES[spec.kind], spec.namespace, spec.name),
+    );
+  }
+
+  async every(
+    timing: { intervalMs: number; durationMs: number },
+    action: (tick: number) => Promise<void>,
+  ): Promise<void> {
+    const start = this.#clock();
+    const inFlight = new Set<Promise<void>>();
+    for (let tick = 0; tick * timing.intervalMs < timing.durationMs; tick += 1) {
+      const wait = start + tick * timing.intervalMs - this.#clock();
+      if (wait > 0) await this.sleep(wait);
+      const running: Promise<void> = action(tick)
+        .catch((error: unknown) => {
+          this.#writeErrors += 1;
+          this.#firstWriteError ??= errorText(error);
+        })
+        .finally(() => inFlight.delete(running));
+      inFlight.add(running);
+      if (inFlight.size >= MAX_IN_FLIGHT) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+  }
+
+  sleep(ms: number): Promise<void> {
+    return sleep(ms, undefined, this.#env.signal ? { signal: this.#env.signal } : {});
+  }
+
+  pick<T>(items: readonly T[]): T {
+    const item = items[Math.floor(this.#random() * items.length)];
+    if (item === undefined) throw new Error('pick() from an empty list');
+    return item;
+  }
+
+  // ---- the run ---------------------------------------------------------------------------
+
+  async execute(): Promise<RunResult> {
+    const { scenario, controller, repeat } = this.#request;
+    this.#logPath = path.join(this.#env.logDir, `${scenario.id}-${controller.label}-${repeat}.log`);
+    const startedAt = new Date().toISOString();
+    const timing = { setup: 0, load: 0, drain: 0 };
+    let error: string | null = null;
+    let drained = false;
+    let began = this.#clock();
+    let ticker: NodeJS.Timeout | undefined;
+    try {
+      await this.#observer.start();
+      await this.#createObjects();
+      timing.setup = this.#clock() - began;
+      this.#auditFrom = (await this.#audit?.mark()) ?? 0;
+      began = this.#clock();
+      const loadStart = began;
+      ticker = setInterval(() => {
+        this.#reportProgress(loadStart);
+      }, PROGRESS_INTERVAL_MS);
+      await scenario.run(this);
+      timing.load = this.#clock() - began;
+      began = this.#clock();
+      drained = await this.#drain();
+      timing.drain = this.#clock() - began;
+    } catch (caught) {
+      error = errorText(caught);
+      this.#say(`failed: ${error}`);
+    } finally {
+      clearInterval(ticker);
+      await this.stopController().catch((stopError: unknown) => {
+        error ??= `stopping the controller: ${errorText(stopError)}`;
+      });
+      await this.#observer.stop();
+    }
+    const resources = await this.#sampler.stop();
+    const requests = await this.#requests();
+    if (this.#crashes.length > 0) {
+      error ??= `the controller exited on its own (${this.#crashes.join('; ')}); log: ${this.#logPath}`;
+    }
+    return this.#result({ startedAt, timing, error, drained, resources, requests });
+  }
+
+  #say(message: string): void {
+    const { scenario, controller, repeat } = this.#request;
+    this.#env.progress(
+      `[${scenario.id} ${controller.label}${repeat > 0 ? ` #${repeat + 1}` : ''}] ${message}`,
+    );
+  }
+
+  #reportProgress(since: number): void {
+    const rss = this.#sampler.currentRssMiB();
+    this.#say(
+      `${((this.#clock() - since) / 1000).toFixed(0)} s: ${this.#writes.length} writes, ` +
+        `${this.#observer.rollCount()} rollouts seen` +
+        (rss === null ? '' : `, controller RSS ${rss} MiB`),
+    );
+  }
+
+  async #serialised(source: SourceSpec, action: () => Promise<void>): Promise<void> {
+    // Writes to one source must reach the API server in the order of their versions.
+    const id = keyOfSource(source);
+    const previous = this.#sourceLocks.get(id) ?? Promise.resolve();
+    const current = previous.then(action, action);
+    this.#sourceLocks.set(
+      id,
+      current.catch(() => undefined),
+    );
+    return current;
+  }
+
+  #track(spec: WorkloadSpec, createdAt: number): void {
+    const envNames = envNamesOf(spec);
+    this.#tracked.set(keyOfWorkload(spec), {
+      spec,
+      key: keyOfWorkload(spec),
+      sources: [...new Set(envNames.values())].map((local) => toGlobal(local, spec.namespace)),
+      lookup: { envNames },
+      createdAt,
+      deletedAt: undefined,
+    });
+  }
+
+  async #createObjects(): Promise<void> {
+    const { setup } = this;
+    const raw = this.#env.raw;
+    const bounded = { concurrency: SETUP_CONCURRENCY, signal: this.#env.signal };
+    this.#say(
+      `setup: ${setup.namespaces.length} namespace(s), ${setup.sources.length} sources, ${setup.workloads.length} workloads`,
+    );
+    await forEachBounded(setup.namespaces, bounded, async (name) => {
+      await raw.create(collectionPath(NAMESPACES), { metadata: { name, labels: this.#labels } });
+    });
+    let created = 0;
+    const total = setup.sources.length + setup.workloads.length;
+    const report = setInterval(() => {
+      this.#say(`setup: ${created}/${total} objects`);
+    }, PROGRESS_INTERVAL_MS);
+    try {
+      await forEachBounded(setup.sources, bounded, async (spec) => {
+        await raw.create(
+          collectionPath(SOURCE_RESOURCES[spec.type], spec.namespace),
+          sourceManifest(spec, { versions: new Map(), labels: this.#labels }),
+        );
+        created += 1;
+      });
+      await forEachBounded(setup.workloads, bounded, async (spec) => {
+        await raw.create(
+          collectionPath(WORKLOAD_RESOURCES[spec.kind], spec.namespace),
+          workloadManifest(spec, this.#labels),
+        );
+        this.#track(spec, -Infinity);
+        created += 1;
+      });
+    } finally {
+      clearInterval(report);
+    }
+    await this.#until(
+      () => [...this.#tracked.keys()].every((key) => this.#observer.workload(key) !== undefined),
+      { timeoutMs: 120_000, what: 'the bench to see every workload' },
+    );
+    if (this.#request.scenario.pausePeriodMs !== undefined) await this.#awaitFirstReplicaSets();
+  }
+
+  /**
+   * S12 counts rollouts as new ReplicaSets, so kube-controller-manager must have caught up before
+   * the controller starts (it lags far behind right after K1's thousands of Deployments).
+   */
+  async #awaitFirstReplicaSets(): Promise<void> {
+    const deployments = this.setup.workloads.filter((spec) => spec.kind === 'Deployment');
+    const caughtUp = await this.#until(
+      () =>
+        deployments.every(
+          (spec) => this.#observer.replicaSetTimes(spec.namespace, spec.name).length > 0,
+        ),
+      { timeoutMs: 300_000, what: 'kube-controller-manager to create the first ReplicaSets' },
+    );
+    if (!caughtUp)
+      this.#say('setup: kube-controller-manager is still behind; rollout counts will be low');
+  }
+
+  async #until(
+    condition: () => boolean,
+    options: { timeoutMs: number; what: string },
+  ): Promise<boolean> {
+    const deadline = this.#clock() + options.timeoutMs;
+    while (!condition()) {
+      if (this.#clock() > deadline) return false;
+      await this.sleep(100);
+    }
+    return true;
+  }
+
+  /** Current signals of a workload: every template it had, folded (last-reloaded-from is sticky). */
+  #signalsOf(tracked: TrackedWorkload): {
+    baseline: Map<string, string>;
+    rolls: { at: number; signals: Map<string, string> }[];
+  } {
+    const templates = this.#observer.workload(tracked.key)?.templates ?? [];
+    const globalise = (local: ReadonlyMap<string, string>): Map<string, string> =>
+      new Map([...local].map(([key, hash]) => [toGlobal(key, tracked.spec.namespace), hash]));
+    let local = new Map<string, string>();
+    const states = templates.map((record) => {
+      local = templateSignals(record.template, tracked.lookup, local);
+      return { at: record.at, signals: globalise(local) };
+    });
+    return { baseline: states[0]?.signals ?? new Map<string, string>(), rolls: states.slice(1) };
+  }
+
+  #pending(): number {
+    const lastWrites = new Map<string, WriteRecord>();
+    for (const write of this.#writes)
+      if (write.hash !== undefined) lastWrites.set(write.source, write);
+    const workloads = [...this.#tracked.values()]
+      .filter((tracked) => tracked.deletedAt === undefined)
+      .map((tracked) => {
+        const { baseline, rolls } = this.#signalsOf(tracked);
+        return {
+          key: tracked.key,
+          sources: tracked.sources,
+          createdAt: tracked.createdAt,
+          current: rolls.at(-1)?.signals ?? baseline,
+        };
+      });
+    return pendingDeliveries({
+      lastWrites: [...lastWrites.values()],
+      workloads,
+      window: EXPECTATION_WINDOW,
+    });
+  }
+
+  async #drain(): Promise<boolean> {
+    const { scenario } = this.#request;
+    const timeoutMs = scenario.drainTimeoutMs?.(this.params) ?? DEFAULT_DRAIN_TIMEOUT_MS;
+    const drained = await this.#until(() => this.#pending() === 0, {
+      timeoutMs,
+      what: 'every dependent to carry its latest hash',
+    });
+    if (!drained)
+      this.#say(`drain: ${this.#pending()} deliveries still missing after ${timeoutMs / 1000} s`);
+    await this.sleep(scenario.settleMs?.(this.params) ?? DEFAULT_SETTLE_MS);
+    return drained;
+  }
+
+  async #requests(): Promise<RequestSummary | null> {
+    const auditPath = this.#env.cluster.auditLogPath;
+    if (this.#audit === undefined || auditPath === undefined) return null;
+    // kube-apiserver writes the audit line as the request completes: give the last ones a moment.
+    await sleep(1000);
+    const to = await this.#audit.mark();
+    const split = this.#auditReady ?? to;
+    const text = await readAuditRange(auditPath, { from: this.#auditFrom, to });
+    const { before, after } = splitEvents(text, { from: this.#auditFrom, split });
+    return {
+      startup: summarisePhase(before, KRELOAD_USER),
+      afterReady: summarisePhase(after, KRELOAD_USER),
+    };
+  }
+
+  #settledMs(): number | null {
+    const start = this.#starts.find((candidate) => candidate.settledAt !== undefined);
+    if (start?.settledAt === undefined) return null;
+    return Math.round(start.settledAt - start.startedAt);
+  }
+
+  #rollouts(): RolloutCheck | null {
+    const periodMs = this.#request.scenario.pausePeriodMs?.(this.params);
+    if (periodMs === undefined) return null;
+    let expected = 0;
+    let observed = 0;
+    let extra = 0;
+    let missed = 0;
+    for (const tracked of this.#tracked.values()) {
+      if (tracked.spec.kind !== 'Deployment') continue;
+      const changes = (this.#observer.workload(tracked.key)?.templates ?? []).slice(1);
+      const windows = pauseWindows(
+        changes.map((record) => record.at),
+        periodMs,
+      );
+      const { namespace, name } = tracked.spec;
+      const rollouts = Math.max(0, this.#observer.replicaSetTimes(namespace, name).length - 1);
+      const last = changes.at(-1);
+      expected += windows;
+      observed += rollouts;
+      extra += Math.max(0, rollouts - windows);
+      // Missed: the final template never got its ReplicaSet (left paused, or not resumed in time).
+      if (last !== undefined && !this.#observer.hasReplicaSetFor(namespace, name, last.template)) {
+        missed += 1;
+      }
+    }
+    return { expected, observed, extra, missed };
+  }
+
+  #result(details: {
+    startedAt: string;
+    timing: { setup: number; load: number; drain: number };
+    error: string | null;
+    drained: boolean;
+    resources: ResourceUsage;
+    requests: RequestSummary | null;
+  }): RunResult {
+    const { scenario, controller, repeat, runId } = this.#request;
+    const histories: WorkloadHistory[] = [...this.#tracked.values()].map((tracked) => ({
+      key: tracked.key,
+      sources: tracked.sources,
+      createdAt: tracked.createdAt,
+      ...(tracked.deletedAt === undefined ? {} : { deletedAt: tracked.deletedAt }),
+      ...this.#signalsOf(tracked),
+    }));
+    const evaluation = evaluate({
+      writes: this.#writes,
+      workloads: histories,
+      window: EXPECTATION_WINDOW,
+    });
+    const rollouts = this.#rollouts();
+    const cpuAtReady = this.#cpuAtReady;
+    const round = (ms: number): number => Math.round(ms);
+    if (this.#firstWriteError !== undefined) {
+      this.#say(`${this.#writeErrors} bench write(s) failed; first: ${this.#firstWriteError}`);
+    }
+    return {
+      scenario: scenario.id,
+      title: scenario.title,
+      controller: controller.label,
+      profile: controller.profile,
+      command: controller.argv.join(' '),
+      repeat,
+      runId,
+      params: this.params,
+      startedAt: details.startedAt,
+      error: details.error,
+      objects: { sources: this.setup.sources.length, workloads: this.setup.workloads.length },
+      timingMs: {
+        setup: round(details.timing.setup),
+        ready: this.#starts.map((start) =>
+          start.readyAt === undefined ? null : round(start.readyAt - start.startedAt),
+        ),
+        settled: this.#settledMs(),
+        load: round(details.timing.load),
+        drain: round(details.timing.drain),
+      },
+      drained: details.drained,
+      writes: this.#writes.length,
+      benchWriteErrors: this.#writeErrors,
+      latencyMs: distribution(evaluation.latenciesMs),
+      completionMs: distribution(evaluation.completionsMs),
+      correctness: {
+        ...evaluation.correctness,
+        missed: evaluation.correctness.missed + (rollouts?.missed ?? 0),
+        extra: evaluation.correctness.extra + (rollouts?.extra ?? 0),
+        rollouts,
+      },
+      requests: details.requests,
+      resources: {
+        ...details.resources,
+        cpuSecondsStartup: cpuAtReady === undefined ? null : Math.round(cpuAtReady * 100) / 100,
+        cpuSecondsAfterReady:
+          cpuAtReady === undefined
+            ? null
+            : Math.round((details.resources.cpuSeconds - cpuAtReady) * 100) / 100,
+      },
+      logPath: this.#logPath,
+    };
+  }
+}
