@@ -301,11 +301,17 @@ export class WorkloadClient {
    * ReplicaSet or ControllerRevision of a template before it records observedGeneration), then
    * returns what it made of it.
    */
-  settledRevisions(ref: WorkloadRef, timeoutMs = 30_000): Promise<RevisionEvidence> {
+  /**
+   * Waits until kube-controller-manager observed the current generation and recorded at least
+   * `atLeast` revisions. Under load the DaemonSet controller can report the new generation a moment
+   * before its newest ControllerRevision is listed, so callers pass the count they will assert:
+   * fewer still times out and fails, more still fails their exact check.
+   */
+  settledRevisions(ref: WorkloadRef, atLeast = 1, timeoutMs = 30_000): Promise<RevisionEvidence> {
     return pollUntil(
       async () => {
         const evidence = await this.revisions(ref);
-        return evidence.observedGeneration >= evidence.generation && evidence.revisions >= 1
+        return evidence.observedGeneration >= evidence.generation && evidence.revisions >= atLeast
           ? evidence
           : undefined;
       },

@@ -110,7 +110,7 @@ export function defineCreateDeleteSuite(fixture: KreloadFixture, strategy: Strat
         expectRolledTo(strategy, after, expected);
         expect(after.annotations).toEqual({ [CONFIGMAP_RELOAD]: source.name });
         expect(after.generation).toBe(before.generation + 1);
-        expect((await workloads.settledRevisions(ref)).revisions).toBe(2);
+        expect((await workloads.settledRevisions(ref, 2)).revisions).toBe(2);
       },
     );
 
@@ -165,7 +165,7 @@ export function defineCreateDeleteSuite(fixture: KreloadFixture, strategy: Strat
         expectRolledTo(strategy, after, back);
         expect(after.annotations).toEqual({ [AUTO]: 'true' });
         expect(after.generation).toBe(baselined.generation + 2);
-        expect((await workloads.settledRevisions(ref)).revisions).toBe(3);
+        expect((await workloads.settledRevisions(ref, 3)).revisions).toBe(3);
       },
     );
   });

@@ -100,7 +100,7 @@ describe(`debounce window (--sync-delay=${SYNC_DELAY})`, () => {
       ]);
       expect(after.annotations, c.row.kind).toEqual(created.annotations);
       expect(after.generation, c.row.kind).toBe((baselined[index]?.generation ?? 0) + 1);
-      expect((await workloads.settledRevisions(ref)).revisions, c.row.kind).toBe(2);
+      expect((await workloads.settledRevisions(ref, 2)).revisions, c.row.kind).toBe(2);
       const messages = (await events.about({ ...ref })).map((e) => e.message);
       expect(
         messages.filter((m) => m.includes(c.config.name) && m.includes(c.credentials.name)),
@@ -159,7 +159,7 @@ describe(`debounce window (--sync-delay=${SYNC_DELAY})`, () => {
     for (const [index, ref] of refs.entries()) {
       const after = await workloads.read(ref);
       expect(after.generation, ref.kind).toBe((baselined[index]?.generation ?? 0) + 1);
-      expect((await workloads.settledRevisions(ref)).revisions, ref.kind).toBe(2);
+      expect((await workloads.settledRevisions(ref, 2)).revisions, ref.kind).toBe(2);
     }
     expect(settled.delta(before, 'reloader_reload_executed_total', { success: 'true' })).toBe(
       refs.length,

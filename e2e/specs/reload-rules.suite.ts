@@ -260,7 +260,7 @@ export function defineReloadRuleTable(
       const rolled = row.scenario.rolls.length > 0;
       const expected = expectedAfter(strategy, row, namespace);
 
-      const evidence = await fixture.workloads.settledRevisions(ref);
+      const evidence = await fixture.workloads.settledRevisions(ref, rolled ? 2 : 1);
       const after = await fixture.workloads.read(ref);
       expect(after.containers).toEqual(expected.containers);
       expect(after.initContainers).toEqual(before?.initContainers);

@@ -270,7 +270,7 @@ describe('controller stopped → sources changed → controller started', () => 
   it.each(CASES)('$label: template, baseline and generation after the restart', async (c) => {
     const ref = refOf(c);
     const before = beforeRestart.get(c.name);
-    const evidence = await fixture.workloads.settledRevisions(ref);
+    const evidence = await fixture.workloads.settledRevisions(ref, c.role.rolls ? 2 : 1);
     const after = await fixture.workloads.read(ref);
     expect(after.containers.find((x) => x.name === APP)?.env).toEqual(c.role.env);
     expect(after.annotations[BASELINE]).toBe(
