@@ -69,6 +69,8 @@ import {
 } from './app/watch-plan.ts';
 
 const DRAIN_DEADLINE_MS = 10_000;
+/** How long an Event waits at most for workload writes in flight to finish (ADR 0015). */
+const EVENTS_YIELD_MAX_MS = 2_000;
 
 /** The list-watches whose health decides whether a source type's D is known (§5.1). */
 const SOURCE_TYPE_RESOURCES: Readonly<Record<SourceType, readonly string[]>> = {
@@ -225,6 +227,8 @@ class KreloadApp implements App {
       component: 'kreload',
       instance: options.podName ?? 'kreload',
       canWrite: () => this.#mayWrite(),
+      yieldTo: () =>
+        this.#runtime?.queue.whenNoWorkInFlight(EVENTS_YIELD_MAX_MS) ?? Promise.resolve(),
       onError: (error) => {
         logger.warn('cannot write Event', {
           error: error.cause instanceof Error ? error.cause.message : error.message,

@@ -19,6 +19,7 @@ import type {
 import type { Mark, MarkStore } from '../watch/marks.ts';
 import type { SourceCaches, SourceEntry } from '../watch/source-cache.ts';
 import type { WorkloadStore } from '../watch/workload-store.ts';
+import { SYSTEM_TIMERS, type Timers } from '../queue/timers.ts';
 
 export interface CacheSourceLookupDeps {
   /** SecretProviderClasses are a cache like the others, fed by the §4.4 aggregator. */
@@ -88,10 +89,16 @@ export class WriteLedger {
 export class StoreWorkloadLookup implements WorkloadLookup {
   readonly #store: WorkloadStore;
   readonly #writes: WriteLedger | undefined;
+  readonly #timers: Timers;
 
-  constructor(deps: { readonly store: WorkloadStore; readonly writes?: WriteLedger }) {
+  constructor(deps: {
+    readonly store: WorkloadStore;
+    readonly writes?: WriteLedger;
+    readonly timers?: Timers;
+  }) {
     this.#store = deps.store;
     this.#writes = deps.writes;
+    this.#timers = deps.timers ?? SYSTEM_TIMERS;
   }
 
   get(key: WorkloadKey): WorkloadView | undefined {
@@ -109,6 +116,34 @@ export class StoreWorkloadLookup implements WorkloadLookup {
     const basis = this.#writes?.basis(key);
     if (since === undefined || basis === undefined) return since;
     return Math.max(since, basis);
+  }
+
+  newerThan(
+    key: WorkloadKey,
+    resourceVersion: string,
+    timeoutMs: number,
+  ): Promise<WorkloadView | undefined> {
+    const newer = (): WorkloadView | undefined | 'wait' => {
+      const view = this.#store.get(key)?.view;
+      if (view === undefined) return undefined;
+      return view.resourceVersion === resourceVersion ? 'wait' : view;
+    };
+    const now = newer();
+    if (now !== 'wait') return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const finish = (view: WorkloadView | undefined): void => {
+        stopListening();
+        cancelTimeout();
+        resolve(view);
+      };
+      const stopListening = this.#store.onUpdate(key, () => {
+        const view = newer();
+        if (view !== 'wait') finish(view);
+      });
+      const cancelTimeout = this.#timers.schedule(timeoutMs, () => {
+        finish(undefined);
+      });
+    });
   }
 
   jobsOwnedBy(namespace: string, cronJobUid: string): readonly WorkloadView[] | undefined {

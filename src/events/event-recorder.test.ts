@@ -29,9 +29,17 @@ class RecordingSink implements EventSink {
 
 const T0 = new Date('2026-01-02T03:04:05.000Z');
 
-function setup(overrides: { canWrite?: () => boolean; maxRemembered?: number } = {}) {
+function setup(
+  overrides: {
+    canWrite?: () => boolean;
+    maxRemembered?: number;
+    concurrency?: number;
+    yieldTo?: () => Promise<void>;
+    sink?: RecordingSink;
+  } = {},
+) {
   let now = T0.getTime();
-  const sink = new RecordingSink();
+  const sink = overrides.sink ?? new RecordingSink();
   const errors: EventRecordError[] = [];
   const recorder = new EventRecorder({
     sink,
@@ -215,5 +223,53 @@ describe('EventRecorder', () => {
     const names = sink.calls.map((c) => (c.op === 'create' ? c.event.name : ''));
     expect(names[0]?.length).toBeLessThanOrEqual(253);
     expect(new Set(names.map((n) => n.split('.').at(-1))).size).toBe(2);
+  });
+
+  it('writes at most `concurrency` Events at once', async () => {
+    let open = 0;
+    let maxOpen = 0;
+    const releases: (() => void)[] = [];
+    class SlowSink extends RecordingSink {
+      override async create(event: EventDraft): Promise<void> {
+        open += 1;
+        maxOpen = Math.max(maxOpen, open);
+        await new Promise<void>((resolve) => releases.push(resolve));
+        open -= 1;
+        return super.create(event);
+      }
+    }
+    const { sink, recorder } = setup({ concurrency: 2, sink: new SlowSink() });
+    for (const name of ['a', 'b', 'c', 'd', 'e']) {
+      recorder.record({ ...RELOADED, object: { ...RELOADED.object, name, uid: name } });
+    }
+    while (sink.calls.length < 5) {
+      await new Promise((resolve) => setImmediate(resolve));
+      releases.shift()?.();
+    }
+    await recorder.idle();
+    expect(maxOpen).toBe(2);
+    expect(sink.calls.map((c) => (c.op === 'create' ? c.event.involvedObject.name : ''))).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+      'e',
+    ]);
+  });
+
+  it('waits for `yieldTo` before each write', async () => {
+    let letThrough: (() => void) | undefined;
+    const { sink, recorder } = setup({
+      yieldTo: () =>
+        new Promise<void>((resolve) => {
+          letThrough = resolve;
+        }),
+    });
+    recorder.record(RELOADED);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sink.calls).toEqual([]);
+    letThrough?.();
+    await recorder.idle();
+    expect(sink.calls.map((c) => c.op)).toEqual(['create']);
   });
 });

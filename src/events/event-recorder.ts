@@ -1,3 +1,4 @@
+import PQueue from 'p-queue';
 import type { EventContent } from './event-messages.ts';
 import type { EventClock, EventDraft, EventName, EventObjectRef, EventSink } from './ports.ts';
 
@@ -16,6 +17,13 @@ export interface EventRecorderDeps {
   readonly foldWindowMs?: number;
   /** Bound on remembered Events; the least recently seen is forgotten first. Default 4096. */
   readonly maxRemembered?: number;
+  /** At most this many Event writes at once. Default 2. */
+  readonly concurrency?: number;
+  /**
+   * Awaited before each Event write. The app waits (bounded) for workload writes in flight: Events
+   * are best-effort, and on a busy API server they must not slow down the rollouts they report.
+   */
+  readonly yieldTo?: () => Promise<void>;
 }
 
 export class EventRecordError extends Error {
@@ -36,6 +44,7 @@ interface Written {
 
 const TEN_MINUTES_MS = 10 * 60_000;
 const DEFAULT_MAX_REMEMBERED = 4096;
+const DEFAULT_CONCURRENCY = 2;
 /** Event names are DNS subdomains (≤ 253) and get a `.` and 16 hex digits appended. */
 const MAX_OBJECT_NAME_IN_EVENT = 253 - 17;
 
@@ -53,6 +62,7 @@ export class EventRecorder {
   readonly #deps: EventRecorderDeps;
   readonly #written = new Map<string, Written>();
   readonly #chains = new Map<string, Promise<void>>();
+  #writers: PQueue | undefined;
   #sequence = 0;
 
   constructor(deps: EventRecorderDeps) {
@@ -65,7 +75,7 @@ export class EventRecorder {
     const key = foldKey(request);
     const previous = this.#chains.get(key) ?? Promise.resolve();
     const next = previous
-      .then(() => this.#write(key, request))
+      .then(() => this.#limited(() => this.#write(key, request)))
       .catch((error: unknown) => {
         this.#deps.onError?.(
           new EventRecordError(
@@ -86,6 +96,15 @@ export class EventRecorder {
     while (this.#chains.size > 0) {
       await Promise.all(this.#chains.values());
     }
+  }
+
+  async #limited(write: () => Promise<void>): Promise<void> {
+    this.#writers ??= new PQueue({
+      concurrency: Math.max(1, this.#deps.concurrency ?? DEFAULT_CONCURRENCY),
+    });
+    // Outside the slot: under sustained load Events wait once, not once per slot turn.
+    await this.#deps.yieldTo?.();
+    await this.#writers.add(write);
   }
 
   async #write(key: string, request: EventRequest): Promise<void> {

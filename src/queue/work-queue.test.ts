@@ -436,3 +436,45 @@ describe('WorkQueue drop, stop and drain', () => {
     expect(queue.depth).toBe(0);
   });
 });
+
+describe('WorkQueue.whenNoWorkInFlight', () => {
+  it('resolves at once when nothing runs', async () => {
+    const { queue } = setup();
+    queue.start();
+    let resolved = false;
+    void queue.whenNoWorkInFlight(5_000).then(() => (resolved = true));
+    await advance(0);
+    expect(resolved).toBe(true);
+  });
+
+  it('waits until the last in-flight run finishes, not for pending debounce windows', async () => {
+    const { queue, calls } = setup(); // sync delay 2 s
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    queue.trigger(B, { debounced: false });
+    await advance(0);
+    queue.trigger(C, { debounced: true }); // inside its debounce window until 2 000
+    let resolved = false;
+    void queue.whenNoWorkInFlight(5_000).then(() => (resolved = true));
+    calls[0]?.finish('done');
+    await advance(100);
+    expect(resolved).toBe(false);
+    calls[1]?.finish('done');
+    await advance(0);
+    expect(resolved).toBe(true);
+    expect(queue.depth).toBe(1);
+  });
+
+  it('gives up waiting after maxWaitMs', async () => {
+    const { queue } = setup({ debounce: { syncDelayMs: 0, syncMaxDelayMs: 0 } });
+    queue.start();
+    queue.trigger(A, { debounced: true });
+    await advance(0);
+    let resolved = false;
+    void queue.whenNoWorkInFlight(2_000).then(() => (resolved = true));
+    await advance(1_999);
+    expect(resolved).toBe(false);
+    await advance(1);
+    expect(resolved).toBe(true);
+  });
+});

@@ -191,6 +191,28 @@ export class WorkQueue {
     });
   }
 
+  /**
+   * Resolves once no workload write is in flight, or after `maxWaitMs` at the latest. Lower-value
+   * API traffic (Events) waits on it so that it does not compete with rollouts on a busy server.
+   */
+  async whenNoWorkInFlight(maxWaitMs: number): Promise<void> {
+    if (this.#inFlight.size === 0) return;
+    await new Promise<void>((resolve) => {
+      const waiter: Waiter = {
+        isMet: () => this.#inFlight.size === 0,
+        resolve: () => {
+          cancel();
+          resolve();
+        },
+      };
+      const cancel = this.#deps.timers.schedule(maxWaitMs, () => {
+        this.#waiters.delete(waiter);
+        resolve();
+      });
+      this.#waiters.add(waiter);
+    });
+  }
+
   /** Applies one trigger at the current time (§8 items 2 and 3). Ignored while stopped. */
   trigger(key: WorkloadKey, options: TriggerOptions): TriggerOutcome | 'ignored' {
     if (this.#state === 'stopped') return 'ignored';

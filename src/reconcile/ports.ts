@@ -61,6 +61,16 @@ export interface WorkloadLookup {
   /** `relevantSince(W)` of §5.4. */
   relevantSince(key: WorkloadKey): number | undefined;
   /**
+   * The cached view once the watch has delivered a version other than `resourceVersion` (at once
+   * if it already has). Undefined when none arrives within `timeoutMs` or the workload leaves the
+   * cache: the caller then GETs it.
+   */
+  newerThan(
+    key: WorkloadKey,
+    resourceVersion: string,
+    timeoutMs: number,
+  ): Promise<WorkloadView | undefined>;
+  /**
    * The cached Jobs in `namespace` whose controller ownerReference has UID `cronJobUid`, as views
    * (their W annotations hold `kreload.io/source-hashes`): the idempotency guard of §7.3 item 1.
    * Undefined when Jobs are not watched (`jobs` ignored, API forbidden or not yet synced): the guard

@@ -161,7 +161,7 @@ describe('Reconciler', () => {
     expect(writer.writes).toHaveLength(1);
   });
 
-  it('409: re-reads the object, plans again and patches the fresh resourceVersion', async () => {
+  it('409: GETs the object when the watch has no newer version, plans again, no backoff', async () => {
     given(BASELINED);
     // Someone else changed the workload: the cache still holds resourceVersion 10.
     writer.put({ ...BASELINED, resourceVersion: '11', generation: 2 });
@@ -172,8 +172,27 @@ describe('Reconciler', () => {
       envPatch(rv, { STAKATER_APP_CONFIG_CONFIGMAP: H3 }, { [BASELINE]: `{"${SECRET}":"${H2}"}` });
     expect(bodies()).toEqual([expected('10'), expected('11')]);
     expect(writer.getCount).toBe(1);
-    expect(sleeps).toEqual([250]);
+    expect(sleeps).toEqual([]);
     expect(observer.hooks()).toEqual(['onRetry', 'onRolled']);
+  });
+
+  it('409: plans again on the newer version the watch delivered, without a GET', async () => {
+    // The watch delivers the server's version while the stale patch is being rejected.
+    workloads = new (class extends InMemoryWorkloads {
+      override newerThan(key: typeof KEY, resourceVersion: string) {
+        const server = writer.server(API.build().ref);
+        if (server) this.put(server);
+        return super.newerThan(key, resourceVersion);
+      }
+    })();
+    given(BASELINED);
+    writer.put({ ...BASELINED, resourceVersion: '11', generation: 2 });
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(bodies().map((body) => body.includes('"resourceVersion":"11"'))).toEqual([false, true]);
+    expect(writer.getCount).toBe(0);
+    expect(sleeps).toEqual([]);
   });
 
   it('409: nothing is left to do when the fresh object is already rolled', async () => {
@@ -206,7 +225,7 @@ describe('Reconciler', () => {
     expect(result).toMatchObject({ outcome: 'rolled', attempts: 3 });
     expect(bodies().map((body) => body.includes('"11"'))).toEqual([false, true]);
     expect(writer.getCount).toBe(2);
-    expect(sleeps).toEqual([250, 500]);
+    expect(sleeps).toEqual([500]); // only the failed GET backs off
   });
 
   it('403: no retry, reported as failed', async () => {

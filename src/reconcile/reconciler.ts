@@ -127,12 +127,21 @@ interface Pass {
 interface Attempt {
   readonly target: Target;
   readonly reread: boolean;
+  /** Whether `target.view` came from a GET rather than the watch cache. */
+  readonly fetched: boolean;
   readonly attempt: number;
   readonly startedAt: number;
 }
 
 type Step =
-  { readonly result: ReconcileResult } | { readonly target: Target; readonly reread: boolean };
+  | { readonly result: ReconcileResult }
+  | { readonly target: Target; readonly reread: boolean; readonly fetched: boolean };
+
+/**
+ * After a 409, how long to wait for the watch to deliver the version that made the patch stale
+ * before falling back to a GET (docs/adr/0015). It normally arrives within milliseconds.
+ */
+export const CONFLICT_WATCH_WAIT_MS = 1_000;
 
 /** Whether to retry a follow-up after `error`; `waitedMs` includes the delay before the retry. */
 type RetryPolicy = (error: WriteError, attempt: number, waitedMs: number) => boolean;
@@ -342,7 +351,7 @@ export class Reconciler {
   /** §10: up to WRITE_MAX_ATTEMPTS attempts; a 409 re-reads the object and plans again. */
   async #write(pass: Pass, first: Target): Promise<ReconcileResult> {
     const startedAt = this.#deps.now();
-    let next: Attempt = { target: first, reread: false, attempt: 1, startedAt };
+    let next: Attempt = { target: first, reread: false, fetched: false, attempt: 1, startedAt };
     for (;;) {
       if (!this.#mayWrite()) return { ...NOT_LEADER, attempts: next.attempt - 1 };
       const step = await this.#attempt(pass, next);
@@ -353,12 +362,14 @@ export class Reconciler {
 
   async #attempt(pass: Pass, current: Attempt): Promise<Step> {
     let target = current.target;
+    let fetched = current.fetched;
     let followUp: FollowUp | undefined;
     try {
       if (current.reread) {
-        const refreshed = await this.#refresh(pass, target, current.attempt);
-        if (!isTarget(refreshed)) return { result: refreshed };
-        target = refreshed;
+        const refreshed = await this.#refresh(pass, target, current);
+        if (!isTarget(refreshed.target)) return { result: refreshed.target };
+        target = refreshed.target;
+        fetched = refreshed.fetched;
       }
       followUp = await writeStrategyOf(target).write({
         row: pass.row,
@@ -372,21 +383,44 @@ export class Reconciler {
       const writeError = asWriteError(error);
       const final = this.#finalFailure(pass, target, writeError, current.attempt);
       if (final) return { result: final };
+      if (writeError.status === 409) {
+        // The re-read is the wait: nothing to back off from (docs/adr/0015).
+        this.#deps.observer.onRetry({
+          key: pass.key,
+          error: writeError,
+          attempt: current.attempt,
+          delayMs: 0,
+        });
+        return { target, reread: true, fetched };
+      }
       await this.#backOff(pass, writeError, current.attempt);
       // A failed re-read still owes the re-read.
-      const reread = writeError.status === 409 || (current.reread && target === current.target);
-      return { target, reread };
+      return { target, reread: current.reread && target === current.target, fetched };
     }
     return { result: await this.#complete(pass, { ...current, target }, followUp) };
   }
 
-  /** After a 409: GET the object and plan again; often nothing is left to do (§10). */
-  async #refresh(pass: Pass, stale: Target, attempt: number): Promise<Target | ReconcileResult> {
-    const fresh = await this.#deps.writer.get(stale.view.ref);
-    if (!fresh) return this.#gone(pass, attempt);
+  /**
+   * After a 409: plan again on a newer version of the object; often nothing is left to do (§10).
+   * The newer version normally comes from the watch (docs/adr/0015); a GET when it does not arrive
+   * in time, or when the stale version was itself fetched (the cache may then be older still).
+   */
+  async #refresh(
+    pass: Pass,
+    stale: Target,
+    current: Attempt,
+  ): Promise<{ readonly target: Target | ReconcileResult; readonly fetched: boolean }> {
+    const { workloads, writer } = this.#deps;
+    const watched = current.fetched
+      ? undefined
+      : await workloads.newerThan(pass.key, stale.view.resourceVersion, CONFLICT_WATCH_WAIT_MS);
+    const fresh = watched ?? (await writer.get(stale.view.ref));
+    const fetched = watched === undefined;
+    if (!fresh) return { target: this.#gone(pass, current.attempt), fetched };
     const target = this.#target(pass, fresh);
-    if (!hasWrite(target)) return this.#settle(pass, target, attempt - 1);
-    return target;
+    if (!hasWrite(target))
+      return { target: this.#settle(pass, target, current.attempt - 1), fetched };
+    return { target, fetched };
   }
 
   /** The write went through: run its follow-up, if any, then report. */

@@ -27,6 +27,12 @@ export class InMemoryWorkloads implements WorkloadLookup {
     return this.#relevantSince.get(key);
   }
 
+  /** Never waits: what is in the map now is all the "watch" will ever deliver. */
+  newerThan(key: WorkloadKey, resourceVersion: string): Promise<WorkloadView | undefined> {
+    const view = this.#views.get(key);
+    return Promise.resolve(view?.resourceVersion === resourceVersion ? undefined : view);
+  }
+
   /** `false`: as if `jobs` were in `--ignored-workload-types` (the CronJob guard is skipped). */
   setJobsWatched(watched: boolean): void {
     this.#jobsWatched = watched;

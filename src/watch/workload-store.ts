@@ -149,6 +149,7 @@ export class WorkloadStore {
   readonly #indexed = new Map<WorkloadKey, IndexedAs>();
   readonly #namespaces = new Map<string, NamespaceIndex>();
   readonly #syncedKinds = new Set<WorkloadKind>();
+  readonly #listeners = new Map<WorkloadKey, Set<() => void>>();
 
   constructor(deps: WorkloadStoreDeps) {
     this.#deps = deps;
@@ -217,6 +218,23 @@ export class WorkloadStore {
     this.#syncedKinds.add(kind);
   }
 
+  /**
+   * Calls `listener` after each later store or removal of `key`, until the returned function is
+   * called.
+   */
+  onUpdate(key: WorkloadKey, listener: () => void): () => void {
+    const set = this.#listeners.get(key) ?? new Set();
+    const own = (): void => {
+      listener();
+    };
+    set.add(own);
+    this.#listeners.set(key, set);
+    return () => {
+      set.delete(own);
+      if (set.size === 0 && this.#listeners.get(key) === set) this.#listeners.delete(key);
+    };
+  }
+
   upsert(view: WorkloadView): void {
     this.#upsert(view, this.#syncedKinds.has(view.ref.kind));
   }
@@ -264,12 +282,18 @@ export class WorkloadStore {
     for (const source of indexed.sources) addTo(index.bySource, source, key);
     for (const type of indexed.listTypes) addTo(index.withList, type, key);
     this.#indexed.set(key, indexed);
+    this.#updated(key);
   }
 
   #delete(key: WorkloadKey, entry: WorkloadEntry, announce: boolean): void {
     this.#entries.delete(key);
     this.#unindex(key);
+    this.#updated(key);
     if (announce) this.#deps.notify({ kind: 'removed', key, view: entry.view });
+  }
+
+  #updated(key: WorkloadKey): void {
+    for (const listener of [...(this.#listeners.get(key) ?? [])]) listener();
   }
 
   #unindex(key: WorkloadKey): void {
