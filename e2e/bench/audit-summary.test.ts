@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitEvents, summarisePhase } from './audit-summary.ts';
+import { splitByPhase, summarisePhase } from './audit-summary.ts';
 
 const USER = 'system:serviceaccount:kreload-system:kreload';
 
@@ -18,16 +18,39 @@ function line(
   });
 }
 
-describe('splitEvents', () => {
-  it('puts each complete line on the side of the split where it starts, dropping cut lines', () => {
-    const first = line('list', 'deployments');
-    const second = line('get', 'deployments');
-    const text = `{"cut":\n${first}\n${second}\n`;
+describe('splitByPhase', () => {
+  it('puts each complete line in the phase where it starts, dropping cut lines', () => {
+    const lines = [
+      line('list', 'deployments'),
+      line('get', 'deployments'),
+      line('list', 'secrets'),
+      line('patch', 'deployments'),
+    ];
+    const text = `{"cut":\n${lines.join('\n')}\n`;
     const from = 1000;
-    const split = from + Buffer.byteLength(`{"cut":\n${first}\n`);
-    const { before, after } = splitEvents(text, { from, split });
-    expect(before.map((e) => e.verb)).toEqual(['list']);
-    expect(after.map((e) => e.verb)).toEqual(['get']);
+    const offsetOf = (index: number): number =>
+      from +
+      Buffer.byteLength(
+        `{"cut":\n${lines
+          .slice(0, index)
+          .map((l) => `${l}\n`)
+          .join('')}`,
+      );
+    const marks = [
+      { offset: offsetOf(3), ready: true }, // the restarted process is ready again
+      { offset: from, ready: false }, // first start
+      { offset: offsetOf(1), ready: true }, // ready
+      { offset: offsetOf(2), ready: false }, // restart
+    ];
+    const { startup, ready } = splitByPhase(text, { from, marks });
+    expect(startup.map((e) => `${e.verb} ${e.objectRef?.resource ?? ''}`)).toEqual([
+      'list deployments',
+      'list secrets',
+    ]);
+    expect(ready.map((e) => `${e.verb} ${e.objectRef?.resource ?? ''}`)).toEqual([
+      'get deployments',
+      'patch deployments',
+    ]);
   });
 });
 
@@ -50,8 +73,8 @@ describe('summarisePhase', () => {
         responseStatus: { code: 200 },
       }),
     ].join('\n');
-    const { before } = splitEvents(`${text}\n`, { from: 0, split: Infinity });
-    expect(summarisePhase(before, USER)).toEqual({
+    const { startup } = splitByPhase(`${text}\n`, { from: 0, marks: [] });
+    expect(summarisePhase(startup, USER)).toEqual({
       total: 7,
       byVerb: {
         'get /version': 1,

@@ -18,7 +18,9 @@ export interface PhaseRequests {
 }
 
 export interface RequestSummary {
+  /** From each (re)start of the controller to its first reaction. */
   readonly startup: PhaseRequests;
+  /** While it reacts: from each readiness to the next restart or the end of the run. */
   readonly afterReady: PhaseRequests;
 }
 
@@ -42,23 +44,38 @@ function parseLine(line: string): AuditEvent | undefined {
   }
 }
 
-/** Events of complete lines starting in [from, to), split by whether they start before `split`. */
-export function splitEvents(
+/** A moment in the log (file offset) from which the controller is starting, or ready. */
+export interface PhaseMark {
+  readonly offset: number;
+  readonly ready: boolean;
+}
+
+/**
+ * Events of the complete lines of `text` (which starts at file offset `from`), split by the phase
+ * in force where each line starts: before the first mark, or in a starting phase, is "startup".
+ * A restart (S6, K4) thus puts the new process's initial lists under startup again.
+ */
+export function splitByPhase(
   text: string,
-  offsets: { from: number; split: number },
-): { before: AuditEvent[]; after: AuditEvent[] } {
-  const before: AuditEvent[] = [];
-  const after: AuditEvent[] = [];
-  let position = offsets.from;
+  details: { from: number; marks: readonly PhaseMark[] },
+): { startup: AuditEvent[]; ready: AuditEvent[] } {
+  const marks = [...details.marks].sort((a, b) => a.offset - b.offset);
+  const startup: AuditEvent[] = [];
+  const ready: AuditEvent[] = [];
+  let position = details.from;
+  let next = 0;
+  let isReady = false;
   for (const line of text.split('\n')) {
     const start = position;
     position += Buffer.byteLength(line, 'utf8') + 1;
-    if (line === '') continue;
-    const event = parseLine(line);
-    if (event === undefined) continue;
-    (start < offsets.split ? before : after).push(event);
+    for (let mark = marks[next]; mark !== undefined && mark.offset <= start; mark = marks[next]) {
+      isReady = mark.ready;
+      next += 1;
+    }
+    const event = line === '' ? undefined : parseLine(line);
+    if (event !== undefined) (isReady ? ready : startup).push(event);
   }
-  return { before, after };
+  return { startup, ready };
 }
 
 export async function readAuditRange(

@@ -9,7 +9,8 @@ import { installKreloadIdentity, KRELOAD_USER } from '../harness/rbac.ts';
 import { AuditLog } from '../harness/audit.ts';
 import {
   readAuditRange,
-  splitEvents,
+  splitByPhase,
+  type PhaseMark,
   summarisePhase,
   type RequestSummary,
 } from './audit-summary.ts';
@@ -195,7 +196,8 @@ export class ScenarioRun implements ScenarioContext {
   #controller: ControllerProcess | undefined;
   #kubeconfig: string | undefined;
   #auditFrom = 0;
-  #auditReady: number | undefined;
+  /** Where in the audit log each start and each readiness of the controller happened. */
+  readonly #phases: PhaseMark[] = [];
   #cpuAtReady: number | undefined;
   #writeErrors = 0;
   #firstWriteError: string | undefined;
@@ -235,6 +237,8 @@ export class ScenarioRun implements ScenarioContext {
       strategy: scenario.strategy,
       kreloadDefaults: scenario.kreloadDefaults,
     });
+    const startedAt = await this.#audit?.mark();
+    if (startedAt !== undefined) this.#phases.push({ offset: startedAt, ready: false });
     const started = await ControllerProcess.start({
       spec: controller,
       flags,
@@ -261,8 +265,9 @@ export class ScenarioRun implements ScenarioContext {
       })
       .then(async (at) => {
         record.readyAt = at;
-        if (this.#auditReady === undefined) {
-          this.#auditReady = await this.#audit?.mark();
+        const readyAt = await this.#audit?.mark();
+        if (readyAt !== undefined) this.#phases.push({ offset: readyAt, ready: true });
+        if (this.#cpuAtReady === undefined) {
           await this.#sampler.sample();
           this.#cpuAtReady = this.#sampler.cpuSeconds();
         }
@@ -291,8 +296,8 @@ export class ScenarioRun implements ScenarioContext {
       await this.sleep(250);
       const text = await readAuditRange(auditPath, { from: offset, to: await this.#audit.mark() });
       offset += Buffer.byteLength(text, 'utf8');
-      const { after } = splitEvents(text, { from: 0, split: 0 });
-      const busy = after.some(
+      const { startup } = splitByPhase(text, { from: 0, marks: [] });
+      const busy = startup.some(
         (event) => event.user.username === KRELOAD_USER && event.verb !== 'watch',
       );
       if (busy) lastActivity = this.#clock();
@@ -623,12 +628,11 @@ export class ScenarioRun implements ScenarioContext {
     // kube-apiserver writes the audit line as the request completes: give the last ones a moment.
     await sleep(1000);
     const to = await this.#audit.mark();
-    const split = this.#auditReady ?? to;
     const text = await readAuditRange(auditPath, { from: this.#auditFrom, to });
-    const { before, after } = splitEvents(text, { from: this.#auditFrom, split });
+    const { startup, ready } = splitByPhase(text, { from: this.#auditFrom, marks: this.#phases });
     return {
-      startup: summarisePhase(before, KRELOAD_USER),
-      afterReady: summarisePhase(after, KRELOAD_USER),
+      startup: summarisePhase(startup, KRELOAD_USER),
+      afterReady: summarisePhase(ready, KRELOAD_USER),
     };
   }
 
