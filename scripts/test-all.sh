@@ -42,7 +42,14 @@ control_plane() { # build.sh prints the bin directory on its last stdout line
 }
 if step 'control-plane build' '' control_plane; then
   export KRELOAD_E2E_BIN_DIR=$bin_dir
-  step e2e "$reports/e2e.json" vitest_json "$reports/e2e.json" --config e2e/vitest.config.ts
+  if ! step e2e "$reports/e2e.json" vitest_json "$reports/e2e.json" --config e2e/vitest.config.ts; then
+    # What the shared control plane said (klog errors and warnings) explains most e2e failures.
+    kcm_log=.cache/e2e-logs/shared-kube-controller-manager.log
+    if [ -f "$kcm_log" ]; then
+      printf '\n===== last kube-controller-manager errors (%s) =====\n' "$kcm_log"
+      grep -E '^[EW][0-9]{4} ' "$kcm_log" | tail -n 40
+    fi
+  fi
 else
   printf '\n===== e2e skipped: no control plane =====\n'
   printf 'e2e\t1\t\n' >>"$reports/steps.tsv"

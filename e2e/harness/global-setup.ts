@@ -1,5 +1,7 @@
+import { copyFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { RUNS_DIR } from '../cluster/paths.ts';
+import { E2E_LOGS_DIR, RUNS_DIR } from '../cluster/paths.ts';
 import { cleanLeftoverRuns, killOwnedRunsSync } from '../cluster/processes.ts';
 import { describeExternalCluster, startCluster } from './cluster.ts';
 import { PROVIDED_CLUSTER_KEY } from './shared-cluster.ts';
@@ -40,7 +42,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
   );
   project.provide(PROVIDED_CLUSTER_KEY, cluster.info);
   return async () => {
+    await keepComponentLogs(cluster.runDir);
     await cluster.stop();
     process.off('exit', killOnExit);
   };
+}
+
+/** The run directory goes with the cluster; its component logs are what explains a failed spec. */
+async function keepComponentLogs(runDir: string): Promise<void> {
+  await mkdir(E2E_LOGS_DIR, { recursive: true });
+  for (const name of ['kube-controller-manager.log', 'kube-apiserver.log']) {
+    await copyFile(path.join(runDir, name), path.join(E2E_LOGS_DIR, `shared-${name}`)).catch(
+      (error: unknown) => {
+        progress(`could not keep ${name}: ${String(error)}`);
+      },
+    );
+  }
 }

@@ -297,23 +297,26 @@ export class WorkloadClient {
   }
 
   /**
-   * Waits until kube-controller-manager has observed the current generation (it creates the
-   * ReplicaSet or ControllerRevision of a template before it records observedGeneration), then
-   * returns what it made of it.
-   */
-  /**
    * Waits until kube-controller-manager observed the current generation and recorded at least
-   * `atLeast` revisions. Under load the DaemonSet controller can report the new generation a moment
-   * before its newest ControllerRevision is listed, so callers pass the count they will assert:
-   * fewer still times out and fails, more still fails their exact check.
+   * `atLeast` revisions (it creates the ReplicaSet or ControllerRevision of a template before it
+   * records observedGeneration). Under load the DaemonSet controller can report the new generation a
+   * moment before its newest ControllerRevision is listed, so callers pass the count they will
+   * assert: fewer still times out and fails, more still fails their exact check. The timeout is
+   * generous because a controller that met errors retries with exponential backoff; a timeout names
+   * what was last seen.
    */
-  settledRevisions(ref: WorkloadRef, atLeast = 1, timeoutMs = 30_000): Promise<RevisionEvidence> {
+  settledRevisions(ref: WorkloadRef, atLeast = 1, timeoutMs = 60_000): Promise<RevisionEvidence> {
     return pollUntil(
       async () => {
         const evidence = await this.revisions(ref);
-        return evidence.observedGeneration >= evidence.generation && evidence.revisions >= atLeast
-          ? evidence
-          : undefined;
+        if (evidence.observedGeneration >= evidence.generation && evidence.revisions >= atLeast) {
+          return evidence;
+        }
+        throw new Error(
+          `last seen: generation ${String(evidence.generation)}, observedGeneration ` +
+            `${String(evidence.observedGeneration)}, ${String(evidence.revisions)} revision(s) ` +
+            `(want ≥ ${String(atLeast)})`,
+        );
       },
       {
         timeoutMs,
