@@ -37,5 +37,25 @@ describe('TrackingTally', () => {
     tally.record('Deployment/a/api', []);
     tally.forget('Deployment/a/web');
     expect(g.sources.get('CONFIGMAP')).toBe(0);
+    expect(g.workloads.get('Deployment')).toBe(0);
+  });
+
+  it('keeps counting a source while any workload still references it', () => {
+    const g = recordingGauges();
+    const tally = new TrackingTally({ gauges: g.gauges });
+    tally.record('Deployment/a/api', ['configmap/cfg', 'configmap/cfg', 'secret/db']);
+    tally.record('Deployment/a/web', ['configmap/cfg']);
+    tally.record('Deployment/a/api', ['secret/db']); // stops tracking cfg; web still does
+    expect(g.sources.get('CONFIGMAP')).toBe(1);
+    tally.record('Deployment/a/web', ['secret/other']);
+    expect(Object.fromEntries(g.sources)).toEqual({
+      CONFIGMAP: 0,
+      SECRET: 2,
+      SECRETPROVIDERCLASS: 0,
+    });
+    tally.forget('Deployment/a/api');
+    tally.forget('Deployment/a/api'); // twice: no double count
+    expect(g.sources.get('SECRET')).toBe(1);
+    expect(g.workloads.get('Deployment')).toBe(1);
   });
 });

@@ -1,6 +1,8 @@
 /**
  * The `reloader_tracked_sources` and `reloader_tracked_workloads` gauges (§13.2), kept from what
- * each reconcile found a workload to track. Workloads that disappear are forgotten.
+ * each reconcile found a workload to track. Workloads that disappear are forgotten. Counts are kept
+ * incrementally: a first start reconciles every workload once, so recounting everything per
+ * reconcile would be quadratic.
  */
 import { parseSourceKey } from '../core/keys.ts';
 import type { SourceKey, SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
@@ -12,36 +14,80 @@ export interface TrackingGauges {
 
 const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
 
+interface Tracked {
+  readonly kind: WorkloadKind;
+  /** Distinct `TYPE|namespace/name` of the sources the workload tracks. */
+  readonly sources: ReadonlySet<string>;
+}
+
+function trackedOf(key: WorkloadKey, sources: readonly SourceKey[]): Tracked {
+  const [kind, namespace] = key.split('/') as [WorkloadKind, string];
+  const names = new Set<string>();
+  for (const source of sources) {
+    const parsed = parseSourceKey(source);
+    if (parsed) names.add(`${parsed.type}|${namespace}/${parsed.name}`);
+  }
+  return { kind, sources: names };
+}
+
+function typeOf(reference: string): SourceType {
+  return reference.slice(0, reference.indexOf('|')) as SourceType;
+}
+
 export class TrackingTally {
   readonly #gauges: TrackingGauges;
-  readonly #byWorkload = new Map<WorkloadKey, readonly SourceKey[]>();
+  readonly #byWorkload = new Map<WorkloadKey, Tracked>();
+  /** How many tracking workloads reference each source (`TYPE|namespace/name`). */
+  readonly #references = new Map<string, number>();
+  readonly #sources = new Map<SourceType, number>();
+  readonly #workloads = new Map<WorkloadKind, number>();
 
   constructor(deps: { readonly gauges: TrackingGauges }) {
     this.#gauges = deps.gauges;
   }
 
   record(key: WorkloadKey, tracked: readonly SourceKey[]): void {
-    if (tracked.length === 0) this.#byWorkload.delete(key);
-    else this.#byWorkload.set(key, tracked);
-    this.#publish();
+    const previous = this.#byWorkload.get(key);
+    const next = tracked.length === 0 ? undefined : trackedOf(key, tracked);
+    if (next === undefined) this.#byWorkload.delete(key);
+    else this.#byWorkload.set(key, next);
+    this.#apply(previous, next);
   }
 
   forget(key: WorkloadKey): void {
-    if (this.#byWorkload.delete(key)) this.#publish();
+    const previous = this.#byWorkload.get(key);
+    if (previous === undefined) return;
+    this.#byWorkload.delete(key);
+    this.#apply(previous, undefined);
   }
 
-  #publish(): void {
-    const sources = new Map<SourceType, Set<string>>(SOURCE_TYPES.map((t) => [t, new Set()]));
-    const workloads = new Map<WorkloadKind, number>();
-    for (const [key, tracked] of this.#byWorkload) {
-      const [kind, namespace] = key.split('/') as [WorkloadKind, string];
-      workloads.set(kind, (workloads.get(kind) ?? 0) + 1);
-      for (const source of tracked) {
-        const parsed = parseSourceKey(source);
-        if (parsed) sources.get(parsed.type)?.add(`${namespace}/${parsed.name}`);
-      }
+  #apply(previous: Tracked | undefined, next: Tracked | undefined): void {
+    const kinds = new Set<WorkloadKind>();
+    for (const [tracked, delta] of [
+      [previous, -1],
+      [next, 1],
+    ] as const) {
+      if (tracked === undefined) continue;
+      kinds.add(tracked.kind);
+      this.#workloads.set(tracked.kind, (this.#workloads.get(tracked.kind) ?? 0) + delta);
+      for (const reference of tracked.sources) this.#reference(reference, delta);
     }
-    for (const [type, names] of sources) this.#gauges.setTrackedSources(type, names.size);
-    for (const [kind, count] of workloads) this.#gauges.setTrackedWorkloads(kind, count);
+    for (const type of SOURCE_TYPES) {
+      this.#gauges.setTrackedSources(type, this.#sources.get(type) ?? 0);
+    }
+    for (const kind of kinds)
+      this.#gauges.setTrackedWorkloads(kind, this.#workloads.get(kind) ?? 0);
+  }
+
+  /** Counts a source for its type when its first reference comes and when its last one goes. */
+  #reference(reference: string, delta: 1 | -1): void {
+    const before = this.#references.get(reference) ?? 0;
+    const after = before + delta;
+    if (after <= 0) this.#references.delete(reference);
+    else this.#references.set(reference, after);
+    if ((before === 0) !== after <= 0) {
+      const type = typeOf(reference);
+      this.#sources.set(type, (this.#sources.get(type) ?? 0) + (after > 0 ? 1 : -1));
+    }
   }
 }

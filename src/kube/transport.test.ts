@@ -1,8 +1,15 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubeApiError } from './api-error.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
 import type { TestApiServer } from '../testing/test-api-server.ts';
-import { buildUrl, createKubeTransport, HttpMethod } from './transport.ts';
+import { buildUrl, createKubeTransport, DISPATCHER_MAX_AGE_MS, HttpMethod } from './transport.ts';
 
 let server: TestApiServer;
 beforeEach(async () => {
@@ -119,5 +126,99 @@ describe('createKubeTransport', () => {
     await server.waitForRequests(1);
     controller.abort();
     await expect(pending).rejects.toMatchObject({ reason: 'Aborted', retryable: false });
+  });
+});
+
+describe('createKubeTransport over TLS', () => {
+  let tls: { server: Server; url: string; ca: string; handshakes: () => number } | undefined;
+
+  beforeEach(async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kreload-tls-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        path.join(dir, 'key.pem'),
+        '-out',
+        path.join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const cert = readFileSync(path.join(dir, 'cert.pem'), 'utf8');
+    const key = readFileSync(path.join(dir, 'key.pem'), 'utf8');
+    rmSync(dir, { recursive: true, force: true });
+    let handshakes = 0;
+    const server = createHttpsServer({ cert, key }, (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    server.on('secureConnection', () => {
+      handshakes += 1;
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    tls = {
+      server,
+      url: `https://127.0.0.1:${String(port)}`,
+      ca: cert,
+      handshakes: () => handshakes,
+    };
+  });
+
+  afterEach(async () => {
+    tls?.server.closeAllConnections();
+    await new Promise((resolve) => tls?.server.close(resolve));
+  });
+
+  function kubeConfigFor(server: string, ca: string): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server, caData: Buffer.from(ca).toString('base64') }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    return kc;
+  }
+
+  it('reuses one connection pool: twenty requests, at most two TLS handshakes', async () => {
+    if (!tls) throw new Error('no TLS server');
+    const transport = createKubeTransport({ kubeConfig: kubeConfigFor(tls.url, tls.ca) });
+    for (let i = 0; i < 20; i += 1) {
+      await expect(transport.request({ method: HttpMethod.GET, path: '/x' })).resolves.toEqual({
+        ok: true,
+      });
+    }
+    // undici may open a second connection while the first is being released; not twenty.
+    expect(tls.handshakes()).toBeLessThanOrEqual(2);
+  });
+
+  it('takes a freshly built pool once the current one is DISPATCHER_MAX_AGE_MS old', async () => {
+    if (!tls) throw new Error('no TLS server');
+    let now = 0;
+    const transport = createKubeTransport({
+      kubeConfig: kubeConfigFor(tls.url, tls.ca),
+      now: () => now,
+    });
+    const get = () => transport.request({ method: HttpMethod.GET, path: '/x' });
+    await Promise.all([get(), get(), get()]); // three connections in the first pool
+    now = DISPATCHER_MAX_AGE_MS - 1;
+    await get();
+    expect(tls.handshakes()).toBe(3);
+    now = DISPATCHER_MAX_AGE_MS;
+    await get(); // a new pool: its own connection(s)
+    await get();
+    expect(tls.handshakes()).toBeGreaterThanOrEqual(4);
+    expect(tls.handshakes()).toBeLessThanOrEqual(5);
   });
 });

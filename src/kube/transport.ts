@@ -10,6 +10,7 @@
  * shape, and custom resources need no special path.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Dispatcher } from 'undici';
 import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from '@kubernetes/client-node';
 import { kubeApiErrorFromHttp, toKubeApiError } from './api-error.ts';
 import { parseJsonBody } from './json.ts';
@@ -37,9 +38,44 @@ export interface KubeTransportOptions {
   /** Per-request deadline; a hung connection must not hold a worker forever. */
   readonly timeoutMs?: number;
   readonly userAgent?: string;
+  /** Milliseconds since the epoch; for the dispatcher's age. */
+  readonly now?: () => number;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * How long one dispatcher (one pool of keep-alive connections) serves every request. Afterwards the
+ * next request's freshly built one takes over, so a rotated CA or client certificate is picked up.
+ */
+export const DISPATCHER_MAX_AGE_MS = 5 * 60_000;
+
+/**
+ * client-node 2.0.1's `applySecurityAuthentication` builds a new undici Agent for every request
+ * once TLS options are set, so every request paid a TLS handshake on both sides and left its
+ * connection idling (about 15 % of kreload's CPU in the K1 benchmark went to TLS setup). The
+ * transport keeps the first one and hands it out until it is DISPATCHER_MAX_AGE_MS old.
+ */
+class DispatcherReuse {
+  readonly #now: () => number;
+  #current: { readonly dispatcher: Dispatcher; readonly since: number } | undefined;
+
+  constructor(now: () => number) {
+    this.#now = now;
+  }
+
+  /** The dispatcher to use instead of `fresh`, which client-node just built for this request. */
+  reuse(fresh: Dispatcher): Dispatcher {
+    const now = this.#now();
+    const current = this.#current;
+    if (current !== undefined && now - current.since < DISPATCHER_MAX_AGE_MS) {
+      return current.dispatcher;
+    }
+    this.#current = { dispatcher: fresh, since: now };
+    // In-flight requests (long watches among them) finish on the old pool before it closes.
+    current?.dispatcher.close().catch(() => undefined);
+    return fresh;
+  }
+}
 
 export function buildUrl(
   server: string,
@@ -58,6 +94,7 @@ export function createKubeTransport(options: KubeTransportOptions): KubeTranspor
   const http = new IsomorphicFetchHttpLibrary();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const userAgent = options.userAgent ?? 'kreload';
+  const dispatchers = new DispatcherReuse(options.now ?? Date.now);
 
   async function send(request: KubeRequest): Promise<unknown> {
     const cluster = kubeConfig.getCurrentCluster();
@@ -75,6 +112,8 @@ export function createKubeTransport(options: KubeTransportOptions): KubeTranspor
     const deadline = AbortSignal.timeout(timeoutMs);
     context.setSignal(request.signal ? AbortSignal.any([request.signal, deadline]) : deadline);
     await kubeConfig.applySecurityAuthentication(context);
+    const fresh = context.getDispatcher();
+    if (fresh !== undefined) context.setDispatcher(dispatchers.reuse(fresh));
     const response = await http.send(context).toPromise();
     const text = await response.body.text();
     if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
