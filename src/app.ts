@@ -3,6 +3,7 @@
  * startup order of the contract: HTTP (not ready) → discovery → watches → initial sync → ready →
  * leader election or immediate reconcile. Stop reverses it within the drain deadline.
  */
+import PQueue from 'p-queue';
 import { KubeConfig } from '@kubernetes/client-node';
 import { existsSync, readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
@@ -69,6 +70,12 @@ import {
 } from './app/watch-plan.ts';
 
 const DRAIN_DEADLINE_MS = 10_000;
+/**
+ * List pages fetched at once across all list-watches. Each page can hold 500 objects of up to
+ * ~1 MiB; unbounded, the initial lists of a scoped install (one loop per namespace and kind) held
+ * hundreds of MiB of pages at once, and the process kept that memory (see docs/performance.md).
+ */
+const LIST_PAGE_CONCURRENCY = 2;
 /** How long an Event waits at most for workload writes in flight to finish (ADR 0015). */
 const EVENTS_YIELD_MAX_MS = 2_000;
 
@@ -239,9 +246,11 @@ class KreloadApp implements App {
     const alerts = this.#createAlerts(metrics, logger);
 
     const watches: ResourceWatch[] = [];
+    const listPages = new PQueue({ concurrency: LIST_PAGE_CONCURRENCY });
     const factory = new WatchFactory({
       kubeConfig: kc,
       transport,
+      pageLimiter: (fetch) => listPages.add(fetch),
       keys,
       metrics,
       isFiltered: (namespace, annotations) =>

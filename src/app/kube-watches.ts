@@ -16,7 +16,7 @@ import {
 } from '../kube/projections.ts';
 import type { ApiResource } from '../kube/resources.ts';
 import { OTHER_RESOURCES, workloadResource } from '../kube/resources.ts';
-import { createResourceListWatch } from '../kube/resource-list-watch.ts';
+import { createResourceListWatch, type PageLimiter } from '../kube/resource-list-watch.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import { projectWorkload } from '../kube/workload-projection.ts';
 import type { Metrics, ResourceType } from '../metrics/metrics.ts';
@@ -40,6 +40,8 @@ export interface WatchFactoryDeps {
   readonly keys: AnnotationKeys;
   readonly metrics: Metrics;
   readonly onWatchError: (resource: ResourceType, error: Error) => void;
+  /** Bounds how many list pages are fetched at once across every watch. */
+  readonly pageLimiter?: PageLimiter;
   /** Events kreload will not act on (ignored source, namespace not selected): `dropped` (§13.2). */
   readonly isFiltered?: (
     namespace: string,
@@ -192,6 +194,7 @@ export class WatchFactory {
         namespace: target.namespace,
         labelSelector: target.labelSelector,
         fieldSelector: target.fieldSelector,
+        pageLimiter: this.#deps.pageLimiter,
         project: spec.project,
         consumer: {
           replace: (items) => {

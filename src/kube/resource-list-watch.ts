@@ -11,20 +11,35 @@ import { resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
 
+/**
+ * Runs one list-page request when its turn comes. Shared by every list-watch of a process so that
+ * dozens of loops starting together (scoped mode: one per namespace and kind) do not hold dozens of
+ * multi-megabyte pages in memory at once.
+ */
+export type PageLimiter = <R>(fetch: () => Promise<R>) => Promise<R>;
+
+const UNLIMITED: PageLimiter = (fetch) => fetch();
+
 /** One page of a collection, as wire JSON (items keep their string timestamps). */
-export function createListPageFn(transport: KubeTransport, path: string): ListPageFn {
+export function createListPageFn(
+  transport: KubeTransport,
+  path: string,
+  limiter: PageLimiter = UNLIMITED,
+): ListPageFn {
   return async (request) => {
-    const body = await transport.request({
-      method: HttpMethod.GET,
-      path,
-      query: {
-        limit: request.limit,
-        continue: request.continue,
-        labelSelector: request.labelSelector,
-        fieldSelector: request.fieldSelector,
-      },
-      signal: request.signal,
-    });
+    const body = await limiter(() =>
+      transport.request({
+        method: HttpMethod.GET,
+        path,
+        query: {
+          limit: request.limit,
+          continue: request.continue,
+          labelSelector: request.labelSelector,
+          fieldSelector: request.fieldSelector,
+        },
+        signal: request.signal,
+      }),
+    );
     return {
       items: objectsAt(body, 'items'),
       resourceVersion: stringAt(body, 'metadata', 'resourceVersion') ?? '',
@@ -47,6 +62,7 @@ export interface ResourceListWatchOptions<T> {
   readonly random?: () => number;
   /** Client-side inactivity watchdog; see `createWatch`. */
   readonly inactivityTimeoutMs?: number;
+  readonly pageLimiter?: PageLimiter | undefined;
 }
 
 /**
@@ -70,7 +86,7 @@ export function createResourceListWatch<T>(options: ResourceListWatchOptions<T>)
   const watch = createWatch(options.kubeConfig, options.inactivityTimeoutMs);
   return new ListWatch<T>({
     path,
-    listPage: createListPageFn(options.transport, path),
+    listPage: createListPageFn(options.transport, path, options.pageLimiter),
     watch: (watchPath, query, onEvent, onDone) => watch.watch(watchPath, query, onEvent, onDone),
     project: options.project,
     consumer: options.consumer,

@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   applyTrigger,
+  CHANGES_PER_CATCH_UP,
   compareDue,
   Debouncer,
+  laneOf,
   mergeChanges,
   type ChangeRecord,
+  type Lane,
   type PendingEntry,
 } from './debouncer.ts';
 
@@ -178,6 +181,34 @@ describe('Debouncer', () => {
     expect(debouncer.nextDueAt()).toBeUndefined();
   });
 
+  it('takes entries with source changes first, one catch-up entry per three (ADR 0017)', () => {
+    const debouncer = create();
+    for (let i = 0; i < 5; i += 1)
+      debouncer.trigger(`baseline-${String(i)}`, { at: i, debounced: false });
+    for (let i = 0; i < 4; i += 1) {
+      debouncer.trigger(`change-${String(i)}`, {
+        at: 10 + i,
+        debounced: false,
+        change: cm(10 + i),
+      });
+    }
+    // A change folded into a pending catch-up entry moves it to the change lane.
+    debouncer.trigger('baseline-4', { at: 20, debounced: false, change: secret(20) });
+    const taken: string[] = [];
+    for (let due = debouncer.takeDue(100); due; due = debouncer.takeDue(100)) taken.push(due.key);
+    expect(taken).toEqual([
+      'baseline-4',
+      'change-0',
+      'change-1',
+      'baseline-0',
+      'change-2',
+      'change-3',
+      'baseline-1',
+      'baseline-2',
+      'baseline-3',
+    ]);
+  });
+
   it('a dropped and re-triggered key starts a new window', () => {
     const debouncer = create();
     debouncer.trigger('a', { at: 0, debounced: true });
@@ -205,20 +236,39 @@ describe('Debouncer against a reference model', () => {
     seq: number;
   }
 
-  function modelTake(
+  function firstDue(
     model: Map<string, ModelSlot>,
     held: Set<string>,
     now: number,
+    lane: Lane,
   ): string | undefined {
     let best: [string, ModelSlot] | undefined;
     for (const [key, slot] of model) {
-      if (held.has(key) || slot.entry.dueAt > now) continue;
+      if (held.has(key) || slot.entry.dueAt > now || laneOf(slot.entry) !== lane) continue;
       const better =
         best === undefined || (compareDue(slot.entry, best[1].entry) || slot.seq - best[1].seq) < 0;
       if (better) best = [key, slot];
     }
-    if (best !== undefined) model.delete(best[0]);
     return best?.[0];
+  }
+
+  /** The lane rule spelled out: change entries first, but every CHANGES_PER_CATCH_UP + 1st take
+   * goes to catch-up while both lanes have due keys. */
+  function modelTake(
+    model: Map<string, ModelSlot>,
+    held: Set<string>,
+    now: number,
+    run: { changes: number },
+  ): string | undefined {
+    const changes = firstDue(model, held, now, 'changes');
+    const catchUp = firstDue(model, held, now, 'catch-up');
+    let taken: string | undefined;
+    if (changes !== undefined && (catchUp === undefined || run.changes < CHANGES_PER_CATCH_UP)) {
+      taken = changes;
+    } else taken = catchUp;
+    if (catchUp !== undefined) run.changes = taken === changes ? run.changes + 1 : 0;
+    if (taken !== undefined) model.delete(taken);
+    return taken;
   }
 
   it.each([1, 2, 3, 4, 5])('random operations, seed %i', (seed) => {
@@ -226,6 +276,7 @@ describe('Debouncer against a reference model', () => {
     const debouncer = new Debouncer<string>({ settings: settings50 });
     const model = new Map<string, ModelSlot>();
     const held = new Set<string>();
+    const run = { changes: 0 };
     let now = 0;
     let seq = 0;
     for (let step = 0; step < 3_000; step += 1) {
@@ -234,11 +285,12 @@ describe('Debouncer against a reference model', () => {
       const op = random();
       if (op < 0.5) {
         const debounced = random() < 0.7;
-        debouncer.trigger(key, { at: now, debounced });
+        const change = random() < 0.4 ? cm(now) : undefined;
+        debouncer.trigger(key, { at: now, debounced, change });
         const known = model.get(key);
         if (known === undefined) seq += 1;
         model.set(key, {
-          entry: applyTrigger(known?.entry, { at: now, debounced }, settings50).entry,
+          entry: applyTrigger(known?.entry, { at: now, debounced, change }, settings50).entry,
           seq: known?.seq ?? seq,
         });
       } else if (op < 0.6) {
@@ -251,7 +303,7 @@ describe('Debouncer against a reference model', () => {
         debouncer.drop(key);
         model.delete(key);
       } else {
-        expect(debouncer.takeDue(now)?.key).toBe(modelTake(model, held, now));
+        expect(debouncer.takeDue(now)?.key).toBe(modelTake(model, held, now, run));
       }
       expect(debouncer.size).toBe(model.size);
     }

@@ -80,9 +80,23 @@ export function applyTrigger(
   return { entry: { firstAt: entry.firstAt, dueAt, changes }, outcome: 'coalesced' };
 }
 
-/** Worker order (§8 item 5): smaller `dueAt` first, ties to the smaller `firstAt`. */
+/** Worker order within a lane (§8 item 5): smaller `dueAt` first, ties to the smaller `firstAt`. */
 export function compareDue(a: PendingEntry, b: PendingEntry): number {
   return a.dueAt - b.dueAt || a.firstAt - b.firstAt;
+}
+
+/**
+ * Due entries that carry source changes go before catch-up entries (initial sync, resync,
+ * leadership, workload events), so a real change is not queued behind thousands of first-start
+ * baselines (docs/adr/0017). While both lanes have due keys, this many change entries are taken
+ * per catch-up entry, so neither lane starves.
+ */
+export const CHANGES_PER_CATCH_UP = 3;
+
+export type Lane = 'changes' | 'catch-up';
+
+export function laneOf(entry: PendingEntry): Lane {
+  return entry.changes.length > 0 ? 'changes' : 'catch-up';
 }
 
 interface Slot {
@@ -118,8 +132,13 @@ export class Debouncer<K extends string> {
   readonly #deps: DebouncerDeps;
   readonly #slots = new Map<K, Slot>();
   readonly #held = new Set<K>();
-  readonly #heap = new MinHeap<HeapNode<K>>(nodeBefore);
+  readonly #heaps: Readonly<Record<Lane, MinHeap<HeapNode<K>>>> = {
+    changes: new MinHeap<HeapNode<K>>(nodeBefore),
+    'catch-up': new MinHeap<HeapNode<K>>(nodeBefore),
+  };
   #counter = 0;
+  /** Change entries taken in a row while catch-up entries were also due. */
+  #changeRun = 0;
 
   constructor(deps: DebouncerDeps) {
     this.#deps = deps;
@@ -179,14 +198,33 @@ export class Debouncer<K extends string> {
 
   /** Smallest `dueAt` among keys that are not held. */
   nextDueAt(): number | undefined {
-    return this.#peekEligible()?.dueAt;
+    const changes = this.#peekEligible('changes')?.dueAt;
+    const catchUp = this.#peekEligible('catch-up')?.dueAt;
+    if (changes === undefined) return catchUp;
+    return catchUp === undefined ? changes : Math.min(changes, catchUp);
   }
 
-  /** Removes and returns the first eligible entry with `dueAt ≤ now`, in worker order. */
+  /**
+   * Removes and returns an eligible entry with `dueAt ≤ now`: the first of its lane, the lane chosen
+   * by CHANGES_PER_CATCH_UP.
+   */
   takeDue(now: number): { readonly key: K; readonly entry: PendingEntry } | undefined {
-    const node = this.#peekEligible();
-    if (node === undefined || node.dueAt > now) return undefined;
-    this.#heap.pop();
+    const due = (lane: Lane): HeapNode<K> | undefined => {
+      const node = this.#peekEligible(lane);
+      return node !== undefined && node.dueAt <= now ? node : undefined;
+    };
+    const changes = due('changes');
+    const catchUp = due('catch-up');
+    const lane: Lane | undefined =
+      changes !== undefined && (catchUp === undefined || this.#changeRun < CHANGES_PER_CATCH_UP)
+        ? 'changes'
+        : catchUp === undefined
+          ? undefined
+          : 'catch-up';
+    if (lane === undefined) return undefined;
+    if (catchUp !== undefined) this.#changeRun = lane === 'changes' ? this.#changeRun + 1 : 0;
+    const node = this.#heaps[lane].pop();
+    if (node === undefined) return undefined;
     const { key } = node;
     const slot = this.#slots.get(key);
     if (slot === undefined) return undefined;
@@ -214,7 +252,9 @@ export class Debouncer<K extends string> {
   clear(): void {
     this.#slots.clear();
     this.#held.clear();
-    this.#heap.clear();
+    this.#heaps.changes.clear();
+    this.#heaps['catch-up'].clear();
+    this.#changeRun = 0;
   }
 
   #store(key: K, entry: PendingEntry, seq: number | undefined): void {
@@ -223,7 +263,11 @@ export class Debouncer<K extends string> {
     const slot: Slot = { entry, seq: seq ?? this.#counter, version: this.#counter };
     this.#slots.set(key, slot);
     // An unchanged position keeps its heap node valid: a storm of triggers does not grow the heap.
-    if (previous?.entry.dueAt === entry.dueAt && previous.entry.firstAt === entry.firstAt) {
+    if (
+      previous?.entry.dueAt === entry.dueAt &&
+      previous.entry.firstAt === entry.firstAt &&
+      laneOf(previous.entry) === laneOf(entry)
+    ) {
       this.#slots.set(key, { ...slot, version: previous.version });
       return;
     }
@@ -232,19 +276,22 @@ export class Debouncer<K extends string> {
 
   #push(key: K, slot: Slot): void {
     const { dueAt, firstAt } = slot.entry;
-    this.#heap.push({ key, dueAt, firstAt, seq: slot.seq, version: slot.version });
+    const node = { key, dueAt, firstAt, seq: slot.seq, version: slot.version };
+    this.#heaps[laneOf(slot.entry)].push(node);
   }
 
-  /** The first heap node that is current and not held; stale and held nodes are discarded. */
-  #peekEligible(): HeapNode<K> | undefined {
+  /** The first node of `lane` that is current and not held; stale and held nodes are discarded. */
+  #peekEligible(lane: Lane): HeapNode<K> | undefined {
+    const heap = this.#heaps[lane];
     for (;;) {
-      const node = this.#heap.peek();
+      const node = heap.peek();
       if (node === undefined) return undefined;
       const { key } = node;
       const slot = this.#slots.get(key);
-      // A held key is pushed again when released, so its node can go.
+      // A held key is pushed again when released, and a key that changed lanes has a node in
+      // the other heap, so this one can go.
       if (slot?.version === node.version && !this.#held.has(key)) return node;
-      this.#heap.pop();
+      heap.pop();
     }
   }
 }
