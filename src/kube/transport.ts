@@ -104,9 +104,6 @@ export function createKubeTransport(options: KubeTransportOptions): KubeTranspor
       request.method,
     );
     context.setHeaderParam('Accept', 'application/json');
-    // Uncompressed: gzip costs kube-apiserver and kreload CPU, and inflating multi-megabyte list
-    // pages on the thread pool left native memory behind (docs/performance.md, K1).
-    context.setHeaderParam('Accept-Encoding', 'identity');
     context.setHeaderParam('User-Agent', userAgent);
     if (request.body !== undefined) {
       context.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
