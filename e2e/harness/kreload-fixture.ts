@@ -103,6 +103,13 @@ export class KreloadFixture {
     }
   }
 
+  /** SIGKILL, as a crash: no drain, nothing released. `start()` may follow. */
+  async kill9(): Promise<void> {
+    const running = this.#kreload;
+    this.#kreload = undefined;
+    await running?.kill9();
+  }
+
   /** Deletes the namespaces without waiting: the namespace controller finishes in the background. */
   async cleanUp(): Promise<void> {
     const core = this.cluster.kc.makeApiClient(CoreV1Api);

@@ -13,7 +13,7 @@ import {
   type V1PodSpec,
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
-import { pollUntil } from './poll.ts';
+import { pollUntil, PollTimeoutError } from './poll.ts';
 
 /** Never pulled: no kubelet runs in the test cluster. */
 export const TEST_IMAGE = 'registry.invalid/pause:3.10';
@@ -305,7 +305,69 @@ export class WorkloadClient {
    * generous because a controller that met errors retries with exponential backoff; a timeout names
    * what was last seen.
    */
-  settledRevisions(ref: WorkloadRef, atLeast = 1, timeoutMs = 60_000): Promise<RevisionEvidence> {
+  async settledRevisions(
+    ref: WorkloadRef,
+    atLeast = 1,
+    timeoutMs = 60_000,
+  ): Promise<RevisionEvidence> {
+    try {
+      return await this.#pollRevisions(ref, atLeast, timeoutMs);
+    } catch (error) {
+      if (!(error instanceof PollTimeoutError)) throw error;
+      throw new PollTimeoutError(`${error.message}\n${await this.#diagnosis(ref)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** What the workload and its revisions look like: for a timeout message, not for assertions. */
+  async #diagnosis(ref: WorkloadRef): Promise<string> {
+    try {
+      const object = (await kindRow(ref.kind).read(this.#apps, ref)) as unknown as {
+        metadata?: V1ObjectMeta;
+        spec?: { paused?: boolean; template?: V1PodTemplateSpec };
+        status?: unknown;
+      };
+      const containers = (object.spec?.template?.spec?.containers ?? []).map((c) => ({
+        name: c.name,
+        env: (c.env ?? []).map((e) => e.name),
+      }));
+      const owned =
+        ref.kind === 'Deployment'
+          ? (
+              await this.#apps.listNamespacedReplicaSet({
+                namespace: ref.namespace,
+                labelSelector: `app=${ref.name}`,
+              })
+            ).items.map((rs) => ({
+              name: rs.metadata?.name,
+              owners: rs.metadata?.ownerReferences?.map((o) => o.uid),
+              revision: rs.metadata?.annotations?.['deployment.kubernetes.io/revision'],
+            }))
+          : (
+              await this.#apps.listNamespacedControllerRevision({
+                namespace: ref.namespace,
+                labelSelector: `app=${ref.name}`,
+              })
+            ).items.map((r) => ({
+              name: r.metadata?.name,
+              owners: r.metadata?.ownerReferences?.map((o) => o.uid),
+              revision: r.revision,
+            }));
+      return `workload: ${JSON.stringify({
+        uid: object.metadata?.uid,
+        deletionTimestamp: object.metadata?.deletionTimestamp,
+        annotations: object.metadata?.annotations,
+        paused: object.spec?.paused,
+        containers,
+        status: object.status,
+      })}\nrevisions: ${JSON.stringify(owned)}`;
+    } catch (error) {
+      return `no diagnosis: ${String(error)}`;
+    }
+  }
+
+  #pollRevisions(ref: WorkloadRef, atLeast: number, timeoutMs: number): Promise<RevisionEvidence> {
     return pollUntil(
       async () => {
         const evidence = await this.revisions(ref);

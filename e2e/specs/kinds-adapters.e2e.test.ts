@@ -3,7 +3,6 @@
 // template merge patch, or `spec.restartAt` with `rollout-strategy: restart`). The Rollout CRD is
 // the real one from argo-rollouts' Go module; no Argo controller runs, so the Rollout object
 // itself is the evidence. DeploymentConfig has its own spec (kinds-deploymentconfig).
-import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   arrayAt,
@@ -15,9 +14,8 @@ import {
   stringAt,
   type CustomApi,
 } from '../harness/crds.ts';
-import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
+import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
-import { installKreloadIdentity, type KreloadIdentity } from '../harness/rbac.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
 import {
@@ -253,36 +251,18 @@ afterAll(async () => {
 });
 
 describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
-  let identity: KreloadIdentity;
-  let namespace = '';
-  let kreload: KreloadProcess | undefined;
-
-  beforeAll(async () => {
-    identity = await installKreloadIdentity(cluster);
-    namespace = await cluster.createNamespace(`kinds-${strategy.strategy}`);
-    kreload = await startKreload({
-      name: `kinds-adapters-${strategy.strategy}`,
-      kubeconfig: identity.kubeconfigPath,
-      args: [
-        `--namespaces=${namespace}`,
-        '--sync-delay=0',
-        '--is-Argo-Rollouts=true',
-        `--reload-strategy=${strategy.strategy}`,
-        '--log-level=debug',
-      ],
-    });
-  });
-
-  afterAll(async () => {
-    const exit = await kreload?.stop();
-    await cluster.kc
-      .makeApiClient(CoreV1Api)
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined);
-    expect(exit?.code, `kreload exit; log ${kreload?.logPath ?? ''}`).toBe(0);
+  const fixture = useKreload({
+    name: `kinds-adapters-${strategy.strategy}`,
+    args: ([namespace = '']) => [
+      `--namespaces=${namespace}`,
+      '--sync-delay=0',
+      '--is-Argo-Rollouts=true',
+      `--reload-strategy=${strategy.strategy}`,
+    ],
   });
 
   it.each(CASES)('$title', async (kindCase) => {
+    const { namespace } = fixture;
     const name = `${kindCase.short}-app`;
     const configMap = `${kindCase.short}-cfg`;
     const ref: ObjectRef = { api: kindCase.api, namespace, name };

@@ -3,7 +3,6 @@
 // update each one as it rotates its pod's mount; here the test writes them. Rotating all three
 // must roll the Deployment once: one new template hash, one new ReplicaSet, one counted roll.
 // The CRDs are the real ones from the secrets-store-csi-driver Go module.
-import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CSI_APIS,
@@ -14,10 +13,9 @@ import {
   recordAt,
   valueAt,
 } from '../harness/crds.ts';
-import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
+import { useKreload } from '../harness/kreload-fixture.ts';
 import { scrapeMetrics, waitUntilSettled } from '../harness/metrics.ts';
 import { pollUntil } from '../harness/poll.ts';
-import { installKreloadIdentity } from '../harness/rbac.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import {
   APP,
@@ -71,36 +69,18 @@ it('computes hashes as §4.2 vectors 9 and 10 say', () => {
 });
 
 describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
-  let namespace = '';
-  let kreload: KreloadProcess | undefined;
-
-  beforeAll(async () => {
-    const identity = await installKreloadIdentity(cluster);
-    namespace = await cluster.createNamespace(`kinds-csi-${strategy.strategy}`);
-    kreload = await startKreload({
-      name: `kinds-csi-${strategy.strategy}`,
-      kubeconfig: identity.kubeconfigPath,
-      args: [
-        `--namespaces=${namespace}`,
-        '--sync-delay=0',
-        '--enable-csi-integration=true',
-        `--reload-strategy=${strategy.strategy}`,
-        '--log-level=debug',
-      ],
-    });
-  });
-
-  afterAll(async () => {
-    const exit = await kreload?.stop();
-    await cluster.kc
-      .makeApiClient(CoreV1Api)
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined);
-    expect(exit?.code, `kreload exit; log ${kreload?.logPath ?? ''}`).toBe(0);
+  const fixture = useKreload({
+    name: `kinds-csi-${strategy.strategy}`,
+    args: ([namespace = '']) => [
+      `--namespaces=${namespace}`,
+      '--sync-delay=0',
+      '--enable-csi-integration=true',
+      `--reload-strategy=${strategy.strategy}`,
+    ],
   });
 
   it('rotating the SecretProviderClassPodStatus objects of three pods rolls the Deployment once', async () => {
-    if (kreload === undefined) throw new Error('kreload did not start');
+    const { namespace, kreload } = fixture;
     const spc = 'vault-db';
     const name = 'web';
     const ref: ObjectRef = { api: BUILT_IN_APIS.deployments, namespace, name };

@@ -5,7 +5,6 @@
 // shows the template patch, and the proxy's record shows that it was a strategic merge patch and
 // whether `instantiate` followed. What no test here can show: a DeploymentConfig controller
 // turning either into a ReplicationController.
-import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   arrayAt,
@@ -17,7 +16,7 @@ import {
   STRATEGIC_MERGE_PATCH,
   stringAt,
 } from '../harness/crds.ts';
-import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
+import { useKreload } from '../harness/kreload-fixture.ts';
 import { scrapeMetrics, waitUntilSettled } from '../harness/metrics.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { installKreloadIdentity } from '../harness/rbac.ts';
@@ -91,35 +90,21 @@ function requestsFor(namespace: string, name: string): InterceptedRequest[] {
 }
 
 describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
-  let namespace = '';
-  let kreload: KreloadProcess | undefined;
-
-  beforeAll(async () => {
-    const identity = await installKreloadIdentity(cluster);
-    namespace = await cluster.createNamespace(`kinds-dc-${strategy.strategy}`);
-    kreload = await startKreload({
-      name: `kinds-deploymentconfig-${strategy.strategy}`,
-      kubeconfig: await proxy.kubeconfig(identity.token),
-      args: [
-        `--namespaces=${namespace}`,
-        '--sync-delay=0',
-        `--reload-strategy=${strategy.strategy}`,
-        '--log-level=debug',
-      ],
-    });
-  });
-
-  afterAll(async () => {
-    const exit = await kreload?.stop();
-    await cluster.kc
-      .makeApiClient(CoreV1Api)
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined);
-    expect(exit?.code, `kreload exit; log ${kreload?.logPath ?? ''}`).toBe(0);
+  const fixture = useKreload({
+    name: `kinds-deploymentconfig-${strategy.strategy}`,
+    args: ([namespace = '']) => [
+      `--namespaces=${namespace}`,
+      '--sync-delay=0',
+      `--reload-strategy=${strategy.strategy}`,
+    ],
+    // kreload talks to the cluster through the proxy that plays the OpenShift API.
+    identity: async (target) => ({
+      kubeconfigPath: await proxy.kubeconfig((await installKreloadIdentity(target)).token),
+    }),
   });
 
   it.each(TRIGGER_CASES)('$title', async (triggerCase) => {
-    if (kreload === undefined) throw new Error('kreload did not start');
+    const { namespace, kreload } = fixture;
     const name = `${triggerCase.short}-dc`;
     const configMap = `${triggerCase.short}-cfg`;
     const ref: ObjectRef = { api: OPTIONAL_APIS.deploymentconfigs, namespace, name };

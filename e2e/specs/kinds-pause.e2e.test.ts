@@ -3,17 +3,11 @@
 // (SIGKILL: no drain, no in-memory timer survives) and started again; the new process resumes the
 // Deployment at paused-at + 20 s. kube-controller-manager shows the pause: no new ReplicaSet while
 // paused, one after the resume.
-import { CoreV1Api } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PAUSE_PERIOD, PAUSED_AT } from '../harness/annotations.ts';
 import { KubeJson, recordAt, valueAt } from '../harness/crds.ts';
-import {
-  startKreload,
-  type KreloadProcess,
-  type StartKreloadOptions,
-} from '../harness/kreload-process.ts';
+import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
-import { installKreloadIdentity } from '../harness/rbac.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
 import {
@@ -46,31 +40,13 @@ const sources = new SourceClient({ kc: cluster.kc });
 const envVars = strategyRow('env-vars');
 
 describe('pause-period survives a kreload crash (§7.2 items 1, 4, 5)', () => {
-  let namespace = '';
-  let options: StartKreloadOptions;
-  let kreload: KreloadProcess | undefined;
-
-  beforeAll(async () => {
-    const identity = await installKreloadIdentity(cluster);
-    namespace = await cluster.createNamespace('kinds-pause');
-    options = {
-      name: 'kinds-pause',
-      kubeconfig: identity.kubeconfigPath,
-      args: [`--namespaces=${namespace}`, '--sync-delay=0', '--log-level=debug'],
-    };
-    kreload = await startKreload(options);
-  });
-
-  afterAll(async () => {
-    const exit = await kreload?.stop();
-    await cluster.kc
-      .makeApiClient(CoreV1Api)
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined);
-    expect(exit?.code, `kreload exit; log ${kreload?.logPath ?? ''}`).toBe(0);
+  const fixture = useKreload({
+    name: 'kinds-pause',
+    args: ([namespace = '']) => [`--namespaces=${namespace}`, '--sync-delay=0'],
   });
 
   it('pauses with the roll, and the restarted process resumes at paused-at + 20s', async () => {
+    const { namespace } = fixture;
     const name = 'paused';
     const configMap = 'paused-cfg';
     const ref: ObjectRef = { api: BUILT_IN_APIS.deployments, namespace, name };
@@ -124,9 +100,8 @@ describe('pause-period survives a kreload crash (§7.2 items 1, 4, 5)', () => {
     expect(pausedAt).toBeLessThanOrEqual(Date.now());
 
     // Crash and restart: only the annotation remembers the pause.
-    await kreload?.kill9();
-    kreload = undefined;
-    kreload = await startKreload(options);
+    await fixture.kill9();
+    await fixture.start();
     const afterRestart = await readObject(client, ref);
     if (Date.now() < pausedAt + PAUSE_MS - TRUNCATION_MS) {
       expect(valueAt(afterRestart, ['spec', 'paused'])).toBe(true);
