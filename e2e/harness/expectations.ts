@@ -23,19 +23,26 @@ export function waitForView(
   );
 }
 
-/** Waits for W `kreload.io/baseline` to be exactly this map. */
-export function waitForBaseline(
+/**
+ * Waits for W `kreload.io/baseline` to be exactly this map, and for kube-controller-manager to have
+ * made the workload's first revision. A test changes a source next; a roll that overtook a busy
+ * controller would leave it one revision short, which would read as a missing roll (seen under load:
+ * the ReplicaSet created 2.7 s after its Deployment, from the already rolled template).
+ */
+export async function waitForBaseline(
   workloads: WorkloadClient,
   ref: WorkloadRef,
   map: Readonly<Record<string, string>>,
 ): Promise<WorkloadView> {
   const expected = stateJson(map);
-  return waitForView(
+  const view = await waitForView(
     workloads,
     ref,
-    (view) => view.annotations[BASELINE] === expected,
+    (candidate) => candidate.annotations[BASELINE] === expected,
     `baseline ${expected}`,
   );
+  await workloads.settledRevisions(ref, 1);
+  return view;
 }
 
 /** Waits until `container` carries env var `name` = `value`. */

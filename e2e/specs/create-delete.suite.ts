@@ -97,6 +97,9 @@ export function defineCreateDeleteSuite(fixture: KreloadFixture, strategy: Strat
           since: beforeWorkload,
           events: [{ resource: row.resource, event: ['add', 'update'], atLeast: 1 }],
         });
+        // The first revision must come from the original template (a roll that overtakes a busy
+        // kube-controller-manager would leave one revision fewer).
+        await workloads.settledRevisions(ref, 1);
         const before = await workloads.read(ref);
         const since = nowSeconds();
         await sources.create(namespace, source);
