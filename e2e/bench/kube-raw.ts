@@ -1,14 +1,11 @@
 /**
- * Wire-JSON requests through client-node's own HTTP stack (the path its `Watch` takes). The bench
+ * Wire-JSON requests through kreload's transport (client-node's HTTP stack, pooled). The bench
  * and the ideal reactor read and write raw JSON so that list items and watch events have one shape
  * and no typed deserialisation costs the reactor time it would not have in a real controller.
  */
-import {
-  HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  RequestContext,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError } from '../../src/kube/api-error.ts';
+import { createKubeTransport, type KubeTransport } from '../../src/kube/transport.ts';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -42,61 +39,43 @@ export function isStatus(error: unknown, status: number): boolean {
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 
-export function apiUrl(
-  server: string,
-  path: string,
-  query: Readonly<Record<string, QueryValue>> = {},
-): string {
-  const url = new URL(server.replace(/\/+$/, '') + path);
-  for (const [key, value] of Object.entries(query)) {
-    if (value !== undefined) url.searchParams.set(key, String(value));
-  }
-  return url.toString();
-}
-
-/** One client per KubeConfig: client-node caches its undici dispatcher, so connections are reused. */
+/**
+ * One client per KubeConfig, over kreload's own transport: the same connection reuse (ADR 0016),
+ * so the ideal reactor and the bench pay no TLS handshake per request either.
+ */
 export class KubeRaw {
   readonly kc: KubeConfig;
-  readonly #http = new IsomorphicFetchHttpLibrary();
+  #transport: KubeTransport | undefined;
 
   constructor(deps: { kc: KubeConfig }) {
     this.kc = deps.kc;
   }
 
   async request(request: RawRequest): Promise<unknown> {
-    const cluster = this.kc.getCurrentCluster();
-    if (cluster === null) throw new Error('kubeconfig has no current cluster');
-    const context = new RequestContext(
-      apiUrl(cluster.server, request.path, request.query),
-      request.method,
-    );
-    context.setHeaderParam('Accept', 'application/json');
-    if (request.body !== undefined) {
-      context.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
-      context.setBody(JSON.stringify(request.body));
-    }
-    context.setSignal(AbortSignal.timeout(request.timeoutMs ?? DEFAULT_TIMEOUT_MS));
-    await this.kc.applySecurityAuthentication(context);
-    let status = 0;
-    let text: string;
+    this.#transport ??= createKubeTransport({
+      kubeConfig: this.kc,
+      timeoutMs: DEFAULT_TIMEOUT_MS,
+      userAgent: 'kreload-bench',
+    });
     try {
-      const response = await this.#http.send(context).toPromise();
-      status = response.httpStatusCode;
-      text = await response.body.text();
+      return await this.#transport.request({
+        method: request.method,
+        path: request.path,
+        ...(request.query === undefined ? {} : { query: request.query }),
+        ...(request.body === undefined ? {} : { body: request.body }),
+        ...(request.contentType === undefined ? {} : { contentType: request.contentType }),
+        ...(request.timeoutMs === undefined
+          ? {}
+          : { signal: AbortSignal.timeout(request.timeoutMs) }),
+      });
     } catch (error) {
+      const status = error instanceof KubeApiError ? (error.status ?? 0) : 0;
       throw new KubeRequestError({
         message: `${request.method} ${request.path}: ${error instanceof Error ? error.message : String(error)}`,
         status,
         cause: error,
       });
     }
-    if (status < 200 || status > 299) {
-      throw new KubeRequestError({
-        message: `${request.method} ${request.path}: HTTP ${status}: ${text.slice(0, 300)}`,
-        status,
-      });
-    }
-    return text === '' ? undefined : (JSON.parse(text) as unknown);
   }
 
   get(path: string, query?: Readonly<Record<string, QueryValue>>): Promise<unknown> {
