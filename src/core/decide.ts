@@ -176,13 +176,17 @@ function reloadListProblems(
   value: string | undefined,
 ): AnnotationProblem[] {
   if (value === undefined) return [];
-  return reloadListOf(input, value).invalid.map(({ element, error }) => ({
+  const parsed = reloadListOf(input, value);
+  const problems: AnnotationProblem[] = parsed.invalid.map(({ element, error }) => ({
     on: 'workload',
     key,
     value,
     problem: `invalid pattern ${quoted(element)} (${error})`,
     consequence: 'ignored, other entries still apply',
   }));
+  if (parsed.overLimit !== undefined)
+    problems.push({ on: 'workload', key, value, ...parsed.overLimit });
+  return problems;
 }
 
 /**
