@@ -769,6 +769,24 @@ describe('parseOptions rejects (§12.6)', () => {
       {},
       ['--resync-period: 29s is too short: use 0 (disabled) or at least 30s'],
     ],
+    [
+      'sync delay above 1h',
+      ['--sync-delay=61m', '--sync-max-delay=2h'],
+      {},
+      ['--sync-delay: 61m is above the maximum of 1h'],
+    ],
+    [
+      'sync max delay above 24h',
+      ['--sync-max-delay=1000h'],
+      {},
+      ['--sync-max-delay: 1000h is above the maximum of 24h'],
+    ],
+    [
+      'resync period above 24h, from env',
+      [],
+      { KRELOAD_RESYNC_PERIOD: '25h' },
+      ['KRELOAD_RESYNC_PERIOD: 25h is above the maximum of 24h'],
+    ],
     ['worker threads 0', ['--worker-threads=0'], {}, ['--worker-threads: 0 is out of range 1–64']],
     [
       'worker threads 65',
