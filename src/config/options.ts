@@ -361,8 +361,10 @@ export const OPTION_SPECS = [
     flag: '--pprof-addr',
     env: 'KRELOAD_PPROF_ADDR',
     type: 'address',
-    default: ':6060',
-    help: 'Address of the profiling listener, [host]:port.',
+    default: '127.0.0.1:6060',
+    help:
+      'Address of the profiling listener, [host]:port; loopback unless set (Reloader: :6060). It has no ' +
+      'authentication and a heap snapshot holds the ServiceAccount token: do not expose it (docs/security.md).',
     helm: 'reloader.pprofAddr',
   },
   // §12.2: flags only kreload has.

@@ -44,7 +44,7 @@ describe('parseOptions defaults', () => {
       logFormat: 'text',
       logLevel: 'info',
       enablePprof: false,
-      pprofAddr: { host: undefined, port: 6060 },
+      pprofAddr: { host: '127.0.0.1', port: 6060 },
       syncDelay: 2000,
       syncMaxDelay: 30000,
       resyncPeriod: 600000,
