@@ -744,6 +744,14 @@ describe('parseOptions rejects (§12.6)', () => {
       {},
       ['--sync-delay: invalid duration "": expected Go syntax such as 300ms, 2s, 1m30s or 1.5h'],
     ],
+    [
+      'a unit named after an Object.prototype member',
+      ['--sync-delay=1constructor'],
+      {},
+      [
+        '--sync-delay: invalid duration "1constructor": expected Go syntax such as 300ms, 2s, 1m30s or 1.5h',
+      ],
+    ],
     ['negative duration', ['--sync-delay', '-1m'], {}, ['--sync-delay: -1m must not be negative']],
     [
       'max delay below delay',

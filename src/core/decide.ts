@@ -9,6 +9,7 @@ import {
   reloadListMatches,
   splitList,
 } from './annotation-values.ts';
+import { ownValue } from './records.ts';
 import { selectContainer } from './references.ts';
 import type {
   AnnotationKeys,
@@ -90,7 +91,7 @@ function chooseAnnotationSet(input: DecideInput): ChosenSet {
 }
 
 function valueOf(annotations: Annotations, key: string): string | undefined {
-  return Object.hasOwn(annotations, key) ? annotations[key] : undefined;
+  return ownValue(annotations, key);
 }
 
 function reloadListOf(input: DecideInput, value: string): ParsedReloadList {
