@@ -14,8 +14,11 @@ import { APP, podSpec } from '../harness/workloads.ts';
 const MIB = 1024 * 1024;
 /** Before ADR 0018 the hostile value alone raised kreload's RSS by ~300 MiB. */
 const RSS_GROWTH_LIMIT_BYTES = 50 * MIB;
-/** A timer firing every 1 ms kept one core busy: ~1 CPU-second per second. */
-const CPU_SECONDS_LIMIT = 1.5;
+/**
+ * Measured over the 10 s window: 0.07 CPU-s with chained timers, 1.8 CPU-s before (a resume timer
+ * firing every 1 ms, on a machine shared with other tests).
+ */
+const CPU_SECONDS_LIMIT = 0.5;
 const CPU_WINDOW_MS = 10_000;
 
 const fixture = useKreload({
