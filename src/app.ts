@@ -40,6 +40,8 @@ import { ConfigMapClient } from './kube/config-map-client.ts';
 import { createKubeTransport } from './kube/transport.ts';
 import type { KubeTransport } from './kube/transport.ts';
 import { ProfilingServer } from './http/profiling-server.ts';
+import { drainAndRelease } from './app/shutdown.ts';
+import { setLongTimeout } from './time/long-timeout.ts';
 import { META_INFO_NAME, metaInfoConfigMap } from './app/meta-info.ts';
 import type { BuildInfo } from './app/meta-info.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
@@ -69,7 +71,6 @@ import {
   workloadWatchTargets,
 } from './app/watch-plan.ts';
 
-const DRAIN_DEADLINE_MS = 10_000;
 /**
  * List pages fetched at once across all list-watches. Each page can hold 500 objects of up to
  * ~1 MiB; unbounded, the initial lists of a scoped install (one loop per namespace and kind) held
@@ -309,7 +310,10 @@ class KreloadApp implements App {
         dryRun: options.dryRun,
       },
       now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      sleep: (ms) =>
+        new Promise((resolve) => {
+          setLongTimeout(resolve, ms);
+        }),
       random: Math.random,
       reloadLists,
       mayWrite: () => this.#mayWrite(),
@@ -411,10 +415,14 @@ class KreloadApp implements App {
     if (!runtime) return;
     this.#deps.logger.info('stopping', { reason });
     runtime.queue.stop();
-    await runtime.queue.drain(DRAIN_DEADLINE_MS);
-    this.#leading = false;
-    await runtime.elector?.release();
-    runtime.elector?.stop();
+    await drainAndRelease({
+      queue: runtime.queue,
+      elector: runtime.elector,
+      logger: this.#deps.logger,
+      onDrained: () => {
+        this.#leading = false;
+      },
+    });
     await Promise.all(runtime.watches.map((w) => w.stop()));
     await runtime.alerts?.stop();
     for (const stopper of this.#stoppers) await stopper();

@@ -250,6 +250,26 @@ describe('runCli: controller lifecycle (§13.5)', () => {
     expect(await exit).toBe(1);
   });
 
+  it('exits 1 after 13 s when the stop after SIGTERM never finishes (hung write or Lease PUT)', async () => {
+    vi.useFakeTimers();
+    const h = harness([]);
+    h.app.stopResult = new Promise(() => undefined);
+    const exit = runCli(h.io);
+    await h.app.started.promise;
+    h.signal('SIGTERM');
+    let settled = false;
+    void exit.then(() => {
+      settled = true;
+    });
+    await vi.advanceTimersByTimeAsync(12_999);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await exit).toBe(1);
+    expect(h.stderr()).toContain(
+      'msg="stop did not finish in time, exiting anyway" timeoutMs=13000',
+    );
+  });
+
   it('exits 1 without waiting when a second signal arrives during the stop', async () => {
     const h = harness([]);
     h.app.stopResult = new Promise(() => undefined);

@@ -3,6 +3,7 @@
  * configuration (exit 2 with every problem, §12.6), then runs the controller built by app.ts until a
  * signal (exit 0) or a fatal error (exit 1) (§13.5). Every process facility arrives through CliIo.
  */
+import { STOP_DEADLINES } from '../app/shutdown.ts';
 import { findInfoRequest, renderHelp } from '../config/command-line.ts';
 import { ConfigError, formatConfigProblems } from '../config/config-error.ts';
 import type { ConfigWarning, Options } from '../config/parse-options.ts';
@@ -10,6 +11,7 @@ import { parseOptions } from '../config/parse-options.ts';
 import type { Logger, RootLogger } from '../log/logger.ts';
 import { createLogger } from '../log/logger.ts';
 import { redactUrl } from '../log/redact-url.ts';
+import { withinDeadline } from '../time/deadline.ts';
 import { checkClusterConfig } from './cluster-config.ts';
 import { runHashCommand } from './hash-command.ts';
 
@@ -47,6 +49,8 @@ export interface CliIo {
   readonly now?: () => Date;
   /** Upper bound of the stop after a fatal error (§13.4: exit within 5 s). */
   readonly fatalStopTimeoutMs?: number;
+  /** Upper bound of the stop after SIGTERM or SIGINT (§13.5). */
+  readonly signalStopTimeoutMs?: number;
 }
 
 export const EXIT_OK = 0;
@@ -54,6 +58,9 @@ export const EXIT_FAILURE = 1;
 export const EXIT_INVALID_CONFIGURATION = 2;
 
 const DEFAULT_FATAL_STOP_TIMEOUT_MS = 4_000;
+/** The drain and the lease release have their own deadlines (app/shutdown.ts); 1 s for the rest. */
+const DEFAULT_SIGNAL_STOP_TIMEOUT_MS =
+  STOP_DEADLINES.drainMs + STOP_DEADLINES.leaseReleaseMs + 1_000;
 
 async function loadAppModule(): Promise<CreateApp> {
   const { createApp } = await import('../app.ts');
@@ -94,16 +101,9 @@ class ShutdownLatch {
   }
 }
 
-async function stopWithin(app: App, reason: string, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs);
-  });
-  try {
-    await Promise.race([app.stop(reason), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** True when the stop finished within `timeoutMs`; otherwise the exit goes ahead without it. */
+async function stopWithin(app: App, reason: string, timeoutMs: number): Promise<boolean> {
+  return (await withinDeadline(app.stop(reason), timeoutMs)).finished;
 }
 
 async function handleShutdown(
@@ -112,11 +112,16 @@ async function handleShutdown(
 ): Promise<number> {
   const { app, logger, io } = context;
   switch (reason.kind) {
-    case 'signal':
+    case 'signal': {
       logger.info('shutting down', { signal: reason.signal });
-      await app.stop(reason.signal);
+      const timeoutMs = io.signalStopTimeoutMs ?? DEFAULT_SIGNAL_STOP_TIMEOUT_MS;
+      if (!(await stopWithin(app, reason.signal, timeoutMs))) {
+        logger.error('stop did not finish in time, exiting anyway', { timeoutMs });
+        return EXIT_FAILURE;
+      }
       logger.info('stopped');
       return EXIT_OK;
+    }
     case 'fatal':
       logger.error('fatal error, exiting', { error: reason.error });
       await stopWithin(app, 'fatal', io.fatalStopTimeoutMs ?? DEFAULT_FATAL_STOP_TIMEOUT_MS);

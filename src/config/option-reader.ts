@@ -92,7 +92,7 @@ export class OptionReader {
 
   duration(name: OptionNameOfType<'duration'>): number {
     const spec = specOf(name);
-    return this.#scalar(name, (raw) => parseDurationValue(raw, spec.min));
+    return this.#scalar(name, (raw) => parseDurationValue(raw, spec));
   }
 
   int(name: OptionNameOfType<'int'>): number {

@@ -9,7 +9,7 @@
  * - `string-bool`: exactly `true` or `false`; a bare flag means true (D31).
  * - `list`: CSV per occurrence, occurrences append; items checked against `choices` or `items`.
  * - `selector`: a list whose elements are normalised and joined into one label selector (§11 item 2).
- * - `duration`: Go duration (§12.4), never negative; `min` in milliseconds.
+ * - `duration`: Go duration (§12.4), never negative; `min` and `max` in milliseconds.
  * - `int`: decimal integer within `min`…`max`.
  * - `enum`: one of `choices`.
  * - `annotation-key`: qualified annotation key (§12.3).
@@ -64,9 +64,12 @@ export interface OptionSpec {
   readonly items?: 'namespace';
   /** Lower bound: an `int`, or a `duration` in milliseconds. */
   readonly min?: number;
-  /** Upper bound of an `int`. */
+  /** Upper bound: an `int`, or a `duration` in milliseconds. */
   readonly max?: number;
 }
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 export const RESOURCE_TYPES = ['configmaps', 'secrets'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
@@ -358,8 +361,10 @@ export const OPTION_SPECS = [
     flag: '--pprof-addr',
     env: 'KRELOAD_PPROF_ADDR',
     type: 'address',
-    default: ':6060',
-    help: 'Address of the profiling listener, [host]:port.',
+    default: '127.0.0.1:6060',
+    help:
+      'Address of the profiling listener, [host]:port; loopback unless set (Reloader: :6060). It has no ' +
+      'authentication and a heap snapshot holds the ServiceAccount token: do not expose it (docs/security.md).',
     helm: 'reloader.pprofAddr',
   },
   // §12.2: flags only kreload has.
@@ -369,9 +374,10 @@ export const OPTION_SPECS = [
     env: 'KRELOAD_SYNC_DELAY',
     type: 'duration',
     default: '2s',
-    help: 'Quiet time after the last change before a workload is rolled (per-workload debounce).',
+    help: 'Quiet time after the last change before a workload is rolled (per-workload debounce); at most 1h.',
     helm: 'reloader.syncDelay',
     min: 0,
+    max: HOUR_MS,
   },
   {
     name: 'syncMaxDelay',
@@ -379,9 +385,10 @@ export const OPTION_SPECS = [
     env: 'KRELOAD_SYNC_MAX_DELAY',
     type: 'duration',
     default: '30s',
-    help: 'Longest time continuing changes can postpone a roll; at least --sync-delay.',
+    help: 'Longest time continuing changes can postpone a roll; at least --sync-delay, at most 24h.',
     helm: 'reloader.syncMaxDelay',
     min: 0,
+    max: DAY_MS,
   },
   {
     name: 'workerThreads',
@@ -400,9 +407,10 @@ export const OPTION_SPECS = [
     env: 'KRELOAD_RESYNC_PERIOD',
     type: 'duration',
     default: '10m',
-    help: 'Period of the full reconcile and API re-discovery; 0 disables it, otherwise at least 30s.',
+    help: 'Period of the full reconcile and API re-discovery; 0 disables it, otherwise 30s to 24h.',
     helm: 'reloader.resyncPeriod',
     min: 0,
+    max: DAY_MS,
   },
   {
     name: 'kubeconfig',

@@ -44,7 +44,7 @@ describe('parseOptions defaults', () => {
       logFormat: 'text',
       logLevel: 'info',
       enablePprof: false,
-      pprofAddr: { host: undefined, port: 6060 },
+      pprofAddr: { host: '127.0.0.1', port: 6060 },
       syncDelay: 2000,
       syncMaxDelay: 30000,
       resyncPeriod: 600000,
@@ -744,6 +744,14 @@ describe('parseOptions rejects (§12.6)', () => {
       {},
       ['--sync-delay: invalid duration "": expected Go syntax such as 300ms, 2s, 1m30s or 1.5h'],
     ],
+    [
+      'a unit named after an Object.prototype member',
+      ['--sync-delay=1constructor'],
+      {},
+      [
+        '--sync-delay: invalid duration "1constructor": expected Go syntax such as 300ms, 2s, 1m30s or 1.5h',
+      ],
+    ],
     ['negative duration', ['--sync-delay', '-1m'], {}, ['--sync-delay: -1m must not be negative']],
     [
       'max delay below delay',
@@ -768,6 +776,24 @@ describe('parseOptions rejects (§12.6)', () => {
       ['--resync-period=29s'],
       {},
       ['--resync-period: 29s is too short: use 0 (disabled) or at least 30s'],
+    ],
+    [
+      'sync delay above 1h',
+      ['--sync-delay=61m', '--sync-max-delay=2h'],
+      {},
+      ['--sync-delay: 61m is above the maximum of 1h'],
+    ],
+    [
+      'sync max delay above 24h',
+      ['--sync-max-delay=1000h'],
+      {},
+      ['--sync-max-delay: 1000h is above the maximum of 24h'],
+    ],
+    [
+      'resync period above 24h, from env',
+      [],
+      { KRELOAD_RESYNC_PERIOD: '25h' },
+      ['KRELOAD_RESYNC_PERIOD: 25h is above the maximum of 24h'],
     ],
     ['worker threads 0', ['--worker-threads=0'], {}, ['--worker-threads: 0 is out of range 1–64']],
     [

@@ -18,18 +18,38 @@ describe('parseDurationValue (§12.4)', () => {
     ['1μs', 0.001],
     ['+5s', 5000],
   ])('%j → %d ms', (raw, ms) => {
-    expect(parseDurationValue(raw, 0)).toEqual({ ok: true, value: ms });
+    expect(parseDurationValue(raw, { min: 0, max: Infinity })).toEqual({ ok: true, value: ms });
   });
 
   it.each(['5', '1d', '1 m', '', '5M', ' 1s', 's', '.s'])('%j is invalid', (raw) => {
-    expect(parseDurationValue(raw, 0).ok).toBe(false);
+    expect(parseDurationValue(raw, { min: 0, max: Infinity }).ok).toBe(false);
   });
 
   it.each<[string, number, string]>([
     ['-1m', 0, '-1m must not be negative'],
     ['10s', 30_000, '10s is below the minimum of 30s'],
   ])('%j with minimum %d: %s', (raw, min, problem) => {
-    expect(parseDurationValue(raw, min)).toEqual({ ok: false, problem });
+    expect(parseDurationValue(raw, { min, max: Infinity })).toEqual({ ok: false, problem });
+  });
+
+  it('accepts the maximum itself', () => {
+    expect(parseDurationValue('1h', { min: 0, max: 3_600_000 })).toEqual({
+      ok: true,
+      value: 3_600_000,
+    });
+  });
+
+  it.each<[string, number, string]>([
+    ['1h0m0.001s', 3_600_000, '1h0m0.001s is above the maximum of 1h'],
+    ['1000h', 86_400_000, '1000h is above the maximum of 24h'],
+    // Beyond Go's range is a parse error, not a bound.
+    [
+      '3000000h',
+      86_400_000,
+      'invalid duration "3000000h": expected Go syntax such as 300ms, 2s, 1m30s or 1.5h',
+    ],
+  ])('%j with maximum %d: %s', (raw, max, problem) => {
+    expect(parseDurationValue(raw, { min: 0, max })).toEqual({ ok: false, problem });
   });
 });
 

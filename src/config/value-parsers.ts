@@ -38,8 +38,14 @@ export function formatDuration(ms: number): string {
   return `${hours > 0 ? `${hours}h` : ''}${minutes > 0 ? `${minutes}m` : ''}${seconds > 0 ? `${seconds}s` : ''}`;
 }
 
-/** Milliseconds; flags never take negative durations (only pause-period annotations do). */
-export function parseDurationValue(raw: string, minMs: number): Parsed<number> {
+/**
+ * Milliseconds within `min`…`max`; flags never take negative durations (only pause-period annotations
+ * do), and every duration flag has an upper bound (ADR 0018).
+ */
+export function parseDurationValue(
+  raw: string,
+  bounds: { readonly min: number; readonly max: number },
+): Parsed<number> {
   const ms = parseGoDuration(raw);
   if (ms === undefined) {
     return invalid(
@@ -47,7 +53,10 @@ export function parseDurationValue(raw: string, minMs: number): Parsed<number> {
     );
   }
   if (ms < 0) return invalid(`${raw} must not be negative`);
-  if (ms < minMs) return invalid(`${raw} is below the minimum of ${formatDuration(minMs)}`);
+  if (ms < bounds.min)
+    return invalid(`${raw} is below the minimum of ${formatDuration(bounds.min)}`);
+  if (ms > bounds.max)
+    return invalid(`${raw} is above the maximum of ${formatDuration(bounds.max)}`);
   return valid(ms);
 }
 

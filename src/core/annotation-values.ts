@@ -1,5 +1,6 @@
 /** Parsing of annotation values: bools and exact values (§3.3), lists (§3.4) and Go durations (§12.4). */
 import { RE2JS, RE2JSSyntaxException } from 're2js';
+import { estimatePatternCost } from './pattern-cost.ts';
 
 export { parseGoDuration } from './go-duration.ts';
 
@@ -39,6 +40,29 @@ export function parseExcludeList(v: string): readonly string[] {
   return splitList(v);
 }
 
+/**
+ * What one reload-list value may cost (ADR 0018, docs/annotations.md "Limits"). A source name is at most
+ * 253 characters, so a useful element is short and cheap; these bounds keep a hostile value to about
+ * 1 MiB and 50 ms of compilation, and everything else keeps working.
+ */
+export const RELOAD_LIST_LIMITS = {
+  /** Characters of the whole value; a longer value is ignored without being split. */
+  maxValueLength: 32_768,
+  /** Distinct elements compiled per value; later ones are ignored. */
+  maxElements: 100,
+  /** Characters of one element; a longer element is skipped. */
+  maxElementLength: 1_024,
+  /** Estimated compile cost of one element (`estimatePatternCost`); a costlier element is skipped. */
+  maxElementCost: 2_000,
+  /** Estimated compile cost of all elements of a value; the element that would exceed it and later ones are ignored. */
+  maxValueCost: 10_000,
+} as const;
+
+export type ReloadListLimits = typeof RELOAD_LIST_LIMITS;
+
+/** How much of an element an error message quotes. */
+const QUOTED_ELEMENT_LENGTH = 64;
+
 export interface ReloadPattern {
   /** The element as written (trimmed). */
   readonly source: string;
@@ -47,14 +71,34 @@ export interface ReloadPattern {
 }
 
 export interface InvalidReloadElement {
+  /** The element as written, cut to its first 64 characters when longer. */
   readonly element: string;
-  /** Parser error, e.g. `missing closing )`. */
+  /** Parser error, e.g. `missing closing )`, or the limit the element exceeds. */
   readonly error: string;
+}
+
+/** A list-wide limit that made kreload ignore part or all of the value. */
+export interface ReloadListOverLimit {
+  readonly problem: string;
+  readonly consequence: string;
 }
 
 export interface ParsedReloadList {
   readonly patterns: readonly ReloadPattern[];
   readonly invalid: readonly InvalidReloadElement[];
+  readonly overLimit?: ReloadListOverLimit | undefined;
+  /** Estimated compile cost of `patterns` (`estimatePatternCost` units). */
+  readonly cost: number;
+}
+
+/** An element as messages show it: long ones are cut, so an Event or log line stays small. */
+export function shownElement(element: string): string {
+  if (element.length <= QUOTED_ELEMENT_LENGTH) return element;
+  return `${element.slice(0, QUOTED_ELEMENT_LENGTH)}…`;
+}
+
+function invalidElement(element: string, error: string): InvalidReloadElement {
+  return { element: shownElement(element), error };
 }
 
 function compileElement(element: string): ReloadPattern | InvalidReloadElement {
@@ -65,7 +109,7 @@ function compileElement(element: string): ReloadPattern | InvalidReloadElement {
     const compiled = RE2JS.compile(element);
     return { source: element, matches: (name) => compiled.matches(name) };
   } catch (error) {
-    return { element, error: parserErrorText(error) };
+    return invalidElement(element, parserErrorText(error));
   }
 }
 
@@ -76,40 +120,124 @@ function parserErrorText(error: unknown): string {
   return String(error);
 }
 
+/** The element's estimated cost, or why it is not even compiled (per-element limits). */
+function elementCost(
+  element: string,
+  limits: ReloadListLimits,
+): { readonly cost: number } | { readonly tooBig: string } {
+  // Length first: the estimate itself is linear in the length, so a long element is not even scanned.
+  if (element.length > limits.maxElementLength) {
+    return {
+      tooBig: `${element.length} characters, more than the ${limits.maxElementLength} allowed`,
+    };
+  }
+  const cost = estimatePatternCost(element);
+  if (cost > limits.maxElementCost) {
+    return {
+      tooBig: `too complex: estimated cost ${cost}, more than the ${limits.maxElementCost} allowed`,
+    };
+  }
+  return { cost };
+}
+
+function valueTooLong(v: string, limits: ReloadListLimits): ParsedReloadList {
+  return {
+    patterns: [],
+    invalid: [],
+    overLimit: {
+      problem: `reload list is ${v.length} characters long, more than the ${limits.maxValueLength} allowed`,
+      consequence: 'the whole list is ignored',
+    },
+    cost: 0,
+  };
+}
+
 /**
  * Compiles each distinct element with a linear-time RE2 engine (§3.4 item 2). Invalid elements are listed
- * once each and skipped; the valid ones still apply.
+ * once each and skipped; the valid ones still apply. Nothing is compiled before its estimated cost is
+ * checked against `limits` (§3.4 item 5).
  */
-export function parseReloadList(v: string): ParsedReloadList {
+export function parseReloadList(
+  v: string,
+  limits: ReloadListLimits = RELOAD_LIST_LIMITS,
+): ParsedReloadList {
+  if (v.length > limits.maxValueLength) return valueTooLong(v, limits);
   const patterns: ReloadPattern[] = [];
   const invalid: InvalidReloadElement[] = [];
-  for (const element of new Set(splitList(v))) {
-    const parsed = compileElement(element);
-    if ('matches' in parsed) patterns.push(parsed);
-    else invalid.push(parsed);
+  const elements = [...new Set(splitList(v))];
+  let cost = 0;
+  let overLimit: ReloadListOverLimit | undefined;
+  if (elements.length > limits.maxElements) {
+    overLimit = {
+      problem: `reload list has ${elements.length} distinct elements, more than the ${limits.maxElements} allowed`,
+      consequence: `the elements after the ${limits.maxElements}th are ignored`,
+    };
   }
-  return { patterns, invalid };
+  for (const element of elements.slice(0, limits.maxElements)) {
+    const estimate = elementCost(element, limits);
+    if ('tooBig' in estimate) {
+      invalid.push(invalidElement(element, estimate.tooBig));
+      continue;
+    }
+    if (cost + estimate.cost > limits.maxValueCost) {
+      overLimit = {
+        problem: `reload list is too complex: estimated cost over the ${limits.maxValueCost} allowed`,
+        consequence: `${JSON.stringify(shownElement(element))} and the elements after it are ignored`,
+      };
+      break;
+    }
+    const parsed = compileElement(element);
+    if ('matches' in parsed) {
+      patterns.push(parsed);
+      cost += estimate.cost;
+    } else {
+      invalid.push(parsed);
+    }
+  }
+  return { patterns, invalid, overLimit, cost };
 }
 
 export function reloadListMatches(list: ParsedReloadList, name: string): boolean {
   return list.patterns.some((pattern) => pattern.matches(name));
 }
 
+/** Heap bytes per cost unit of a compiled pattern (ADR 0018), for the cache's byte budget. */
+const BYTES_PER_COST_UNIT = 80;
+
 export interface ReloadListCacheOptions {
   /** Distinct list values kept; the least recently used one is dropped beyond this. */
   readonly maxEntries: number;
+  /** Estimated bytes of the kept values and their compiled patterns; least recently used ones go first. */
+  readonly maxBytes: number;
+}
+
+export const DEFAULT_RELOAD_LIST_CACHE: ReloadListCacheOptions = {
+  maxEntries: 10_000,
+  maxBytes: 32 * 1024 * 1024,
+};
+
+interface CacheEntry {
+  readonly parsed: ParsedReloadList;
+  readonly bytes: number;
+}
+
+/** The key (UTF-16) and the compiled patterns. */
+function entryBytes(v: string, parsed: ParsedReloadList): number {
+  return 2 * v.length + BYTES_PER_COST_UNIT * parsed.cost;
 }
 
 /**
  * Memoises `parseReloadList` per distinct value, so a pattern is compiled once and not per decision. Owned by
- * the caller (one per process); values are few because many workloads share the same lists.
+ * the caller (one per process); values are few because many workloads share the same lists. Bounded in
+ * entries and in estimated bytes.
  */
 export class ReloadListCache {
   readonly #options: ReloadListCacheOptions;
-  readonly #entries = new Map<string, ParsedReloadList>();
+  readonly #entries = new Map<string, CacheEntry>();
+  #bytes = 0;
 
-  constructor(options: ReloadListCacheOptions = { maxEntries: 10_000 }) {
-    this.#options = options;
+  constructor(options: Partial<ReloadListCacheOptions> = {}) {
+    this.#options = { ...DEFAULT_RELOAD_LIST_CACHE, ...options };
   }
 
   get(v: string): ParsedReloadList {
@@ -118,10 +246,12 @@ export class ReloadListCache {
       // Re-inserting moves the value to the end of the Map's order: most recently used.
       this.#entries.delete(v);
       this.#entries.set(v, cached);
-      return cached;
+      return cached.parsed;
     }
     const parsed = parseReloadList(v);
-    this.#entries.set(v, parsed);
+    const bytes = entryBytes(v, parsed);
+    this.#entries.set(v, { parsed, bytes });
+    this.#bytes += bytes;
     this.#evict();
     return parsed;
   }
@@ -130,10 +260,19 @@ export class ReloadListCache {
     return this.#entries.size;
   }
 
+  /** Estimated bytes held, as counted against `maxBytes`. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   #evict(): void {
-    for (const key of this.#entries.keys()) {
-      if (this.#entries.size <= this.#options.maxEntries) return;
+    // The newest entry is last and is never dropped: its caller is about to use it.
+    for (const [key, entry] of this.#entries) {
+      if (this.#entries.size <= 1) return;
+      if (this.#entries.size <= this.#options.maxEntries && this.#bytes <= this.#options.maxBytes)
+        return;
       this.#entries.delete(key);
+      this.#bytes -= entry.bytes;
     }
   }
 }

@@ -9,6 +9,7 @@ import {
   reloadListMatches,
   splitList,
 } from './annotation-values.ts';
+import { ownValue } from './records.ts';
 import { selectContainer } from './references.ts';
 import type {
   AnnotationKeys,
@@ -90,7 +91,7 @@ function chooseAnnotationSet(input: DecideInput): ChosenSet {
 }
 
 function valueOf(annotations: Annotations, key: string): string | undefined {
-  return Object.hasOwn(annotations, key) ? annotations[key] : undefined;
+  return ownValue(annotations, key);
 }
 
 function reloadListOf(input: DecideInput, value: string): ParsedReloadList {
@@ -176,13 +177,17 @@ function reloadListProblems(
   value: string | undefined,
 ): AnnotationProblem[] {
   if (value === undefined) return [];
-  return reloadListOf(input, value).invalid.map(({ element, error }) => ({
+  const parsed = reloadListOf(input, value);
+  const problems: AnnotationProblem[] = parsed.invalid.map(({ element, error }) => ({
     on: 'workload',
     key,
     value,
     problem: `invalid pattern ${quoted(element)} (${error})`,
     consequence: 'ignored, other entries still apply',
   }));
+  if (parsed.overLimit !== undefined)
+    problems.push({ on: 'workload', key, value, ...parsed.overLimit });
+  return problems;
 }
 
 /**

@@ -3,6 +3,8 @@
  * same overflows rejected. Nanoseconds are accumulated as BigInt (Go uses uint64).
  */
 
+import { ownValue } from './records.ts';
+
 const NANOSECONDS_PER_UNIT: Readonly<Record<string, bigint>> = {
   ns: 1n,
   us: 1_000n,
@@ -62,7 +64,7 @@ function readUnit(cursor: Cursor): bigint | undefined {
     if (char === '.' || isDigit(char)) break;
     cursor.index += 1;
   }
-  return NANOSECONDS_PER_UNIT[cursor.text.slice(start, cursor.index)];
+  return ownValue(NANOSECONDS_PER_UNIT, cursor.text.slice(start, cursor.index));
 }
 
 /** One `<decimal number><unit>` group, in nanoseconds; undefined when invalid or overflowing. */

@@ -7,6 +7,7 @@ import type {
   WorkloadKind,
   WorkloadRef,
 } from './types.ts';
+import { ownValue } from './records.ts';
 
 const PREFIX_BY_TYPE: Readonly<Record<SourceType, SourceKeyPrefix>> = {
   CONFIGMAP: 'configmap',
@@ -32,9 +33,9 @@ export function sourceKeyOf(ref: SourceRef): SourceKey {
 export function parseSourceKey(key: string): { type: SourceType; name: string } | undefined {
   const slash = key.indexOf('/');
   if (slash <= 0 || slash === key.length - 1) return undefined;
-  const prefix = key.slice(0, slash);
-  if (!(prefix in TYPE_BY_PREFIX)) return undefined;
-  return { type: TYPE_BY_PREFIX[prefix as SourceKeyPrefix], name: key.slice(slash + 1) };
+  const type = ownValue(TYPE_BY_PREFIX, key.slice(0, slash));
+  if (type === undefined) return undefined;
+  return { type, name: key.slice(slash + 1) };
 }
 
 export function workloadKey(ref: WorkloadRef): WorkloadKey {

@@ -1,4 +1,5 @@
 /** Timing rules of the list-watch loop (§9.1), pure apart from the real timer source. */
+import { setLongTimeout } from '../time/long-timeout.ts';
 
 /** Injectable clock and one-shot timers; `schedule` returns a cancel function. */
 export interface Timers {
@@ -8,12 +9,7 @@ export interface Timers {
 
 export const realTimers: Timers = {
   now: () => Date.now(),
-  schedule(ms, fn) {
-    const handle = setTimeout(fn, ms);
-    return () => {
-      clearTimeout(handle);
-    };
-  },
+  schedule: (ms, fn) => setLongTimeout(fn, ms),
 };
 
 export const LIST_WATCH_TIMING = {

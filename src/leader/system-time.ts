@@ -1,3 +1,4 @@
+import { setLongTimeout } from '../time/long-timeout.ts';
 import type { Clock, Timers } from './ports.ts';
 
 export const systemClock: Clock = {
@@ -6,10 +7,5 @@ export const systemClock: Clock = {
 };
 
 export const systemTimers: Timers = {
-  schedule: (callback, delayMs) => {
-    const timer = setTimeout(callback, delayMs);
-    return () => {
-      clearTimeout(timer);
-    };
-  },
+  schedule: (callback, delayMs) => setLongTimeout(callback, delayMs),
 };

@@ -1,3 +1,5 @@
+import { setLongTimeout } from '../time/long-timeout.ts';
+
 /**
  * Time as the queue sees it. Injected so that tests drive it with fake timers and so that the
  * debounce arithmetic never reads the wall clock behind a caller's back.
@@ -9,13 +11,8 @@ export interface Timers {
   schedule(delayMs: number, callback: () => void): () => void;
 }
 
-/** The process clock and `setTimeout`. */
+/** The process clock and Node's timers, chained past their 24.8-day limit. */
 export const SYSTEM_TIMERS: Timers = {
   now: () => Date.now(),
-  schedule: (delayMs, callback) => {
-    const handle = setTimeout(callback, Math.max(0, delayMs));
-    return () => {
-      clearTimeout(handle);
-    };
-  },
+  schedule: (delayMs, callback) => setLongTimeout(callback, delayMs),
 };

@@ -4,6 +4,7 @@
  * rebuilt from a view, after a restart or a leader change alike (rule 5).
  */
 import { parseGoDuration } from '../core/go-duration.ts';
+import { ownValue } from '../core/records.ts';
 import type { AnnotationKeys, AnnotationProblem, WorkloadView } from '../core/types.ts';
 import type { WorkloadKindRow } from './kinds.ts';
 import { findKindRow } from './kinds.ts';
@@ -19,7 +20,7 @@ export type PausePeriod =
   | { readonly state: 'valid'; readonly ms: number };
 
 export function readPausePeriod(view: Pick<WorkloadView, 'annotations'>, key: string): PausePeriod {
-  const value = view.annotations[key];
+  const value = ownValue(view.annotations, key);
   if (value === undefined) return { state: 'absent' };
   const ms = parseGoDuration(value);
   return ms === undefined ? { state: 'invalid', value } : { state: 'valid', ms };
@@ -35,7 +36,7 @@ export function parseRfc3339(value: string): number | undefined {
 }
 
 function isPausedByKreload(view: WorkloadView, keys: PauseKeys): boolean {
-  return view.paused && view.annotations[keys.pausedAt] !== undefined;
+  return view.paused && ownValue(view.annotations, keys.pausedAt) !== undefined;
 }
 
 interface ResumeTime {
@@ -55,7 +56,7 @@ function pausedAtProblem(key: string, value: string): AnnotationProblem {
 
 /** Rule 5: paused-at + P; at once when paused-at is unparsable or P is gone or invalid. */
 function resumeTime(view: WorkloadView, now: number, keys: PauseKeys): ResumeTime {
-  const raw = view.annotations[keys.pausedAt] ?? '';
+  const raw = ownValue(view.annotations, keys.pausedAt) ?? '';
   const pausedAt = parseRfc3339(raw);
   if (pausedAt === undefined)
     return { due: 'now', problems: [pausedAtProblem(keys.pausedAt, raw)] };
@@ -145,7 +146,7 @@ function pauseWithRoll(input: PauseInput, periodMs: number): PausePlan {
 export function planPause(input: PauseInput): PausePlan {
   const { view, row, keys } = input;
   if (!row.supportsPausePeriod) {
-    const ignored = view.annotations[keys.pausePeriod] !== undefined;
+    const ignored = ownValue(view.annotations, keys.pausePeriod) !== undefined;
     return ignored ? { ...NO_PAUSE, notice: 'pause-period-ignored' } : NO_PAUSE;
   }
   const period = readPausePeriod(view, keys.pausePeriod);
