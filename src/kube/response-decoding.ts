@@ -126,8 +126,7 @@ class ValueCapture {
       if (isDelimiter(byte)) this.#end = i;
       return this.#end === -1 ? i + 1 : i;
     }
-    if (this.#nested(byte)) this.#end = i + 1;
-    return i + 1;
+    return this.#skipStructure(buf, i);
   }
 
   /** A method, not an inline test: TypeScript would narrow `#inString` across #skipString. */
@@ -135,17 +134,29 @@ class ValueCapture {
     return !this.#inString && this.#depth === 0;
   }
 
-  /** One byte outside strings; @returns true when it closed the value. */
-  #nested(byte: number): boolean {
-    if (byte === QUOTE) {
-      this.#inString = true;
-    } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
-      this.#depth++;
-    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
-      this.#depth--;
-      return this.#depth === 0;
+  /**
+   * Moves over bytes outside strings (a hot loop: locals, no per-byte call) to just after the next
+   * quote, or to the end of the value or of `buf`.
+   */
+  #skipStructure(buf: Buffer, from: number): number {
+    let depth = this.#depth;
+    let i = from;
+    for (; i < buf.length; i++) {
+      const byte = buf[i];
+      if (byte === QUOTE) {
+        this.#inString = true;
+        i++;
+        break;
+      }
+      if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth++;
+      else if ((byte === CLOSE_BRACE || byte === CLOSE_BRACKET) && --depth === 0) {
+        this.#end = i + 1;
+        i++;
+        break;
+      }
     }
-    return false;
+    this.#depth = depth;
+    return i;
   }
 
   /** Moves past string content to just after the closing quote, or to the end of `buf`. */
