@@ -9,7 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubeApiError } from './api-error.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
 import type { TestApiServer } from '../testing/test-api-server.ts';
-import type { RestRequestRecord } from '../metrics/metrics.ts';
+import { Registry } from 'prom-client';
+import { createMetrics, type RestRequestRecord } from '../metrics/metrics.ts';
 import {
   buildUrl,
   createKubeTransport,
@@ -229,6 +230,39 @@ describe('createKubeTransport: rest_client metrics', () => {
     expect(chunks.join('')).toBe('{"a":1}');
     expect(records).toHaveLength(1);
     expect(server.requests[0]?.query.get('watch')).toBe('true');
+  });
+});
+
+describe('createKubeTransport: rest_client series in the registry', () => {
+  it('counts requests by code, method and host and times them by verb and host', async () => {
+    server.handle((request, response) => {
+      if (request.method === 'DELETE') sendStatus(response, 404, 'NotFound');
+      else sendJson(response, 200, { items: [] });
+    });
+    const registry = new Registry();
+    const transport = createKubeTransport({
+      kubeConfig: server.kubeConfig(),
+      metrics: createMetrics(registry, { countByNamespace: false }),
+    });
+    await transport.request({ method: HttpMethod.GET, path: '/x' });
+    await transport.request({ method: HttpMethod.DELETE, path: '/x' }).catch(() => undefined);
+    const stream = await transport.stream({ path: '/x', idleTimeoutMs: 5000 });
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of stream.chunks) chunks.push(chunk);
+    expect(Buffer.concat(chunks).toString()).toBe('{"items":[]}');
+    const host = new URL(server.url).host;
+    const text = await registry.metrics();
+    const lines = text.split('\n').filter((line) => line.startsWith('rest_client_'));
+    expect(lines).toContain(`rest_client_requests_total{code="200",method="GET",host="${host}"} 2`);
+    expect(lines).toContain(
+      `rest_client_requests_total{code="404",method="DELETE",host="${host}"} 1`,
+    );
+    expect(lines).toContain(
+      `rest_client_request_duration_seconds_count{verb="GET",host="${host}"} 2`,
+    );
+    expect(lines).toContain(
+      `rest_client_request_duration_seconds_count{verb="DELETE",host="${host}"} 1`,
+    );
   });
 });
 
