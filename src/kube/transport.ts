@@ -181,6 +181,8 @@ async function* chunksOf(
       } catch (err) {
         throw toKubeApiError(controller.signal.reason ?? err);
       }
+      // The wait for the consumer is not the server's silence.
+      clearTimeout(timer);
       if (next.done) return;
       yield next.value;
     }
