@@ -165,9 +165,9 @@ class KreloadApp implements App {
     const options = this.#options;
     const logger = this.#deps.logger;
     const kc = loadKubeConfig(options);
-    const transport = createKubeTransport({ kubeConfig: kc });
     const registry = new Registry();
     const metrics = createMetrics(registry, { countByNamespace: options.metricsCountByNamespace });
+    const transport = createKubeTransport({ kubeConfig: kc, metrics });
     metrics.setLeader(!options.leaderElection.enabled);
     this.#leading = !options.leaderElection.enabled;
     const kinds = new Map<string, KindStatus>();
@@ -249,7 +249,6 @@ class KreloadApp implements App {
     const watches: ResourceWatch[] = [];
     const listPages = new PQueue({ concurrency: LIST_PAGE_CONCURRENCY });
     const factory = new WatchFactory({
-      kubeConfig: kc,
       transport,
       pageLimiter: (fetch) => listPages.add(fetch),
       keys,

@@ -3,7 +3,6 @@
  * Namespace selector, each feeding its cache or store through a view sink. Scoped mode merges the
  * per-namespace watches of one type before they reach the cache (controller/namespace-merge.ts).
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { AnnotationKeys, SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
 import { NamespaceMerge } from '../controller/namespace-merge.ts';
 import type { ListWatchStatus } from '../kube/list-watch.ts';
@@ -17,7 +16,7 @@ import {
 import type { ApiResource } from '../kube/resources.ts';
 import { OTHER_RESOURCES, workloadResource } from '../kube/resources.ts';
 import { createResourceListWatch, type PageLimiter } from '../kube/resource-list-watch.ts';
-import type { KubeTransport } from '../kube/transport.ts';
+import type { StreamingKubeTransport } from '../kube/transport.ts';
 import { projectWorkload } from '../kube/workload-projection.ts';
 import type { Metrics, ResourceType } from '../metrics/metrics.ts';
 import type { PodStatusView, ProviderClassView, ViewSink } from '../watch/ports.ts';
@@ -35,8 +34,7 @@ export interface ResourceWatch {
 }
 
 export interface WatchFactoryDeps {
-  readonly kubeConfig: KubeConfig;
-  readonly transport: KubeTransport;
+  readonly transport: StreamingKubeTransport;
   readonly keys: AnnotationKeys;
   readonly metrics: Metrics;
   readonly onWatchError: (resource: ResourceType, error: Error) => void;
@@ -188,7 +186,6 @@ export class WatchFactory {
         this.#deps.metrics,
       );
       const watch = createResourceListWatch<V | undefined>({
-        kubeConfig: this.#deps.kubeConfig,
         transport: this.#deps.transport,
         resource: spec.api,
         namespace: target.namespace,

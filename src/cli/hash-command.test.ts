@@ -94,4 +94,29 @@ describe('kreload hash', () => {
     expect(await runHashCommand(['--help'], io)).toBe(0);
     expect(out.join('')).toContain('--filename');
   });
+
+  it.each([
+    [
+      'a bad indentation',
+      'apiVersion: v1\nkind: Secret\ndata:\n  password: c2VjcmV0LW1hcmtlcg==\n    x: 1\n',
+    ],
+    [
+      'an unknown tag',
+      'apiVersion: v1\nkind: Secret\ndata:\n  password: !<c2VjcmV0LW1hcmtlcg==> x\n',
+    ],
+    [
+      'an unclosed quote',
+      'apiVersion: v1\nkind: Secret\nstringData:\n  password: "c2VjcmV0LW1hcmtlcg==\n',
+    ],
+  ])('a YAML error (%s) names the position, never a line of the Secret', async (_name, yaml) => {
+    const { io, out, err } = fakeIo({ 's.yaml': yaml });
+    expect(await runHashCommand(['-f', 's.yaml'], io)).toBe(1);
+    expect(out).toEqual([]);
+    expect(err).toHaveLength(1);
+    expect(err[0]).toMatch(
+      /^kreload hash: s\.yaml: not valid YAML at line \d+, column \d+(: [a-z ,-]+)?\n$/i,
+    );
+    expect(err.join('')).not.toContain('c2VjcmV0LW1hcmtlcg');
+    expect(err.join('')).not.toContain('password');
+  });
 });

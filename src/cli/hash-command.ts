@@ -70,14 +70,43 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A YAML reason made of plain words is a fixed description; anything else may quote the file. */
+const FIXED_REASON = /^[a-z][a-z ,-]*$/i;
+
+/**
+ * The YAML parser's message quotes the lines around the error, which may be a Secret's data: only
+ * the position and a reason made of plain words are printed.
+ */
+function yamlProblem(error: unknown): string {
+  const { mark, reason } = isRecord(error) ? error : {};
+  const line = isRecord(mark) ? mark.line : undefined;
+  const column = isRecord(mark) ? mark.column : undefined;
+  const at =
+    typeof line === 'number' && typeof column === 'number'
+      ? ` at line ${String(line + 1)}, column ${String(column + 1)}`
+      : '';
+  const why = typeof reason === 'string' && FIXED_REASON.test(reason) ? `: ${reason}` : '';
+  return `not valid YAML${at}${why}`;
+}
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null;
+}
+
 async function hashFile(path: string, io: HashCommandIo): Promise<boolean> {
+  let text: string;
+  try {
+    text = await io.readFile(path);
+  } catch (error) {
+    io.stderr.write(`kreload hash: ${path}: ${errorMessage(error)}\n`);
+    return false;
+  }
   let documents: unknown[];
   try {
-    const text = await io.readFile(path);
     const parsed: unknown = loadAllYaml(text);
     documents = Array.isArray(parsed) ? parsed : [];
   } catch (error) {
-    io.stderr.write(`kreload hash: ${path}: ${errorMessage(error)}\n`);
+    io.stderr.write(`kreload hash: ${path}: ${yamlProblem(error)}\n`);
     return false;
   }
   const { hashes, problems } = hashManifestDocuments(documents);

@@ -56,8 +56,3 @@ export function stringMapAt(
   }
   return out;
 }
-
-/** Parses a response body; an empty body (e.g. some DELETE answers) is undefined. */
-export function parseJsonBody(text: string): unknown {
-  return text.trim() === '' ? undefined : JSON.parse(text);
-}

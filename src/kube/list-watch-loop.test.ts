@@ -1,9 +1,8 @@
 /** ListWatch loop edge cases, driven through fake list and watch functions. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
 import { stringAt } from './json.ts';
-import type { ListPage, ListPageFn, WatchFn } from './list-watch.ts';
+import type { ListPage, ListPageFn, ListPageRequest, WatchFn } from './list-watch.ts';
 import { ListWatch } from './list-watch.ts';
 import { ManualTimers, RecordingConsumer } from '../testing/list-watch-testkit.ts';
 import { backoffDelay, jittered, watchTimeoutSeconds } from './list-watch-timing.ts';
@@ -53,12 +52,10 @@ function fakeWatch(): { fn: WatchFn; calls: WatchCall[]; next: () => Promise<Wat
   return { fn, calls, next };
 }
 
-function page(names: string[], resourceVersion: string): ListPage {
-  return {
-    items: names.map((name): JsonObject => ({ metadata: { name, resourceVersion } })),
-    resourceVersion,
-    continue: undefined,
-  };
+/** Answers `request` with one page of `names`. */
+function page(request: ListPageRequest, names: string[], resourceVersion: string): ListPage {
+  for (const name of names) request.onItem({ metadata: { name, resourceVersion } });
+  return { resourceVersion, continue: undefined };
 }
 
 let listWatch: ListWatch<string> | undefined;
@@ -92,7 +89,7 @@ function setup(listPage: ListPageFn): {
 
 describe('ListWatch loop', () => {
   it("re-watches at once after client-node's inactivity TimeoutError", async () => {
-    const { watch, timers } = setup(() => Promise.resolve(page(['a'], '10')));
+    const { watch, timers } = setup((request) => Promise.resolve(page(request, ['a'], '10')));
     const first = await watch.next();
     first.connect();
     first.onEvent('BOOKMARK', { metadata: { resourceVersion: '15' } });
@@ -103,14 +100,18 @@ describe('ListWatch loop', () => {
   });
 
   it('backs off when watch() itself rejects (credential plugin failure)', async () => {
-    const { watch, timers, consumer } = setup(() => Promise.resolve(page([], '10')));
+    const { watch, timers, consumer } = setup((request) =>
+      Promise.resolve(page(request, [], '10')),
+    );
     (await watch.next()).fail(new Error('exec plugin failed'));
     expect(await timers.nextDelay()).toBe(1000);
     expect(consumer.ops()).toContain('error(watch undefined)');
   });
 
   it('an in-stream ERROR other than 410 aborts the watch and backs off', async () => {
-    const { watch, timers, consumer } = setup(() => Promise.resolve(page([], '10')));
+    const { watch, timers, consumer } = setup((request) =>
+      Promise.resolve(page(request, [], '10')),
+    );
     const call = await watch.next();
     call.connect();
     await vi.waitFor(() => {
@@ -127,7 +128,7 @@ describe('ListWatch loop', () => {
   });
 
   it('a watch 403 marks the type forbidden until a watch connects again', async () => {
-    const { watch, timers, lw } = setup(() => Promise.resolve(page([], '10')));
+    const { watch, timers, lw } = setup((request) => Promise.resolve(page(request, [], '10')));
     const first = await watch.next();
     first.onDone(Object.assign(new Error('Forbidden'), { statusCode: 403 }));
     first.connect();
@@ -143,7 +144,7 @@ describe('ListWatch loop', () => {
   });
 
   it('reports a throwing consumer and keeps going', async () => {
-    const { watch, consumer } = setup(() => Promise.resolve(page([], '10')));
+    const { watch, consumer } = setup((request) => Promise.resolve(page(request, [], '10')));
     consumer.upsert = () => {
       throw new Error('consumer bug');
     };
@@ -160,7 +161,7 @@ describe('ListWatch loop', () => {
   });
 
   it('stop() while a watch is still connecting resolves without waiting for it', async () => {
-    const { watch, lw } = setup(() => Promise.resolve(page([], '10')));
+    const { watch, lw } = setup((request) => Promise.resolve(page(request, [], '10')));
     const call = await watch.next();
     await lw.stop();
     call.connect(); // the late connection is closed at once
@@ -193,7 +194,7 @@ describe('ListWatch loop', () => {
     const gone = new KubeApiError('410 Expired', { status: 410, retryable: false });
     const list = vi.fn<ListPageFn>((request) =>
       request.continue === undefined
-        ? Promise.resolve({ ...page(['a'], '10'), continue: 'tok' })
+        ? Promise.resolve({ ...page(request, ['a'], '10'), continue: 'tok' })
         : Promise.reject(gone),
     );
     const { timers } = setup(list);

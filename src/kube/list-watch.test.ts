@@ -1,10 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { Watch } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { stringAt } from './json.ts';
 import type { ListWatch } from './list-watch.ts';
 import { ManualTimers, RecordingConsumer } from '../testing/list-watch-testkit.ts';
-import { createResourceListWatch, createWatch } from './resource-list-watch.ts';
+import { createResourceListWatch } from './resource-list-watch.ts';
 import { OTHER_RESOURCES } from './resources.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
 import type { RecordedRequest, TestApiServer } from '../testing/test-api-server.ts';
@@ -79,7 +78,6 @@ function start(
 ): ListWatch<string> {
   const kubeConfig = server.kubeConfig();
   listWatch = createResourceListWatch({
-    kubeConfig,
     transport: createKubeTransport({ kubeConfig }),
     resource: OTHER_RESOURCES.configMaps,
     namespace: 'ns',
@@ -344,7 +342,7 @@ describe('ListWatch against a fake API server', () => {
     expect(requestsOf(isList)).toHaveLength(1);
   });
 
-  it("re-watches at once when client-node's inactivity watchdog fires on a quiet watch", async () => {
+  it('re-watches at once when the inactivity watchdog fires on a quiet watch', async () => {
     lists.push(listAnswer([], '10'));
     start({ inactivityTimeoutMs: 50 });
     await server.waitForRequests(3, isWatch);
@@ -359,12 +357,73 @@ describe('ListWatch against a fake API server', () => {
   });
 });
 
-describe('createWatch', () => {
-  it("raises client-node's private inactivity watchdog above the bookmark interval", () => {
-    const kubeConfig = server.kubeConfig();
-    // Guards the private field createWatch relies on: a client-node upgrade that renames it fails here.
-    expect(Reflect.get(new Watch(kubeConfig), 'requestTimeoutMs')).toBe(30_000);
-    expect(Reflect.get(createWatch(kubeConfig), 'requestTimeoutMs')).toBe(90_000);
-    expect(Reflect.get(createWatch(kubeConfig, 5), 'requestTimeoutMs')).toBe(5);
+describe('ListWatch against answers it cannot decode', () => {
+  const MARKER = 'bWFya2VyLXNlY3JldC0zMQ==';
+
+  function rawAnswer(status: number, body: string): Responder {
+    return (_request, response) => {
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(body);
+    };
+  }
+
+  it('a 200 list answer without items is an error, never an empty list', async () => {
+    lists.push(rawAnswer(200, '{"kind":"ConfigMapList","metadata":{"resourceVersion":"10"}}'));
+    lists.push(listAnswer([cm('a', '5')], '11'));
+    const lw = start();
+    expect(await timers.nextDelay()).toBe(1000);
+    expect(lw.isSynced).toBe(false);
+    expect(consumer.calls.find((c) => c.op === 'replace')).toBeUndefined();
+    timers.fire();
+    await lw.synced;
+    expect(consumer.ops()).toEqual(['error(list 200)', 'replace(1@11)', 'status(ok)']);
+    const [failure] = consumer.calls;
+    expect(failure).toMatchObject({ error: { reason: 'MalformedResponse' } });
+    expect(failure?.op === 'error' ? failure.error.message : '').toContain('without "items"');
+  });
+
+  it('a watch line it cannot parse is an error that relists; the event after it is not applied', async () => {
+    lists.push(listAnswer([cm('a', '5')], '10'));
+    watches.push((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"type":"MODIFIED","object":{"metadata":{"name":"a", broken\n');
+      response.write(`${JSON.stringify({ type: 'MODIFIED', object: cm('b', '12') })}\n`);
+    });
+    lists.push(listAnswer([cm('a', '5'), cm('b', '12')], '12'));
+    start();
+    expect(await timers.nextDelay()).toBe(1000);
+    timers.fire();
+    await server.waitForRequests(2, isWatch);
+
+    expect(consumer.ops()).toEqual([
+      'replace(1@10)',
+      'status(ok)',
+      'error(watch 200)',
+      'replace(2@12)',
+    ]);
+    expect(requestsOf(isList)).toHaveLength(2);
+    expect(requestsOf(isWatch).map((r) => r.query.get('resourceVersion'))).toEqual(['10', '12']);
+  });
+
+  it('a Secret list that is not JSON reports status and offset, never a byte of the body', async () => {
+    lists.push(
+      rawAnswer(
+        200,
+        `{"kind":"SecretList","metadata":{"resourceVersion":"3"},"items":[{"data":{"token":"${MARKER}"},"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"${MARKER}"}}} <!-- ${MARKER} -->`,
+      ),
+    );
+    start();
+    await timers.nextDelay();
+    const error = consumer.calls.find((c) => c.op === 'error');
+    expect(error).toMatchObject({ phase: 'list', error: { status: 200 } });
+    expect(error?.op === 'error' ? error.error.message : '').toMatch(
+      /^malformed 200 response: .* at byte \d+$/,
+    );
+    const everything = JSON.stringify(consumer.calls, (_key, value: unknown) =>
+      value instanceof Error
+        ? { message: value.message, stack: value.stack, cause: value.cause }
+        : value,
+    );
+    expect(everything).not.toContain(MARKER);
   });
 });

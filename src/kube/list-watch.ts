@@ -7,21 +7,24 @@
  *   result goes to the consumer as one `replace()` so it can diff by UID;
  * - watch from the list's resourceVersion with bookmarks and a jittered server timeout; bookmarks
  *   only advance the resourceVersion;
- * - 410 (HTTP status or in-stream ERROR) → relist; a clean close or client-node's 30 s inactivity
- *   `TimeoutError` → re-watch from the last resourceVersion (repeated closes without any event back
- *   off, so a proxy that closes at once cannot make it spin);
+ * - 410 (HTTP status or in-stream ERROR) → relist; a clean close or the inactivity timeout →
+ *   re-watch from the last resourceVersion (repeated closes without any event back off, so a proxy
+ *   that closes at once cannot make it spin);
+ * - a watch line that cannot be decoded → back off, then relist: skipping it would let the next
+ *   event's resourceVersion move past a change that was never seen;
  * - 403 → status `forbidden`, 404 → `absent`, retried every 60 s; a failure is never an empty list;
  * - anything else → exponential backoff (1 s → 30 s, ±20 %), reset after a healthy minute;
  * - exactly one loop; `stopped` is re-checked after every await.
  *
  * Objects are wire JSON for list and watch alike (see transport.ts); `project` turns each into what
- * the consumer keeps, page by page, so raw Secret pages are dropped as soon as they are projected.
+ * the consumer keeps as soon as it is decoded, so a raw Secret lives only until it is hashed and
+ * memory is bounded by the largest object, not by a page (ADR 0022).
  */
-import type { KubeApiError } from './api-error.ts';
-import { kubeApiErrorFromHttp, toKubeApiError } from './api-error.ts';
+import { KubeApiError, kubeApiErrorFromHttp, toKubeApiError } from './api-error.ts';
 import type { JsonObject } from './json.ts';
 import { isJsonObject, numberAt, stringAt } from './json.ts';
 import type { Timers } from './list-watch-timing.ts';
+import { MalformedResponseError } from './response-decoding.ts';
 import {
   backoffDelay,
   LIST_WATCH_TIMING,
@@ -49,17 +52,22 @@ export interface ListPageRequest {
   readonly labelSelector: string | undefined;
   readonly fieldSelector: string | undefined;
   readonly signal: AbortSignal;
+  /** Called once per item, in order, as soon as it is decoded. */
+  readonly onItem: (object: JsonObject) => void;
 }
 
+/** What is left of a page once its items went to `onItem`. */
 export interface ListPage {
-  readonly items: readonly JsonObject[];
   readonly resourceVersion: string;
   readonly continue: string | undefined;
 }
 
 export type ListPageFn = (request: ListPageRequest) => Promise<ListPage>;
 
-/** The signature of client-node's `Watch#watch`. */
+/**
+ * Opens a watch (the signature of client-node's `Watch#watch`); `onDone(null)` is a clean close, and
+ * a `MalformedResponseError` a line that could not be decoded.
+ */
 export type WatchFn = (
   path: string,
   query: Record<string, string | number | boolean | undefined>,
@@ -84,14 +92,29 @@ type WatchEnd =
   | { readonly kind: 'closed'; readonly sawEvent: boolean }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'gone' }
+  | { readonly kind: 'malformed'; readonly error: KubeApiError }
   | { readonly kind: 'failed'; readonly error: KubeApiError };
 
 function classifyWatchEnd(err: unknown, sawEvent: boolean): WatchEnd {
   if (err === null || err === undefined) return { kind: 'closed', sawEvent };
-  if (err instanceof Error && err.name === 'TimeoutError') return { kind: 'timeout' };
+  if (err instanceof MalformedResponseError) return { kind: 'malformed', error: err };
+  const timedOut =
+    err instanceof KubeApiError
+      ? err.reason === 'Timeout'
+      : err instanceof Error && err.name === 'TimeoutError';
+  if (timedOut) return { kind: 'timeout' };
   const error = toKubeApiError(err);
   return error.status === 410 ? { kind: 'gone' } : { kind: 'failed', error };
 }
+
+/** For a WatchFn that hands over an event whose object is not a JSON object. */
+const NOT_AN_OBJECT: WatchEnd = {
+  kind: 'malformed',
+  error: new KubeApiError('malformed watch event: its object is not a JSON object', {
+    reason: 'MalformedResponse',
+    retryable: true,
+  }),
+};
 
 export class ListWatch<T> {
   readonly #deps: ListWatchDeps<T>;
@@ -205,6 +228,9 @@ export class ListWatch<T> {
           labelSelector: this.#deps.labelSelector,
           fieldSelector: this.#deps.fieldSelector,
           signal: this.#abort.signal,
+          onItem: (object) => {
+            items.push(this.#deps.project(object));
+          },
         });
       } catch (err) {
         if (token !== undefined && mayRestart && toKubeApiError(err).status === 410)
@@ -213,7 +239,6 @@ export class ListWatch<T> {
       }
       if (this.#stopped()) return undefined;
       if (token === undefined) resourceVersion = page.resourceVersion;
-      for (const object of page.items) items.push(this.#deps.project(object));
       token = page.continue === '' ? undefined : page.continue;
     } while (token !== undefined);
     return { items, resourceVersion };
@@ -228,6 +253,9 @@ export class ListWatch<T> {
       case 'gone':
         this.#resourceVersion = undefined;
         return 0;
+      case 'malformed':
+        this.#resourceVersion = undefined;
+        return this.#afterFailure(end.error, 'watch');
       case 'closed':
         if (end.sawEvent) this.#quietCloses = 0;
         else this.#quietCloses++;
@@ -249,9 +277,9 @@ export class ListWatch<T> {
       done.resolve(err ?? null);
     };
     const onEvent = (type: string, object: unknown): void => {
-      if (inStream !== undefined || this.#stopped() || !isJsonObject(object)) return;
+      if (inStream !== undefined || this.#stopped()) return;
       sawEvent = true;
-      inStream = this.#handleEvent(type, object);
+      inStream = isJsonObject(object) ? this.#handleEvent(type, object) : NOT_AN_OBJECT;
       if (inStream !== undefined) controller?.abort();
     };
     // stop() must not wait for a connect that may hang until client-node's 30 s timer.

@@ -1,15 +1,28 @@
+import { Readable } from 'node:stream';
 import PQueue from 'p-queue';
 import { describe, expect, it } from 'vitest';
 import { createListPageFn } from './resource-list-watch.ts';
-import type { KubeRequest, KubeTransport } from './transport.ts';
+import type { JsonObject } from './json.ts';
+import type { ListPageRequest } from './list-watch.ts';
+import type { KubeResponseStream, KubeStreamRequest, StreamingKubeTransport } from './transport.ts';
 
-/** A transport whose answers the test releases one by one. */
+/** A transport whose streamed answers the test releases one by one. */
 function heldTransport() {
-  const waiting: { request: KubeRequest; answer: (body: unknown) => void }[] = [];
-  const transport: KubeTransport = {
-    request: (request) =>
-      new Promise((resolve) => {
-        waiting.push({ request, answer: resolve });
+  const waiting: { request: KubeStreamRequest; answer: (body: unknown) => void }[] = [];
+  const transport: StreamingKubeTransport = {
+    request: () => Promise.reject(new Error('not used')),
+    stream: (request) =>
+      new Promise<KubeResponseStream>((resolve) => {
+        waiting.push({
+          request,
+          answer: (body) => {
+            const bytes = Buffer.from(JSON.stringify(body));
+            resolve({
+              status: 200,
+              chunks: Readable.from([bytes.subarray(0, 5), bytes.subarray(5)]),
+            });
+          },
+        });
       }),
   };
   return { transport, waiting };
@@ -21,13 +34,14 @@ const page = (name: string) => ({
   items: [{ metadata: { name } }],
 });
 
-function pageRequest(continueToken?: string) {
+function pageRequest(continueToken?: string, items: JsonObject[] = []): ListPageRequest {
   return {
     limit: 500,
     continue: continueToken,
     labelSelector: 'a=b',
     fieldSelector: undefined,
     signal: new AbortController().signal,
+    onItem: (item) => items.push(item),
   };
 }
 
@@ -35,19 +49,16 @@ describe('createListPageFn', () => {
   it('asks for one page with limit, continue and selectors, and reads items and tokens', async () => {
     const { transport, waiting } = heldTransport();
     const listPage = createListPageFn(transport, '/api/v1/configmaps');
-    const result = listPage(pageRequest('tok'));
+    const items: JsonObject[] = [];
+    const result = listPage(pageRequest('tok', items));
     await tick();
     expect(waiting[0]?.request).toMatchObject({
-      method: 'GET',
       path: '/api/v1/configmaps',
       query: { limit: 500, continue: 'tok', labelSelector: 'a=b' },
     });
     waiting[0]?.answer(page('x'));
-    await expect(result).resolves.toEqual({
-      items: [{ metadata: { name: 'x' } }],
-      resourceVersion: '7',
-      continue: '',
-    });
+    await expect(result).resolves.toEqual({ resourceVersion: '7', continue: '' });
+    expect(items).toEqual([{ metadata: { name: 'x' } }]);
   });
 
   it('fetches through the shared limiter: two loops, one page at a time', async () => {
@@ -56,8 +67,9 @@ describe('createListPageFn', () => {
     const limiter = <R>(fetch: () => Promise<R>) => queue.add(fetch);
     const configMaps = createListPageFn(transport, '/api/v1/configmaps', limiter);
     const secrets = createListPageFn(transport, '/api/v1/secrets', limiter);
+    const secretItems: JsonObject[] = [];
     const first = configMaps(pageRequest());
-    const second = secrets(pageRequest());
+    const second = secrets(pageRequest(undefined, secretItems));
     await tick();
     expect(waiting.map((w) => w.request.path)).toEqual(['/api/v1/configmaps']);
     waiting[0]?.answer(page('cm'));
@@ -65,6 +77,7 @@ describe('createListPageFn', () => {
     await tick();
     expect(waiting.map((w) => w.request.path)).toEqual(['/api/v1/configmaps', '/api/v1/secrets']);
     waiting[1]?.answer(page('s'));
-    await expect(second).resolves.toMatchObject({ items: [{ metadata: { name: 's' } }] });
+    await second;
+    expect(secretItems).toEqual([{ metadata: { name: 's' } }]);
   });
 });

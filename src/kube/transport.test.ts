@@ -9,7 +9,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubeApiError } from './api-error.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
 import type { TestApiServer } from '../testing/test-api-server.ts';
-import { buildUrl, createKubeTransport, DISPATCHER_MAX_AGE_MS, HttpMethod } from './transport.ts';
+import { Registry } from 'prom-client';
+import { createMetrics, type RestRequestRecord } from '../metrics/metrics.ts';
+import {
+  buildUrl,
+  createKubeTransport,
+  DISPATCHER_MAX_AGE_MS,
+  HttpMethod,
+  NO_ANSWER_CODE,
+} from './transport.ts';
 
 let server: TestApiServer;
 beforeEach(async () => {
@@ -126,6 +134,173 @@ describe('createKubeTransport', () => {
     await server.waitForRequests(1);
     controller.abort();
     await expect(pending).rejects.toMatchObject({ reason: 'Aborted', retryable: false });
+  });
+});
+
+const MARKER = 'c2VjcmV0LW1hcmtlci05ZjI=';
+
+describe('createKubeTransport: answers that are not JSON', () => {
+  it('a 200 Secret list that is not JSON fails with status and position, never the body', async () => {
+    server.handle((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(`{"kind":"SecretList","items":[{"data":{"k":"${MARKER}"}}] <html>${MARKER}`);
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
+    const error = await transport.request({ method: HttpMethod.GET, path: '/api/v1/secrets' }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect(error).toMatchObject({ status: 200, reason: 'MalformedResponse', cause: undefined });
+    expect(String(error)).toMatch(/malformed 200 response: \d+ bytes that are not valid JSON/);
+    expect(
+      `${String(error)} ${JSON.stringify(error)} ${(error as Error).stack ?? ''}`,
+    ).not.toContain(MARKER);
+  });
+
+  it('an error answer that is not a Status keeps only its HTTP status', async () => {
+    server.handle((_request, response) => {
+      response.writeHead(503, { 'content-type': 'text/html' });
+      response.end(`<html>${MARKER}</html>`);
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
+    const failure = transport.request({ method: HttpMethod.GET, path: '/api/v1/secrets' });
+    await expect(failure).rejects.toMatchObject({ status: 503, message: '503', retryable: true });
+  });
+});
+
+describe('createKubeTransport: rest_client metrics', () => {
+  function recording(): {
+    records: RestRequestRecord[];
+    metrics: { recordRestRequest(r: RestRequestRecord): void };
+  } {
+    const records: RestRequestRecord[] = [];
+    return { records, metrics: { recordRestRequest: (r) => records.push(r) } };
+  }
+
+  it('records every request once: its status, method, host and duration', async () => {
+    server.handle((request, response) => {
+      if (request.method === 'PATCH') sendStatus(response, 409, 'Conflict');
+      else sendJson(response, 200, {});
+    });
+    const { records, metrics } = recording();
+    let clock = 10;
+    const transport = createKubeTransport({
+      kubeConfig: server.kubeConfig(),
+      metrics,
+      monotonicSeconds: () => (clock += 0.25),
+    });
+    await transport.request({ method: HttpMethod.GET, path: '/x' });
+    await transport
+      .request({ method: HttpMethod.PATCH, path: '/x', body: {} })
+      .catch(() => undefined);
+    const host = new URL(server.url).host;
+    expect(records).toEqual([
+      { code: '200', method: 'GET', verb: 'GET', host, seconds: 0.25 },
+      { code: '409', method: 'PATCH', verb: 'PATCH', host, seconds: 0.25 },
+    ]);
+  });
+
+  it('a request without an answer is counted as <error>', async () => {
+    const kubeConfig = server.kubeConfig();
+    await server.close();
+    const { records, metrics } = recording();
+    const transport = createKubeTransport({ kubeConfig, metrics });
+    await transport.request({ method: HttpMethod.DELETE, path: '/x' }).catch(() => undefined);
+    expect(records).toMatchObject([{ code: NO_ANSWER_CODE, method: 'DELETE' }]);
+    server = await startTestApiServer();
+  });
+
+  it('a stream is counted once, when it opens', async () => {
+    server.handle((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"a":');
+      setTimeout(() => response.end('1}'), 20);
+    });
+    const { records, metrics } = recording();
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig(), metrics });
+    const stream = await transport.stream({
+      path: '/w',
+      query: { watch: true },
+      idleTimeoutMs: 5000,
+    });
+    expect(records).toMatchObject([{ code: '200', method: 'GET' }]);
+    const chunks: string[] = [];
+    for await (const chunk of stream.chunks) chunks.push(Buffer.from(chunk).toString('utf8'));
+    expect(chunks.join('')).toBe('{"a":1}');
+    expect(records).toHaveLength(1);
+    expect(server.requests[0]?.query.get('watch')).toBe('true');
+  });
+});
+
+describe('createKubeTransport: rest_client series in the registry', () => {
+  it('counts requests by code, method and host and times them by verb and host', async () => {
+    server.handle((request, response) => {
+      if (request.method === 'DELETE') sendStatus(response, 404, 'NotFound');
+      else sendJson(response, 200, { items: [] });
+    });
+    const registry = new Registry();
+    const transport = createKubeTransport({
+      kubeConfig: server.kubeConfig(),
+      metrics: createMetrics(registry, { countByNamespace: false }),
+    });
+    await transport.request({ method: HttpMethod.GET, path: '/x' });
+    await transport.request({ method: HttpMethod.DELETE, path: '/x' }).catch(() => undefined);
+    const stream = await transport.stream({ path: '/x', idleTimeoutMs: 5000 });
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of stream.chunks) chunks.push(chunk);
+    expect(Buffer.concat(chunks).toString()).toBe('{"items":[]}');
+    const host = new URL(server.url).host;
+    const text = await registry.metrics();
+    const lines = text.split('\n').filter((line) => line.startsWith('rest_client_'));
+    expect(lines).toContain(`rest_client_requests_total{code="200",method="GET",host="${host}"} 2`);
+    expect(lines).toContain(
+      `rest_client_requests_total{code="404",method="DELETE",host="${host}"} 1`,
+    );
+    expect(lines).toContain(
+      `rest_client_request_duration_seconds_count{verb="GET",host="${host}"} 2`,
+    );
+    expect(lines).toContain(
+      `rest_client_request_duration_seconds_count{verb="DELETE",host="${host}"} 1`,
+    );
+  });
+});
+
+describe('createKubeTransport: streams', () => {
+  it('a non-2xx stream rejects with the Status as a KubeApiError', async () => {
+    server.handle((_request, response) => {
+      sendStatus(response, 410, 'Expired', 'too old');
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
+    await expect(transport.stream({ path: '/w', idleTimeoutMs: 5000 })).rejects.toMatchObject({
+      status: 410,
+      reason: 'Expired',
+    });
+  });
+
+  it('a stream with no data within the idle timeout fails with a Timeout', async () => {
+    server.handle((_request, response) => {
+      response.writeHead(200);
+      response.flushHeaders();
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
+    const stream = await transport.stream({ path: '/w', idleTimeoutMs: 50 });
+    const reading = (async () => {
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of stream.chunks) chunks.push(chunk);
+      return chunks;
+    })();
+    await expect(reading).rejects.toMatchObject({ reason: 'Timeout', retryable: true });
+  });
+
+  it('headers that never come time out like a request', async () => {
+    server.handle(() => {
+      // never answer
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig(), timeoutMs: 50 });
+    await expect(transport.stream({ path: '/w', idleTimeoutMs: 5000 })).rejects.toMatchObject({
+      reason: 'Timeout',
+    });
   });
 });
 
