@@ -5,7 +5,8 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { AnnotationKeys, SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
-import { NamespaceMerge } from '../controller/namespace-merge.ts';
+import { NamespaceMerge, type NamespaceSink } from '../controller/namespace-merge.ts';
+import type { KubeApiError } from '../kube/api-error.ts';
 import type { ListWatchStatus } from '../kube/list-watch.ts';
 import {
   projectConfigMap,
@@ -26,6 +27,8 @@ import type { SourceResource, WatchTarget } from './watch-plan.ts';
 /** What the app needs of a running list-watch. */
 export interface ResourceWatch {
   readonly resource: ResourceType;
+  /** The watched namespace; `undefined` for a cluster-wide watch. */
+  readonly namespace: string | undefined;
   readonly status: ListWatchStatus;
   readonly isSynced: boolean;
   /** Resolves after the first complete list reached the cache; never rejects. */
@@ -39,7 +42,22 @@ export interface WatchFactoryDeps {
   readonly transport: KubeTransport;
   readonly keys: AnnotationKeys;
   readonly metrics: Metrics;
-  readonly onWatchError: (resource: ResourceType, error: Error) => void;
+  readonly onWatchError: (
+    resource: ResourceType,
+    namespace: string | undefined,
+    error: KubeApiError,
+  ) => void;
+  /**
+   * Scoped mode: a namespace that could not be listed when the others were delivered its first
+   * list of `resource` (ADR 0021); its workloads need a reconcile.
+   */
+  readonly onNamespaceJoined?: (resource: ResourceType, namespace: string) => void;
+  /** A list-watch changed status (`ok` after a failure: it recovered). */
+  readonly onWatchStatus?: (
+    resource: ResourceType,
+    namespace: string | undefined,
+    status: ListWatchStatus,
+  ) => void;
   /** Bounds how many list pages are fetched at once across every watch. */
   readonly pageLimiter?: PageLimiter;
   /** Events kreload will not act on (ignored source, namespace not selected): `dropped` (§13.2). */
@@ -179,10 +197,15 @@ export class WatchFactory {
             namespaces: namespaces.map((ns) => ns ?? ''),
             target: spec.sink,
             idOf: spec.idOf,
+            onNamespaceJoined: (namespace) =>
+              this.#deps.onNamespaceJoined?.(spec.resource, namespace),
           })
         : undefined;
+    const { metrics } = this.#deps;
     return spec.targets.map((target) => {
-      const sink = merge ? merge.sinkFor(target.namespace ?? '') : spec.sink;
+      const merged: NamespaceSink<V> | undefined = merge?.sinkFor(target.namespace ?? '');
+      const sink = merged ?? spec.sink;
+      metrics.setWatchStatus(target.namespace, spec.resource, 'syncing');
       const consumer = countingSink(
         { resource: spec.resource, sink, isFiltered: spec.isFiltered },
         this.#deps.metrics,
@@ -207,12 +230,17 @@ export class WatchFactory {
             consumer.remove(item);
           },
           onError: (error) => {
-            this.#deps.metrics.recordWatchRestart(spec.resource, String(error.status ?? 'network'));
-            this.#deps.onWatchError(spec.resource, error);
+            metrics.recordWatchRestart(spec.resource, String(error.status ?? 'network'));
+            this.#deps.onWatchError(spec.resource, target.namespace, error);
+          },
+          onStatus: (status) => {
+            metrics.setWatchStatus(target.namespace, spec.resource, status);
+            this.#deps.onWatchStatus?.(spec.resource, target.namespace, status);
+            if (status === 'forbidden' || status === 'absent') merged?.unavailable();
           },
         },
       });
-      return Object.assign(watch, { resource: spec.resource });
+      return Object.assign(watch, { resource: spec.resource, namespace: target.namespace });
     });
   }
 }
