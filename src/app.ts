@@ -290,8 +290,10 @@ class KreloadApp implements App {
         if (status === 'ok') watchErrors.recovered(resource, namespace);
       },
       onNamespaceJoined: (resource, namespace) => {
-        logger.info('namespace can be listed now; watching it', { namespace, resource });
-        routing.router?.triggerAll(store.keysInNamespace(namespace));
+        logger.info('list-watch can list now; watching it', { namespace, resource });
+        routing.router?.triggerAll(
+          namespace === undefined ? store.keys() : store.keysInNamespace(namespace),
+        );
       },
     });
     for (const resource of watchedSourceResources(options)) {

@@ -48,10 +48,11 @@ export interface WatchFactoryDeps {
     error: KubeApiError,
   ) => void;
   /**
-   * Scoped mode: a namespace that could not be listed when the others were delivered its first
-   * list of `resource` (ADR 0021); its workloads need a reconcile.
+   * A watch of `resource` that was forbidden or absent before its first list has now listed
+   * (ADR 0021): a namespace permitted later, or `undefined` for a cluster-wide watch. The
+   * workloads there were reconciled without it and need another reconcile.
    */
-  readonly onNamespaceJoined?: (resource: ResourceType, namespace: string) => void;
+  readonly onNamespaceJoined?: (resource: ResourceType, namespace: string | undefined) => void;
   /** A list-watch changed status (`ok` after a failure: it recovered). */
   readonly onWatchStatus?: (
     resource: ResourceType,
@@ -206,6 +207,7 @@ export class WatchFactory {
       const merged: NamespaceSink<V> | undefined = merge?.sinkFor(target.namespace ?? '');
       const sink = merged ?? spec.sink;
       metrics.setWatchStatus(target.namespace, spec.resource, 'syncing');
+      let unavailableBeforeList = false;
       const consumer = countingSink(
         { resource: spec.resource, sink, isFiltered: spec.isFiltered },
         this.#deps.metrics,
@@ -222,6 +224,11 @@ export class WatchFactory {
         consumer: {
           replace: (items) => {
             consumer.replace(items);
+            // Without a merge, the watch's own first list after a 403/404 is the late join.
+            if (merged === undefined && unavailableBeforeList) {
+              this.#deps.onNamespaceJoined?.(spec.resource, target.namespace);
+            }
+            unavailableBeforeList = false;
           },
           upsert: (item, added) => {
             consumer.upsert(item, added);
@@ -236,7 +243,10 @@ export class WatchFactory {
           onStatus: (status) => {
             metrics.setWatchStatus(target.namespace, spec.resource, status);
             this.#deps.onWatchStatus?.(spec.resource, target.namespace, status);
-            if (status === 'forbidden' || status === 'absent') merged?.unavailable();
+            if (status === 'forbidden' || status === 'absent') {
+              unavailableBeforeList ||= !watch.isSynced;
+              merged?.unavailable();
+            }
           },
         },
       });

@@ -78,7 +78,7 @@ describe('NamespaceMerge', () => {
     expect(calls).toEqual([]);
     merge.sinkFor('mb').replace([item('mb', 'b')]);
     expect(calls).toEqual(['replace [mb/b]']);
-    expect(joined).toEqual([]);
+    expect(joined).toEqual(['mb']);
   });
 
   it('a namespace permitted later is seeded on its own, not diffed as creations', () => {

@@ -18,7 +18,10 @@ export interface NamespaceMergeDeps<V> {
   readonly target: ViewSink<V>;
   /** Identity of an item within its namespace, e.g. the object name. */
   readonly idOf: (item: V) => string;
-  /** A namespace delivered its first list after the target had been seeded without it. */
+  /**
+   * A namespace delivered its first list after it had been unavailable, or after the target had
+   * been seeded without it: its workloads were reconciled without it and need another reconcile.
+   */
   readonly onNamespaceJoined?: (namespace: string) => void;
 }
 
@@ -62,17 +65,16 @@ export class NamespaceMerge<V> {
   }
 
   #replace(namespace: string, items: readonly V[]): void {
-    const joining = this.#seeded && !this.#items.has(namespace);
+    const firstList = !this.#items.has(namespace);
+    const late = firstList && (this.#seeded || this.#unavailable.has(namespace));
+    const joining = this.#seeded && firstList;
     this.#items.set(namespace, new Map(items.map((item) => [this.#deps.idOf(item), item])));
     this.#unavailable.delete(namespace);
-    if (!this.#seeded) {
-      this.#seedIfSettled();
-      return;
-    }
     const { target } = this.#deps;
-    if (joining && target.seedNamespace !== undefined) target.seedNamespace(namespace, items);
+    if (!this.#seeded) this.#seedIfSettled();
+    else if (joining && target.seedNamespace !== undefined) target.seedNamespace(namespace, items);
     else target.replace(this.#union());
-    if (joining) this.#deps.onNamespaceJoined?.(namespace);
+    if (late) this.#deps.onNamespaceJoined?.(namespace);
   }
 
   /**
