@@ -119,8 +119,9 @@ async function startApp(
   forbids: (request: RecordedRequest) => boolean,
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
+  fake?: TestApiServer,
 ) {
-  const api = await startTestApiServer(answer(forbids));
+  const api = fake ?? (await startTestApiServer(answer(forbids)));
   server = api;
   dir = await mkdtemp(path.join(tmpdir(), 'kreload-scope-'));
   const kubeconfig = path.join(dir, 'kubeconfig');
@@ -220,4 +221,41 @@ describe('nothing can be listed: not ready, and says why (ADR 0021)', () => {
     expect(body.checks.namespaces).toBeUndefined();
     expect(body.checks.kinds).toMatchObject({ ...EVERY_KIND_FORBIDDEN, namespaces: 'forbidden' });
   });
+});
+
+describe('optional API discovery that fails (issue 10, defect 8)', () => {
+  it(
+    'a 503 is an error in /readyz, retried, then the kind is watched',
+    { timeout: 30_000 },
+    async () => {
+      const ROLLOUTS_DISCOVERY = '/apis/argoproj.io/v1alpha1';
+      let rolloutsServed = false;
+      const serve = answer(IN_MB);
+      const api = await startTestApiServer((request, response) => {
+        if (request.path !== ROLLOUTS_DISCOVERY) serve(request, response);
+        else if (rolloutsServed) sendJson(response, 200, { resources: [{ name: 'rollouts' }] });
+        else sendStatus(response, 503, 'ServiceUnavailable');
+      });
+      const { get } = await startApp(
+        IN_MB,
+        ['--namespaces=ma', '--is-Argo-Rollouts=true'],
+        {},
+        api,
+      );
+      const status = async (): Promise<ReadyzBody> =>
+        (await (await get('/readyz')).json()) as ReadyzBody;
+      expect((await status()).checks.kinds.rollouts).toBe('error');
+      expect((await status()).ready).toBe(true);
+
+      rolloutsServed = true;
+      const giveUp = Date.now() + 20_000;
+      while ((await status()).checks.kinds.rollouts !== 'ok' && Date.now() < giveUp) {
+        await sleep(200);
+      }
+      expect((await status()).checks.kinds.rollouts).toBe('ok');
+      expect(
+        api.requests.some((r) => r.path === '/apis/argoproj.io/v1alpha1/namespaces/ma/rollouts'),
+      ).toBe(true);
+    },
+  );
 });
