@@ -1,6 +1,6 @@
-// Issue 10 defect 5 at the component level: the whole app (createApp) against a local fake API
-// server that answers 403 for every request about namespace `mb`. `ma` must be seeded and
-// reconciled (a baseline PATCH of its Deployment), and /readyz must be ready and name `mb`.
+// Faults at the component level: the whole app (createApp) against a local fake API server.
+// Issue 10 defect 5: every request about namespace `mb` is forbidden; `ma` must be seeded and
+// reconciled and /readyz must name `mb`. Defect 8: a failing discovery is an error, retried.
 import { writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
