@@ -29,9 +29,13 @@ import type { SourceType, WorkloadKey, WorkloadKind } from './core/types.ts';
 import { EventRecorder } from './events/event-recorder.ts';
 import { FanoutTracker } from './events/fanout-tracker.ts';
 import { buildReadinessReport } from './http/readiness.ts';
-import type { ApiServerStatus, KindStatus, LeaderElectionStatus } from './http/readiness.ts';
+import type {
+  ApiServerStatus,
+  KindStatus,
+  LeaderElectionStatus,
+  WatchState,
+} from './http/readiness.ts';
 import { HealthServer } from './http/health-server.ts';
-import { KubeApiError } from './kube/api-error.ts';
 import { ApiDiscovery } from './kube/discovery.ts';
 import { EventClient } from './kube/event-client.ts';
 import { LeaseClient } from './kube/lease-client.ts';
@@ -62,6 +66,9 @@ import { WorkloadStore, workloadSink } from './watch/workload-store.ts';
 import { SpcDesiredState, podStatusSink, providerClassSink } from './watch/spc-desired-state.ts';
 import type { ResourceWatch } from './app/kube-watches.ts';
 import { WatchFactory } from './app/kube-watches.ts';
+import { WatchErrorLog } from './app/watch-error-log.ts';
+import { OptionalApis, type OptionalApi } from './app/optional-apis.ts';
+import { RateLimitedLog } from './log/rate-limited-log.ts';
 import {
   SOURCE_RESOURCES,
   namespaceWatchTarget,
@@ -87,6 +94,20 @@ const SOURCE_TYPE_RESOURCES: Readonly<Record<SourceType, readonly string[]>> = {
   SECRETPROVIDERCLASS: ['secretproviderclasspodstatuses', 'secretproviderclasses'],
 };
 const SYNC_POLL_MS = 100;
+const CSI_API: OptionalApi = {
+  name: 'csi',
+  group: 'secrets-store.csi.x-k8s.io',
+  version: 'v1',
+  plural: 'secretproviderclasspodstatuses',
+};
+const CSI_RESOURCES = ['secretproviderclasspodstatuses', 'secretproviderclasses'] as const;
+
+function optionalKindApi(kind: WorkloadKind): OptionalApi {
+  const { group, version, plural } = workloadResource(kind);
+  return { name: kind, group, version, plural };
+}
+/** What `/readyz` shows before the watches exist. */
+const STARTING: WatchState = { resource: 'configmaps', namespace: undefined, status: 'syncing' };
 const RESYNC_JITTER = 0.1;
 
 function buildInfo(): BuildInfo {
@@ -131,7 +152,6 @@ interface Runtime {
   readonly reconciler: Reconciler;
   readonly transport: KubeTransport;
   readonly factory: WatchFactory;
-  readonly discovery: ApiDiscovery;
   readonly csi: CsiWiring;
 }
 
@@ -151,8 +171,11 @@ class KreloadApp implements App {
   #cancelResync: (() => void) | undefined;
   readonly #resumeTimers = new Map<WorkloadKey, () => void>();
   readonly #stoppers: (() => Promise<void> | void)[] = [];
-  readonly #absentKinds = new Set<WorkloadKind>();
-  #csiAbsent = false;
+  readonly #runtimeReady = Promise.withResolvers<Runtime>();
+  #apis: OptionalApis | undefined;
+  /** The optional workload kinds planned for this configuration, and their APIs. */
+  readonly #optionalKinds = new Map<WorkloadKind, OptionalApi>();
+  #csiApi: OptionalApi | undefined;
   /** The last network failure of a list-watch, until some watch is healthy again (§13.1). */
   #apiUnreachable: string | undefined;
 
@@ -247,6 +270,9 @@ class KreloadApp implements App {
     const alerts = this.#createAlerts(metrics, logger);
 
     const watches: ResourceWatch[] = [];
+    const watchErrors = new WatchErrorLog({
+      log: new RateLimitedLog({ logger, now: () => Date.now() }),
+    });
     const listPages = new PQueue({ concurrency: LIST_PAGE_CONCURRENCY });
     const factory = new WatchFactory({
       transport,
@@ -255,12 +281,19 @@ class KreloadApp implements App {
       metrics,
       isFiltered: (namespace, annotations) =>
         !namespaces.accepts(namespace) || annotations[keys.ignore] === 'true',
-      onWatchError: (resource, error) => {
+      onWatchError: (resource, namespace, error) => {
         metrics.recordError('watch_error');
-        if (!(error instanceof KubeApiError) || error.status === undefined) {
-          this.#apiUnreachable = error.message;
-        }
-        logger.warn('list-watch failed; retrying', { resource, error: error.message });
+        if (error.status === undefined) this.#apiUnreachable = error.message;
+        watchErrors.report(resource, namespace, error);
+      },
+      onWatchStatus: (resource, namespace, status) => {
+        if (status === 'ok') watchErrors.recovered(resource, namespace);
+      },
+      onNamespaceJoined: (resource, namespace) => {
+        logger.info('list-watch can list now; watching it', { namespace, resource });
+        routing.router?.triggerAll(
+          namespace === undefined ? store.keys() : store.keysInNamespace(namespace),
+        );
       },
     });
     for (const resource of watchedSourceResources(options)) {
@@ -271,10 +304,12 @@ class KreloadApp implements App {
         );
       }
     }
-    const discovery = new ApiDiscovery({ transport });
+    const apis = this.#createOptionalApis(transport, logger);
+    this.#apis = apis;
     const csi: CsiWiring = { caches, factory, routing };
-    if (await this.#csiServed(discovery, logger)) watches.push(...this.#csiWatches(csi));
-    for (const kind of await this.#enabledKinds(discovery, logger)) {
+    const discovered = await this.#startupDiscovery(apis);
+    if (discovered.csi) watches.push(...this.#csiWatches(csi));
+    for (const kind of discovered.kinds) {
       watches.push(
         ...factory.workloads(kind, workloadWatchTargets(options), workloadSink(store, kind)),
       );
@@ -295,7 +330,7 @@ class KreloadApp implements App {
       workloads: new StoreWorkloadLookup({ store, writes }),
       sources: new CacheSourceLookup({
         caches: sourceCaches,
-        isTypeHealthy: (type) => this.#sourceTypeHealthy(type),
+        isTypeHealthy: (type, namespace) => this.#sourceTypeHealthy(type, namespace),
       }),
       marks: new StoreMarkLedger({ marks }),
       writer: new KubeWorkloadWriter({ client: new WorkloadClient({ transport }), keys }),
@@ -392,9 +427,9 @@ class KreloadApp implements App {
       reconciler,
       transport,
       factory,
-      discovery,
       csi,
     };
+    this.#runtimeReady.resolve(this.#runtime);
     for (const watch of watches) watch.start();
     await this.#waitForInitialSync();
     logger.info('caches synced', {
@@ -482,18 +517,6 @@ class KreloadApp implements App {
     return mode;
   }
 
-  async #csiServed(discovery: ApiDiscovery, logger: Logger): Promise<boolean> {
-    if (!this.#options.enableCsiIntegration) return false;
-    const served = await discovery
-      .isApiServed('secrets-store.csi.x-k8s.io', 'v1', 'secretproviderclasspodstatuses')
-      .catch(() => false);
-    if (!served) {
-      this.#csiAbsent = true;
-      logger.warn('Secrets Store CSI API is not served; CSI integration waits for it');
-    }
-    return served;
-  }
-
   /** SPCPS and SecretProviderClass watches feeding the §4.4 aggregator and its source cache. */
   #csiWatches(csi: CsiWiring): ResourceWatch[] {
     const cache = new SourceCache({
@@ -511,67 +534,89 @@ class KreloadApp implements App {
     ];
   }
 
-  /** The CSI API installed after start is picked up at a resync, as workload kinds are. */
-  async #discoverLateCsi(runtime: Runtime): Promise<void> {
-    if (!this.#csiAbsent) return;
-    const served = await runtime.discovery
-      .isApiServed('secrets-store.csi.x-k8s.io', 'v1', 'secretproviderclasspodstatuses')
-      .catch(() => false);
-    if (!served || this.#shuttingDown) return;
-    this.#csiAbsent = false;
-    const watches = this.#csiWatches(runtime.csi);
-    runtime.watches.push(...watches);
-    for (const watch of watches) watch.start();
-    this.#deps.logger.info('Secrets Store CSI API is now served; watching it');
-    await Promise.all(watches.map((watch) => watch.synced));
-    runtime.router.triggerAll(runtime.store.keys());
-  }
-
-  async #enabledKinds(discovery: ApiDiscovery, logger: Logger): Promise<WorkloadKind[]> {
+  /** Discovery at startup (§13.5 step 4); a failure is retried by #apis, never taken as absent. */
+  async #startupDiscovery(apis: OptionalApis): Promise<{ kinds: WorkloadKind[]; csi: boolean }> {
+    const logger = this.#deps.logger;
     const planned = plannedKinds(this.#options);
     const kinds = planned.always.filter((kind) => findKindRow(kind) !== undefined);
     for (const kind of planned.ifServed) {
-      if (await this.#isServed(discovery, kind)) {
-        kinds.push(kind);
-        continue;
-      }
-      this.#absentKinds.add(kind);
-      if (kind === 'Rollout') {
+      const api = optionalKindApi(kind);
+      this.#optionalKinds.set(kind, api);
+      const availability = await apis.probe(api);
+      if (availability === 'served') kinds.push(kind);
+      if (availability === 'absent' && kind === 'Rollout') {
         logger.warn('Argo Rollouts API is not served; Rollouts are not watched until it is', {
           kind,
         });
       }
     }
-    return kinds;
-  }
-
-  #isServed(discovery: ApiDiscovery, kind: WorkloadKind): Promise<boolean> {
-    const api = workloadResource(kind);
-    return discovery.isApiServed(api.group, api.version, api.plural).catch(() => false);
-  }
-
-  /** §2.2: a kind whose API appears later is watched from the next resync on, no restart. */
-  async #discoverLateKinds(runtime: Runtime): Promise<void> {
-    for (const kind of [...this.#absentKinds]) {
-      if (!(await this.#isServed(runtime.discovery, kind)) || this.#shuttingDown) continue;
-      this.#absentKinds.delete(kind);
-      const watches = runtime.factory.workloads(
-        kind,
-        workloadWatchTargets(this.#options),
-        workloadSink(runtime.store, kind),
-      );
-      runtime.watches.push(...watches);
-      for (const watch of watches) watch.start();
-      this.#deps.logger.info('API is now served; watching it', { kind });
-      await Promise.all(watches.map((watch) => watch.synced));
-      const prefix = `${kind}/`;
-      runtime.router.triggerAll(runtime.store.keys().filter((key) => key.startsWith(prefix)));
+    if (!this.#options.enableCsiIntegration) return { kinds, csi: false };
+    this.#csiApi = CSI_API;
+    const csi = await apis.probe(CSI_API);
+    if (csi === 'absent') {
+      logger.warn('Secrets Store CSI API is not served; CSI integration waits for it');
     }
+    return { kinds, csi: csi === 'served' };
   }
 
-  #sourceTypeHealthy(type: SourceType): boolean {
+  /** An optional API absent or failing at start is served now: watch it, no restart (§2.2). */
+  async #watchLateApi(api: OptionalApi): Promise<void> {
+    const runtime = await this.#runtimeReady.promise;
+    if (this.#shuttingDown) return;
+    const kind = [...this.#optionalKinds].find(([, candidate]) => candidate === api)?.[0];
+    const watches =
+      kind === undefined
+        ? this.#csiWatches(runtime.csi)
+        : runtime.factory.workloads(
+            kind,
+            workloadWatchTargets(this.#options),
+            workloadSink(runtime.store, kind),
+          );
+    runtime.watches.push(...watches);
+    for (const watch of watches) watch.start();
+    this.#deps.logger.info('API is now served; watching it', { api: api.name });
+    await Promise.all(watches.map((watch) => watch.synced));
+    const prefix = `${kind ?? ''}/`;
+    const keys = runtime.store.keys();
+    runtime.router.triggerAll(kind === undefined ? keys : keys.filter((k) => k.startsWith(prefix)));
+  }
+
+  #createOptionalApis(transport: KubeTransport, logger: Logger): OptionalApis {
+    const discoveryErrors = new RateLimitedLog({ logger, now: () => Date.now() });
+    const apis = new OptionalApis({
+      discovery: new ApiDiscovery({ transport }),
+      timers: SYSTEM_TIMERS,
+      random: Math.random,
+      onServed: (api) =>
+        this.#watchLateApi(api).catch((error: unknown) => {
+          logger.warn('cannot watch a newly served API', { api: api.name, error: String(error) });
+        }),
+      onError: (api, error, retryInMs) => {
+        discoveryErrors.warn(`discovery/${api.name}`, 'API discovery failed; retrying', {
+          api: `${api.group}/${api.version}`,
+          error: error.message,
+          retryInMs,
+        });
+      },
+      onRecovered: (api, availability) => {
+        discoveryErrors.forget(`discovery/${api.name}`);
+        logger.info('API discovery answers again', { api: api.name, availability });
+      },
+    });
+    this.#stoppers.push(() => {
+      apis.stop();
+    });
+    return apis;
+  }
+
+  #sourceTypeHealthy(type: SourceType, namespace: string): boolean {
     const resources = SOURCE_TYPE_RESOURCES[type];
-    const watches = this.#runtime?.watches.filter((w) => resources.includes(w.resource)) ?? [];
+    const watches =
+      this.#runtime?.watches.filter(
+        (w) =>
+          resources.includes(w.resource) &&
+          (w.namespace === undefined || w.namespace === namespace),
+      ) ?? [];
     return watches.length > 0 && watches.every((w) => w.status === 'ok');
   }
 
@@ -659,11 +704,7 @@ class KreloadApp implements App {
         // Jobs deleted but not re-created are no longer in the store; the queue keeps their
         // retries exclusive with any other work on the same key (§7.4 item 4).
         runtime.router.triggerAll(runtime.reconciler.pendingRecreations());
-        Promise.all([this.#discoverLateKinds(runtime), this.#discoverLateCsi(runtime)]).catch(
-          (error: unknown) => {
-            this.#deps.logger.warn('API discovery failed', { error: String(error) });
-          },
-        );
+        void this.#apis?.recheckAbsent();
         this.#scheduleResync();
       }
     });
@@ -678,14 +719,19 @@ class KreloadApp implements App {
     this.#resumeTimers.set(key, cancel);
   }
 
-  #kindStatuses(): Record<string, KindStatus> {
-    const kinds: Record<string, KindStatus> = {};
-    for (const watch of this.#runtime?.watches ?? []) {
-      const current = kinds[watch.resource];
-      // One kind may have several namespaced watches: the worst status shows.
-      if (current === undefined || current === 'ok') kinds[watch.resource] = watch.status;
+  /** Optional kinds that are not watched: absent, or their discovery failed (retried). */
+  #unwatchedKinds(): Record<string, 'absent' | 'error'> {
+    const kinds: Record<string, 'absent' | 'error'> = {};
+    const apis = this.#apis;
+    if (apis === undefined) return kinds;
+    for (const api of this.#optionalKinds.values()) {
+      const availability = apis.availability(api);
+      if (availability === 'absent' || availability === 'error') kinds[api.plural] = availability;
     }
-    for (const kind of this.#absentKinds) kinds[workloadResource(kind).plural] = 'absent';
+    // An absent CSI API is not listed (the flag only allows it); one that cannot be discovered is.
+    if (this.#csiApi !== undefined && apis.availability(this.#csiApi) === 'error') {
+      for (const plural of CSI_RESOURCES) kinds[plural] = 'error';
+    }
     return kinds;
   }
 
@@ -697,13 +743,13 @@ class KreloadApp implements App {
 
   #readiness(): ReturnType<typeof buildReadinessReport> {
     const runtime = this.#runtime;
-    const kinds = this.#kindStatuses();
     const elector = runtime?.elector;
     let leaderElection: LeaderElectionStatus = 'disabled';
     if (this.#options.leaderElection.enabled) leaderElection = elector?.state() ?? 'follower';
     const lastRead = elector?.lastObservedAt;
     return buildReadinessReport({
-      kinds: runtime ? kinds : { configmaps: 'syncing' },
+      watches: runtime?.watches ?? [STARTING],
+      unwatched: this.#unwatchedKinds(),
       apiServer: this.#apiServerStatus(),
       leaderElection,
       leaseReadAgoMs: lastRead === undefined ? undefined : systemClock.monotonicMs() - lastRead,

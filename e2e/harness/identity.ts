@@ -68,3 +68,35 @@ export async function installCustomIdentity(
   const { path } = await cluster.restrictedKubeconfig(token, name);
   return { user: `system:serviceaccount:${namespace}:${name}`, kubeconfigPath: path };
 }
+
+/**
+ * A Role `name` with `rules` in `namespace`, bound to the ServiceAccount `name` of kreload-system:
+ * what a scoped install grants per namespace instead of a ClusterRole.
+ */
+export async function grantInNamespace(
+  cluster: ClusterClient,
+  options: {
+    readonly name: string;
+    readonly namespace: string;
+    readonly rules: readonly V1PolicyRule[];
+  },
+): Promise<void> {
+  const rbac = cluster.kc.makeApiClient(RbacAuthorizationV1Api);
+  const { name, namespace } = options;
+  await createIfAbsent(() =>
+    rbac.createNamespacedRole({
+      namespace,
+      body: { metadata: { name }, rules: [...options.rules] },
+    }),
+  );
+  await createIfAbsent(() =>
+    rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [{ kind: 'ServiceAccount', name, namespace: KRELOAD_NAMESPACE }],
+      },
+    }),
+  );
+}

@@ -83,7 +83,7 @@ describe('HTTP endpoints (§13.1)', () => {
     const { kinds, ...rest } = body.checks;
     expect({ ...body, checks: rest }).toEqual({
       ready: true,
-      checks: { cachesSynced: true, apiServer: 'ok', leaderElection: 'disabled' },
+      checks: { cachesSynced: true, apiServer: 'ok', leaderElection: 'disabled', permitted: true },
     });
     // The built-in kinds are served and synced; an optional API this cluster does not serve
     // (DeploymentConfig) may be listed, but only as `absent`.

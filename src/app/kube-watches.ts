@@ -4,7 +4,8 @@
  * per-namespace watches of one type before they reach the cache (controller/namespace-merge.ts).
  */
 import type { AnnotationKeys, SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
-import { NamespaceMerge } from '../controller/namespace-merge.ts';
+import { NamespaceMerge, type NamespaceSink } from '../controller/namespace-merge.ts';
+import type { KubeApiError } from '../kube/api-error.ts';
 import type { ListWatchStatus } from '../kube/list-watch.ts';
 import {
   projectConfigMap,
@@ -25,6 +26,8 @@ import type { SourceResource, WatchTarget } from './watch-plan.ts';
 /** What the app needs of a running list-watch. */
 export interface ResourceWatch {
   readonly resource: ResourceType;
+  /** The watched namespace; `undefined` for a cluster-wide watch. */
+  readonly namespace: string | undefined;
   readonly status: ListWatchStatus;
   readonly isSynced: boolean;
   /** Resolves after the first complete list reached the cache; never rejects. */
@@ -37,7 +40,23 @@ export interface WatchFactoryDeps {
   readonly transport: StreamingKubeTransport;
   readonly keys: AnnotationKeys;
   readonly metrics: Metrics;
-  readonly onWatchError: (resource: ResourceType, error: Error) => void;
+  readonly onWatchError: (
+    resource: ResourceType,
+    namespace: string | undefined,
+    error: KubeApiError,
+  ) => void;
+  /**
+   * A watch of `resource` that was forbidden or absent before its first list has now listed
+   * (ADR 0021): a namespace permitted later, or `undefined` for a cluster-wide watch. The
+   * workloads there were reconciled without it and need another reconcile.
+   */
+  readonly onNamespaceJoined?: (resource: ResourceType, namespace: string | undefined) => void;
+  /** A list-watch changed status (`ok` after a failure: it recovered). */
+  readonly onWatchStatus?: (
+    resource: ResourceType,
+    namespace: string | undefined,
+    status: ListWatchStatus,
+  ) => void;
   /** Bounds how many list pages are fetched at once across every watch. */
   readonly pageLimiter?: PageLimiter;
   /** Events kreload will not act on (ignored source, namespace not selected): `dropped` (§13.2). */
@@ -177,10 +196,16 @@ export class WatchFactory {
             namespaces: namespaces.map((ns) => ns ?? ''),
             target: spec.sink,
             idOf: spec.idOf,
+            onNamespaceJoined: (namespace) =>
+              this.#deps.onNamespaceJoined?.(spec.resource, namespace),
           })
         : undefined;
+    const { metrics } = this.#deps;
     return spec.targets.map((target) => {
-      const sink = merge ? merge.sinkFor(target.namespace ?? '') : spec.sink;
+      const merged: NamespaceSink<V> | undefined = merge?.sinkFor(target.namespace ?? '');
+      const sink = merged ?? spec.sink;
+      metrics.setWatchStatus(target.namespace, spec.resource, 'syncing');
+      let unavailableBeforeList = false;
       const consumer = countingSink(
         { resource: spec.resource, sink, isFiltered: spec.isFiltered },
         this.#deps.metrics,
@@ -196,6 +221,11 @@ export class WatchFactory {
         consumer: {
           replace: (items) => {
             consumer.replace(items);
+            // Without a merge, the watch's own first list after a 403/404 is the late join.
+            if (merged === undefined && unavailableBeforeList) {
+              this.#deps.onNamespaceJoined?.(spec.resource, target.namespace);
+            }
+            unavailableBeforeList = false;
           },
           upsert: (item, added) => {
             consumer.upsert(item, added);
@@ -204,12 +234,20 @@ export class WatchFactory {
             consumer.remove(item);
           },
           onError: (error) => {
-            this.#deps.metrics.recordWatchRestart(spec.resource, String(error.status ?? 'network'));
-            this.#deps.onWatchError(spec.resource, error);
+            metrics.recordWatchRestart(spec.resource, String(error.status ?? 'network'));
+            this.#deps.onWatchError(spec.resource, target.namespace, error);
+          },
+          onStatus: (status) => {
+            metrics.setWatchStatus(target.namespace, spec.resource, status);
+            this.#deps.onWatchStatus?.(spec.resource, target.namespace, status);
+            if (status === 'forbidden' || status === 'absent') {
+              unavailableBeforeList ||= !watch.isSynced;
+              merged?.unavailable();
+            }
           },
         },
       });
-      return Object.assign(watch, { resource: spec.resource });
+      return Object.assign(watch, { resource: spec.resource, namespace: target.namespace });
     });
   }
 }

@@ -24,8 +24,11 @@ import { SYSTEM_TIMERS, type Timers } from '../queue/timers.ts';
 export interface CacheSourceLookupDeps {
   /** SecretProviderClasses are a cache like the others, fed by the §4.4 aggregator. */
   readonly caches: SourceCaches;
-  /** False while a type's list-watch is forbidden or absent, even if it once synced. */
-  readonly isTypeHealthy: (type: SourceType) => boolean;
+  /**
+   * False while the type's list-watch of `namespace` (or its cluster-wide one) is forbidden or
+   * absent, even if it once synced: scoped namespaces are healthy or not on their own (ADR 0021).
+   */
+  readonly isTypeHealthy: (type: SourceType, namespace: string) => boolean;
 }
 
 export class CacheSourceLookup implements SourceLookup {
@@ -43,8 +46,8 @@ export class CacheSourceLookup implements SourceLookup {
     return this.#deps.caches.namesInNamespace(namespace, type);
   }
 
-  isHealthy(type: SourceType): boolean {
-    return this.#deps.caches.isSynced(type) && this.#deps.isTypeHealthy(type);
+  isHealthy(type: SourceType, namespace: string): boolean {
+    return this.#deps.caches.isSynced(type) && this.#deps.isTypeHealthy(type, namespace);
   }
 
   firstObserved(namespace: string, key: SourceKey): number | undefined {

@@ -26,6 +26,8 @@ const READY: ReadinessReport = {
     apiServer: 'ok',
     leaderElection: 'leader',
     kinds: { configmaps: 'ok', rollouts: 'forbidden' },
+    namespaces: {},
+    permitted: true,
   },
 };
 
@@ -132,7 +134,7 @@ describe('HealthServer', () => {
       type: 'application/json',
       body:
         '{"ready":true,"checks":{"cachesSynced":true,"apiServer":"ok","leaderElection":"leader",' +
-        '"kinds":{"configmaps":"ok","rollouts":"forbidden"}}}',
+        '"kinds":{"configmaps":"ok","rollouts":"forbidden"},"permitted":true}}',
     });
   });
 
@@ -145,13 +147,15 @@ describe('HealthServer', () => {
         apiServer: 'unreachable: timeout',
         leaderElection: 'disabled',
         kinds: { secrets: 'syncing' },
+        namespaces: {},
+        permitted: false,
       },
     };
     expect(await get(`${base}/readyz`)).toMatchObject({
       status: 503,
       body:
         '{"ready":false,"checks":{"cachesSynced":false,"apiServer":"unreachable: timeout",' +
-        '"leaderElection":"disabled","kinds":{"secrets":"syncing"}}}',
+        '"leaderElection":"disabled","kinds":{"secrets":"syncing"},"permitted":false}}',
     });
   });
 

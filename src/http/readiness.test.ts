@@ -1,9 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { buildReadinessReport, serializeReadinessReport } from './readiness.ts';
-import type { ReadinessInput } from './readiness.ts';
+import { buildReadinessReport, kindStatusOf, serializeReadinessReport } from './readiness.ts';
+import type { ReadinessInput, WatchState, WatchStatus } from './readiness.ts';
+
+function clusterWide(kinds: Readonly<Record<string, WatchStatus>>): WatchState[] {
+  return Object.entries(kinds).map(([resource, status]) => ({
+    resource,
+    namespace: undefined,
+    status,
+  }));
+}
+
+function inNamespace(namespace: string, kinds: Readonly<Record<string, WatchStatus>>) {
+  return clusterWide(kinds).map((watch) => ({ ...watch, namespace }));
+}
 
 const base: ReadinessInput = {
-  kinds: { configmaps: 'ok', secrets: 'ok', deployments: 'ok' },
+  watches: clusterWide({ configmaps: 'ok', secrets: 'ok', deployments: 'ok' }),
+  unwatched: {},
   apiServer: 'ok',
   leaderElection: 'disabled',
   leaseReadAgoMs: undefined,
@@ -13,11 +26,76 @@ const base: ReadinessInput = {
 describe('buildReadinessReport', () => {
   it.each<[string, Partial<ReadinessInput>, boolean, boolean]>([
     ['all kinds synced, HA off', {}, true, true],
-    ['a kind still syncing', { kinds: { configmaps: 'ok', deployments: 'syncing' } }, false, false],
+    [
+      'a kind still syncing',
+      { watches: clusterWide({ configmaps: 'ok', deployments: 'syncing' }) },
+      false,
+      false,
+    ],
     [
       'forbidden and absent kinds are detail only',
-      { kinds: { configmaps: 'ok', rollouts: 'forbidden', deploymentconfigs: 'absent' } },
+      {
+        watches: clusterWide({ configmaps: 'ok', deployments: 'ok', rollouts: 'forbidden' }),
+        unwatched: { deploymentconfigs: 'absent' },
+      },
       true,
+      true,
+    ],
+    [
+      'a kind whose discovery failed is detail only',
+      { unwatched: { rollouts: 'error' } },
+      true,
+      true,
+    ],
+    [
+      'a forbidden namespace is detail only',
+      {
+        watches: [
+          ...inNamespace('ma', { configmaps: 'ok', deployments: 'ok' }),
+          ...inNamespace('mb', { configmaps: 'forbidden', deployments: 'forbidden' }),
+        ],
+      },
+      true,
+      true,
+    ],
+    [
+      'a permitted namespace still syncing',
+      {
+        watches: [
+          ...inNamespace('ma', { configmaps: 'ok', deployments: 'syncing' }),
+          ...inNamespace('mb', { configmaps: 'forbidden', deployments: 'forbidden' }),
+        ],
+      },
+      false,
+      false,
+    ],
+    [
+      'nothing can be listed anywhere',
+      { watches: clusterWide({ configmaps: 'forbidden', deployments: 'forbidden' }) },
+      false,
+      true,
+    ],
+    [
+      'sources in one namespace, workloads only in another: nothing can roll',
+      {
+        watches: [
+          ...inNamespace('ma', { configmaps: 'ok', deployments: 'forbidden' }),
+          ...inNamespace('mb', { configmaps: 'forbidden', deployments: 'ok' }),
+        ],
+      },
+      false,
+      true,
+    ],
+    [
+      'only the Namespace watch of --namespace-selector can be listed',
+      {
+        watches: clusterWide({
+          configmaps: 'forbidden',
+          namespaces: 'ok',
+          deployments: 'forbidden',
+        }),
+      },
+      false,
       true,
     ],
     ['leading', { leaderElection: 'leader' }, true, true],
@@ -52,19 +130,68 @@ describe('buildReadinessReport', () => {
     expect(report.ready).toBe(ready);
     expect(report.checks.cachesSynced).toBe(cachesSynced);
   });
+
+  it('names each namespace with a kind that is not ok, and only those', () => {
+    const report = buildReadinessReport({
+      ...base,
+      watches: [
+        ...inNamespace('ma', { configmaps: 'ok', secrets: 'ok', deployments: 'ok' }),
+        ...inNamespace('mb', { configmaps: 'forbidden', secrets: 'ok', deployments: 'forbidden' }),
+        ...inNamespace('mc', { configmaps: 'syncing', secrets: 'ok', deployments: 'ok' }),
+      ],
+    });
+    expect(report.checks.namespaces).toEqual({
+      mb: { configmaps: 'forbidden', deployments: 'forbidden' },
+      mc: { configmaps: 'syncing' },
+    });
+    expect(report.checks.kinds).toEqual({
+      configmaps: 'syncing',
+      secrets: 'ok',
+      deployments: 'partial',
+    });
+  });
+
+  it('lists no namespaces for cluster-wide watches', () => {
+    const report = buildReadinessReport({
+      ...base,
+      watches: clusterWide({ configmaps: 'ok', secrets: 'forbidden', deployments: 'ok' }),
+    });
+    expect(report.checks.namespaces).toEqual({});
+    expect(report.checks.kinds).toEqual({
+      configmaps: 'ok',
+      secrets: 'forbidden',
+      deployments: 'ok',
+    });
+  });
+});
+
+describe('kindStatusOf', () => {
+  it.each<[readonly WatchStatus[], string]>([
+    [['ok'], 'ok'],
+    [['ok', 'ok'], 'ok'],
+    [['forbidden', 'forbidden'], 'forbidden'],
+    [['absent'], 'absent'],
+    [['ok', 'forbidden'], 'partial'],
+    [['absent', 'ok'], 'partial'],
+    [['ok', 'syncing', 'forbidden'], 'syncing'],
+    [['forbidden', 'absent'], 'forbidden'],
+    [[], 'syncing'],
+  ])('%j → %s', (statuses, expected) => {
+    expect(kindStatusOf(statuses)).toBe(expected);
+  });
 });
 
 describe('serializeReadinessReport', () => {
   it('writes the §13.1 body with its field order', () => {
     const body = serializeReadinessReport(
       buildReadinessReport({
-        kinds: {
+        watches: clusterWide({
           configmaps: 'ok',
           secrets: 'ok',
           deployments: 'ok',
           rollouts: 'forbidden',
-          deploymentconfigs: 'absent',
-        },
+        }),
+        unwatched: { deploymentconfigs: 'absent' },
         apiServer: 'ok',
         leaderElection: 'leader',
         leaseReadAgoMs: 1_000,
@@ -73,13 +200,33 @@ describe('serializeReadinessReport', () => {
     );
     expect(body).toBe(
       '{"ready":true,"checks":{"cachesSynced":true,"apiServer":"ok","leaderElection":"leader",' +
-        '"kinds":{"configmaps":"ok","secrets":"ok","deployments":"ok","rollouts":"forbidden","deploymentconfigs":"absent"}}}',
+        '"kinds":{"configmaps":"ok","secrets":"ok","deployments":"ok","rollouts":"forbidden","deploymentconfigs":"absent"},' +
+        '"permitted":true}}',
+    );
+  });
+
+  it('adds the namespaces that are not ok after the kinds', () => {
+    const body = serializeReadinessReport(
+      buildReadinessReport({
+        ...base,
+        watches: [
+          ...inNamespace('ma', { configmaps: 'ok', deployments: 'ok' }),
+          ...inNamespace('mb', { configmaps: 'forbidden', deployments: 'forbidden' }),
+        ],
+      }),
+    );
+    expect(body).toBe(
+      '{"ready":true,"checks":{"cachesSynced":true,"apiServer":"ok","leaderElection":"disabled",' +
+        '"kinds":{"configmaps":"partial","deployments":"partial"},' +
+        '"namespaces":{"mb":{"configmaps":"forbidden","deployments":"forbidden"}},"permitted":true}}',
     );
   });
 
   it('keeps the field order of a report built in another order', () => {
     const body = serializeReadinessReport({
       checks: {
+        permitted: false,
+        namespaces: {},
         kinds: {},
         leaderElection: 'lost',
         apiServer: 'unreachable: timeout',
@@ -88,7 +235,7 @@ describe('serializeReadinessReport', () => {
       ready: false,
     });
     expect(body).toBe(
-      '{"ready":false,"checks":{"cachesSynced":false,"apiServer":"unreachable: timeout","leaderElection":"lost","kinds":{}}}',
+      '{"ready":false,"checks":{"cachesSynced":false,"apiServer":"unreachable: timeout","leaderElection":"lost","kinds":{},"permitted":false}}',
     );
   });
 });

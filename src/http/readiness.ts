@@ -1,5 +1,15 @@
-/** Status of one watched kind in `/readyz` (§13.1). */
-export type KindStatus = 'ok' | 'syncing' | 'forbidden' | 'absent';
+/**
+ * Status of one list-watch: `ok`, `syncing` (initial list not done), `forbidden` (403) or `absent`
+ * (404, API not served). The same values as kube/'s `ListWatchStatus`, which app.ts passes in.
+ */
+export type WatchStatus = 'ok' | 'syncing' | 'forbidden' | 'absent';
+
+/**
+ * Status of one kind in `/readyz` (§13.1). A kind watched in several namespaces is `partial` when
+ * it is `ok` in some and forbidden or absent in others (ADR 0021); `error` when discovery could not
+ * tell whether its API is served (retried).
+ */
+export type KindStatus = WatchStatus | 'partial' | 'error';
 
 export type LeaderElectionStatus = 'disabled' | 'leader' | 'follower' | 'lost';
 
@@ -13,12 +23,26 @@ export interface ReadinessReport {
     readonly apiServer: ApiServerStatus;
     readonly leaderElection: LeaderElectionStatus;
     readonly kinds: Readonly<Record<string, KindStatus>>;
+    /** Scoped modes: each watched namespace with a kind that is not `ok`, and those kinds. */
+    readonly namespaces: Readonly<Record<string, Readonly<Record<string, WatchStatus>>>>;
+    /** Some namespace (or the cluster) has a source kind and a workload kind that are `ok`. */
+    readonly permitted: boolean;
   };
 }
 
+/** One running list-watch. */
+export interface WatchState {
+  readonly resource: string;
+  /** `undefined`: a cluster-wide watch. */
+  readonly namespace: string | undefined;
+  readonly status: WatchStatus;
+}
+
 export interface ReadinessInput {
-  /** Every enabled kind, in the order they should be listed. */
-  readonly kinds: Readonly<Record<string, KindStatus>>;
+  /** Every running list-watch, in the order their kinds should be listed. */
+  readonly watches: readonly WatchState[];
+  /** Optional kinds that are not watched: their API is not served, or discovery failed. */
+  readonly unwatched: Readonly<Record<string, 'absent' | 'error'>>;
   readonly apiServer: ApiServerStatus;
   readonly leaderElection: LeaderElectionStatus;
   /** Milliseconds since the election loop last read the Lease; undefined if it never did. */
@@ -30,13 +54,63 @@ export interface ReadinessInput {
 /** A follower that read the Lease within this window is "following correctly" (§13.1). */
 export const FOLLOWER_FRESHNESS_MS = 15_000;
 
-/** Forbidden and absent kinds are detail only: they never make the replica unready. */
-const BLOCKS_SYNC: Readonly<Record<KindStatus, boolean>> = {
-  ok: false,
-  syncing: true,
-  forbidden: false,
-  absent: false,
+/**
+ * What a resource is for in deciding `permitted`: kreload can roll something only where it can
+ * read a source kind and a workload kind. The Namespace watch of `--namespace-selector` is neither.
+ */
+const RESOURCE_ROLE: Readonly<Record<string, 'source' | 'workload' | undefined>> = {
+  configmaps: 'source',
+  secrets: 'source',
+  secretproviderclasspodstatuses: 'source',
+  deployments: 'workload',
+  daemonsets: 'workload',
+  statefulsets: 'workload',
+  cronjobs: 'workload',
+  jobs: 'workload',
+  rollouts: 'workload',
+  deploymentconfigs: 'workload',
 };
+
+/** The status of a kind from those of its watches, one per namespace (or one cluster-wide). */
+export function kindStatusOf(statuses: readonly WatchStatus[]): KindStatus {
+  const distinct = new Set(statuses);
+  const [only] = distinct;
+  if (distinct.size === 1 && only !== undefined) return only;
+  if (distinct.has('syncing') || only === undefined) return 'syncing';
+  return distinct.has('ok') ? 'partial' : 'forbidden';
+}
+
+function summarizeKinds(input: ReadinessInput): Record<string, KindStatus> {
+  const byResource = new Map<string, WatchStatus[]>();
+  for (const watch of input.watches) {
+    byResource.set(watch.resource, [...(byResource.get(watch.resource) ?? []), watch.status]);
+  }
+  const kinds: Record<string, KindStatus> = {};
+  for (const [resource, statuses] of byResource) kinds[resource] = kindStatusOf(statuses);
+  return { ...kinds, ...input.unwatched };
+}
+
+function troubledNamespaces(
+  watches: readonly WatchState[],
+): Record<string, Record<string, WatchStatus>> {
+  const namespaces: Record<string, Record<string, WatchStatus>> = {};
+  for (const { namespace, resource, status } of watches) {
+    if (namespace === undefined || status === 'ok') continue;
+    namespaces[namespace] = { ...namespaces[namespace], [resource]: status };
+  }
+  return namespaces;
+}
+
+function anyScopePermitted(watches: readonly WatchState[]): boolean {
+  const roles = new Map<string, Set<string>>();
+  for (const { namespace, resource, status } of watches) {
+    const role = RESOURCE_ROLE[resource];
+    if (status !== 'ok' || role === undefined) continue;
+    const scope = namespace ?? '';
+    roles.set(scope, new Set([...(roles.get(scope) ?? []), role]));
+  }
+  return [...roles.values()].some((set) => set.has('source') && set.has('workload'));
+}
 
 function leaderElectionAllowsReady(input: ReadinessInput): boolean {
   switch (input.leaderElection) {
@@ -50,16 +124,23 @@ function leaderElectionAllowsReady(input: ReadinessInput): boolean {
   }
 }
 
-/** Applies the readiness rules of §13.1. */
+/**
+ * Applies the readiness rules of §13.1 and ADR 0021: every watch that is neither forbidden nor
+ * absent has synced, and something can be rolled somewhere. Forbidden namespaces and kinds are
+ * detail only, so the permitted namespaces keep being served.
+ */
 export function buildReadinessReport(input: ReadinessInput): ReadinessReport {
-  const cachesSynced = Object.values(input.kinds).every((status) => !BLOCKS_SYNC[status]);
+  const cachesSynced = input.watches.every((watch) => watch.status !== 'syncing');
+  const permitted = anyScopePermitted(input.watches);
   return {
-    ready: cachesSynced && leaderElectionAllowsReady(input) && !input.shuttingDown,
+    ready: cachesSynced && permitted && leaderElectionAllowsReady(input) && !input.shuttingDown,
     checks: {
       cachesSynced,
       apiServer: input.apiServer,
       leaderElection: input.leaderElection,
-      kinds: input.kinds,
+      kinds: summarizeKinds(input),
+      namespaces: troubledNamespaces(input.watches),
+      permitted,
     },
   };
 }
@@ -73,6 +154,11 @@ export function serializeReadinessReport(report: ReadinessReport): string {
       apiServer: report.checks.apiServer,
       leaderElection: report.checks.leaderElection,
       kinds: report.checks.kinds,
+      // Omitted while every namespace is healthy, so the Reloader-era body stays as it was.
+      ...(Object.keys(report.checks.namespaces).length > 0
+        ? { namespaces: report.checks.namespaces }
+        : {}),
+      permitted: report.checks.permitted,
     },
   });
 }

@@ -1,40 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LogFields, Logger, LogLevel } from './logger.ts';
+import { RecordingLogger } from '../testing/recording-logger.ts';
 import { RateLimitedLog } from './rate-limited-log.ts';
-
-interface Written {
-  readonly level: LogLevel;
-  readonly message: string;
-  readonly fields: LogFields | undefined;
-}
-
-class RecordingLogger implements Logger {
-  readonly written: Written[] = [];
-  trace(message: string, fields?: LogFields): void {
-    this.log('trace', message, fields);
-  }
-  debug(message: string, fields?: LogFields): void {
-    this.log('debug', message, fields);
-  }
-  info(message: string, fields?: LogFields): void {
-    this.log('info', message, fields);
-  }
-  warn(message: string, fields?: LogFields): void {
-    this.log('warn', message, fields);
-  }
-  error(message: string, fields?: LogFields): void {
-    this.log('error', message, fields);
-  }
-  log(level: LogLevel, message: string, fields?: LogFields): void {
-    this.written.push({ level, message, fields });
-  }
-  isLevelEnabled(): boolean {
-    return true;
-  }
-  child(): Logger {
-    return this;
-  }
-}
 
 const MINUTE = 60_000;
 

@@ -297,10 +297,35 @@ describe('createMetrics: one occasion, exact series', () => {
       'reloader_watch_restarts_total',
       ['reloader_watch_restarts_total{resource="deployments",reason="expired"} 1'],
     ],
+    [
+      'setWatchStatus',
+      (m) => {
+        m.setWatchStatus('team-b', 'configmaps', 'forbidden');
+        m.setWatchStatus(undefined, 'deployments', 'ok');
+      },
+      'reloader_watch_status',
+      [
+        'reloader_watch_status{namespace="team-b",resource_type="configmaps",status="forbidden"} 1',
+        'reloader_watch_status{namespace="",resource_type="deployments",status="ok"} 1',
+      ],
+    ],
   ])('%s writes exactly its series', async (_name, record, family, expected) => {
     const { metrics, text } = setup();
     record(metrics);
     expect(samples(await text(), family)).toEqual(expected);
+  });
+
+  it('keeps only the current status of a watch, per namespace and resource', async () => {
+    const { metrics, text } = setup();
+    metrics.setWatchStatus('team-a', 'configmaps', 'syncing');
+    metrics.setWatchStatus('team-b', 'configmaps', 'syncing');
+    metrics.setWatchStatus('team-a', 'configmaps', 'ok');
+    metrics.setWatchStatus('team-b', 'configmaps', 'forbidden');
+    metrics.setWatchStatus('team-b', 'configmaps', 'ok');
+    expect(samples(await text(), 'reloader_watch_status')).toEqual([
+      'reloader_watch_status{namespace="team-a",resource_type="configmaps",status="ok"} 1',
+      'reloader_watch_status{namespace="team-b",resource_type="configmaps",status="ok"} 1',
+    ]);
   });
 
   it('sets gauges rather than adding to them', async () => {

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { SkipReason, SourceType, WorkloadKind } from '../core/types.ts';
+import type { WatchStatus } from '../http/readiness.ts';
 
 /** `result` of `reloader_reconcile_total` and `reloader_reconcile_duration_seconds`. */
 export type ReconcileResult = 'success' | 'skipped' | 'error';
@@ -86,6 +87,11 @@ export interface Metrics {
   /** One API request (a watch is counted when it is opened). */
   recordRestRequest(request: RestRequestRecord): void;
   recordWatchRestart(resource: ResourceType, reason: string): void;
+  /**
+   * The status of the list-watch of `resource` in `namespace` (`undefined`: cluster-wide) changed;
+   * only the current status has a series.
+   */
+  setWatchStatus(namespace: string | undefined, resource: ResourceType, status: WatchStatus): void;
 }
 
 export interface MetricsOptions {
@@ -267,6 +273,16 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
     registers,
   });
 
+  // One series per watch, bounded by --namespaces × kinds (ADR 0021); cluster-wide watches have
+  // namespace="".
+  const watchStatus = new Gauge({
+    name: 'reloader_watch_status',
+    help: 'Current status of each list-watch (1), by namespace and resource.',
+    labelNames: ['namespace', 'resource_type', 'status'] as const,
+    registers,
+  });
+  const watchStatusOf = new Map<string, WatchStatus>();
+
   return {
     recordRoll({ kind, namespace, success, latencySeconds }) {
       const successLabel = String(success);
@@ -328,6 +344,15 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
     },
     recordWatchRestart(resource, reason) {
       watchRestarts.inc({ resource, reason });
+    },
+    setWatchStatus(namespace = '', resource, status) {
+      const id = `${namespace}/${resource}`;
+      const previous = watchStatusOf.get(id);
+      if (previous !== undefined && previous !== status) {
+        watchStatus.remove({ namespace, resource_type: resource, status: previous });
+      }
+      watchStatusOf.set(id, status);
+      watchStatus.set({ namespace, resource_type: resource, status }, 1);
     },
   };
 }

@@ -47,8 +47,11 @@ export interface SourceLookup {
   get(namespace: string, type: SourceType, name: string): SourceView | undefined;
   /** Names of the sources of one type in a namespace (candidates for reload lists). */
   namesInNamespace(namespace: string, type: SourceType): readonly string[];
-  /** False while the type's cache is not synced, forbidden or its API is missing: D is unknown. */
-  isHealthy(type: SourceType): boolean;
+  /**
+   * False while the type's cache is not synced, or its watch of `namespace` is forbidden or its
+   * API is missing: D is unknown there.
+   */
+  isHealthy(type: SourceType, namespace: string): boolean;
   /** `firstObserved(K)` of §5.4. */
   firstObserved(namespace: string, key: SourceKey): number | undefined;
   /** `lastChange(K)` of §5.4. */

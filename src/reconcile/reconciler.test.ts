@@ -314,6 +314,24 @@ describe('Reconciler', () => {
     expect(writer.writes).toEqual([]);
   });
 
+  it('a type whose watch of another namespace is forbidden stays known here (ADR 0021)', async () => {
+    given(BASELINED);
+    sources.setHealthyIn('elsewhere', 'CONFIGMAP', false);
+    sources.remove(NS, CM);
+    marks.add(KEY, { creates: [], deletes: [{ key: CM, uid: 'u1', sourceAnnotations: {} }] });
+    await reconciler({ reloadOnDelete: true }).reconcile(KEY);
+    expect(writer.writes).toHaveLength(1);
+  });
+
+  it('a type whose watch of this namespace is forbidden is unknown here', async () => {
+    given(BASELINED);
+    sources.setHealthyIn(NS, 'CONFIGMAP', false);
+    sources.remove(NS, CM);
+    marks.add(KEY, { creates: [], deletes: [{ key: CM, uid: 'u1', sourceAnnotations: {} }] });
+    await reconciler({ reloadOnDelete: true }).reconcile(KEY);
+    expect(writer.writes).toEqual([]);
+  });
+
   it('rolls a deleted source with reload-on-delete and consumes the mark', async () => {
     given(BASELINED);
     sources.remove(NS, CM);

@@ -285,7 +285,8 @@ export class Reconciler {
     const { sources, workloads } = this.#deps;
     const parsed = parseSourceKey(key);
     const namespace = view.ref.namespace;
-    if (!parsed || !sources.isHealthy(parsed.type)) return { status: { state: 'unknown' } };
+    if (!parsed || !sources.isHealthy(parsed.type, namespace))
+      return { status: { state: 'unknown' } };
     const source = sources.get(namespace, parsed.type, parsed.name);
     const lastChange = sources.lastChange(namespace, key);
     return {

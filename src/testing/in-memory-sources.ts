@@ -10,6 +10,8 @@ function id(namespace: string, key: SourceKey): string {
 export class InMemorySources implements SourceLookup {
   readonly #views = new Map<string, SourceView>();
   readonly #unhealthy = new Set<SourceType>();
+  /** `namespace/type` pairs whose watch is unhealthy while the type is healthy elsewhere. */
+  readonly #unhealthyIn = new Set<string>();
   readonly #firstObserved = new Map<string, number>();
   readonly #lastChange = new Map<string, number>();
 
@@ -29,6 +31,11 @@ export class InMemorySources implements SourceLookup {
     else this.#unhealthy.add(type);
   }
 
+  setHealthyIn(namespace: string, type: SourceType, healthy: boolean): void {
+    if (healthy) this.#unhealthyIn.delete(`${namespace}/${type}`);
+    else this.#unhealthyIn.add(`${namespace}/${type}`);
+  }
+
   get(namespace: string, type: SourceType, name: string): SourceView | undefined {
     return [...this.#views.values()].find(
       (v) => v.ref.namespace === namespace && v.ref.type === type && v.ref.name === name,
@@ -41,8 +48,8 @@ export class InMemorySources implements SourceLookup {
       .map((v) => v.ref.name);
   }
 
-  isHealthy(type: SourceType): boolean {
-    return !this.#unhealthy.has(type);
+  isHealthy(type: SourceType, namespace: string): boolean {
+    return !this.#unhealthy.has(type) && !this.#unhealthyIn.has(`${namespace}/${type}`);
   }
 
   firstObserved(namespace: string, key: SourceKey): number | undefined {

@@ -27,6 +27,11 @@ export interface ViewSink<V> {
   replace(views: readonly V[]): void;
   upsert(view: V): void;
   remove(view: V): void;
+  /**
+   * The first list of one namespace that could not be listed when the others were (scoped mode,
+   * ADR 0021): stored as an initial list is, with no creations. A sink without it gets `replace`.
+   */
+  seedNamespace?(namespace: string, views: readonly V[]): void;
 }
 
 /** A SecretProviderClassPodStatus reduced to what §4.4 needs (§9.2 item 2). */

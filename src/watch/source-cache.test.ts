@@ -55,6 +55,33 @@ describe('SourceCache initial list', () => {
   });
 });
 
+describe('SourceCache namespace joining after sync (ADR 0021)', () => {
+  it('seeds the namespace without creations; later changes there are events', () => {
+    const { cache, events, at, summary } = setup();
+    cache.replace([app.build()]);
+    at(7_000);
+    const late = aConfigMap('late', 'app').withUid('u9').withHash(H1);
+    sourceSink(cache).seedNamespace?.('late', [late.build()]);
+    expect(events).toEqual([]);
+    expect(cache.get('late', 'app')).toEqual({
+      view: late.build(),
+      firstObserved: 7_000,
+      lastChange: undefined,
+    });
+    expect(cache.get('ns', 'app')?.firstObserved).toBe(1_000);
+    at(8_000);
+    cache.upsert(late.withHash(H2).withResourceVersion('2').build());
+    expect(summary()).toEqual(['updated late/app u9 @8000']);
+  });
+
+  it('before the initial sync it is the initial list', () => {
+    const { cache, events } = setup();
+    cache.seedNamespace('ns', [app.build()]);
+    expect(cache.isSynced).toBe(true);
+    expect(events).toEqual([]);
+  });
+});
+
 describe('SourceCache after sync', () => {
   it.each([
     ['hash change', app.withHash(H2).withResourceVersion('2'), 'updated', 2_000],

@@ -154,6 +154,25 @@ export class SourceCache {
     this.#byNamespace.clear();
   }
 
+  /**
+   * The first list of a namespace that joins after the initial sync (ADR 0021): like the initial
+   * list, its objects count as first seen now and nothing is emitted, so a namespace that becomes
+   * readable later does not look like a burst of creations (R8).
+   */
+  seedNamespace(namespace: string, views: readonly SourceView[]): void {
+    if (!this.#synced) {
+      this.#seed(views);
+      return;
+    }
+    this.#byNamespace.delete(namespace);
+    const now = this.#deps.clock.now();
+    for (const view of views) {
+      if (view.ref.namespace === namespace) {
+        this.#store({ view, firstObserved: now, lastChange: undefined });
+      }
+    }
+  }
+
   #seed(views: readonly SourceView[]): void {
     this.#byNamespace.clear();
     const now = this.#deps.clock.now();
@@ -226,6 +245,9 @@ export function sourceSink(cache: SourceCache): ViewSink<SourceView> {
     },
     remove: (view) => {
       cache.remove(view.ref.namespace, view.ref.name);
+    },
+    seedNamespace: (namespace, views) => {
+      cache.seedNamespace(namespace, views);
     },
   };
 }

@@ -216,6 +216,21 @@ describe('WorkloadStore events and relevantSince', () => {
     expect(store.keys()).toEqual(['StatefulSet/ns/worker']);
   });
 
+  it('a namespace that joins late is seeded without events (ADR 0021)', () => {
+    const { store, events, at } = setup();
+    store.replace('Deployment', [api.build()]);
+    at(9_000);
+    workloadSink(store, 'Deployment').seedNamespace?.('other', [elsewhere.build()]);
+    expect(events).toEqual([]);
+    expect(store.get('Deployment/other/api')?.relevantSince).toBe(9_000);
+    expect(store.get('Deployment/ns/api')?.relevantSince).toBe(1_000);
+    expect(store.referencing('other', 'configmap/app-config')).toEqual(['Deployment/other/api']);
+    store.remove(elsewhere.build().ref);
+    expect(events.map((event) => `${event.kind} ${event.key}`)).toEqual([
+      'removed Deployment/other/api',
+    ]);
+  });
+
   it('workloadSink forwards list-watch operations for one kind', () => {
     const { store, summary } = setup();
     const sink = workloadSink(store, 'Deployment');

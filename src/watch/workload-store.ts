@@ -219,6 +219,22 @@ export class WorkloadStore {
   }
 
   /**
+   * The first list of one kind in a namespace that joins after the kind's initial sync (ADR 0021):
+   * stored without events, as the initial list is (relevantSince = now); the app then reconciles
+   * the namespace's workloads.
+   */
+  seedNamespace(kind: WorkloadKind, namespace: string, views: readonly WorkloadView[]): void {
+    if (!this.#syncedKinds.has(kind)) {
+      this.replace(kind, views);
+      return;
+    }
+    // The namespace never listed before, so nothing of it is stored that the list could omit.
+    for (const view of views) {
+      if (view.ref.namespace === namespace) this.#upsert(view, false);
+    }
+  }
+
+  /**
    * Calls `listener` after each later store or removal of `key`, until the returned function is
    * called.
    */
@@ -329,6 +345,9 @@ export function workloadSink(store: WorkloadStore, kind: WorkloadKind): ViewSink
     },
     remove: (view) => {
       store.remove(view.ref);
+    },
+    seedNamespace: (namespace, views) => {
+      store.seedNamespace(kind, namespace, views);
     },
   };
 }
