@@ -398,6 +398,28 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
     queue.drop(A);
   });
 
+  it('tells a retry run whether triggers arrived since the previous run started', async () => {
+    const { queue, calls } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.finish({ retryInMs: 100 });
+    await advance(100);
+    queue.trigger(A, { debounced: false }); // while the second run is in flight
+    calls[1]?.finish({ retryInMs: 100 });
+    await advance(100);
+    calls[2]?.finish({ retryInMs: 100 });
+    await advance(50);
+    queue.trigger(A, { debounced: false }); // while the retry waits
+    await advance(50);
+    expect(calls.map((call) => [call.context.attempt, call.context.retriggered])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+      [4, true],
+    ]);
+  });
+
   it('stop and drop cancel a requested retry and forget its resume state', async () => {
     const { queue, calls } = setup();
     queue.start();

@@ -38,6 +38,11 @@ export interface WorkContext<R = never> {
   readonly signal: AbortSignal;
   /** The `resume` of the RetryRequest that scheduled this run; undefined on a first run. */
   readonly resume?: R | undefined;
+  /**
+   * Triggers for the key arrived while its previous run was in flight or this retry waited: they
+   * are merged into this run's entry, and a run that does not plan afresh must not ignore them.
+   */
+  readonly retriggered: boolean;
 }
 
 export type WorkHandler<R = never> = (
@@ -112,6 +117,7 @@ interface Job<R> {
   readonly flight: Flight;
   readonly attempt: number;
   readonly resume: R | undefined;
+  readonly retriggered: boolean;
 }
 
 interface Waiter {
@@ -133,6 +139,8 @@ export class WorkQueue<R = never> {
   /** Consecutive runs of a key that asked for a retry. */
   readonly #failures = new Map<WorkloadKey, number>();
   readonly #resumes = new Map<WorkloadKey, R>();
+  /** Keys triggered while in flight or waiting for a retry (WorkContext.retriggered). */
+  readonly #retriggered = new Set<WorkloadKey>();
   readonly #retryTimers = new Map<WorkloadKey, () => void>();
   readonly #waiters = new Set<Waiter>();
   #workers: PQueue | undefined;
@@ -183,6 +191,7 @@ export class WorkQueue<R = never> {
     this.#retryTimers.clear();
     this.#failures.clear();
     this.#resumes.clear();
+    this.#retriggered.clear();
     this.#pending.clear();
     for (const [key, flight] of this.#inFlight) {
       // Still excluded until it finishes, even if the queue is started again meanwhile.
@@ -255,6 +264,7 @@ export class WorkQueue<R = never> {
       debounced: options.debounced,
       change: options.change,
     });
+    if (this.#inFlight.has(key) || this.#retryTimers.has(key)) this.#retriggered.add(key);
     if (outcome === 'added') this.#deps.observer?.added?.(key);
     if (outcome === 'coalesced') this.#deps.observer?.coalesced?.(key);
     this.#reportDepth();
@@ -272,6 +282,7 @@ export class WorkQueue<R = never> {
     this.#retryTimers.delete(key);
     this.#failures.delete(key);
     this.#resumes.delete(key);
+    this.#retriggered.delete(key);
     const flight = this.#inFlight.get(key);
     if (flight === undefined) this.#pending.release(key);
     else flight.discarded = true;
@@ -358,7 +369,8 @@ export class WorkQueue<R = never> {
     this.#inFlight.set(key, flight);
     const attempt = (this.#failures.get(key) ?? 0) + 1;
     this.#deps.observer?.started?.(key, now - entry.firstAt);
-    return { key, entry, flight, attempt, resume: this.#resumes.get(key) };
+    const retriggered = this.#retriggered.delete(key);
+    return { key, entry, flight, attempt, resume: this.#resumes.get(key), retriggered };
   }
 
   async #run(job: Job<R>): Promise<void> {
@@ -369,6 +381,7 @@ export class WorkQueue<R = never> {
         attempt: job.attempt,
         signal: flight.controller.signal,
         resume: job.resume,
+        retriggered: job.retriggered,
       });
     } catch (error: unknown) {
       this.#deps.observer?.handlerFailed?.(key, error);
@@ -387,6 +400,7 @@ export class WorkQueue<R = never> {
   #forgetAttempts(key: WorkloadKey): void {
     this.#failures.delete(key);
     this.#resumes.delete(key);
+    this.#retriggered.delete(key);
   }
 
   #retryLater(key: WorkloadKey, entry: PendingEntry, result: 'retry' | RetryRequest<R>): void {
