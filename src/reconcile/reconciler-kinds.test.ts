@@ -66,7 +66,12 @@ let leading: boolean;
 
 /** Every attempt of one reconcile, as the queue would run them; the waits go to `sleeps`. */
 function reconciler(options: Partial<ReconcileOptions> = {}, clock = () => NOW): DrivenReconciler {
-  return drivenWithSleeps({
+  return drivenWithSleeps(deps(options, clock));
+}
+
+/** One attempt per call, for tests that look at the attempts themselves. */
+function deps(options: Partial<ReconcileOptions> = {}, clock = () => NOW): ReconcilerDeps {
+  return {
     workloads,
     sources,
     marks,
@@ -76,7 +81,7 @@ function reconciler(options: Partial<ReconcileOptions> = {}, clock = () => NOW):
     now: clock,
     random: () => 0.5,
     mayWrite: () => leading,
-  });
+  };
 }
 
 /** `auto: "true"`, container `app` reading ConfigMap app-config, baselined at H1. */
@@ -342,6 +347,30 @@ describe('Job (§7.4)', () => {
     expect(writer.writes.map((w) => w.verb)).toEqual(['delete', 'create', 'create', 'create']);
     expect(sleeps).toEqual([250, 500]);
     expect(observer.hooks()).toEqual(['onRetry', 'onRetry', 'onRolled']);
+  });
+
+  it('a deferred creation is kept for the resync at once, in case the queue drops the retry', async () => {
+    givenTracked('Job');
+    writer.failNextCall('create', ALREADY_EXISTS());
+    const r = new Reconciler(deps());
+    const first = await r.reconcile(KEY, TRIGGER);
+    expect(first).toMatchObject({ outcome: 'retrying', retry: { afterMs: 250 } });
+    expect(r.pendingRecreations()).toEqual([KEY]);
+    const second = await r.reconcile(KEY, TRIGGER, first.retry?.resume);
+    expect(second).toMatchObject({ outcome: 'rolled', attempts: 1 });
+    expect(second.rerun).toBeUndefined();
+    expect(r.pendingRecreations()).toEqual([]);
+    expect(writer.writes.map((w) => w.verb)).toEqual(['delete', 'create', 'create']);
+  });
+
+  it('a follow-up finished while new triggers waited asks for a fresh reconcile', async () => {
+    givenTracked('Job');
+    writer.failNextCall('create', ALREADY_EXISTS());
+    const r = new Reconciler(deps());
+    const first = await r.reconcile(KEY, TRIGGER);
+    const retriggered = { ...TRIGGER, retriggered: true };
+    const second = await r.reconcile(KEY, retriggered, first.retry?.resume);
+    expect(second).toMatchObject({ outcome: 'rolled', rerun: true });
   });
 
   it('gives up after 30 s, keeps the manifest, and creates it at the next resync', async () => {
