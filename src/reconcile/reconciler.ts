@@ -594,7 +594,10 @@ export class Reconciler {
   /** The lease is gone: a deleted Job keeps its manifest for the next leader's resync. */
   #followUpStopped(pass: Pass, timing: Attempt, deferred: DeferredFollowUp): ReconcileResult {
     const { followUp, target } = deferred;
-    if (followUp.kind === 'create-job') this.#keepRecreation(pass, target, followUp.manifest);
+    const kept = this.#pending.get(pass.key) !== undefined;
+    if (followUp.kind === 'create-job' && !kept) {
+      this.#keepRecreation(pass, target, followUp.manifest);
+    }
     this.#deps.marks.consume(pass.key, pass.marks);
     return { ...NOT_LEADER, attempts: timing.attempt };
   }
@@ -609,9 +612,11 @@ export class Reconciler {
     const tries = deferred.tries + 1;
     const delayMs = this.#delay(error, tries);
     const waitedMs = deferred.waitedMs + delayMs;
-    // Kept at once, not only when given up: a retry the queue drops (shutdown, lost lease) must
-    // still leave the deleted Job to the resync (§7.4 item 4).
-    if (followUp.kind === 'create-job') this.#keepRecreation(pass, target, followUp.manifest);
+    // Kept at the first failure, not only when given up: a retry the queue drops (shutdown, lost
+    // lease) must still leave the deleted Job to the resync (§7.4 item 4).
+    if (followUp.kind === 'create-job' && deferred.tries === 0) {
+      this.#keepRecreation(pass, target, followUp.manifest);
+    }
     if (FOLLOW_UP_POLICIES[followUp.kind](error, tries, waitedMs)) {
       this.#deps.observer.onRetry({ key: pass.key, error, attempt: tries, delayMs });
       const resume: Continuation = {
