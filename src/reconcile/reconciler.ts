@@ -1,9 +1,10 @@
 /**
  * Reconciles one workload key (§5): reads the current view and sources, plans, and performs at most
- * one write sequence (§7) with the retry policy of §10. Level-triggered: a failed or skipped
- * reconcile loses nothing, the next trigger or resync re-evaluates the workload. The two things that
- * cannot be rebuilt from the cluster live here as instance state: Job manifests whose creation is
- * pending (§7.4 item 4) and the pause-period warnings already given (§3.1).
+ * one write sequence (§7) with the retry policy of §10, one attempt per call: a retryable failure
+ * returns when to try again, and the queue waits (docs/adr/0023). Level-triggered: a failed or
+ * skipped reconcile loses nothing, the next trigger or resync re-evaluates the workload. The two
+ * things that cannot be rebuilt from the cluster live here as instance state: Job manifests whose
+ * creation is pending (§7.4 item 4) and the pause-period warnings already given (§3.1).
  */
 import type { ReloadListCache } from '../core/annotation-values.ts';
 import { hasReloadList } from '../core/decide.ts';
