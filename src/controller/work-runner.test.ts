@@ -84,9 +84,9 @@ describe('WorkRunner: one attempt per run (docs/adr/0023)', () => {
     expect(await t.reconciles()).toEqual({ count: 1, sum: 5.2 });
   });
 
-  it('a rerun asks the queue for a fresh run at once, without a continuation', async () => {
+  it('a rerun asks the queue for a fresh run of the key', async () => {
     const t = setup([{ outcome: 'rolled', attempts: 1, rerun: true }]);
-    expect(await t.run({ retriggered: true })).toEqual({ retryInMs: 0 });
+    expect(await t.run({ retriggered: true })).toBe('again');
     expect((await t.reconciles()).count).toBe(1);
   });
 });

@@ -96,7 +96,7 @@ export class WorkRunner {
     }
     this.#finish(key, entry, result, { started, attemptStarted });
     // Triggers came in that this attempt did not plan for: reconcile the key afresh.
-    return result.rerun === true ? { retryInMs: 0 } : 'done';
+    return result.rerun === true ? 'again' : 'done';
   };
 
   #finish(

@@ -420,6 +420,40 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
     ]);
   });
 
+  it('reports the start of an entry once, however many attempts it takes', async () => {
+    const { queue, calls, log } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.finish({ retryInMs: 100 });
+    await advance(100);
+    calls[1]?.finish('retry'); // the queue's own backoff: 2 s for a second failure
+    await advance(2_000);
+    calls[2]?.finish('done');
+    await advance(0);
+    expect(calls).toHaveLength(3);
+    expect(log.filter((line) => line.startsWith('started'))).toEqual([`started ${A} after 0`]);
+  });
+
+  it('again: a fresh entry, run at once with attempt 1 and no resume state', async () => {
+    const { queue, calls, log } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.finish({ retryInMs: 100, resume: 'a' });
+    await advance(100);
+    calls[1]?.finish('again');
+    await advance(0);
+    expect(calls.map((call) => [call.at, call.context.attempt, call.context.resume])).toEqual([
+      [0, 1, undefined],
+      [100, 2, 'a'],
+      [100, 1, undefined],
+    ]);
+    expect(log.filter((line) => line.startsWith('started'))).toHaveLength(2);
+    calls[2]?.finish('done');
+    await queue.idle();
+  });
+
   it('stop and drop cancel a requested retry and forget its resume state', async () => {
     const { queue, calls } = setup();
     queue.start();

@@ -26,10 +26,12 @@ export interface RetryRequest<R> {
 }
 
 /**
- * `done`: finished (whatever it wrote); `retry`: failed in a way worth another attempt later, with
- * the queue's own backoff (§8 item 6); a RetryRequest: another attempt when the handler says.
+ * `done`: finished (whatever it wrote); `again`: finished, but triggers arrived that the run did not
+ * plan for, so the key runs once more as a fresh entry; `retry`: failed in a way worth another
+ * attempt later, with the queue's own backoff (§8 item 6); a RetryRequest: another attempt when
+ * the handler says.
  */
-export type WorkResult<R = never> = 'done' | 'retry' | RetryRequest<R>;
+export type WorkResult<R = never> = 'done' | 'again' | 'retry' | RetryRequest<R>;
 
 export interface WorkContext<R = never> {
   /** 1 for the first run of an entry, 2 for its first retry, … */
@@ -59,7 +61,10 @@ export interface WorkQueueObserver {
   added?(key: WorkloadKey): void;
   /** `reloader_debounce_coalesced_total`: a debounced trigger folded into a pending key. */
   coalesced?(key: WorkloadKey): void;
-  /** `reloader_workqueue_latency_seconds`: a worker took the key, `latencyMs` after `firstAt`. */
+  /**
+   * `reloader_workqueue_latency_seconds`: a worker took the key, `latencyMs` after `firstAt`. Once
+   * per entry: the retries of a run are the same piece of work, not new arrivals.
+   */
   started?(key: WorkloadKey, latencyMs: number): void;
   /** A failed run will be retried after `delayMs`, as attempt number `attempt`. */
   retryScheduled?(
@@ -368,7 +373,7 @@ export class WorkQueue<R = never> {
     const flight: Flight = { controller: new AbortController(), discarded: false };
     this.#inFlight.set(key, flight);
     const attempt = (this.#failures.get(key) ?? 0) + 1;
-    this.#deps.observer?.started?.(key, now - entry.firstAt);
+    if (attempt === 1) this.#deps.observer?.started?.(key, now - entry.firstAt);
     const retriggered = this.#retriggered.delete(key);
     return { key, entry, flight, attempt, resume: this.#resumes.get(key), retriggered };
   }
@@ -387,14 +392,23 @@ export class WorkQueue<R = never> {
       this.#deps.observer?.handlerFailed?.(key, error);
     }
     this.#inFlight.delete(key);
-    if (result !== 'done' && this.#state === 'running' && !flight.discarded) {
+    const live = this.#state === 'running' && !flight.discarded;
+    if (result === 'done' || result === 'again') {
+      this.#forgetAttempts(key);
+      if (result === 'again' && live) this.#again(key);
+      this.#pending.release(key);
+    } else if (live) {
       this.#retryLater(key, job.entry, result);
     } else {
-      if (result === 'done') this.#forgetAttempts(key);
       this.#pending.release(key);
     }
     this.#pump();
     this.#afterChange();
+  }
+
+  /** A fresh entry for `key`, due now; it starts once the key is released. */
+  #again(key: WorkloadKey): void {
+    if (this.#pending.requeue(key, this.#deps.timers.now(), [])) this.#deps.observer?.added?.(key);
   }
 
   #forgetAttempts(key: WorkloadKey): void {
