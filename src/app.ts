@@ -22,7 +22,7 @@ import {
 import { ReconcileReporter } from './controller/reconcile-reporter.ts';
 import { WebhookMode } from './controller/webhook-mode.ts';
 import { TrackingTally } from './controller/tracking-tally.ts';
-import { WorkRunner } from './controller/work-runner.ts';
+import { type ReconcileResume, WorkRunner } from './controller/work-runner.ts';
 import { WebhookNotifier } from './alerts/webhook-notifier.ts';
 import { ReloadListCache } from './core/annotation-values.ts';
 import type { SourceType, WorkloadKey, WorkloadKind } from './core/types.ts';
@@ -45,7 +45,6 @@ import { createKubeTransport } from './kube/transport.ts';
 import type { KubeTransport } from './kube/transport.ts';
 import { ProfilingServer } from './http/profiling-server.ts';
 import { drainAndRelease } from './app/shutdown.ts';
-import { setLongTimeout } from './time/long-timeout.ts';
 import { META_INFO_NAME, metaInfoConfigMap } from './app/meta-info.ts';
 import type { BuildInfo } from './app/meta-info.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
@@ -140,7 +139,7 @@ interface Runtime {
   readonly registry: Registry;
   readonly health: HealthServer;
   readonly watches: ResourceWatch[];
-  readonly queue: WorkQueue;
+  readonly queue: WorkQueue<ReconcileResume>;
   readonly router: ChangeRouter;
   readonly store: WorkloadStore;
   readonly marks: MarkStore;
@@ -344,16 +343,12 @@ class KreloadApp implements App {
         dryRun: options.dryRun,
       },
       now: () => Date.now(),
-      sleep: (ms) =>
-        new Promise((resolve) => {
-          setLongTimeout(resolve, ms);
-        }),
       random: Math.random,
       reloadLists,
       mayWrite: () => this.#mayWrite(),
     });
     const runner = new WorkRunner({
-      reconcile: (key, trigger) => reconciler.reconcile(key, trigger),
+      reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),
       metrics,
       onFanoutFinish: (finish) => {
         fanouts.finish(finish);
@@ -365,7 +360,7 @@ class KreloadApp implements App {
       tally: new TrackingTally({ gauges: metrics }),
       writes,
     });
-    const queue = new WorkQueue({
+    const queue = new WorkQueue<ReconcileResume>({
       concurrency: options.workerThreads,
       debounce: { syncDelayMs: options.syncDelay, syncMaxDelayMs: options.syncMaxDelay },
       handler: runner.handle,

@@ -4,6 +4,7 @@ import { DeliveryQueue, deliver } from './delivery.ts';
 import type { RetryPolicy } from './delivery.ts';
 import type { DeliveryErrorCounter, DeliveryTimers, HttpFetch } from './ports.ts';
 import { redactUrl } from '../log/redact-url.ts';
+import { deliveryRetryDelay } from '../queue/backoff.ts';
 
 export interface AlertSenderDeps {
   /** `ALERT_WEBHOOK_URL`, trimmed. Never logged: errors carry the redacted form. */
@@ -32,7 +33,6 @@ const DEFAULT_CAPACITY = 1000;
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** 3 attempts, waiting 1 s then 2 s. */
 const ATTEMPTS = 3;
-const backoffMs = (failedAttempts: number): number => 1000 * 2 ** (failedAttempts - 1);
 
 /**
  * Sends one alert per successful roll (§13.6), asynchronously: `send` only queues, so a slow or
@@ -76,7 +76,7 @@ export class AlertSender {
     const format = ALERT_SINKS[this.#deps.sink];
     const policy: RetryPolicy = {
       attempts: ATTEMPTS,
-      backoffMs,
+      backoffMs: deliveryRetryDelay,
       timeoutMs: this.#deps.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       accepts: format.accepts,
     };

@@ -5,6 +5,7 @@ import { DeliveryQueue, deliver } from './delivery.ts';
 import type { RetryPolicy } from './delivery.ts';
 import type { DeliveryErrorCounter, DeliveryTimers, HttpFetch } from './ports.ts';
 import { redactUrl } from '../log/redact-url.ts';
+import { deliveryRetryDelay } from '../queue/backoff.ts';
 
 export type WebhookEvent = 'create' | 'update' | 'delete';
 
@@ -73,7 +74,7 @@ export function webhookBody(notification: WebhookNotification): string {
 
 const POLICY_BASE: Omit<RetryPolicy, 'timeoutMs'> = {
   attempts: ATTEMPTS,
-  backoffMs: (failedAttempts) => 1000 * 2 ** (failedAttempts - 1),
+  backoffMs: deliveryRetryDelay,
   accepts: (status) => status >= 200 && status < 300,
 };
 

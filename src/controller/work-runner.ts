@@ -1,22 +1,35 @@
 /**
- * The work queue's handler: one reconcile per dequeued key, measured and reported once (§13.2),
- * with the fan-outs of the source changes it carried closed, and a pause resume scheduled when the
- * reconciler asks for one (§7.2).
+ * The work queue's handler: one reconcile attempt per dequeued key. An attempt that asks for a
+ * retry goes back to the queue with its continuation (docs/adr/0023); the reconcile is measured and
+ * reported once, when its last attempt ends (§13.2), with the fan-outs of the source changes it
+ * carried closed, and a pause resume scheduled when the reconciler asks for one (§7.2).
  */
 import { parseWorkloadKey } from '../core/keys.ts';
 import type { SourceKey, WorkloadKey, WorkloadRef } from '../core/types.ts';
 import type { FanoutFinish, FanoutOutcome } from '../events/fanout-tracker.ts';
 import type { Metrics, ReconcileResult as ReconcileLabel } from '../metrics/metrics.ts';
 import type { PendingEntry } from '../queue/debouncer.ts';
-import type { WorkResult } from '../queue/work-queue.ts';
+import type { WorkContext, WorkResult } from '../queue/work-queue.ts';
 import type {
+  Continuation,
   ReconcileOutcome,
   ReconcileResult,
   ReconcileTrigger,
 } from '../reconcile/reconciler.ts';
 
+/** What the queue keeps between the attempts of one reconcile. */
+export interface ReconcileResume {
+  /** When the reconcile's first attempt started: its duration spans every attempt. */
+  readonly startedAt: number;
+  readonly continuation: Continuation;
+}
+
 export interface WorkRunnerDeps {
-  readonly reconcile: (key: WorkloadKey, trigger: ReconcileTrigger) => Promise<ReconcileResult>;
+  readonly reconcile: (
+    key: WorkloadKey,
+    trigger: ReconcileTrigger,
+    resume: Continuation | undefined,
+  ) => Promise<ReconcileResult>;
   readonly metrics: Metrics;
   readonly onFanoutFinish: (finish: FanoutFinish) => void;
   /** Re-triggers the key at an absolute time (ms since the epoch), e.g. a pause resume. */
@@ -33,7 +46,7 @@ export interface WorkRunnerDeps {
   };
 }
 
-const RESULT_LABEL: Readonly<Record<ReconcileOutcome, ReconcileLabel>> = {
+const RESULT_LABEL: Readonly<Record<Exclude<ReconcileOutcome, 'retrying'>, ReconcileLabel>> = {
   rolled: 'success',
   baselined: 'success',
   failed: 'error',
@@ -63,13 +76,39 @@ export class WorkRunner {
     this.#deps = deps;
   }
 
-  readonly handle = async (key: WorkloadKey, entry: PendingEntry): Promise<WorkResult> => {
-    const started = this.#deps.now();
+  readonly handle = async (
+    key: WorkloadKey,
+    entry: PendingEntry,
+    context: WorkContext<ReconcileResume>,
+  ): Promise<WorkResult<ReconcileResume>> => {
+    const attemptStarted = this.#deps.now();
+    const started = context.resume?.startedAt ?? attemptStarted;
     const observedAt = new Map(entry.changes.map((c) => [c.sourceKey, c.observedAt]));
-    const result = await this.#deps.reconcile(key, { observedAt });
+    const trigger: ReconcileTrigger = { observedAt, retriggered: context.retriggered };
+    const result = await this.#deps.reconcile(key, trigger, context.resume?.continuation);
+    if (result.retry) {
+      const { afterMs, wakeEarly, resume } = result.retry;
+      return {
+        retryInMs: afterMs,
+        wakeEarly,
+        resume: { startedAt: started, continuation: resume },
+      };
+    }
+    this.#finish(key, entry, result, { started, attemptStarted });
+    // Triggers came in that this attempt did not plan for: reconcile the key afresh.
+    return result.rerun === true ? 'again' : 'done';
+  };
+
+  #finish(
+    key: WorkloadKey,
+    entry: PendingEntry,
+    result: ReconcileResult,
+    times: { readonly started: number; readonly attemptStarted: number },
+  ): void {
     const finished = this.#deps.now();
-    this.#deps.metrics.recordReconcile(RESULT_LABEL[result.outcome], (finished - started) / 1000);
-    this.#remember(key, result, started);
+    const label = result.outcome === 'retrying' ? 'error' : RESULT_LABEL[result.outcome];
+    this.#deps.metrics.recordReconcile(label, (finished - times.started) / 1000);
+    this.#remember(key, result, times.attemptStarted);
     const ref = parseWorkloadKey(key);
     if (ref !== undefined && result.plan !== undefined) {
       this.#deps.metrics.recordScanned(ref.kind);
@@ -80,8 +119,7 @@ export class WorkRunner {
       this.#closeFanouts(ref, entry, result);
     }
     if (result.resumeAt !== undefined) this.#deps.scheduleAt(key, result.resumeAt);
-    return 'done';
-  };
+  }
 
   #remember(key: WorkloadKey, result: ReconcileResult, started: number): void {
     if (result.outcome === 'gone') {

@@ -1,5 +1,6 @@
 /** Timing rules of the list-watch loop (§9.1), pure apart from the real timer source. */
 import { setLongTimeout } from '../time/long-timeout.ts';
+import { BACKOFF_POLICIES, watchRetryDelay } from '../queue/backoff.ts';
 
 /** Injectable clock and one-shot timers; `schedule` returns a cancel function. */
 export interface Timers {
@@ -14,9 +15,9 @@ export const realTimers: Timers = {
 
 export const LIST_WATCH_TIMING = {
   pageSize: 500,
-  backoffInitialMs: 1_000,
-  backoffMaxMs: 30_000,
-  jitter: 0.2,
+  backoffInitialMs: BACKOFF_POLICIES.watch.baseMs,
+  backoffMaxMs: BACKOFF_POLICIES.watch.capMs,
+  jitter: BACKOFF_POLICIES.watch.jitter,
   /** A failure after this long without one starts the backoff again from the initial delay. */
   healthyResetMs: 60_000,
   /** Re-probe interval of a forbidden (403) or absent (404) resource. */
@@ -32,11 +33,9 @@ export function jittered(ms: number, random: () => number): number {
   return Math.round(ms * (1 + LIST_WATCH_TIMING.jitter * (2 * random() - 1)));
 }
 
-/** 1 s, 2 s, 4 s … capped at 30 s, each ±20 %. `attempt` counts from 0. */
+/** 1 s, 2 s, 4 s … capped at 30 s, each ±20 % (the `watch` policy of ADR 0012). From 0. */
 export function backoffDelay(attempt: number, random: () => number): number {
-  const { backoffInitialMs, backoffMaxMs } = LIST_WATCH_TIMING;
-  const nominal = Math.min(backoffMaxMs, backoffInitialMs * 2 ** Math.min(attempt, 30));
-  return jittered(nominal, random);
+  return watchRetryDelay(attempt, random);
 }
 
 /** Server-side watch timeout, spread over 5–10 minutes so watches do not reconnect in step. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   BACKOFF_POLICIES,
   backoffDelay,
+  deliveryRetryDelay,
   queueRetryDelay,
   watchRetryDelay,
   writeRetryDelay,
@@ -51,5 +52,11 @@ describe('writeRetryDelay', () => {
     [{ retry: 2, random: middle, retryAfterMs: -1 }, 1_000],
   ])('%o → %i ms', (input, expected) => {
     expect(writeRetryDelay(input)).toBe(expected);
+  });
+});
+
+describe('deliveryRetryDelay (alerts and webhook, §13.6, §13.7)', () => {
+  it('waits 1 s, 2 s, 4 s, 8 s, 16 s after the 1st … 5th failure, without jitter', () => {
+    expect([1, 2, 3, 4, 5].map(deliveryRetryDelay)).toEqual([1_000, 2_000, 4_000, 8_000, 16_000]);
   });
 });

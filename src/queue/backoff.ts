@@ -1,7 +1,7 @@
 /**
- * Retry delays (§9.1 item 3, §10, §8 item 6). Pure: randomness is injected so tests are exact.
- * Every policy doubles from a base, is capped, and then spread by ±jitter so that many clients
- * failing together do not retry in lockstep.
+ * Retry delays (§9.1 item 3, §10, §8 item 6, §13.6, §13.7): the one backoff function of kreload.
+ * Pure: randomness is injected so tests are exact. Every policy doubles from a base, is capped, and
+ * then spread by ±jitter so that many clients failing together do not retry in lockstep.
  */
 
 export interface BackoffPolicy {
@@ -19,6 +19,11 @@ export const BACKOFF_POLICIES = {
   watch: { baseMs: 1_000, capMs: 30_000, jitter: 0.2 },
   /** A failed reconcile of one workload key (§8 item 6): 1 s doubling, capped at 5 min, ±20 %. */
   queue: { baseMs: 1_000, capMs: 300_000, jitter: 0.2 },
+  /**
+   * An alert or webhook delivery (§13.6, §13.7): 1 s doubling, unjittered (one sender per
+   * process); the cap is the wait before the webhook's sixth and last attempt.
+   */
+  delivery: { baseMs: 1_000, capMs: 16_000, jitter: 0 },
 } as const satisfies Record<string, BackoffPolicy>;
 
 /** At most this many attempts per write (§10). */
@@ -66,4 +71,10 @@ export function watchRetryDelay(retry: number, random: RandomSource): number {
 /** Delay before re-running a failed reconcile of one workload key. */
 export function queueRetryDelay(retry: number, random: RandomSource): number {
   return backoffDelay(BACKOFF_POLICIES.queue, retry, random);
+}
+
+/** Delay before the next try of an alert or webhook delivery, after `failedAttempts` (from 1). */
+export function deliveryRetryDelay(failedAttempts: number): number {
+  // Unjittered: the random source is never read.
+  return backoffDelay(BACKOFF_POLICIES.delivery, failedAttempts - 1, () => 0.5);
 }

@@ -18,13 +18,15 @@ interface Call {
   readonly key: WorkloadKey;
   readonly entry: PendingEntry;
   readonly at: number;
-  readonly context: WorkContext;
-  readonly finish: (result: WorkResult) => void;
+  readonly context: WorkContext<string>;
+  readonly finish: (result: WorkResult<string>) => void;
   readonly fail: (error: unknown) => void;
 }
 
 /** A queue whose handler records each call and finishes only when the test says so. */
-function setup(options: Partial<WorkQueueDeps> & { autoFinish?: WorkResult } = {}) {
+function setup(
+  options: Partial<WorkQueueDeps<string>> & { autoFinish?: WorkResult<string> | undefined } = {},
+) {
   const calls: Call[] = [];
   const log: string[] = [];
   let running = 0;
@@ -39,7 +41,7 @@ function setup(options: Partial<WorkQueueDeps> & { autoFinish?: WorkResult } = {
     gaveUp: (key, attempts) => log.push(`gave up ${key} after ${attempts}`),
     handlerFailed: (key, error) => log.push(`failed ${key}: ${String(error)}`),
   };
-  const queue = new WorkQueue({
+  const queue = new WorkQueue<string>({
     concurrency: 3,
     debounce: { syncDelayMs: 2_000, syncMaxDelayMs: 30_000 },
     timers: SYSTEM_TIMERS,
@@ -50,7 +52,7 @@ function setup(options: Partial<WorkQueueDeps> & { autoFinish?: WorkResult } = {
       const perKey = (runningPerKey.get(key) ?? 0) + 1;
       runningPerKey.set(key, perKey);
       maxRunningPerKey = Math.max(maxRunningPerKey, perKey);
-      return new Promise<WorkResult>((resolve, reject) => {
+      return new Promise<WorkResult<string>>((resolve, reject) => {
         const settle = (): void => {
           running -= 1;
           runningPerKey.set(key, (runningPerKey.get(key) ?? 1) - 1);
@@ -317,6 +319,162 @@ describe('WorkQueue retries', () => {
     await advance(1_000);
     expect(log).toContain(`failed ${A}: Error: boom`);
     expect(calls.map((call) => call.at)).toEqual([0, 1_000]);
+  });
+});
+
+describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => {
+  it('waits out the requested delay with the worker free: another key runs meanwhile', async () => {
+    const { queue, calls, log } = setup({ concurrency: 1 });
+    queue.start();
+    queue.trigger(A, { debounced: false, change: { sourceKey: 'secret/db', observedAt: 0 } });
+    await advance(0);
+    calls[0]?.finish({ retryInMs: 5_000 }); // a 429 with Retry-After: 5
+    await advance(0);
+    queue.trigger(B, { debounced: false });
+    await advance(0);
+    expect(calls.map((call) => [call.key, call.at])).toEqual([
+      [A, 0],
+      [B, 0],
+    ]);
+    calls[1]?.finish('done');
+    await advance(4_999);
+    expect(calls).toHaveLength(2);
+    await advance(1);
+    expect(calls.map((call) => [call.key, call.at, call.context.attempt])).toEqual([
+      [A, 0, 1],
+      [B, 0, 1],
+      [A, 5_000, 2],
+    ]);
+    expect(calls[2]?.entry.changes).toEqual([{ sourceKey: 'secret/db', observedAt: 0 }]);
+    expect(log).toContain(`retry ${A} #2 in 5000`);
+  });
+
+  it('hands the resume state to the next run and forgets it once the key is done', async () => {
+    const { queue, calls } = setup({ autoFinish: undefined });
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.finish({ retryInMs: 250, resume: 'after attempt 1' });
+    await advance(250);
+    calls[1]?.finish({ retryInMs: 500, resume: 'after attempt 2' });
+    await advance(500);
+    calls[2]?.finish('done');
+    await advance(0);
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    expect(calls.map((call) => [call.at, call.context.attempt, call.context.resume])).toEqual([
+      [0, 1, undefined],
+      [250, 2, 'after attempt 1'],
+      [750, 3, 'after attempt 2'],
+      [750, 1, undefined],
+    ]);
+  });
+
+  it('a wakeEarly promise ends the wait before the delay', async () => {
+    const { queue, calls } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    let arrive: () => void = () => undefined;
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    calls[0]?.finish({ retryInMs: 1_000, wakeEarly: arrived });
+    await advance(30);
+    expect(calls).toHaveLength(1);
+    arrive();
+    await advance(0);
+    expect(calls.map((call) => call.at)).toEqual([0, 30]);
+    calls[1]?.finish('done');
+    await advance(5_000);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('is not bounded by maxAttempts: the handler decides when to stop', async () => {
+    const { queue, calls, log } = setup({ autoFinish: { retryInMs: 100 }, maxAttempts: 2 });
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(450);
+    expect(calls.map((call) => call.context.attempt)).toEqual([1, 2, 3, 4, 5]);
+    expect(log.filter((line) => line.startsWith('gave up'))).toEqual([]);
+    queue.drop(A);
+  });
+
+  it('tells a retry run whether triggers arrived since the previous run started', async () => {
+    const { queue, calls } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.finish({ retryInMs: 100 });
+    await advance(100);
+    queue.trigger(A, { debounced: false }); // while the second run is in flight
+    calls[1]?.finish({ retryInMs: 100 });
+    await advance(100);
+    calls[2]?.finish({ retryInMs: 100 });
+    await advance(50);
+    queue.trigger(A, { debounced: false }); // while the retry waits
+    await advance(50);
+    expect(calls.map((call) => [call.context.attempt, call.context.retriggered])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+      [4, true],
+    ]);
+  });
+
+  it('reports the start of an entry once, however many attempts it takes', async () => {
+    const { queue, calls, log } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.finish({ retryInMs: 100 });
+    await advance(100);
+    calls[1]?.finish('retry'); // the queue's own backoff: 2 s for a second failure
+    await advance(2_000);
+    calls[2]?.finish('done');
+    await advance(0);
+    expect(calls).toHaveLength(3);
+    expect(log.filter((line) => line.startsWith('started'))).toEqual([`started ${A} after 0`]);
+  });
+
+  it('again: a fresh entry, run at once with attempt 1 and no resume state', async () => {
+    const { queue, calls, log } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.finish({ retryInMs: 100, resume: 'a' });
+    await advance(100);
+    calls[1]?.finish('again');
+    await advance(0);
+    expect(calls.map((call) => [call.at, call.context.attempt, call.context.resume])).toEqual([
+      [0, 1, undefined],
+      [100, 2, 'a'],
+      [100, 1, undefined],
+    ]);
+    expect(log.filter((line) => line.startsWith('started'))).toHaveLength(2);
+    calls[2]?.finish('done');
+    await queue.idle();
+  });
+
+  it('stop and drop cancel a requested retry and forget its resume state', async () => {
+    const { queue, calls } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    queue.trigger(B, { debounced: false });
+    await advance(0);
+    calls[0]?.finish({ retryInMs: 1_000, resume: 'a' });
+    calls[1]?.finish({ retryInMs: 1_000, resume: 'b' });
+    await advance(0);
+    queue.drop(A);
+    queue.stop();
+    await advance(10_000);
+    expect(calls).toHaveLength(2);
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    queue.trigger(B, { debounced: false });
+    await advance(0);
+    expect(calls.slice(2).map((call) => [call.context.attempt, call.context.resume])).toEqual([
+      [1, undefined],
+      [1, undefined],
+    ]);
   });
 });
 

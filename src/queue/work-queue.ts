@@ -11,21 +11,47 @@ import {
 } from './debouncer.ts';
 import type { Timers } from './timers.ts';
 
-/** `done`: finished (whatever it wrote); `retry`: failed in a way worth another attempt later. */
-export type WorkResult = 'done' | 'retry';
+/**
+ * A run that asks to be run again: the handler made one attempt, and says when the next one is due
+ * (a 429's `Retry-After`, the §10 write backoff, or at once after a 409). The queue waits; the
+ * worker is free meanwhile. The handler bounds how often it asks; `maxAttempts` does not apply.
+ */
+export interface RetryRequest<R> {
+  /** Run the key again after this long; 0: as soon as a worker is free. */
+  readonly retryInMs: number;
+  /** Ends the wait early when it settles: e.g. the watch delivered the version a 409 waits for. */
+  readonly wakeEarly?: Promise<unknown> | undefined;
+  /** What this run already did, handed to the next run as `context.resume`. */
+  readonly resume?: R | undefined;
+}
 
-export interface WorkContext {
+/**
+ * `done`: finished (whatever it wrote); `again`: finished, but triggers arrived that the run did not
+ * plan for, so the key runs once more as a fresh entry; `retry`: failed in a way worth another
+ * attempt later, with the queue's own backoff (§8 item 6); a RetryRequest: another attempt when
+ * the handler says.
+ */
+export type WorkResult<R = never> = 'done' | 'again' | 'retry' | RetryRequest<R>;
+
+export interface WorkContext<R = never> {
   /** 1 for the first run of an entry, 2 for its first retry, … */
   readonly attempt: number;
   /** Aborted when `drain` runs out of time; late writes are harmless (resourceVersion preconditions). */
   readonly signal: AbortSignal;
+  /** The `resume` of the RetryRequest that scheduled this run; undefined on a first run. */
+  readonly resume?: R | undefined;
+  /**
+   * Triggers for the key arrived while its previous run was in flight or this retry waited: they
+   * are merged into this run's entry, and a run that does not plan afresh must not ignore them.
+   */
+  readonly retriggered: boolean;
 }
 
-export type WorkHandler = (
+export type WorkHandler<R = never> = (
   key: WorkloadKey,
   entry: PendingEntry,
-  context: WorkContext,
-) => Promise<WorkResult>;
+  context: WorkContext<R>,
+) => Promise<WorkResult<R>>;
 
 /** Hooks for metrics and logs; every one is optional. */
 export interface WorkQueueObserver {
@@ -35,7 +61,10 @@ export interface WorkQueueObserver {
   added?(key: WorkloadKey): void;
   /** `reloader_debounce_coalesced_total`: a debounced trigger folded into a pending key. */
   coalesced?(key: WorkloadKey): void;
-  /** `reloader_workqueue_latency_seconds`: a worker took the key, `latencyMs` after `firstAt`. */
+  /**
+   * `reloader_workqueue_latency_seconds`: a worker took the key, `latencyMs` after `firstAt`. Once
+   * per entry: the retries of a run are the same piece of work, not new arrivals.
+   */
   started?(key: WorkloadKey, latencyMs: number): void;
   /** A failed run will be retried after `delayMs`, as attempt number `attempt`. */
   retryScheduled?(
@@ -48,14 +77,14 @@ export interface WorkQueueObserver {
   handlerFailed?(key: WorkloadKey, error: unknown): void;
 }
 
-export interface WorkQueueDeps {
+export interface WorkQueueDeps<R = never> {
   /** `--worker-threads`: how many keys are processed at once. */
   readonly concurrency: number;
   readonly debounce: DebounceSettings;
-  readonly handler: WorkHandler;
+  readonly handler: WorkHandler<R>;
   readonly timers: Timers;
   readonly random: RandomSource;
-  /** Runs per entry before it is dropped; default {@link DEFAULT_MAX_ATTEMPTS}. */
+  /** Runs per entry that end in `retry` before it is dropped; default {@link DEFAULT_MAX_ATTEMPTS}. */
   readonly maxAttempts?: number | undefined;
   readonly observer?: WorkQueueObserver | undefined;
 }
@@ -87,6 +116,15 @@ interface Flight {
   discarded: boolean;
 }
 
+interface Job<R> {
+  readonly key: WorkloadKey;
+  readonly entry: PendingEntry;
+  readonly flight: Flight;
+  readonly attempt: number;
+  readonly resume: R | undefined;
+  readonly retriggered: boolean;
+}
+
 interface Waiter {
   readonly isMet: () => boolean;
   readonly resolve: () => void;
@@ -95,22 +133,30 @@ interface Waiter {
 /**
  * The single work queue of §8. Keys are debounced per workload, handed to at most `concurrency`
  * workers in `dueAt` order, never run by two workers at once, and retried with per-key backoff.
- * p-queue bounds the concurrency; which key runs next, debounce and retry are decided here.
+ * It owns every wait between attempts (docs/adr/0023): a handler never sleeps, it returns a
+ * RetryRequest and the worker takes the next key. p-queue alone bounds the concurrency: each of its
+ * tasks takes the best due key when a worker starts it, so the choice is made as late as possible.
  */
-export class WorkQueue {
-  readonly #deps: WorkQueueDeps;
+export class WorkQueue<R = never> {
+  readonly #deps: WorkQueueDeps<R>;
   readonly #pending: Debouncer<WorkloadKey>;
   readonly #inFlight = new Map<WorkloadKey, Flight>();
+  /** Consecutive runs of a key that asked for a retry. */
   readonly #failures = new Map<WorkloadKey, number>();
+  readonly #resumes = new Map<WorkloadKey, R>();
+  /** Keys triggered while in flight or waiting for a retry (WorkContext.retriggered). */
+  readonly #retriggered = new Set<WorkloadKey>();
   readonly #retryTimers = new Map<WorkloadKey, () => void>();
   readonly #waiters = new Set<Waiter>();
   #workers: PQueue | undefined;
   #state: QueueState = 'created';
   #wakeAt: number | undefined;
   #cancelWake: (() => void) | undefined;
+  /** A task waits in p-queue for a worker; it takes a key when it starts. */
+  #takerQueued = false;
   #reportedDepth = 0;
 
-  constructor(deps: WorkQueueDeps) {
+  constructor(deps: WorkQueueDeps<R>) {
     this.#deps = deps;
     this.#pending = new Debouncer({ settings: deps.debounce });
   }
@@ -132,7 +178,7 @@ export class WorkQueue {
   start(): void {
     if (this.#state === 'running') return;
     this.#state = 'running';
-    this.#workers ??= new PQueue({ concurrency: this.#concurrency() });
+    this.#workers ??= new PQueue({ concurrency: Math.max(1, Math.floor(this.#deps.concurrency)) });
     this.#wake();
   }
 
@@ -149,6 +195,8 @@ export class WorkQueue {
     for (const cancel of this.#retryTimers.values()) cancel();
     this.#retryTimers.clear();
     this.#failures.clear();
+    this.#resumes.clear();
+    this.#retriggered.clear();
     this.#pending.clear();
     for (const [key, flight] of this.#inFlight) {
       // Still excluded until it finishes, even if the queue is started again meanwhile.
@@ -221,6 +269,7 @@ export class WorkQueue {
       debounced: options.debounced,
       change: options.change,
     });
+    if (this.#inFlight.has(key) || this.#retryTimers.has(key)) this.#retriggered.add(key);
     if (outcome === 'added') this.#deps.observer?.added?.(key);
     if (outcome === 'coalesced') this.#deps.observer?.coalesced?.(key);
     this.#reportDepth();
@@ -229,14 +278,16 @@ export class WorkQueue {
   }
 
   /**
-   * Forgets `key` (its workload was deleted, §8 item 7): the pending entry, a retry wait and the
-   * failure count. A run in flight finishes but is not retried.
+   * Forgets `key` (its workload was deleted, §8 item 7): the pending entry, a retry wait, the
+   * failure count and the resume state. A run in flight finishes but is not retried.
    */
   drop(key: WorkloadKey): void {
     this.#pending.drop(key);
     this.#retryTimers.get(key)?.();
     this.#retryTimers.delete(key);
     this.#failures.delete(key);
+    this.#resumes.delete(key);
+    this.#retriggered.delete(key);
     const flight = this.#inFlight.get(key);
     if (flight === undefined) this.#pending.release(key);
     else flight.discarded = true;
@@ -255,13 +306,10 @@ export class WorkQueue {
     }
   }
 
-  #concurrency(): number {
-    return Math.max(1, Math.floor(this.#deps.concurrency));
-  }
-
   /** Makes sure a pump runs when the earliest eligible entry falls due. */
   #wake(): void {
-    if (this.#state !== 'running' || this.#inFlight.size >= this.#concurrency()) return;
+    // A queued task takes the next key when a worker frees up, and wakes the queue again after.
+    if (this.#state !== 'running' || this.#takerQueued) return;
     const next = this.#pending.nextDueAt();
     if (next === undefined || (this.#wakeAt !== undefined && this.#wakeAt <= next)) return;
     this.#cancelWake?.();
@@ -274,83 +322,150 @@ export class WorkQueue {
     });
   }
 
+  /** Hands p-queue one task for the due keys; p-queue starts it when a worker is free. */
   #pump(): void {
-    if (this.#state !== 'running') return;
-    const now = this.#deps.timers.now();
-    while (this.#inFlight.size < this.#concurrency()) {
-      const due = this.#pending.takeDue(now);
-      if (due === undefined) break;
-      this.#dispatch(due.key, due.entry, now);
+    const workers = this.#workers;
+    if (this.#state !== 'running' || this.#takerQueued || workers === undefined) return;
+    const next = this.#pending.nextDueAt();
+    if (next === undefined || next > this.#deps.timers.now()) {
+      this.#reportDepth();
+      this.#wake();
+      return;
     }
-    this.#reportDepth();
-    this.#wake();
+    this.#takerQueued = true;
+    workers
+      .add(() => this.#takeAndRun())
+      .catch((error: unknown) => {
+        // Only the queue's own bookkeeping can get here (handler errors are caught in #run): its
+        // state is then not to be trusted, so surface the bug instead of limping on.
+        queueMicrotask(() => {
+          throw error;
+        });
+      });
   }
 
-  #dispatch(key: WorkloadKey, entry: PendingEntry, now: number): void {
-    const workers = this.#workers;
-    if (workers === undefined) return;
+  /** A worker's task: the best due key now, or nothing if it was dropped meanwhile. */
+  async #takeAndRun(): Promise<void> {
+    this.#takerQueued = false;
+    if (this.#state !== 'running') return;
+    const now = this.#deps.timers.now();
+    const due = this.#pending.takeDue(now);
+    if (due === undefined) {
+      this.#wake();
+      return;
+    }
+    const job = this.#begin(due.key, due.entry, now);
+    const running = this.#run(job);
+    // Then another task for the next due key (after this handler started, so that keys start in
+    // order): it runs at once while workers are free, or waits in p-queue for one.
+    this.#pump();
+    this.#reportDepth();
+    try {
+      await running;
+    } catch (error: unknown) {
+      this.#deps.observer?.handlerFailed?.(job.key, error);
+    }
+  }
+
+  #begin(key: WorkloadKey, entry: PendingEntry, now: number): Job<R> {
     // Held until the run (and any retry wait) ends: new triggers pend behind it.
     this.#pending.hold(key);
     const flight: Flight = { controller: new AbortController(), discarded: false };
     this.#inFlight.set(key, flight);
     const attempt = (this.#failures.get(key) ?? 0) + 1;
-    this.#deps.observer?.started?.(key, now - entry.firstAt);
-    workers
-      .add(() => this.#run({ key, entry, flight, attempt }))
-      .catch((error: unknown) => {
-        this.#deps.observer?.handlerFailed?.(key, error);
-      });
+    if (attempt === 1) this.#deps.observer?.started?.(key, now - entry.firstAt);
+    const retriggered = this.#retriggered.delete(key);
+    return { key, entry, flight, attempt, resume: this.#resumes.get(key), retriggered };
   }
 
-  async #run(job: {
-    readonly key: WorkloadKey;
-    readonly entry: PendingEntry;
-    readonly flight: Flight;
-    readonly attempt: number;
-  }): Promise<void> {
+  async #run(job: Job<R>): Promise<void> {
     const { key, flight } = job;
-    let result: WorkResult = 'retry';
+    let result: WorkResult<R> = 'retry';
     try {
       result = await this.#deps.handler(key, job.entry, {
         attempt: job.attempt,
         signal: flight.controller.signal,
+        resume: job.resume,
+        retriggered: job.retriggered,
       });
     } catch (error: unknown) {
       this.#deps.observer?.handlerFailed?.(key, error);
     }
     this.#inFlight.delete(key);
-    if (result === 'retry' && this.#state === 'running' && !flight.discarded) {
-      this.#retryLater(key, job.entry);
+    const live = this.#state === 'running' && !flight.discarded;
+    if (result === 'done' || result === 'again') {
+      this.#forgetAttempts(key);
+      if (result === 'again' && live) this.#again(key);
+      this.#pending.release(key);
+    } else if (live) {
+      this.#retryLater(key, job.entry, result);
     } else {
-      if (result === 'done') this.#failures.delete(key);
       this.#pending.release(key);
     }
     this.#pump();
     this.#afterChange();
   }
 
-  #retryLater(key: WorkloadKey, entry: PendingEntry): void {
+  /** A fresh entry for `key`, due now; it starts once the key is released. */
+  #again(key: WorkloadKey): void {
+    if (this.#pending.requeue(key, this.#deps.timers.now(), [])) this.#deps.observer?.added?.(key);
+  }
+
+  #forgetAttempts(key: WorkloadKey): void {
+    this.#failures.delete(key);
+    this.#resumes.delete(key);
+    this.#retriggered.delete(key);
+  }
+
+  #retryLater(key: WorkloadKey, entry: PendingEntry, result: 'retry' | RetryRequest<R>): void {
     const failures = (this.#failures.get(key) ?? 0) + 1;
-    const maxAttempts = this.#deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-    if (failures >= maxAttempts) {
+    if (result === 'retry' && failures >= (this.#deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)) {
       // Level-triggered: the next event or resync re-evaluates the workload (§8 item 6).
-      this.#failures.delete(key);
+      this.#forgetAttempts(key);
       this.#deps.observer?.gaveUp?.(key, failures);
       this.#pending.release(key);
       return;
     }
     this.#failures.set(key, failures);
-    const delayMs = queueRetryDelay(failures - 1, this.#deps.random);
+    const request = this.#requestOf(result, failures);
+    this.#keepResume(key, request.resume);
     if (this.#pending.requeue(key, this.#deps.timers.now(), entry.changes)) {
       this.#deps.observer?.added?.(key);
     }
-    this.#deps.observer?.retryScheduled?.(key, { attempt: failures + 1, delayMs });
-    const cancel = this.#deps.timers.schedule(delayMs, () => {
+    this.#deps.observer?.retryScheduled?.(key, {
+      attempt: failures + 1,
+      delayMs: request.retryInMs,
+    });
+    this.#waitForRetry(key, request);
+  }
+
+  /** A plain `retry` backs off per key (§8 item 6); a request brings its own delay. */
+  #requestOf(result: 'retry' | RetryRequest<R>, failures: number): RetryRequest<R> {
+    if (result === 'retry') return { retryInMs: queueRetryDelay(failures - 1, this.#deps.random) };
+    return { ...result, retryInMs: Math.max(0, result.retryInMs) };
+  }
+
+  #keepResume(key: WorkloadKey, resume: R | undefined): void {
+    if (resume === undefined) this.#resumes.delete(key);
+    else this.#resumes.set(key, resume);
+  }
+
+  /** Holds the key until `retryInMs` have passed or `wakeEarly` settles, whichever comes first. */
+  #waitForRetry(key: WorkloadKey, request: RetryRequest<R>): void {
+    const release = (): void => {
+      // A wait that was cancelled, or already ended by the other of its two triggers, is over.
+      if (this.#retryTimers.get(key) !== cancel) return;
+      cancel();
       this.#retryTimers.delete(key);
       this.#pending.release(key);
       this.#pump();
-    });
+    };
+    const cancelTimer = this.#deps.timers.schedule(request.retryInMs, release);
+    const cancel = (): void => {
+      cancelTimer();
+    };
     this.#retryTimers.set(key, cancel);
+    request.wakeEarly?.then(release, release);
   }
 
   #isIdle(): boolean {

@@ -18,7 +18,18 @@ import type { RecordedWrite } from '../testing/recording-writer.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
 import { WriteError } from './ports.ts';
 import type { ReconcileOptions } from './reconciler.ts';
+import type { ReconcilerDeps } from './reconciler.ts';
 import { Reconciler } from './reconciler.ts';
+import type { DrivenReconciler } from '../testing/attempt-driver.ts';
+import { driven, reconcileToEnd } from '../testing/attempt-driver.ts';
+
+function drivenWithSleeps(deps: ReconcilerDeps): DrivenReconciler {
+  return driven(new Reconciler(deps), {
+    onWait: (ms) => {
+      sleeps.push(ms);
+    },
+  });
+}
 
 const NS = 'team-a';
 const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
@@ -53,8 +64,14 @@ let observer: RecordingObserver;
 let sleeps: number[];
 let leading: boolean;
 
-function reconciler(options: Partial<ReconcileOptions> = {}, clock = () => NOW): Reconciler {
-  return new Reconciler({
+/** Every attempt of one reconcile, as the queue would run them; the waits go to `sleeps`. */
+function reconciler(options: Partial<ReconcileOptions> = {}, clock = () => NOW): DrivenReconciler {
+  return drivenWithSleeps(deps(options, clock));
+}
+
+/** One attempt per call, for tests that look at the attempts themselves. */
+function deps(options: Partial<ReconcileOptions> = {}, clock = () => NOW): ReconcilerDeps {
+  return {
     workloads,
     sources,
     marks,
@@ -62,13 +79,9 @@ function reconciler(options: Partial<ReconcileOptions> = {}, clock = () => NOW):
     observer,
     options: { ...OPTIONS, ...options },
     now: clock,
-    sleep: (ms) => {
-      sleeps.push(ms);
-      return Promise.resolve();
-    },
     random: () => 0.5,
     mayWrite: () => leading,
-  });
+  };
 }
 
 /** `auto: "true"`, container `app` reading ConfigMap app-config, baselined at H1. */
@@ -334,6 +347,30 @@ describe('Job (§7.4)', () => {
     expect(writer.writes.map((w) => w.verb)).toEqual(['delete', 'create', 'create', 'create']);
     expect(sleeps).toEqual([250, 500]);
     expect(observer.hooks()).toEqual(['onRetry', 'onRetry', 'onRolled']);
+  });
+
+  it('a deferred creation is kept for the resync at once, in case the queue drops the retry', async () => {
+    givenTracked('Job');
+    writer.failNextCall('create', ALREADY_EXISTS());
+    const r = new Reconciler(deps());
+    const first = await r.reconcile(KEY, TRIGGER);
+    expect(first).toMatchObject({ outcome: 'retrying', retry: { afterMs: 250 } });
+    expect(r.pendingRecreations()).toEqual([KEY]);
+    const second = await r.reconcile(KEY, TRIGGER, first.retry?.resume);
+    expect(second).toMatchObject({ outcome: 'rolled', attempts: 1 });
+    expect(second.rerun).toBeUndefined();
+    expect(r.pendingRecreations()).toEqual([]);
+    expect(writer.writes.map((w) => w.verb)).toEqual(['delete', 'create', 'create']);
+  });
+
+  it('a follow-up finished while new triggers waited asks for a fresh reconcile', async () => {
+    givenTracked('Job');
+    writer.failNextCall('create', ALREADY_EXISTS());
+    const r = new Reconciler(deps());
+    const first = await r.reconcile(KEY, TRIGGER);
+    const retriggered = { ...TRIGGER, retriggered: true };
+    const second = await r.reconcile(KEY, retriggered, first.retry?.resume);
+    expect(second).toMatchObject({ outcome: 'rolled', rerun: true });
   });
 
   it('gives up after 30 s, keeps the manifest, and creates it at the next resync', async () => {
@@ -663,14 +700,15 @@ describe('writes only while the lease allows (§13.4 item 4)', () => {
       observer,
       options: OPTIONS,
       now: () => NOW,
-      sleep: () => {
-        leading = false;
-        return Promise.resolve();
-      },
       random: () => 0.5,
       mayWrite: () => leading,
     });
-    const result = await r.reconcile('Deployment/team-a/w', TRIGGER);
+    const loseLease = {
+      onWait: () => {
+        leading = false;
+      },
+    };
+    const result = await reconcileToEnd(r, 'Deployment/team-a/w', TRIGGER, loseLease);
     expect(result).toEqual({ outcome: 'not-leader', attempts: 1 });
     expect(writer.writes).toHaveLength(1);
   });
@@ -686,14 +724,17 @@ describe('writes only while the lease allows (§13.4 item 4)', () => {
       observer,
       options: OPTIONS,
       now: () => NOW,
-      sleep: () => {
-        leading = false;
-        return Promise.resolve();
-      },
       random: () => 0.5,
       mayWrite: () => leading,
     });
-    expect(await r.reconcile('Job/team-a/w', TRIGGER)).toMatchObject({ outcome: 'not-leader' });
+    const loseLease = {
+      onWait: () => {
+        leading = false;
+      },
+    };
+    expect(await reconcileToEnd(r, 'Job/team-a/w', TRIGGER, loseLease)).toMatchObject({
+      outcome: 'not-leader',
+    });
     expect(r.pendingRecreations()).toEqual(['Job/team-a/w']);
   });
 });

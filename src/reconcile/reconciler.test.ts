@@ -9,7 +9,18 @@ import { RecordingObserver } from '../testing/recording-observer.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
 import { WriteError } from './ports.ts';
 import type { ReconcileOptions } from './reconciler.ts';
+import type { ReconcilerDeps } from './reconciler.ts';
 import { Reconciler } from './reconciler.ts';
+import type { DrivenReconciler } from '../testing/attempt-driver.ts';
+import { driven } from '../testing/attempt-driver.ts';
+
+function drivenWithSleeps(deps: ReconcilerDeps): DrivenReconciler {
+  return driven(new Reconciler(deps), {
+    onWait: (ms) => {
+      sleeps.push(ms);
+    },
+  });
+}
 
 const NS = 'team-a';
 const H0 = '0000000000000000000000000000000000000000';
@@ -50,8 +61,9 @@ let writer: RecordingWriter;
 let observer: RecordingObserver;
 let sleeps: number[];
 
-function reconciler(options: Partial<ReconcileOptions> = {}): Reconciler {
-  return new Reconciler({
+/** Every attempt of one reconcile, as the queue would run them; the waits go to `sleeps`. */
+function reconciler(options: Partial<ReconcileOptions> = {}): DrivenReconciler {
+  return drivenWithSleeps({
     workloads,
     sources,
     marks,
@@ -59,10 +71,6 @@ function reconciler(options: Partial<ReconcileOptions> = {}): Reconciler {
     observer,
     options: { ...OPTIONS, ...options },
     now: () => NOW,
-    sleep: (ms) => {
-      sleeps.push(ms);
-      return Promise.resolve();
-    },
     random: () => 0.5,
   });
 }

@@ -1,9 +1,10 @@
 /**
  * Reconciles one workload key (§5): reads the current view and sources, plans, and performs at most
- * one write sequence (§7) with the retry policy of §10. Level-triggered: a failed or skipped
- * reconcile loses nothing, the next trigger or resync re-evaluates the workload. The two things that
- * cannot be rebuilt from the cluster live here as instance state: Job manifests whose creation is
- * pending (§7.4 item 4) and the pause-period warnings already given (§3.1).
+ * one write sequence (§7) with the retry policy of §10, one attempt per call: a retryable failure
+ * returns when to try again, and the queue waits (docs/adr/0023). Level-triggered: a failed or
+ * skipped reconcile loses nothing, the next trigger or resync re-evaluates the workload. The two
+ * things that cannot be rebuilt from the cluster live here as instance state: Job manifests whose
+ * creation is pending (§7.4 item 4) and the pause-period warnings already given (§3.1).
  */
 import type { ReloadListCache } from '../core/annotation-values.ts';
 import { hasReloadList } from '../core/decide.ts';
@@ -53,7 +54,6 @@ export interface ReconcilerDeps {
   readonly options: ReconcileOptions;
   /** ms since the epoch. */
   readonly now: () => number;
-  readonly sleep: (ms: number) => Promise<void>;
   readonly random: RandomSource;
   readonly reloadLists?: ReloadListCache | undefined;
   /**
@@ -67,6 +67,47 @@ export interface ReconcilerDeps {
 export interface ReconcileTrigger {
   /** When each triggering source change was observed, ms since the epoch. */
   readonly observedAt?: ReadonlyMap<SourceKey, number> | undefined;
+  /** A later attempt only: triggers arrived since the previous attempt started. */
+  readonly retriggered?: boolean | undefined;
+}
+
+/** A follow-up whose first try failed: retried on its own, never repeating the write before it. */
+interface DeferredFollowUp {
+  readonly followUp: FollowUp;
+  /** What the acknowledged write acted on. */
+  readonly target: Target;
+  readonly marks: WorkloadMarks;
+  /** Tries of the follow-up so far, and the backoff they waited. */
+  readonly tries: number;
+  readonly waitedMs: number;
+}
+
+/**
+ * What the earlier attempts of one reconcile did (docs/adr/0023). The reconciler makes one attempt
+ * per call; the queue keeps this between the calls and hands it back with the next one, so a
+ * dropped key (shutdown, lost lease, deleted workload) forgets it together with the retry.
+ */
+export interface Continuation {
+  /** When the first write attempt started (`reloader_action_latency_seconds`). */
+  readonly startedAt: number;
+  /** Write attempts made so far (§10: at most WRITE_MAX_ATTEMPTS). */
+  readonly attempts: number;
+  /** Steps the attempts acknowledged (a CronJob's Job): shared by every attempt. */
+  readonly memo: WriteMemo;
+  /** The view the last attempt was based on, and whether it came from a GET. */
+  readonly basis: { readonly view: WorkloadView; readonly fetched: boolean };
+  /** The basis is stale (409): plan on a newer version, from the watch or else a GET. */
+  readonly conflict: boolean;
+  /** The write went through; only its follow-up is left. */
+  readonly followUp?: DeferredFollowUp | undefined;
+}
+
+/** The next attempt of a reconcile: when it is due, and what it goes on from. */
+export interface ReconcileRetry {
+  readonly afterMs: number;
+  /** Settles when the awaited version arrives from the watch: the attempt may start before. */
+  readonly wakeEarly?: Promise<unknown> | undefined;
+  readonly resume: Continuation;
 }
 
 /**
@@ -76,7 +117,8 @@ export interface ReconcileTrigger {
  * - `recreated`: a pending Job creation succeeded (§7.4 item 4);
  * - `ignored`: a Job controlled by a CronJob, never reconciled (§7.4 item 5);
  * - `not-leader`: the lease does not allow writes (§13.4); nothing was planned or consumed, or the
- *   write stopped between attempts.
+ *   write stopped between attempts;
+ * - `retrying`: this attempt failed in a way §10 retries; `retry` says when and with what.
  */
 export type ReconcileOutcome =
   | 'gone'
@@ -89,15 +131,23 @@ export type ReconcileOutcome =
   | 'recreated'
   | 'failed'
   | 'ignored'
-  | 'not-leader';
+  | 'not-leader'
+  | 'retrying';
 
 export interface ReconcileResult {
   readonly outcome: ReconcileOutcome;
   readonly plan?: ReconcilePlan | undefined;
   readonly skip?: SkipReason | undefined;
-  /** Attempts of the reconcile's write (0 without a write). */
+  /** Attempts of the reconcile's write so far (0 without a write). */
   readonly attempts: number;
   readonly error?: WriteError | undefined;
+  /** Outcome `retrying` only: the next attempt. */
+  readonly retry?: ReconcileRetry | undefined;
+  /**
+   * This attempt only finished an earlier one's follow-up while new triggers arrived: nothing
+   * planned for them, so the key must be reconciled again.
+   */
+  readonly rerun?: boolean | undefined;
   /**
    * A pause-period resume of this Deployment falls due then (ms since the epoch, §7.2): reconcile the
    * key again at that time. Undefined: nothing to schedule.
@@ -123,23 +173,19 @@ interface Pass {
   readonly memo: WriteMemo;
 }
 
-/** One write attempt: the target to write, whether to GET it first, and its number from 1. */
+/** One write attempt: the target to write, whether its view was fetched, its number from 1. */
 interface Attempt {
   readonly target: Target;
-  readonly reread: boolean;
   /** Whether `target.view` came from a GET rather than the watch cache. */
   readonly fetched: boolean;
   readonly attempt: number;
   readonly startedAt: number;
 }
 
-type Step =
-  | { readonly result: ReconcileResult }
-  | { readonly target: Target; readonly reread: boolean; readonly fetched: boolean };
-
 /**
  * After a 409, how long to wait for the watch to deliver the version that made the patch stale
- * before falling back to a GET (docs/adr/0015). It normally arrives within milliseconds.
+ * before falling back to a GET (docs/adr/0015). It normally arrives within milliseconds. The queue
+ * waits, not the worker (docs/adr/0023).
  */
 export const CONFLICT_WATCH_WAIT_MS = 1_000;
 
@@ -153,19 +199,10 @@ const FOLLOW_UP_POLICIES: Readonly<Record<FollowUp['kind'], RetryPolicy>> = {
   instantiate: (error, attempt) => error.retryable && attempt < WRITE_MAX_ATTEMPTS,
 };
 
-type Retried<T> =
-  | { readonly state: 'done'; readonly value: T }
-  | { readonly state: 'failed'; readonly error: WriteError; readonly attempts: number }
-  | { readonly state: 'not-leader' };
-
 /** What the follow-up added to a roll that went through. */
 interface Completion {
   readonly createdJob?: CreatedObject | undefined;
   readonly instantiated?: boolean | undefined;
-}
-
-function isTarget(value: Target | ReconcileResult): value is Target {
-  return 'view' in value;
 }
 
 function maxDefined(...values: (number | undefined)[]): number | undefined {
@@ -219,7 +256,16 @@ export class Reconciler {
     return results;
   }
 
-  async reconcile(key: WorkloadKey, trigger: ReconcileTrigger = {}): Promise<ReconcileResult> {
+  /**
+   * One attempt (docs/adr/0023). `resume` is the continuation of the previous attempt's `retrying`
+   * result; without it the reconcile starts afresh.
+   */
+  async reconcile(
+    key: WorkloadKey,
+    trigger: ReconcileTrigger = {},
+    resume?: Continuation,
+  ): Promise<ReconcileResult> {
+    if (resume) return this.#resume(key, trigger, resume);
     if (!this.#mayWrite()) return NOT_LEADER;
     const pending = this.#pending.get(key);
     const recreation = pending ? await this.#retryRecreation(key, pending) : undefined;
@@ -237,7 +283,17 @@ export class Reconciler {
     this.#reportDiagnostics(target);
     if (!hasWrite(target)) return this.#settle(pass, target);
     if (this.#deps.options.dryRun) return this.#dryRun(pass, target);
-    return this.#write(pass, target);
+    return this.#write(pass, { target, fetched: false, attempt: 1, startedAt: this.#deps.now() });
+  }
+
+  #resume(
+    key: WorkloadKey,
+    trigger: ReconcileTrigger,
+    resume: Continuation,
+  ): Promise<ReconcileResult> {
+    if (resume.followUp) return this.#retryFollowUp(key, trigger, resume, resume.followUp);
+    if (!this.#mayWrite()) return Promise.resolve({ ...NOT_LEADER, attempts: resume.attempts });
+    return this.#retryWrite(key, trigger, resume);
   }
 
   #mayWrite(): boolean {
@@ -349,29 +405,11 @@ export class Reconciler {
     return { outcome: 'dry-run', plan: target.plan, skip: 'dry_run', attempts: 0 };
   }
 
-  /** §10: up to WRITE_MAX_ATTEMPTS attempts; a 409 re-reads the object and plans again. */
-  async #write(pass: Pass, first: Target): Promise<ReconcileResult> {
-    const startedAt = this.#deps.now();
-    let next: Attempt = { target: first, reread: false, fetched: false, attempt: 1, startedAt };
-    for (;;) {
-      if (!this.#mayWrite()) return { ...NOT_LEADER, attempts: next.attempt - 1 };
-      const step = await this.#attempt(pass, next);
-      if ('result' in step) return step.result;
-      next = { ...step, attempt: next.attempt + 1, startedAt };
-    }
-  }
-
-  async #attempt(pass: Pass, current: Attempt): Promise<Step> {
-    let target = current.target;
-    let fetched = current.fetched;
+  /** One write attempt (§10); a retryable failure asks the queue for the next one. */
+  async #write(pass: Pass, attempt: Attempt): Promise<ReconcileResult> {
+    const { target } = attempt;
     let followUp: FollowUp | undefined;
     try {
-      if (current.reread) {
-        const refreshed = await this.#refresh(pass, target, current);
-        if (!isTarget(refreshed.target)) return { result: refreshed.target };
-        target = refreshed.target;
-        fetched = refreshed.fetched;
-      }
       followUp = await writeStrategyOf(target).write({
         row: pass.row,
         target,
@@ -381,95 +419,231 @@ export class Reconciler {
         memo: pass.memo,
       });
     } catch (error) {
-      const writeError = asWriteError(error);
-      const final = this.#finalFailure(pass, target, writeError, current.attempt);
-      if (final) return { result: final };
-      if (writeError.status === 409) {
-        // The re-read is the wait: nothing to back off from (docs/adr/0015).
-        this.#deps.observer.onRetry({
-          key: pass.key,
-          error: writeError,
-          attempt: current.attempt,
-          delayMs: 0,
-        });
-        return { target, reread: true, fetched };
-      }
-      await this.#backOff(pass, writeError, current.attempt);
-      // A failed re-read still owes the re-read.
-      return { target, reread: current.reread && target === current.target, fetched };
+      return this.#writeFailed(pass, attempt, asWriteError(error), false);
     }
-    return { result: await this.#complete(pass, { ...current, target }, followUp) };
+    return this.#complete(pass, attempt, followUp);
   }
 
   /**
-   * After a 409: plan again on a newer version of the object; often nothing is left to do (§10).
-   * The newer version normally comes from the watch (docs/adr/0015); a GET when it does not arrive
-   * in time, or when the stale version was itself fetched (the cache may then be older still).
+   * A later attempt of the write: plans again on the current view. After a 409 that is a newer
+   * version, from the watch when it has one (docs/adr/0015), else a GET; a view that was itself
+   * fetched (the cache may be older still) is fetched again at once. Often nothing is left (§10).
    */
-  async #refresh(
-    pass: Pass,
-    stale: Target,
-    current: Attempt,
-  ): Promise<{ readonly target: Target | ReconcileResult; readonly fetched: boolean }> {
-    const { workloads, writer } = this.#deps;
-    const watched = current.fetched
-      ? undefined
-      : await workloads.newerThan(pass.key, stale.view.resourceVersion, CONFLICT_WATCH_WAIT_MS);
-    const fresh = watched ?? (await writer.get(stale.view.ref));
-    const fetched = watched === undefined;
-    if (!fresh) return { target: this.#gone(pass, current.attempt), fetched };
-    const target = this.#target(pass, fresh);
-    if (!hasWrite(target))
-      return { target: this.#settle(pass, target, current.attempt - 1), fetched };
-    return { target, fetched };
+  async #retryWrite(
+    key: WorkloadKey,
+    trigger: ReconcileTrigger,
+    resume: Continuation,
+  ): Promise<ReconcileResult> {
+    const stale = resume.basis.view;
+    const pass: Pass = {
+      key,
+      row: kindRow(stale.ref.kind),
+      marks: this.#deps.marks.marksOf(key),
+      trigger,
+      memo: resume.memo,
+    };
+    const attempt = resume.attempts + 1;
+    let basis: { readonly view: WorkloadView | undefined; readonly fetched: boolean };
+    try {
+      basis = await this.#currentView(key, resume);
+    } catch (error) {
+      // A failed re-read still owes the re-read.
+      const failed = { target: this.#target(pass, stale), ...resume.basis, attempt };
+      return this.#writeFailed(
+        pass,
+        { ...failed, startedAt: resume.startedAt },
+        asWriteError(error),
+        resume.conflict,
+      );
+    }
+    if (!basis.view) return this.#gone(pass, attempt);
+    const target = this.#target(pass, basis.view);
+    this.#reportDiagnostics(target);
+    if (!hasWrite(target)) return this.#settle(pass, target, resume.attempts);
+    return this.#write(pass, {
+      target,
+      fetched: basis.fetched,
+      attempt,
+      startedAt: resume.startedAt,
+    });
   }
 
-  /** The write went through: run its follow-up, if any, then report. */
+  async #currentView(
+    key: WorkloadKey,
+    resume: Continuation,
+  ): Promise<{ readonly view: WorkloadView | undefined; readonly fetched: boolean }> {
+    const { view: stale, fetched } = resume.basis;
+    if (!resume.conflict) {
+      return fetched ? resume.basis : { view: this.#deps.workloads.get(key), fetched: false };
+    }
+    const cached = fetched ? undefined : this.#deps.workloads.get(key);
+    if (cached && cached.resourceVersion !== stale.resourceVersion) {
+      return { view: cached, fetched: false };
+    }
+    return { view: await this.#deps.writer.get(stale.ref), fetched: true };
+  }
+
+  /**
+   * The attempt failed: final (404, not retryable, or the last attempt), or the next attempt is
+   * due after the §10 backoff or `Retry-After`. After a 409 it waits for the watch instead (up to
+   * CONFLICT_WATCH_WAIT_MS, docs/adr/0015), or for nothing when the view was fetched.
+   */
+  #writeFailed(
+    pass: Pass,
+    attempt: Attempt,
+    error: WriteError,
+    conflict: boolean,
+  ): ReconcileResult {
+    const { target, fetched } = attempt;
+    const final = this.#finalFailure(pass, target, error, attempt.attempt);
+    if (final) return final;
+    const stale = error.status === 409;
+    const delayMs = stale ? 0 : this.#delay(error, attempt.attempt);
+    this.#deps.observer.onRetry({ key: pass.key, error, attempt: attempt.attempt, delayMs });
+    const resume: Continuation = {
+      startedAt: attempt.startedAt,
+      attempts: attempt.attempt,
+      memo: pass.memo,
+      basis: { view: target.view, fetched },
+      conflict: stale || conflict,
+    };
+    const retry: ReconcileRetry =
+      stale && !fetched
+        ? {
+            afterMs: CONFLICT_WATCH_WAIT_MS,
+            wakeEarly: this.#deps.workloads.newerThan(
+              pass.key,
+              target.view.resourceVersion,
+              CONFLICT_WATCH_WAIT_MS,
+            ),
+            resume,
+          }
+        : { afterMs: delayMs, resume };
+    return { outcome: 'retrying', plan: target.plan, attempts: attempt.attempt, error, retry };
+  }
+
+  /** The write went through: try its follow-up, if any, then report. */
   async #complete(
     pass: Pass,
     timing: Attempt,
     followUp: FollowUp | undefined,
   ): Promise<ReconcileResult> {
     if (!followUp) return this.#written(pass, timing, {});
-    const retried = await this.#followUp(pass, timing.target, followUp);
-    if (retried.state === 'done') {
-      const completion: Completion =
-        followUp.kind === 'create-job' ? { createdJob: retried.value } : { instantiated: true };
-      return this.#written(pass, timing, completion);
-    }
-    if (followUp.kind === 'create-job') {
-      this.#keepRecreation(pass, timing.target, followUp.manifest);
-    }
-    this.#deps.marks.consume(pass.key, pass.marks);
-    if (retried.state === 'not-leader') return { ...NOT_LEADER, attempts: timing.attempt };
-    const { error, attempts } = retried;
-    this.#deps.observer.onFailed({
-      key: pass.key,
-      view: timing.target.view,
-      plan: timing.target.plan,
-      error,
-      gaveUp: error.retryable,
-      attempts,
-      stage: followUp.kind,
-      recreationPending: followUp.kind === 'create-job',
-    });
-    return { outcome: 'failed', plan: timing.target.plan, attempts: timing.attempt, error };
+    const deferred = { followUp, target: timing.target, marks: pass.marks, tries: 0, waitedMs: 0 };
+    return this.#tryFollowUp(pass, timing, deferred);
   }
 
-  #followUp(
+  /** The follow-up of a write acknowledged by an earlier attempt, alone. */
+  async #retryFollowUp(
+    key: WorkloadKey,
+    trigger: ReconcileTrigger,
+    resume: Continuation,
+    deferred: DeferredFollowUp,
+  ): Promise<ReconcileResult> {
+    const { target } = deferred;
+    const pass: Pass = {
+      key,
+      row: kindRow(target.view.ref.kind),
+      marks: deferred.marks,
+      trigger,
+      memo: resume.memo,
+    };
+    const timing: Attempt = {
+      target,
+      fetched: resume.basis.fetched,
+      attempt: resume.attempts,
+      startedAt: resume.startedAt,
+    };
+    const result = await this.#tryFollowUp(pass, timing, deferred);
+    return result.retry || trigger.retriggered !== true ? result : { ...result, rerun: true };
+  }
+
+  /** One try of the follow-up; a retryable failure asks the queue for the next try. */
+  async #tryFollowUp(
+    pass: Pass,
+    timing: Attempt,
+    deferred: DeferredFollowUp,
+  ): Promise<ReconcileResult> {
+    const { followUp } = deferred;
+    if (!this.#mayWrite()) return this.#followUpStopped(pass, timing, deferred);
+    let createdJob: CreatedObject | undefined;
+    try {
+      createdJob = await this.#sendFollowUp(pass, timing.target, followUp);
+    } catch (error) {
+      return this.#followUpFailed(pass, timing, deferred, asWriteError(error));
+    }
+    if (followUp.kind === 'create-job') {
+      this.#pending.drop(pass.key);
+      return this.#written(pass, timing, { createdJob });
+    }
+    return this.#written(pass, timing, { instantiated: true });
+  }
+
+  async #sendFollowUp(
     pass: Pass,
     target: Target,
     followUp: FollowUp,
-  ): Promise<Retried<CreatedObject | undefined>> {
+  ): Promise<CreatedObject | undefined> {
     const { writer } = this.#deps;
     const { ref } = target.view;
-    return this.#retrying(pass.key, FOLLOW_UP_POLICIES[followUp.kind], async () => {
-      if (followUp.kind === 'create-job') {
-        return writer.create(pass.row, ref.namespace, followUp.manifest);
-      }
-      await writer.instantiate(ref, followUp.body);
-      return undefined;
+    if (followUp.kind === 'create-job') {
+      return writer.create(pass.row, ref.namespace, followUp.manifest);
+    }
+    await writer.instantiate(ref, followUp.body);
+    return undefined;
+  }
+
+  /** The lease is gone: a deleted Job keeps its manifest for the next leader's resync. */
+  #followUpStopped(pass: Pass, timing: Attempt, deferred: DeferredFollowUp): ReconcileResult {
+    const { followUp, target } = deferred;
+    const kept = this.#pending.get(pass.key) !== undefined;
+    if (followUp.kind === 'create-job' && !kept) {
+      this.#keepRecreation(pass, target, followUp.manifest);
+    }
+    this.#deps.marks.consume(pass.key, pass.marks);
+    return { ...NOT_LEADER, attempts: timing.attempt };
+  }
+
+  #followUpFailed(
+    pass: Pass,
+    timing: Attempt,
+    deferred: DeferredFollowUp,
+    error: WriteError,
+  ): ReconcileResult {
+    const { followUp, target } = deferred;
+    const tries = deferred.tries + 1;
+    const delayMs = this.#delay(error, tries);
+    const waitedMs = deferred.waitedMs + delayMs;
+    // Kept at the first failure, not only when given up: a retry the queue drops (shutdown, lost
+    // lease) must still leave the deleted Job to the resync (§7.4 item 4).
+    if (followUp.kind === 'create-job' && deferred.tries === 0) {
+      this.#keepRecreation(pass, target, followUp.manifest);
+    }
+    if (FOLLOW_UP_POLICIES[followUp.kind](error, tries, waitedMs)) {
+      this.#deps.observer.onRetry({ key: pass.key, error, attempt: tries, delayMs });
+      const resume: Continuation = {
+        startedAt: timing.startedAt,
+        attempts: timing.attempt,
+        memo: pass.memo,
+        basis: { view: target.view, fetched: timing.fetched },
+        conflict: false,
+        followUp: { ...deferred, tries, waitedMs },
+      };
+      const retry: ReconcileRetry = { afterMs: delayMs, resume };
+      return { outcome: 'retrying', plan: target.plan, attempts: timing.attempt, error, retry };
+    }
+    this.#deps.marks.consume(pass.key, pass.marks);
+    this.#deps.observer.onFailed({
+      key: pass.key,
+      view: target.view,
+      plan: target.plan,
+      error,
+      gaveUp: error.retryable,
+      attempts: tries,
+      stage: followUp.kind,
+      recreationPending: followUp.kind === 'create-job',
     });
+    return { outcome: 'failed', plan: target.plan, attempts: timing.attempt, error };
   }
 
   #keepRecreation(pass: Pass, target: Target, manifest: JsonObject): void {
@@ -479,30 +653,6 @@ export class Reconciler {
       deletedUid: target.view.uid,
       since: this.#deps.now(),
     });
-  }
-
-  /** Runs `call` until it succeeds or `policy` stops it, with the §10 backoff between tries. */
-  async #retrying<T>(
-    key: WorkloadKey,
-    policy: RetryPolicy,
-    call: () => Promise<T>,
-  ): Promise<Retried<T>> {
-    let waitedMs = 0;
-    for (let attempt = 1; ; attempt += 1) {
-      if (!this.#mayWrite()) return { state: 'not-leader' };
-      try {
-        return { state: 'done', value: await call() };
-      } catch (error) {
-        const writeError = asWriteError(error);
-        const delayMs = this.#delay(writeError, attempt);
-        if (!policy(writeError, attempt, waitedMs + delayMs)) {
-          return { state: 'failed', error: writeError, attempts: attempt };
-        }
-        this.#deps.observer.onRetry({ key, error: writeError, attempt, delayMs });
-        await this.#deps.sleep(delayMs);
-        waitedMs += delayMs;
-      }
-    }
   }
 
   #written(pass: Pass, timing: Attempt, completion: Completion): ReconcileResult {
@@ -569,12 +719,6 @@ export class Reconciler {
       random: this.#deps.random,
       retryAfterMs: error.status === 429 ? error.retryAfterMs : undefined,
     });
-  }
-
-  async #backOff(pass: Pass, error: WriteError, attempt: number): Promise<void> {
-    const delayMs = this.#delay(error, attempt);
-    this.#deps.observer.onRetry({ key: pass.key, error, attempt, delayMs });
-    await this.#deps.sleep(delayMs);
   }
 
   /**

@@ -1,0 +1,378 @@
+/**
+ * The route from a watch event to a PATCH with kreload's real parts wired as src/app.ts wires them:
+ * source caches, workload store, marks, change router, work queue, work runner, reconciler and
+ * reporter with real metrics. Only the API server is in memory (RecordingWriter), with a "watch"
+ * that delivers each acknowledged patch back to the store, as the real one does. Fake timers.
+ */
+import { Writable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ReloadListCache } from '../core/annotation-values.ts';
+import { workloadKey } from '../core/keys.ts';
+import type { SourceType, WorkloadRef, WorkloadView } from '../core/types.ts';
+import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
+import type { EventRequest } from '../events/event-recorder.ts';
+import { createLogger } from '../log/logger.ts';
+import { createMetrics } from '../metrics/metrics.ts';
+import { SYSTEM_TIMERS } from '../queue/timers.ts';
+import { WorkQueue } from '../queue/work-queue.ts';
+import type { WorkloadWriter } from '../reconcile/ports.ts';
+import { WriteError } from '../reconcile/ports.ts';
+import { Reconciler } from '../reconcile/reconciler.ts';
+import type { Patch } from '../rollout/patch.ts';
+import { aConfigMap, aContainer, aSecret, aWorkload } from '../testing/builders.ts';
+import { RecordingWriter } from '../testing/recording-writer.ts';
+import { MarkStore } from '../watch/marks.ts';
+import { SourceCache, SourceCaches } from '../watch/source-cache.ts';
+import { WorkloadStore } from '../watch/workload-store.ts';
+import { ChangeRouter } from './change-router.ts';
+import { CacheSourceLookup, StoreMarkLedger, StoreWorkloadLookup, WriteLedger } from './lookups.ts';
+import { ReconcileReporter } from './reconcile-reporter.ts';
+import type { ReconcileResume } from './work-runner.ts';
+import { WorkRunner } from './work-runner.ts';
+
+const NS = 'team-a';
+const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
+const H2 = 'd93dd00779cd04e2ec1db21fa3d0e20deea13f9c';
+const SYNC_DELAY_MS = 2_000;
+
+function hashOf(n: number): string {
+  return n.toString(16).padStart(40, '0');
+}
+
+function dependent(name: string): WorkloadView {
+  return aWorkload('Deployment', NS, name)
+    .withResourceVersion('10')
+    .withAnnotation(KEYS.auto, 'true')
+    .withAnnotation(BASELINE, `{"configmap/app-config":"${H1}","secret/db":"${H2}"}`)
+    .withContainer(
+      aContainer('app').withEnvFrom('configmap', 'app-config').withEnvFrom('secret', 'db'),
+    )
+    .build();
+}
+
+const API = dependent('api');
+const WEB = dependent('web');
+const API_KEY = workloadKey(API.ref);
+const WEB_KEY = workloadKey(WEB.ref);
+
+function status(code: number, retryAfterMs?: number): WriteError {
+  const retryable = code === 409 || code === 429 || code >= 500;
+  return new WriteError({ message: `HTTP ${code}`, status: code, retryable, retryAfterMs });
+}
+
+/** The API server's writes as they happened, with the time each was sent. */
+interface SentWrite {
+  readonly at: number;
+  readonly key: string;
+  readonly body: string;
+  /** The precondition the patch carried. */
+  readonly resourceVersion: unknown;
+}
+
+/**
+ * The in-memory API server plus its watch: an acknowledged patch reaches the store a moment later
+ * (`watchLagMs`), as the watch event of the new resourceVersion would.
+ */
+class ServerWithWatch implements WorkloadWriter {
+  readonly api = new RecordingWriter();
+  readonly sent: SentWrite[] = [];
+  watchLagMs = 5;
+  readonly #store: WorkloadStore;
+  readonly #failures = new Map<string, WriteError[]>();
+
+  constructor(store: WorkloadStore) {
+    this.#store = store;
+  }
+
+  /** The next patches of `key` fail with these errors, in order. */
+  failPatchesOf(key: string, ...errors: WriteError[]): void {
+    this.#failures.set(key, [...(this.#failures.get(key) ?? []), ...errors]);
+  }
+
+  async patch(ref: WorkloadRef, patch: Patch): Promise<void> {
+    const key = workloadKey(ref);
+    const resourceVersion = (patch.body.metadata as { resourceVersion?: unknown } | undefined)
+      ?.resourceVersion;
+    this.sent.push({ at: Date.now(), key, body: JSON.stringify(patch.body), resourceVersion });
+    const failure = this.#failures.get(key)?.shift();
+    if (failure) throw failure;
+    await this.api.patch(ref, patch);
+    this.deliver(ref, this.watchLagMs);
+  }
+
+  /** The watch delivers the server's current version of `ref` after `lagMs`. */
+  deliver(ref: WorkloadRef, lagMs: number): void {
+    const view = this.api.server(ref);
+    setTimeout(() => {
+      if (view) this.#store.upsert(view);
+    }, lagMs);
+  }
+
+  get: WorkloadWriter['get'] = (ref) => this.api.get(ref);
+  getObject: WorkloadWriter['getObject'] = (ref) => this.api.getObject(ref);
+  create: WorkloadWriter['create'] = (row, namespace, body) =>
+    this.api.create(row, namespace, body);
+  delete: WorkloadWriter['delete'] = (ref, preconditions) => this.api.delete(ref, preconditions);
+  instantiate: WorkloadWriter['instantiate'] = (ref, body) => this.api.instantiate(ref, body);
+}
+
+function pipeline(options: { readonly workerThreads: number }) {
+  const clock = { now: () => Date.now() };
+  const registry = new Registry();
+  const metrics = createMetrics(registry, { countByNamespace: false });
+  const logger = createLogger({
+    level: 'error',
+    format: 'json',
+    stream: new Writable({
+      write: (_chunk, _encoding, done) => {
+        done();
+      },
+    }),
+  });
+  const events: EventRequest[] = [];
+  const routing: { router?: ChangeRouter } = {};
+  const marks = new MarkStore();
+  const reloadLists = new ReloadListCache();
+  const caches: Partial<Record<SourceType, SourceCache>> = {};
+  for (const type of ['CONFIGMAP', 'SECRET'] as const) {
+    caches[type] = new SourceCache({
+      type,
+      clock,
+      notify: (event) => routing.router?.onSourceEvent(event),
+    });
+  }
+  const sourceCaches = new SourceCaches({ caches });
+  const store = new WorkloadStore({
+    clock,
+    keys: KEYS,
+    notify: (event) => routing.router?.onWorkloadEvent(event),
+  });
+  const server = new ServerWithWatch(store);
+  const writes = new WriteLedger();
+  const reconciler = new Reconciler({
+    workloads: new StoreWorkloadLookup({ store, writes }),
+    sources: new CacheSourceLookup({ caches: sourceCaches, isTypeHealthy: () => true }),
+    marks: new StoreMarkLedger({ marks }),
+    writer: server,
+    observer: new ReconcileReporter({
+      logger,
+      metrics,
+      events: { record: (request) => events.push(request) },
+    }),
+    options: {
+      strategy: 'env-vars',
+      reloadOnCreate: false,
+      reloadOnDelete: false,
+      keys: KEYS,
+      autoReloadAll: false,
+      dryRun: false,
+    },
+    now: () => Date.now(),
+    random: () => 0.5,
+    reloadLists,
+  });
+  const runner = new WorkRunner({
+    reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),
+    metrics,
+    onFanoutFinish: () => undefined,
+    scheduleAt: () => undefined,
+    now: () => Date.now(),
+    writes,
+  });
+  const queue = new WorkQueue<ReconcileResume>({
+    concurrency: options.workerThreads,
+    debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
+    handler: runner.handle,
+    timers: SYSTEM_TIMERS,
+    random: () => 0.5,
+  });
+  routing.router = new ChangeRouter({
+    store,
+    marks,
+    queue,
+    keys: KEYS,
+    autoReloadAll: false,
+    reloadOnDelete: false,
+    reloadLists,
+    acceptsNamespace: () => true,
+    isLeading: () => true,
+    onSkip: () => undefined,
+    onFanout: () => undefined,
+  });
+
+  const sources = {
+    configMap: (hash: string) => aConfigMap(NS, 'app-config').withHash(hash).build(),
+    secret: (hash: string) => aSecret(NS, 'db').withHash(hash).build(),
+  };
+  caches.CONFIGMAP?.replace([sources.configMap(H1)]);
+  caches.SECRET?.replace([sources.secret(H2)]);
+  for (const view of [API, WEB]) server.api.put(view);
+  store.replace('Deployment', [API, WEB]);
+  queue.start();
+
+  const value = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
+    const metric = registry.getSingleMetric(name);
+    const samples = (await metric?.get())?.values ?? [];
+    return samples
+      .filter((sample) => Object.entries(labels).every(([k, v]) => sample.labels[k] === v))
+      .filter((sample) => !('metricName' in sample) || sample.metricName === undefined)
+      .reduce((sum, sample) => sum + sample.value, 0);
+  };
+
+  /** The `_sum` of a histogram, every label set together. */
+  const histogramSum = async (name: string): Promise<number> => {
+    const samples = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+    return samples
+      .filter((sample) => 'metricName' in sample && sample.metricName === `${name}_sum`)
+      .reduce((sum, sample) => sum + sample.value, 0);
+  };
+
+  return {
+    queue,
+    server,
+    events,
+    value,
+    histogramSum,
+    editConfigMap: (hash: string) => caches.CONFIGMAP?.upsert(sources.configMap(hash)),
+    editSecret: (hash: string) => caches.SECRET?.upsert(sources.secret(hash)),
+  };
+}
+
+const advance = (ms: number): Promise<void> =>
+  vi.advanceTimersByTimeAsync(ms).then(() => undefined);
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 1_000_000 });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function patchesTo(sent: readonly SentWrite[], key: string): readonly SentWrite[] {
+  return sent.filter((write) => write.key === key);
+}
+
+describe('the pipeline from source events to PATCHes', () => {
+  it('ten edits to two sources inside one debounce window: one PATCH per dependent', async () => {
+    const p = pipeline({ workerThreads: 3 });
+    for (let i = 1; i <= 10; i += 1) {
+      if (i % 2 === 0) p.editSecret(hashOf(100 + i));
+      else p.editConfigMap(hashOf(i));
+      await advance(100);
+    }
+    await advance(60_000);
+    await p.queue.idle();
+    const finalEnv = {
+      STAKATER_APP_CONFIG_CONFIGMAP: hashOf(9),
+      STAKATER_DB_SECRET: hashOf(110),
+    };
+    for (const key of [API_KEY, WEB_KEY]) {
+      const patches = patchesTo(p.server.sent, key);
+      expect(patches).toHaveLength(1);
+      // one window: the debounce of the last edit (at +900 ms)
+      expect(patches[0]?.at).toBe(1_000_000 + 900 + SYNC_DELAY_MS);
+      const env = Object.entries(finalEnv).map(([name, value]) => ({ name, value }));
+      expect(JSON.parse(patches[0]?.body ?? '{}')).toMatchObject({
+        metadata: { resourceVersion: '10' },
+        spec: { template: { spec: { containers: [{ name: 'app', env }] } } },
+      });
+    }
+    expect(await p.value('reloader_reload_executed_total', { success: 'true' })).toBe(2);
+    expect(await p.value('reloader_retries_total')).toBe(0);
+  });
+
+  it('a 429 on one workload does not delay another, even with one worker', async () => {
+    const p = pipeline({ workerThreads: 1 });
+    p.server.failPatchesOf(API_KEY, status(429, 5_000));
+    p.editConfigMap(hashOf(1));
+    await advance(SYNC_DELAY_MS);
+    await advance(100);
+    const due = 1_000_000 + SYNC_DELAY_MS;
+    // api got the 429; web was written at once, by the one worker api does not hold
+    expect(p.server.sent.map((write) => [write.key, write.at])).toEqual([
+      [API_KEY, due],
+      [WEB_KEY, due],
+    ]);
+    await advance(4_890);
+    expect(p.server.sent).toHaveLength(2);
+    await advance(10);
+    expect(p.server.sent.map((write) => [write.key, write.at])).toEqual([
+      [API_KEY, due],
+      [WEB_KEY, due],
+      [API_KEY, due + 5_000],
+    ]);
+    await p.queue.idle();
+    expect(await p.value('reloader_retries_total')).toBe(1);
+    expect(await p.value('reloader_reload_executed_total', { success: 'true' })).toBe(2);
+    expect(await p.value('reloader_reconcile_total', { result: 'success' })).toBe(2);
+    expect(await p.value('reloader_reconcile_total', { result: 'error' })).toBe(0);
+  });
+
+  it('5xx: the §10 backoff as queue waits (250, 500, 1000, 2000 ms), then success', async () => {
+    const p = pipeline({ workerThreads: 1 });
+    p.server.failPatchesOf(API_KEY, status(503), status(503), status(503), status(503));
+    p.editConfigMap(hashOf(1));
+    await advance(SYNC_DELAY_MS);
+    await advance(10_000);
+    await p.queue.idle();
+    const due = 1_000_000 + SYNC_DELAY_MS;
+    expect(patchesTo(p.server.sent, API_KEY).map((write) => write.at - due)).toEqual([
+      0, 250, 750, 1_750, 3_750,
+    ]);
+    // web waited for no backoff of api's
+    expect(patchesTo(p.server.sent, WEB_KEY).map((write) => write.at - due)).toEqual([0]);
+    expect(await p.value('reloader_retries_total')).toBe(4);
+    expect(await p.value('reloader_reconcile_total', { result: 'success' })).toBe(2);
+    // api's one reconcile spans its five attempts and their waits
+    expect(await p.histogramSum('reloader_reconcile_duration_seconds')).toBeGreaterThanOrEqual(
+      3.75,
+    );
+  });
+
+  it('the last attempt is final: ReloadFail, give-up metrics, one failed reconcile', async () => {
+    const p = pipeline({ workerThreads: 3 });
+    p.server.failPatchesOf(API_KEY, ...Array.from({ length: 5 }, () => status(503)));
+    p.editConfigMap(hashOf(1));
+    await advance(SYNC_DELAY_MS + 60_000);
+    await p.queue.idle();
+    expect(patchesTo(p.server.sent, API_KEY)).toHaveLength(5);
+    expect(await p.value('reloader_retries_total')).toBe(4);
+    expect(await p.value('reloader_errors_total', { type: 'write_gave_up' })).toBe(1);
+    expect(await p.value('reloader_reload_executed_total', { success: 'false' })).toBe(1);
+    expect(await p.value('reloader_reconcile_total', { result: 'error' })).toBe(1);
+    expect(await p.value('reloader_reconcile_total', { result: 'success' })).toBe(1);
+    expect(p.events.filter((event) => event.reason === 'ReloadFail')).toHaveLength(1);
+  });
+
+  it('409: plans again on the version the watch delivers, no GET, no backoff', async () => {
+    const p = pipeline({ workerThreads: 1 });
+    // Someone else changed api on the server; its watch event is late (40 ms).
+    p.server.api.put({ ...API, resourceVersion: '11', annotations: { ...API.annotations } });
+    p.editConfigMap(hashOf(1));
+    await advance(SYNC_DELAY_MS);
+    p.server.deliver(API.ref, 40);
+    await advance(60_000);
+    await p.queue.idle();
+    const due = 1_000_000 + SYNC_DELAY_MS;
+    const api = patchesTo(p.server.sent, API_KEY);
+    expect(api.map((write) => [write.at - due, write.resourceVersion])).toEqual([
+      [0, '10'],
+      [40, '11'],
+    ]);
+    expect(p.server.api.getCount).toBe(0);
+    expect(patchesTo(p.server.sent, WEB_KEY).map((write) => write.at - due)).toEqual([0]);
+    expect(await p.value('reloader_retries_total')).toBe(1);
+  });
+
+  it('stop during a retry wait: no further attempt', async () => {
+    const p = pipeline({ workerThreads: 1 });
+    p.server.failPatchesOf(API_KEY, status(429, 5_000));
+    p.editConfigMap(hashOf(1));
+    await advance(SYNC_DELAY_MS + 100);
+    await expect(p.queue.drain(1_000)).resolves.toBe(true);
+    await advance(60_000);
+    expect(patchesTo(p.server.sent, API_KEY)).toHaveLength(1);
+  });
+});
