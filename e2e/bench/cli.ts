@@ -9,14 +9,7 @@ import { startCluster } from '../harness/cluster.ts';
 import { LiveProcesses } from './controller-process.ts';
 import { parseBenchArgs, scenarioList, USAGE } from './options.ts';
 import { BenchOptionError, readSuiteResult, runSuite, writeSuiteOutputs } from './suite.ts';
-
-function stamped(began: number): (line: string) => void {
-  return (line) => {
-    const seconds = Math.floor((performance.now() - began) / 1000);
-    const clock = `${String(Math.floor(seconds / 60)).padStart(2, '0')}:${String(seconds % 60).padStart(2, '0')}`;
-    process.stderr.write(`[${clock}] ${line}\n`);
-  };
-}
+import { stampedProgress } from '../harness/progress.ts';
 
 async function main(): Promise<number> {
   const options = parseBenchArgs(process.argv.slice(2));
@@ -30,7 +23,7 @@ async function main(): Promise<number> {
   }
   const baseline =
     options.baseline === undefined ? undefined : await readSuiteResult(options.baseline);
-  const progress = stamped(performance.now());
+  const progress = stampedProgress(performance.now());
   const live = new LiveProcesses();
   // Last resort (an uncaught error, a second Ctrl-C): SIGKILL whatever this process started.
   process.on('exit', () => {

@@ -140,7 +140,7 @@ interface ControllerStart {
 }
 
 /** mulberry32: small, seedable, good enough to pick sources identically for every controller. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -5,6 +5,7 @@ import { PollGiveUpError, PollTimeoutError, pollUntil } from '../harness/poll.ts
 import {
   COMPONENTS,
   DEFAULT_CONTROLLERS,
+  type ComponentName,
   type ComponentSpec,
   type ControlPlanePorts,
   type LaunchContext,
@@ -70,11 +71,30 @@ const KEPT_ON_FAILURE = /(\.log|pids\.json)$/;
 export class ControlPlane {
   readonly info: ControlPlaneInfo;
   readonly #processes: RunProcesses;
+  readonly #ctx: LaunchContext;
   #stopping: Promise<void> | undefined;
 
-  constructor(deps: { info: ControlPlaneInfo; processes: RunProcesses }) {
+  constructor(deps: { info: ControlPlaneInfo; processes: RunProcesses; ctx: LaunchContext }) {
     this.info = deps.info;
     this.#processes = deps.processes;
+    this.#ctx = deps.ctx;
+  }
+
+  /**
+   * A crash and a restart of one component: SIGKILL to its process group, then the same command
+   * line (same data directory, certificates and ports), awaited until it is ready again. Fault
+   * tests use it; firstExit() of a handle taken before resolves with the killed process.
+   */
+  async killAndRestart(name: ComponentName): Promise<void> {
+    const component = COMPONENTS.find((c) => c.name === name);
+    const running = this.processes.find((p) => p.spec.name === name);
+    if (component === undefined || running === undefined) {
+      throw new Error(`${name} is not a component of this run`);
+    }
+    running.signal('SIGKILL');
+    await running.exit;
+    const started = await this.#processes.respawn(name);
+    await waitReady({ component, started, ctx: this.#ctx, signal: undefined });
   }
 
   get processes(): readonly SpawnedProcess[] {
@@ -143,7 +163,7 @@ async function bootAttempt(options: BootOptions): Promise<ControlPlane> {
       pidsPath: path.join(runDir, 'pids.json'),
       ports: ctx.ports,
     };
-    return new ControlPlane({ info, processes });
+    return new ControlPlane({ info, processes, ctx });
   } catch (error) {
     await processes.stopAll().catch((stopError: unknown) => {
       options.onProgress?.(`cleanup after a failed start: ${String(stopError)}`);

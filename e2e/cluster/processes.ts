@@ -141,6 +141,28 @@ export class RunProcesses {
       logPath: path.join(this.#runDir, `${spec.name}.log`),
     });
     this.#processes.push(started);
+    this.#record();
+    return started;
+  }
+
+  /**
+   * Starts the exited process `name` again with the same command line, environment and log file
+   * (appended to), in its place in the start order; pids.json is rewritten at once.
+   */
+  async respawn(name: string): Promise<SpawnedProcess> {
+    const index = this.#processes.findIndex((p) => p.spec.name === name);
+    const previous = this.#processes[index];
+    if (previous === undefined) throw new Error(`no process named ${name} in this run`);
+    if (previous.exitInfo === undefined) {
+      throw new Error(`${name} (pid ${previous.pid}) is still running; stop it before a respawn`);
+    }
+    const started = await spawnDetached(previous.spec);
+    this.#processes[index] = started;
+    this.#record();
+    return started;
+  }
+
+  #record(): void {
     writePidsFile(this.#runDir, {
       owner: process.pid,
       runDir: this.#runDir,
@@ -150,7 +172,6 @@ export class RunProcesses {
         command: p.spec.command,
       })),
     });
-    return started;
   }
 
   /** Stops in reverse start order; every process is attempted even if one refuses to die. */

@@ -108,6 +108,11 @@ export class StartedCluster extends ClusterClient {
     return this.#controlPlane.info.runDir;
   }
 
+  /** The control plane's processes and ports, for fault tests (etcd's client port, restarts). */
+  get controlPlane(): ControlPlane {
+    return this.#controlPlane;
+  }
+
   stop(): Promise<void> {
     return this.#controlPlane.stop();
   }

@@ -1,0 +1,96 @@
+// The table `npm run chaos` prints and docs/reliability.md keeps: one row per fault, summed over
+// its iterations and the three windows of each. Pure.
+import type { FaultRow } from './faults.ts';
+import type { IterationResult } from './suite.ts';
+
+export interface FaultSummary {
+  readonly fault: FaultRow;
+  readonly iterations: number;
+  readonly strategies: readonly string[];
+  readonly injected: number;
+  readonly missed: number;
+  readonly duplicated: number;
+  readonly lostJobs: number;
+  readonly duplicateRuns: number;
+  /** kreload exits the suite did not cause. */
+  readonly restarts: number;
+  readonly injectedKills: number;
+  /** Longest convergence after the fault, in ms; undefined when some window never converged. */
+  readonly worstConvergeMs: number | undefined;
+  readonly problems: readonly string[];
+}
+
+export function summarize(fault: FaultRow, results: readonly IterationResult[]): FaultSummary {
+  const windows = results.flatMap((r) => r.windows);
+  const sum = (pick: (w: (typeof windows)[number]) => number): number =>
+    windows.reduce((total, w) => total + pick(w), 0);
+  const during = results.map((r) => r.windows.find((w) => w.window === 'during')?.convergeMs);
+  const allConverged = windows.every((w) => w.convergeMs !== undefined);
+  return {
+    fault,
+    iterations: results.length,
+    strategies: [...new Set(results.map((r) => r.strategy))],
+    injected: results.reduce((total, r) => total + r.evidence.injected, 0),
+    missed: sum((w) => w.missed),
+    duplicated: sum((w) => w.duplicated),
+    lostJobs: sum((w) => w.lostJobs),
+    duplicateRuns: sum((w) => w.duplicateRuns),
+    restarts: results.reduce((total, r) => total + r.crashes, 0),
+    injectedKills: results.reduce((total, r) => total + r.injectedKills, 0),
+    worstConvergeMs: allConverged ? Math.max(0, ...during.map((ms) => ms ?? 0)) : undefined,
+    problems: results.flatMap((r) =>
+      r.windows.flatMap((w) =>
+        w.problems.map((p) => `#${String(r.iteration)} ${r.strategy} ${w.window}: ${p}`),
+      ),
+    ),
+  };
+}
+
+/** All four counts zero and every window converged. */
+export function isClean(summary: FaultSummary): boolean {
+  return (
+    summary.missed === 0 &&
+    summary.duplicated === 0 &&
+    summary.lostJobs === 0 &&
+    summary.duplicateRuns === 0 &&
+    summary.worstConvergeMs !== undefined
+  );
+}
+
+const HEADER = [
+  'fault',
+  'iterations',
+  'injected',
+  'missed',
+  'duplicated',
+  'lost Jobs',
+  'duplicate runs',
+  'kreload restarts',
+  'converge (worst, s)',
+];
+
+function row(summary: FaultSummary): string[] {
+  const restarts =
+    summary.injectedKills > 0
+      ? `${String(summary.restarts)} (+${String(summary.injectedKills)} injected)`
+      : String(summary.restarts);
+  return [
+    `${summary.fault.title} (\`${summary.fault.id}\`)`,
+    `${String(summary.iterations)} (${summary.strategies.join(', ')})`,
+    String(summary.injected),
+    String(summary.missed),
+    String(summary.duplicated),
+    String(summary.lostJobs),
+    String(summary.duplicateRuns),
+    restarts,
+    summary.worstConvergeMs === undefined
+      ? 'not converged'
+      : (summary.worstConvergeMs / 1000).toFixed(1),
+  ];
+}
+
+/** A Markdown table (it reads as plain text on a terminal too). */
+export function renderTable(summaries: readonly FaultSummary[]): string {
+  const lines = [HEADER, HEADER.map(() => '---'), ...summaries.map(row)];
+  return `${lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n')}\n`;
+}

@@ -1,0 +1,332 @@
+// The fault suite's run: its own control plane (faults restart kube-apiserver, so never the shared
+// one), toxiproxy in front of kube-apiserver, kreload's identity, and per fault and iteration a
+// fresh namespace with the fleet, three change windows (before, during and after the fault) and
+// the counts of checks.ts per window.
+import { CoreV1Api } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { writeKubeconfig } from '../cluster/kubeconfig.ts';
+import { AuditLog } from '../harness/audit.ts';
+import { startCluster, type StartedCluster } from '../harness/cluster.ts';
+import { MetricsSnapshot, waitUntilSettled } from '../harness/metrics.ts';
+import { kreloadRequestsSince } from '../harness/ops-audit.ts';
+import { pollUntil } from '../harness/poll.ts';
+import {
+  installKreloadIdentity,
+  KRELOAD_NAMESPACE,
+  KRELOAD_SERVICE_ACCOUNT,
+} from '../harness/rbac.ts';
+import { configMapHash, SourceClient } from '../harness/sources.ts';
+import { converged, countWindow, type WindowCounts } from './checks.ts';
+import type { FaultEvidence, FaultRow } from './faults.ts';
+import { ChaosFleet, type FleetShape, type FleetSnapshot } from './fleet.ts';
+import { seededRandom } from '../bench/runner.ts';
+import { KreloadReplicas } from './replicas.ts';
+import {
+  resolveToxiproxyBinary,
+  startToxiproxy,
+  type ToxiproxyProxy,
+  type ToxiproxyServer,
+} from './toxiproxy.ts';
+
+export type ReloadStrategy = 'env-vars' | 'annotations';
+export const STRATEGIES: readonly ReloadStrategy[] = ['env-vars', 'annotations'];
+
+const SYNC_DELAY_MS = 1000;
+/** After convergence: long enough for a retried write (backoff) to show up as a duplicate. */
+const SETTLE_MS = 6000;
+const WINDOW_TIMEOUT_MS = 90_000;
+const CONFIG_MAP = 'chaos-config';
+const NOISE_CONFIG_MAP = 'chaos-noise';
+
+export type WindowName = 'before' | 'during' | 'after';
+
+export interface WindowResult extends WindowCounts {
+  readonly window: WindowName;
+  /** From the change (before, after) or the end of the fault (during) to convergence; undefined: never. */
+  readonly convergeMs: number | undefined;
+}
+
+export interface IterationResult {
+  readonly fault: string;
+  readonly iteration: number;
+  readonly strategy: ReloadStrategy;
+  readonly seed: number;
+  readonly windows: readonly WindowResult[];
+  readonly evidence: FaultEvidence;
+  readonly crashes: number;
+  readonly injectedKills: number;
+}
+
+export interface ChaosEnvironment {
+  readonly cluster: StartedCluster;
+  readonly toxiproxy: ToxiproxyServer;
+  readonly proxy: ToxiproxyProxy;
+  readonly audit: AuditLog;
+  stop(): Promise<void>;
+}
+
+export async function startEnvironment(options: {
+  readonly onProgress?: (message: string) => void;
+  readonly signal?: AbortSignal;
+}): Promise<ChaosEnvironment> {
+  const binary = await resolveToxiproxyBinary();
+  const cluster = await startCluster({ audit: true, ...options });
+  let toxiproxy: ToxiproxyServer | undefined;
+  try {
+    toxiproxy = await startToxiproxy(binary);
+    const upstream = cluster.server.replace(/^https:\/\//, '');
+    const proxy = await toxiproxy.createProxy('kube-apiserver', upstream);
+    const auditLogPath = cluster.auditLogPath;
+    if (auditLogPath === undefined) throw new Error('the chaos cluster runs without an audit log');
+    await installKreloadIdentity(cluster);
+    const started = toxiproxy;
+    return {
+      cluster,
+      toxiproxy: started,
+      proxy,
+      audit: new AuditLog({ path: auditLogPath }),
+      async stop() {
+        try {
+          await started.stop();
+        } finally {
+          await cluster.stop();
+        }
+      },
+    };
+  } catch (error) {
+    await toxiproxy?.stop().catch(() => undefined);
+    await cluster.stop();
+    throw error;
+  }
+}
+
+/** A kubeconfig for kreload's ServiceAccount whose server is the toxiproxy listener. */
+async function proxiedKubeconfig(env: ChaosEnvironment): Promise<string> {
+  const token = await env.cluster.mintToken(KRELOAD_SERVICE_ACCOUNT, KRELOAD_NAMESPACE, 3600);
+  const { path } = await env.cluster.restrictedKubeconfig(token, 'kreload-proxied');
+  await writeKubeconfig(path, {
+    server: `https://127.0.0.1:${String(env.proxy.listenPort)}`,
+    caPath: env.cluster.caPath,
+    userName: 'kreload',
+    token,
+  });
+  return path;
+}
+
+interface WindowContext {
+  readonly fleet: ChaosFleet;
+  readonly env: ChaosEnvironment;
+  readonly namespace: string;
+}
+
+async function jobCreatesSince(env: ChaosEnvironment, offset: number, namespace: string) {
+  const creates = new Map<string, number>();
+  for (const request of await kreloadRequestsSince(env.audit, offset)) {
+    if (request.verb !== 'create' || request.resource !== 'jobs') continue;
+    if (request.namespace !== namespace || request.code !== 201 || request.name === '') continue;
+    creates.set(request.name, (creates.get(request.name) ?? 0) + 1);
+  }
+  return creates;
+}
+
+/** Waits for convergence on `hash` (or the timeout), lets duplicates surface, then counts. */
+async function closeWindow(
+  ctx: WindowContext,
+  details: {
+    readonly window: WindowName;
+    readonly start: FleetSnapshot;
+    readonly hash: string;
+    readonly auditOffset: number;
+    readonly clockFrom: number;
+    readonly timeoutMs: number;
+  },
+): Promise<{ result: WindowResult; end: FleetSnapshot }> {
+  let convergeMs: number | undefined;
+  try {
+    await pollUntil(
+      async () => converged(details.start, await ctx.fleet.snapshot(), details.hash),
+      {
+        timeoutMs: details.timeoutMs,
+        intervalMs: 500,
+        describe: `the fleet to roll to ${details.hash}`,
+      },
+    );
+    convergeMs = performance.now() - details.clockFrom;
+  } catch {
+    convergeMs = undefined;
+  }
+  await sleep(SETTLE_MS);
+  const end = await ctx.fleet.snapshot();
+  const counts = countWindow({
+    start: details.start,
+    end,
+    hash: details.hash,
+    jobCreates: await jobCreatesSince(ctx.env, details.auditOffset, ctx.namespace),
+  });
+  return { result: { window: details.window, convergeMs, ...counts }, end };
+}
+
+export interface IterationOptions {
+  readonly env: ChaosEnvironment;
+  readonly fault: FaultRow;
+  readonly iteration: number;
+  readonly seed: number;
+  readonly shape: FleetShape;
+  readonly strategy: ReloadStrategy;
+  readonly onProgress?: (message: string) => void;
+}
+
+/** One fault, one iteration, in a namespace of its own that is deleted after. */
+export async function runIteration(options: IterationOptions): Promise<IterationResult> {
+  const { env, fault } = options;
+  const say = (message: string): void =>
+    options.onProgress?.(`${fault.id} #${String(options.iteration)}: ${message}`);
+  const admin = env.cluster.kc;
+  const namespace = await env.cluster.createNamespace(`chaos-${fault.id}`);
+  const sources = new SourceClient({ kc: admin });
+  const fleet = new ChaosFleet({
+    kc: admin,
+    namespace,
+    shape: options.shape,
+    configMap: CONFIG_MAP,
+  });
+  const ctx: WindowContext = { fleet, env, namespace };
+  const leaseName = `chaos-${randomBytes(3).toString('hex')}`;
+  const replicas = new KreloadReplicas({
+    count: fault.replicas,
+    name: `chaos-${fault.id}`,
+    kubeconfig: await proxiedKubeconfig(env),
+    leaseName: fault.ha ? leaseName : undefined,
+    admin,
+    args: [
+      `--namespaces=${namespace}`,
+      `--reload-strategy=${options.strategy}`,
+      ...(fault.ha ? ['--enable-ha', `--leader-election-id=${leaseName}`] : []),
+      `--sync-delay=${String(SYNC_DELAY_MS / 1000)}s`,
+    ],
+  });
+  try {
+    await fleet.create({ v: '0' });
+    await sources.create(namespace, {
+      type: 'CONFIGMAP',
+      name: NOISE_CONFIG_MAP,
+      data: { n: '0' },
+    });
+    say(`fleet of ${String(fleet.size)} created in ${namespace} (${options.strategy})`);
+    await pollUntil(
+      async () =>
+        [...(await fleet.snapshot()).values()].every(
+          (s) => s.settled && (s.kind === 'CronJob' || s.kind === 'Job' || s.revisions >= 1),
+        ),
+      { timeoutMs: 120_000, intervalMs: 500, describe: 'the first revision of every workload' },
+    );
+    await replicas.start();
+    await waitForLeaderIdle(replicas, fleet.size);
+    const change = async (value: string): Promise<string> => {
+      const data = { v: value };
+      await sources.replace(namespace, { type: 'CONFIGMAP', name: CONFIG_MAP, data });
+      return configMapHash({ data });
+    };
+    const windows: WindowResult[] = [];
+    let start = await fleet.snapshot();
+    // The convergence clock starts when `act` returns: right after a plain change, or when the
+    // fault is over.
+    const runWindow = async (
+      window: WindowName,
+      act: () => Promise<string>,
+      timeoutMs = WINDOW_TIMEOUT_MS,
+    ): Promise<void> => {
+      const auditOffset = await env.audit.mark();
+      const hash = await act();
+      const clockFrom = performance.now();
+      const closed = await closeWindow(ctx, {
+        window,
+        start,
+        hash,
+        auditOffset,
+        clockFrom,
+        timeoutMs,
+      });
+      windows.push(closed.result);
+      start = closed.end;
+      say(`${window}: ${describeWindow(closed.result)}`);
+    };
+    await runWindow('before', () => change('1'));
+    let evidence: FaultEvidence = { injected: 0, note: 'not injected' };
+    await runWindow(
+      'during',
+      async () => {
+        let hash = '';
+        evidence = await fault.inject({
+          changeSource: async () => {
+            hash = await change('2');
+          },
+          changeNoise: (count) => changeNoise(sources, namespace, count),
+          proxy: env.proxy,
+          controlPlane: env.cluster.controlPlane,
+          replicas,
+          audit: env.audit,
+          random: seededRandom(options.seed),
+          syncDelayMs: SYNC_DELAY_MS,
+          fleetSize: fleet.size,
+        });
+        say(`${evidence.note} (${String(evidence.injected)})`);
+        return hash;
+      },
+      fault.convergeTimeoutMs,
+    );
+    await replicas.allRunning();
+    await runWindow('after', () => change('3'));
+    return {
+      fault: fault.id,
+      iteration: options.iteration,
+      strategy: options.strategy,
+      seed: options.seed,
+      windows,
+      evidence,
+      crashes: replicas.crashes,
+      injectedKills: replicas.injectedKills,
+    };
+  } finally {
+    await replicas.stop();
+    await admin
+      .makeApiClient(CoreV1Api)
+      .deleteNamespace({ name: namespace })
+      .catch(() => undefined);
+  }
+}
+
+/** `count` updates of a ConfigMap no workload uses: etcd revisions without a roll. */
+async function changeNoise(sources: SourceClient, namespace: string, count: number): Promise<void> {
+  for (let index = 1; index <= count; index += 1) {
+    await sources.replace(namespace, {
+      type: 'CONFIGMAP',
+      name: NOISE_CONFIG_MAP,
+      data: { n: `${String(Date.now())}-${String(index)}` },
+    });
+  }
+}
+
+/** kreload recorded its baselines: the leader's queue is idle after one reconcile per workload. */
+async function waitForLeaderIdle(replicas: KreloadReplicas, size: number): Promise<void> {
+  const leader = await pollUntil(() => replicas.leader(), {
+    timeoutMs: 60_000,
+    describe: 'a kreload leader',
+  });
+  await waitUntilSettled(leader, {
+    since: new MetricsSnapshot({ samples: [] }),
+    minReconciles: size,
+    timeoutMs: 120_000,
+  });
+}
+
+export function describeWindow(result: WindowResult): string {
+  const time =
+    result.convergeMs === undefined
+      ? 'not converged'
+      : `converged in ${(result.convergeMs / 1000).toFixed(1)} s`;
+  const problems =
+    result.problems.length === 0 ? '' : ` [${result.problems.slice(0, 5).join('; ')}]`;
+  return `${time}, missed ${String(result.missed)}, duplicated ${String(result.duplicated)}, lost Jobs ${String(result.lostJobs)}, duplicate runs ${String(result.duplicateRuns)}${problems}`;
+}
