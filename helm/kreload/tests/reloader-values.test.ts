@@ -143,7 +143,7 @@ describe('Reloader values files', () => {
       expect(objects.objects.filter((object) => object.kind === 'ServiceMonitor')).toEqual([]);
       const service = objects.one('Service');
       expect(service.spec?.ipFamilyPolicy).toBe('PreferDualStack');
-      expect(service.spec?.ipFamilies).toEqual(['IPv4', 'IPv6']);
+      expect(service.spec?.ipFamilies).toEqual(['IPv4']);
       expect(service.metadata.labels?.team).toBe('platform');
       expect(env(objects).METRICS_COUNT_BY_NAMESPACE).toBe('enabled');
       const notes = await renderNotes(helm, { files: [file('servicemonitor')] });
