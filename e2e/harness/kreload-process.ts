@@ -17,18 +17,33 @@ const READY_TIMEOUT_MS = 60_000;
 /** kreload drains in-flight writes for up to 10 s on SIGTERM (spec §13.5); allow some margin. */
 const STOP_TIMEOUT_MS = 15_000;
 
-export interface StartKreloadOptions {
+interface CommonStartOptions {
   /** Flags after --kubeconfig and --metrics-port, e.g. ['--namespaces=e2e-x', '--sync-delay=0']. */
   readonly args: readonly string[];
-  readonly kubeconfig: string;
   /** Added to a copy of this environment without KUBECONFIG and in-cluster variables. */
   readonly env?: Readonly<Record<string, string>>;
   /** Log file stem, normally the spec's name: logs go to .cache/e2e-logs/<name>-<port>.log. */
   readonly name: string;
   readonly readyTimeoutMs?: number;
+}
+
+/** kreload as `node <entry>` on this Node, connecting with a kubeconfig. */
+interface NodeStartOptions extends CommonStartOptions {
+  readonly kubeconfig: string;
   /** The script Node runs; dist/main.js unless a spec needs another build. */
   readonly entry?: string;
 }
+
+/**
+ * kreload started by a command that provides its own runtime and identity, e.g. the container
+ * image through scripts/image-run.sh with a ServiceAccount token mounted as in a pod: the command
+ * gets --metrics-port and `args` appended, no --kubeconfig, and `env` as its whole environment.
+ */
+interface LauncherStartOptions extends CommonStartOptions {
+  readonly launcher: readonly [string, ...string[]];
+}
+
+export type StartKreloadOptions = NodeStartOptions | LauncherStartOptions;
 
 export class KreloadStartError extends Error {
   override readonly name = 'KreloadStartError';
@@ -99,11 +114,19 @@ function childEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.P
   return { ...env, ...extra };
 }
 
-async function startOnce(options: StartKreloadOptions): Promise<KreloadProcess> {
-  const metricsPort = await freeLoopbackPort();
-  await mkdir(E2E_LOGS_DIR, { recursive: true });
-  const started = await spawnDetached({
-    name: 'kreload',
+function commandOf(
+  options: StartKreloadOptions,
+  metricsPort: number,
+): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  if ('launcher' in options) {
+    const [command, ...prefix] = options.launcher;
+    return {
+      command,
+      args: [...prefix, `--metrics-port=${metricsPort}`, ...options.args],
+      env: { PATH: process.env.PATH, ...options.env },
+    };
+  }
+  return {
     // process.execPath: the Node that runs the tests (24), not whatever `node` is on the PATH.
     command: process.execPath,
     args: [
@@ -112,8 +135,17 @@ async function startOnce(options: StartKreloadOptions): Promise<KreloadProcess> 
       `--metrics-port=${metricsPort}`,
       ...options.args,
     ],
-    logPath: path.join(E2E_LOGS_DIR, `${options.name}-${metricsPort}.log`),
     env: childEnv(options.env),
+  };
+}
+
+async function startOnce(options: StartKreloadOptions): Promise<KreloadProcess> {
+  const metricsPort = await freeLoopbackPort();
+  await mkdir(E2E_LOGS_DIR, { recursive: true });
+  const started = await spawnDetached({
+    name: 'kreload',
+    ...commandOf(options, metricsPort),
+    logPath: path.join(E2E_LOGS_DIR, `${options.name}-${metricsPort}.log`),
     cwd: REPO_ROOT,
   });
   const kreload = new KreloadProcess({ process: started, metricsPort });

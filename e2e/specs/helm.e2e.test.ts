@@ -1,5 +1,6 @@
 // The chart's objects are valid for a real kube-apiserver: every object of every values file in
-// helm/kreload/ci passes a server-side apply with dryRun=All and fieldValidation=Strict (typed
+// helm/kreload/ci and of the Reloader values corpus in helm/kreload/tests/reloader-values (Reloader's
+// own default file among them) passes a server-side apply with dryRun=All and fieldValidation=Strict (typed
 // schema, unknown fields, admission, RBAC escalation checks). The objects are sent as rendered:
 // client-node's object API would serialize them through its models and drop unknown fields.
 // Running kreload under the chart's RBAC is a separate spec.
@@ -8,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import {
   HELM_BUILD_TIMEOUT_MS,
+  RELOADER_VALUES_FILES,
   type KubeObject,
   isRecord,
   locateHelm,
@@ -20,13 +22,14 @@ const UNSERVED_API_GROUPS = ['monitoring.coreos.com/'];
 const FULLNAME = 'kreload-chart-e2e';
 
 interface DryRunCase {
-  /** helm/kreload/ci/<file>-values.yaml */
+  /** A values file relative to helm/kreload. */
   file: string;
   /** Values that point the case's extra namespaces at namespaces this spec created. */
   values?: (extra: readonly [string, string]) => Record<string, unknown>;
 }
 
-const CASES: DryRunCase[] = [
+/** helm/kreload/ci/<file>-values.yaml */
+const CI_FILES: DryRunCase[] = [
   { file: 'default' },
   { file: 'scoped', values: (extra) => ({ reloader: { namespaces: [...extra] } }) },
   { file: 'single-namespace' },
@@ -37,6 +40,21 @@ const CASES: DryRunCase[] = [
   { file: 'custom-annotations' },
   { file: 'observability' },
   { file: 'tuning' },
+];
+const CI_CASES = CI_FILES.map((entry) => ({ ...entry, file: `ci/${entry.file}-values.yaml` }));
+
+/** Namespaces named in a corpus file become ones this spec created. */
+const RELOADER_OVERRIDES: Partial<Record<string, DryRunCase['values']>> = {
+  scoped: (extra) => ({ reloader: { namespaces: [...extra] } }),
+  'legacy-image': ([other]) => ({ namespace: other }),
+};
+
+const CASES: DryRunCase[] = [
+  ...CI_CASES,
+  ...RELOADER_VALUES_FILES.map((name) => ({
+    file: `tests/reloader-values/${name}.yaml`,
+    values: RELOADER_OVERRIDES[name],
+  })),
 ];
 
 /** REST resource of each kind the chart renders. */
@@ -117,7 +135,7 @@ describe('helm/kreload against kube-apiserver', () => {
     '$file: every object passes a server-side dry-run apply',
     async ({ file, values }) => {
       const rendered = await render(helm, {
-        files: [`ci/${file}-values.yaml`],
+        files: [file],
         values: { fullnameOverride: FULLNAME, ...values?.(extraNamespaces) },
         namespace: releaseNamespace,
       });

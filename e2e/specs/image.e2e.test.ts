@@ -1,24 +1,35 @@
-// The container image, reproduced without a container engine: the runtime stage's install from a
-// clean copy (package.json, package-lock.json and dist/ only; `npm ci --omit=dev --ignore-scripts`,
-// as the Dockerfile's `deps` stage does), then the result is started: --version, and kreload
-// completing a real reload against the control plane. Needs a fresh `npm run build`.
-import { chmod, mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
+// The real kreload image: `npm run image` (scripts/image.sh) builds it here without a container
+// engine, as an OCI archive; this spec checks it against the Dockerfile's runtime stage, installs the
+// chart from its packaged .tgz with `helm install`, and runs the image — its own entrypoint, user and
+// read-only root, with the args and environment the installed Deployment carries and a ServiceAccount
+// token mounted as in a pod — until it has performed a reload on the control plane.
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isRecord } from '../../helm/kreload/tests/chart-harness.ts';
+import {
+  HELM_BUILD_TIMEOUT_MS,
+  chartDir,
+  isRecord,
+  locateHelm,
+} from '../../helm/kreload/tests/chart-harness.ts';
+import { envOf, instructions, runtimeStage } from '../../helm/kreload/tests/dockerfile.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
 import { AUTO } from '../harness/annotations.ts';
+import { containerCommand } from '../harness/chart.ts';
 import { waitForBaseline, waitForEnv } from '../harness/expectations.ts';
-import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
-import { installKreloadIdentity } from '../harness/rbac.ts';
 import {
-  IMAGE_ENV,
-  installRuntimeCopy,
-  runInCopy,
-  type RuntimeCopy,
-} from '../harness/runtime-copy.ts';
+  buildImage,
+  imageLauncher,
+  readImageConfig,
+  unpackImage,
+  type BuiltImage,
+  type ImageConfig,
+} from '../harness/image.ts';
+import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import {
   SourceClient,
@@ -29,24 +40,19 @@ import {
 } from '../harness/sources.ts';
 import { APP, WorkloadClient, podSpec, type WorkloadRef } from '../harness/workloads.ts';
 
-/** npm ci on 2 cores, with the package cache warm or not. */
-const INSTALL_TIMEOUT_MS = 5 * 60_000;
+const run = promisify(execFile);
+/** tsc, npm ci of the production dependencies and the layer compression, on 2 shared cores. */
+const BUILD_TIMEOUT_MS = 10 * 60_000;
+const RELEASE = 'kreload-image';
 
 async function readJson(file: string): Promise<unknown> {
   return JSON.parse(await readFile(file, 'utf8'));
 }
 
-/** `value[key]` as an object, or a failure naming what was missing. */
-function objectAt(value: unknown, key: string): Record<string, unknown> {
-  const field = isRecord(value) ? value[key] : undefined;
-  if (!isRecord(field)) throw new Error(`expected an object at "${key}"`);
-  return field;
-}
-
 function stringAt(value: unknown, key: string): string {
-  const field = isRecord(value) ? value[key] : undefined;
-  if (typeof field !== 'string') throw new Error(`expected a string at "${key}"`);
-  return field;
+  const found = isRecord(value) ? value[key] : undefined;
+  if (typeof found !== 'string') throw new Error(`expected a string at "${key}"`);
+  return found;
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -62,76 +68,123 @@ const config = (version: string): ConfigMapSpec => ({
   data: { version },
 });
 
-describe('container image runtime stage', () => {
-  let parentDir = '';
-  let copy: RuntimeCopy;
+describe('the kreload image (npm run image)', () => {
+  let workDir = '';
+  let image: BuiltImage;
+  let imageConfig: ImageConfig;
+  let bundleDir = '';
+  let rootfs = '';
   let packageJson: unknown;
-  let lockedPackages: Record<string, unknown> = {};
 
   beforeAll(async () => {
     packageJson = await readJson(path.join(REPO_ROOT, 'package.json'));
-    lockedPackages = objectAt(
-      await readJson(path.join(REPO_ROOT, 'package-lock.json')),
-      'packages',
+    workDir = await mkdtemp(path.join(tmpdir(), 'kreload-image-'));
+    // The image user must reach the unpacked root, as in a runtime's storage.
+    await chmod(workDir, 0o755);
+    image = await buildImage(path.join(workDir, 'image'));
+    imageConfig = await readImageConfig(image);
+    bundleDir = path.join(workDir, 'bundle');
+    rootfs = await unpackImage(image, bundleDir);
+    process.stdout.write(
+      `kreload image ${image.ref}: ${(image.compressedBytes / 1e6).toFixed(1)} MB compressed ` +
+        `(${path.basename(image.archive)}), ${(image.rootfsBytes / 1e6).toFixed(1)} MB unpacked\n`,
     );
-    parentDir = await mkdtemp(path.join(tmpdir(), 'kreload-image-'));
-    // The copy runs as the image's UID, which must be able to reach it.
-    await chmod(parentDir, 0o755);
-    copy = await installRuntimeCopy({ dist: path.join(REPO_ROOT, 'dist'), parentDir });
-  }, INSTALL_TIMEOUT_MS);
+  }, BUILD_TIMEOUT_MS);
 
   afterAll(async () => {
-    if (parentDir !== '') await rm(parentDir, { recursive: true, force: true });
+    if (workDir !== '') await rm(workDir, { recursive: true, force: true });
   });
 
-  it('holds what the image holds in /app', async () => {
-    expect((await readdir(copy.appDir)).sort()).toEqual([
+  it("has the Dockerfile runtime stage's user, working directory, entrypoint, env and port", async () => {
+    const runtime = await runtimeStage();
+    const entrypoint = instructions(runtime, 'ENTRYPOINT').map((value): unknown =>
+      JSON.parse(value),
+    );
+    expect(imageConfig.User).toBe(instructions(runtime, 'USER')[0]);
+    expect(imageConfig.User).toBe('65532:65532');
+    expect(imageConfig.WorkingDir).toBe(instructions(runtime, 'WORKDIR')[0]);
+    expect([imageConfig.Entrypoint]).toEqual(entrypoint);
+    expect(imageConfig.Env).toEqual(envOf(runtime));
+    expect(Object.keys(imageConfig.ExposedPorts ?? {})).toEqual(
+      instructions(runtime, 'EXPOSE').map((port) => `${port}/tcp`),
+    );
+    expect(imageConfig.Labels?.['org.opencontainers.image.version']).toBe(
+      stringAt(packageJson, 'version'),
+    );
+  });
+
+  it('holds Node 24, glibc, the CA bundle and /app, and no shell or package manager', async () => {
+    expect((await readdir(path.join(rootfs, 'app'))).sort()).toEqual([
       'LICENSE',
       'dist',
       'node_modules',
       'package.json',
     ]);
-  });
-
-  it('installs every production dependency at its pinned version', async () => {
+    for (const file of [
+      'usr/local/bin/node',
+      'lib64/ld-linux-x86-64.so.2',
+      'etc/ssl/certs/ca-certificates.crt',
+      'etc/passwd',
+    ]) {
+      expect(await exists(path.join(rootfs, file)), file).toBe(true);
+    }
+    for (const file of ['bin/sh', 'usr/bin/apt-get', 'usr/local/bin/npm']) {
+      expect(await exists(path.join(rootfs, file)), file).toBe(false);
+    }
+    const dependencies = isRecord(packageJson) ? packageJson.dependencies : undefined;
     const installed: Record<string, string> = {};
-    const dependencies = objectAt(packageJson, 'dependencies');
-    for (const name of Object.keys(dependencies)) {
-      const manifest = path.join(copy.appDir, 'node_modules', name, 'package.json');
+    for (const name of Object.keys(isRecord(dependencies) ? dependencies : {})) {
+      const manifest = path.join(rootfs, 'app', 'node_modules', name, 'package.json');
       installed[name] = stringAt(await readJson(manifest), 'version');
     }
     expect(installed).toEqual(dependencies);
-  });
-
-  it('installs no package the lockfile marks dev-only', async () => {
-    const devOnly = Object.keys(objectAt(packageJson, 'devDependencies')).filter((name) => {
-      const locked = lockedPackages[`node_modules/${name}`];
-      return isRecord(locked) && locked.dev === true;
-    });
-    expect(devOnly).toEqual(expect.arrayContaining(['vitest', 'typescript', 'node']));
-    const leaked: string[] = [];
-    for (const name of devOnly) {
-      if (await exists(path.join(copy.appDir, 'node_modules', name))) leaked.push(name);
+    for (const devOnly of ['typescript', 'vitest', 'node']) {
+      expect(await exists(path.join(rootfs, 'app', 'node_modules', devOnly)), devOnly).toBe(false);
     }
-    expect(leaked).toEqual([]);
   });
 
-  it('prints the package version with --version, as the image user', async () => {
-    const { stdout } = await runInCopy(copy, ['dist/main.js', '--version']);
-    expect(stdout.trim()).toBe(`kreload ${stringAt(packageJson, 'version')}`);
+  it('is as small as Node allows: under 60 MB compressed', () => {
+    // Node 24's binary alone is about 40 MB gzip-compressed; Reloader's Go image is about 25 MB.
+    expect(image.compressedBytes).toBeLessThan(60e6);
   });
 
-  describe('started against the control plane', () => {
+  describe('installed from the packaged chart, run with the installed Deployment’s args', () => {
     const cluster = sharedCluster();
     const workloads = new WorkloadClient({ kc: cluster.kc });
     const sources = new SourceClient({ kc: cluster.kc });
+    let helm = '';
     let namespace = '';
+    let chartPackage = '';
+    let installed = false;
     let kreload: KreloadProcess | undefined;
     let app: WorkloadRef;
 
     beforeAll(async () => {
-      const identity = await installKreloadIdentity(cluster);
+      helm = await locateHelm();
       namespace = await cluster.createNamespace('image');
+      const packageDir = path.join(workDir, 'chart');
+      await mkdir(packageDir);
+      const { stdout } = await run(helm, ['package', chartDir, '--destination', packageDir]);
+      chartPackage = /saved it to: (\S+\.tgz)/.exec(stdout)?.[1] ?? '';
+      await run(helm, [
+        'install',
+        RELEASE,
+        chartPackage,
+        '--namespace',
+        namespace,
+        '--kubeconfig',
+        cluster.kubeconfigPath,
+        '--set',
+        `image.repository=${image.ref.replace(/:[^:/]*$/, '')}`,
+        '--set',
+        `image.tag=${image.tag}`,
+        '--set-json',
+        `reloader.namespaces=${JSON.stringify([namespace])}`,
+        '--set',
+        'reloader.syncDelay=0',
+      ]);
+      installed = true;
+
       await sources.create(namespace, config('1'));
       app = await workloads.create('Deployment', {
         namespace,
@@ -139,14 +192,40 @@ describe('container image runtime stage', () => {
         annotations: { [AUTO]: 'true' },
         podSpec: podSpec({ app: { envFrom: [{ configMapRef: { name: config('1').name } }] } }),
       });
+
+      // What the kubelet would start for a pod of the installed Deployment.
+      const deployment = await cluster.kc
+        .makeApiClient(AppsV1Api)
+        .readNamespacedDeployment({ name: RELEASE, namespace });
+      const pod = deployment.spec?.template.spec;
+      const container = pod?.containers.find((candidate) => candidate.name === 'kreload');
+      if (pod?.serviceAccountName === undefined || container === undefined) {
+        throw new Error('the installed Deployment has no kreload container or ServiceAccount');
+      }
+      expect(container.image).toBe(image.ref);
+      const command = containerCommand(container, { name: `${RELEASE}-pod`, namespace });
+      const serviceAccountDir = path.join(workDir, 'serviceaccount');
+      await mkdir(serviceAccountDir, { mode: 0o755 });
+      const token = await cluster.mintToken(pod.serviceAccountName, namespace, 3600);
+      await writeFile(path.join(serviceAccountDir, 'token'), token, { mode: 0o644 });
+      await writeFile(path.join(serviceAccountDir, 'ca.crt'), await readFile(cluster.caPath));
+      await writeFile(path.join(serviceAccountDir, 'namespace'), namespace);
+      const server = new URL(cluster.server);
       kreload = await startKreload({
         name: 'image',
-        entry: copy.entry,
-        kubeconfig: identity.kubeconfigPath,
-        args: [`--namespaces=${namespace}`, '--sync-delay=0'],
-        env: IMAGE_ENV,
+        launcher: imageLauncher({
+          image,
+          bundleDir,
+          serviceAccountDir,
+          env: {
+            ...command.env,
+            KUBERNETES_SERVICE_HOST: server.hostname,
+            KUBERNETES_SERVICE_PORT: server.port,
+          },
+        }),
+        args: command.args,
       });
-    });
+    }, HELM_BUILD_TIMEOUT_MS);
 
     afterAll(async () => {
       const running = kreload;
@@ -157,6 +236,16 @@ describe('container image runtime stage', () => {
           expect(exit.code, `kreload's exit on SIGTERM; log ${running.logPath}`).toBe(0);
         }
       } finally {
+        if (installed) {
+          await run(helm, [
+            'uninstall',
+            RELEASE,
+            '--namespace',
+            namespace,
+            '--kubeconfig',
+            cluster.kubeconfigPath,
+          ]).catch(() => undefined);
+        }
         if (namespace !== '') {
           await cluster.kc
             .makeApiClient(CoreV1Api)
@@ -166,9 +255,22 @@ describe('container image runtime stage', () => {
       }
     });
 
-    it('runs the copy, not the repository build', async () => {
-      const cmdline = await readFile(`/proc/${String(kreload!.pid)}/cmdline`, 'utf8');
-      expect(cmdline.split('\0')).toContain(copy.entry);
+    it('packages the chart versioned with the app', () => {
+      expect(path.basename(chartPackage)).toBe(`kreload-${stringAt(packageJson, 'version')}.tgz`);
+    });
+
+    it("runs the image's node as PID 1 of its own namespace, as 65532, on a read-only root", async () => {
+      // The launcher (unshare) leads the process group; the image's node is the one named node.
+      const { stdout } = await run('pgrep', ['-g', String(kreload?.pid), '-x', 'node']);
+      const nodePid = stdout.trim().split('\n')[0] ?? '';
+      const status = await readFile(`/proc/${nodePid}/status`, 'utf8');
+      expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe('65532');
+      expect(/^Gid:\s+(\d+)/m.exec(status)?.[1]).toBe('65532');
+      expect(/^NSpid:.*\s(\d+)$/m.exec(status)?.[1]).toBe('1');
+      // /proc/<pid>/mounts lists paths as the process sees them: its root is the image's rootfs.
+      const mounts = (await readFile(`/proc/${nodePid}/mounts`, 'utf8')).split('\n');
+      const root = mounts.filter((line) => line.split(' ')[1] === '/').at(-1) ?? '';
+      expect(root.split(' ')[3]?.split(',')).toContain('ro');
     });
 
     it('completes a reload', async () => {

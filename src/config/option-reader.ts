@@ -106,8 +106,10 @@ export class OptionReader {
 
   /** `choices` must be the row's own table (checked), which gives the value its literal type. */
   choice<C extends string>(name: OptionNameOfType<'enum'>, choices: readonly C[]): C {
-    assertSameChoices(specOf(name), choices);
-    return this.#scalar(name, (raw) => parseChoiceValue(raw, { choices }));
+    const spec = specOf(name);
+    assertSameChoices(spec, choices);
+    const caseInsensitive = 'caseInsensitive' in spec && spec.caseInsensitive;
+    return this.#scalar(name, (raw) => parseChoiceValue(raw, { choices, caseInsensitive }));
   }
 
   annotationKey(name: OptionNameOfType<'annotation-key'>): string {

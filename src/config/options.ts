@@ -343,9 +343,11 @@ export const OPTION_SPECS = [
     env: 'KRELOAD_LOG_LEVEL',
     type: 'enum',
     default: 'info',
-    help: 'Lowest level logged; fatal and panic mean error.',
+    help: 'Lowest level logged, in any case (INFO, Debug); fatal and panic mean error.',
     helm: 'reloader.logLevel',
     choices: LOG_LEVEL_NAMES,
+    // Reloader's logrus parses the level case-insensitively, so values files say INFO or Debug.
+    caseInsensitive: true,
   },
   {
     name: 'enablePprof',

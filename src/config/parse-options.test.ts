@@ -140,6 +140,9 @@ describe('parseOptions accepts', () => {
     ['log format empty means text', ['--log-format='], {}, { logFormat: 'text' }],
     ['log format text', ['--log-format', 'text'], {}, { logFormat: 'text' }],
     ['log level trace', ['--log-level=trace'], {}, { logLevel: 'trace' }],
+    ['log level INFO, as Reloader accepts it', ['--log-level=INFO'], {}, { logLevel: 'info' }],
+    ['log level Debug from env', [], { KRELOAD_LOG_LEVEL: 'Debug' }, { logLevel: 'debug' }],
+    ['log level WARNING is warn', ['--log-level=WARNING'], {}, { logLevel: 'warn' }],
     ['log level warning is warn', ['--log-level=warning'], {}, { logLevel: 'warn' }],
     ['log level warn', ['--log-level=warn'], {}, { logLevel: 'warn' }],
     ['log level fatal is error', ['--log-level=fatal'], {}, { logLevel: 'error' }],
@@ -617,10 +620,10 @@ describe('parseOptions rejects (§12.6)', () => {
     ],
     [
       'log level',
-      ['--log-level=INFO'],
+      ['--log-level=VERBOSE'],
       {},
       [
-        '--log-level: invalid value "INFO": expected one of trace, debug, info, warning, warn, error, fatal, panic',
+        '--log-level: invalid value "VERBOSE": expected one of trace, debug, info, warning, warn, error, fatal, panic',
       ],
     ],
     [

@@ -25,8 +25,75 @@
 app.kubernetes.io/name: {{ include "kreload.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- with .Values.reloader.matchLabels }}
-{{ toYaml . }}
+{{ include "kreload.tplYaml" (list . $) }}
 {{- end }}
+{{- end -}}
+
+{{/*
+A map of labels or annotations from values, as YAML with templates expanded, as Reloader's chart
+does (`team: "{{ .Release.Name }}"`). Argument: (list map root-context).
+*/}}
+{{- define "kreload.tplYaml" -}}
+{{- tpl (toYaml (index . 0)) (index . 1) -}}
+{{- end -}}
+
+{{/* Namespace of every namespaced object: `namespace` as in Reloader's chart, else the release's. */}}
+{{- define "kreload.namespace" -}}
+{{- default .Release.Namespace .Values.namespace -}}
+{{- end -}}
+
+{{/*
+The top-level `config` block of widely copied tutorials is an alias of the same keys under
+`reloader` (the schema allows only those keys). Setting them here is idempotent, so every template
+that reads one of them includes this first, in whatever order Helm renders the templates.
+*/}}
+{{- define "kreload.applyConfigAlias" -}}
+{{- range $key, $value := .Values.config | default dict -}}
+{{- $_ := set $.Values.reloader $key $value -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Leader election runs with enableHA, and also when more than one replica is asked for without it:
+Reloader's chart passes --enable-ha=true then (and still runs one replica, see kreload.replicas).
+*/}}
+{{- define "kreload.leaderElection" -}}
+{{- if or (eq (toString .Values.reloader.enableHA) "true") (gt (int .Values.reloader.deployment.replicas) 1) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Replicas as in Reloader's chart: deployment.replicas with enableHA, otherwise at most 1. */}}
+{{- define "kreload.replicas" -}}
+{{- if eq (toString .Values.reloader.enableHA) "true" -}}
+{{- int .Values.reloader.deployment.replicas -}}
+{{- else -}}
+{{- min (int .Values.reloader.deployment.replicas) 1 -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+V8 heap flag from Reloader's gomemlimitOverride (GOMEMLIMIT syntax: bytes with an optional B, KiB,
+MiB, GiB or TiB suffix; "0" or empty means none): --max-old-space-size in MiB, the heap bound that
+plays GOMEMLIMIT's role for Node. Then reloader.deployment.nodeOptions, which wins when it sets the
+same flag because V8 takes the last one.
+*/}}
+{{- define "kreload.nodeOptions" -}}
+{{- $d := .Values.reloader.deployment -}}
+{{- $limit := trim (toString ($d.gomemlimitOverride | default "")) -}}
+{{- $flags := list -}}
+{{- if and $limit (ne $limit "0") -}}
+{{- $number := int64 (regexReplaceAll "^([0-9]+).*$" $limit "${1}") -}}
+{{- $unit := regexReplaceAll "^[0-9]+" $limit "" -}}
+{{- $perMiB := dict "" 1048576 "B" 1048576 "KiB" 1024 "MiB" 1 "GiB" 1 "TiB" 1 -}}
+{{- $timesMiB := dict "" 1 "B" 1 "KiB" 1 "MiB" 1 "GiB" 1024 "TiB" 1048576 -}}
+{{- $mib := div (mul $number (index $timesMiB $unit)) (index $perMiB $unit) -}}
+{{- $flags = append $flags (printf "--max-old-space-size=%d" (max $mib 16)) -}}
+{{- end -}}
+{{- with $d.nodeOptions -}}
+{{- $flags = append $flags . -}}
+{{- end -}}
+{{- join " " $flags -}}
 {{- end -}}
 
 {{- define "kreload.labels" -}}
@@ -44,13 +111,27 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 
-{{- define "kreload.image" -}}
-{{- $image := .Values.reloader.deployment.image -}}
-{{- if $image.digest -}}
-{{- printf "%s@%s" $image.name $image.digest -}}
-{{- else -}}
-{{- printf "%s:%s" $image.name (default .Chart.AppVersion $image.tag) -}}
+{{/*
+The image reference. Top-level `image` is Reloader's layout since its chart 1.3.1; the older
+reloader.deployment.image.{name,tag,digest,pullPolicy} still wins field by field when set, with
+`name` there being the whole repository. global.imageRegistry prefixes image.name, as in Reloader.
+*/}}
+{{- define "kreload.imageFields" -}}
+{{- $image := .Values.image | default dict -}}
+{{- $legacy := .Values.reloader.deployment.image | default dict -}}
+{{- $repository := $image.repository -}}
+{{- if .Values.global.imageRegistry -}}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .Values.global.imageRegistry) $image.name -}}
 {{- end -}}
+{{- $repository = $legacy.name | default $repository -}}
+{{- $tag := $legacy.tag | default $image.tag | default .Chart.AppVersion -}}
+{{- $digest := $legacy.digest | default $image.digest -}}
+{{- $ref := ternary (printf "%s@%s" $repository $digest) (printf "%s:%s" $repository (toString $tag)) (not (empty $digest)) -}}
+{{- dict "ref" $ref "pullPolicy" ($legacy.pullPolicy | default $image.pullPolicy) | toJson -}}
+{{- end -}}
+
+{{- define "kreload.image" -}}
+{{- (include "kreload.imageFields" . | fromJson).ref -}}
 {{- end -}}
 
 {{/*
@@ -112,14 +193,14 @@ global
 {{- if eq $mode "scoped" -}}
 {{- include "kreload.scopedNamespaces" . -}}
 {{- else if eq $mode "namespace" -}}
-{{- list .Release.Namespace | toJson -}}
+{{- list (include "kreload.namespace" .) | toJson -}}
 {{- else -}}
 {{- list | toJson -}}
 {{- end -}}
 {{- end -}}
 
 {{- define "kreload.leaseNamespace" -}}
-{{- default .Release.Namespace .Values.reloader.leaderElection.namespace -}}
+{{- default (include "kreload.namespace" .) .Values.reloader.leaderElection.namespace -}}
 {{- end -}}
 
 {{/*
@@ -130,7 +211,8 @@ how the value becomes the flag:
   list      --flag=<a,b> from a list or a comma-separated string, when non-empty
   set       --flag=<items> naming every member whose bool value is true
   scoped    --flag=<namespaces> from reloader.namespaces (sorted, de-duplicated)
-`when` restricts the row to the global scoping mode, to enableHA or to enablePProf.
+`include` instead of `value` takes the value from that template (a derived setting).
+`when` restricts the row to the global scoping mode, to leader election or to enablePProf.
 */}}
 {{- define "kreload.flagTable" -}}
 - { value: autoReloadAll, flag: auto-reload-all, type: bool }
@@ -153,7 +235,7 @@ how the value becomes the flag:
 - { value: syncMaxDelay, flag: sync-max-delay, type: scalar }
 - { value: workerThreads, flag: worker-threads, type: scalar }
 - { value: resyncPeriod, flag: resync-period, type: scalar }
-- { value: enableHA, flag: enable-ha, type: bool }
+- { include: kreload.leaderElection, flag: enable-ha, type: bool }
 - { value: leaderElection.namespace, flag: leader-election-namespace, type: scalar, when: ha }
 - { value: leaderElection.id, flag: leader-election-id, type: scalar, when: ha }
 - { value: logFormat, flag: log-format, type: scalar }
@@ -177,16 +259,20 @@ how the value becomes the flag:
 {{- define "kreload.args" -}}
 {{- $r := .Values.reloader -}}
 {{- $mode := include "kreload.mode" . -}}
-{{- $when := dict "always" true "global" (eq $mode "global") "ha" (eq (toString $r.enableHA) "true") "pprof" (eq (toString $r.enablePProf) "true") -}}
+{{- $when := dict "always" true "global" (eq $mode "global") "ha" (eq (include "kreload.leaderElection" .) "true") "pprof" (eq (toString $r.enablePProf) "true") -}}
 {{- $args := list -}}
 {{- range $row := fromYamlArray (include "kreload.flagTable" .) -}}
 {{- if index $when (default "always" $row.when) -}}
 {{- $value := $r -}}
+{{- if $row.include -}}
+{{- $value = include $row.include $ -}}
+{{- else -}}
 {{- range splitList "." (default "" $row.value) -}}
 {{- if kindIs "map" $value -}}
 {{- $value = index $value . -}}
 {{- else -}}
 {{- $value = "" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- $text := "" -}}
@@ -266,9 +352,6 @@ puts them in a ClusterRole; scoped and single-namespace modes in one Role per wa
 {{- if and $r.ignoreSecrets $r.ignoreConfigMaps -}}
 {{- fail "reloader.ignoreSecrets and reloader.ignoreConfigMaps cannot both be true: nothing would be watched" -}}
 {{- end -}}
-{{- if and (gt (int $r.deployment.replicas) 1) (not $r.enableHA) -}}
-{{- fail "reloader.deployment.replicas > 1 requires reloader.enableHA=true: replicas without leader election would all write" -}}
-{{- end -}}
 {{- if and $r.dryRun $r.webhookUrl -}}
 {{- fail "reloader.dryRun cannot be combined with reloader.webhookUrl" -}}
 {{- end -}}
@@ -286,5 +369,18 @@ puts them in a ClusterRole; scoped and single-namespace modes in one Role per wa
 {{- end -}}
 {{- if $secrets -}}
 {{- toYaml $secrets -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+"true" when the ServiceMonitor or PodMonitor (argument: (list root "serviceMonitor"|"podMonitor"))
+is enabled and the cluster serves the Prometheus Operator's API. As in Reloader's chart, an install
+into a cluster without the CRDs skips the monitor (NOTES.txt says so) instead of failing.
+*/}}
+{{- define "kreload.monitorRendered" -}}
+{{- $root := index . 0 -}}
+{{- $monitor := index $root.Values.reloader (index . 1) | default dict -}}
+{{- if and $monitor.enabled ($root.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") -}}
+true
 {{- end -}}
 {{- end -}}

@@ -27,6 +27,21 @@ export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 export const chartDir = join(repoRoot, 'helm', 'kreload');
 export const RELEASE = 'kreload';
 export const NAMESPACE = 'kreload-system';
+/**
+ * The Reloader values corpus, helm/kreload/tests/reloader-values/<name>.yaml: Reloader chart
+ * 2.2.16's complete default file and user files written from that chart's keys.
+ */
+export const RELOADER_VALUES_FILES = [
+  'default-2.2.16',
+  'ha',
+  'scoped',
+  'servicemonitor',
+  'alerts',
+  'resources',
+  'tolerations',
+  'legacy-image',
+  'tutorial-config',
+] as const;
 /** The first helm build compiles it from the Go module proxy; later runs reuse the cache. */
 export const HELM_BUILD_TIMEOUT_MS = 20 * 60_000;
 
@@ -41,7 +56,12 @@ export interface PolicyRule {
 export interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
 }
 
 /** A client-node model whose envelope is the one every rendered object has. */
@@ -156,6 +176,15 @@ export interface ChartInput {
   values?: Record<string, unknown>;
   /** Release namespace; NAMESPACE by default. */
   namespace?: string;
+  /**
+   * API versions the cluster serves beyond the built-in ones (`--api-versions`), e.g.
+   * `monitoring.coreos.com/v1` for a cluster with the Prometheus Operator CRDs.
+   */
+  apiVersions?: readonly string[];
+}
+
+function apiVersionArgs(input: ChartInput): string[] {
+  return (input.apiVersions ?? []).flatMap((version) => ['--api-versions', version]);
 }
 
 async function withValueArgs<T>(
@@ -184,9 +213,32 @@ export async function templateChart(helm: string, input: ChartInput = {}): Promi
       chartDir,
       '--namespace',
       input.namespace ?? NAMESPACE,
+      ...apiVersionArgs(input),
       ...valueArgs,
     ]),
   );
+}
+
+/** NOTES.txt as `helm install` would print it, from a client-side dry run (no cluster). */
+export async function renderNotes(helm: string, input: ChartInput = {}): Promise<string> {
+  const result = await withValueArgs(input, (valueArgs) =>
+    runHelm(helm, [
+      'install',
+      RELEASE,
+      chartDir,
+      '--dry-run=client',
+      '--namespace',
+      input.namespace ?? NAMESPACE,
+      ...apiVersionArgs(input),
+      ...valueArgs,
+    ]),
+  );
+  if (!result.ok) {
+    throw new Error(`helm install --dry-run failed:\n${result.stderr}`);
+  }
+  const notes = result.stdout.indexOf('\nNOTES:\n');
+  if (notes < 0) throw new Error(`helm printed no NOTES:\n${result.stdout}`);
+  return result.stdout.slice(notes + '\nNOTES:\n'.length);
 }
 
 export async function lintChart(helm: string, input: ChartInput = {}): Promise<HelmResult> {

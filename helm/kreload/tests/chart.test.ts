@@ -272,7 +272,15 @@ describe('helm/kreload values matrix', () => {
     helm = await locateHelm();
     const results = await Promise.all(
       CASES.map(
-        async ({ name }) => [name, await render(helm, { files: [valuesFile(name)] })] as const,
+        // A cluster with the Prometheus Operator's CRDs, so that the monitors render.
+        async ({ name }) =>
+          [
+            name,
+            await render(helm, {
+              files: [valuesFile(name)],
+              apiVersions: ['monitoring.coreos.com/v1'],
+            }),
+          ] as const,
       ),
     );
     for (const [name, result] of results) {
@@ -434,6 +442,14 @@ describe('helm/kreload values matrix', () => {
       expect(pdb.spec?.selector?.matchLabels).toEqual(selector);
     });
 
+    it('runs one replica with leader election and no PDB when enableHA has 1 replica, as in Reloader', async () => {
+      const result = await render(helm, { values: { reloader: { enableHA: true } } });
+      expect(result.one('Deployment').spec?.replicas).toBe(1);
+      expect(result.args()).toContain('--enable-ha=true');
+      expect(result.ofKind('PodDisruptionBudget')).toEqual([]);
+      expect(result.one('Deployment').spec?.template.spec?.affinity).toBeUndefined();
+    });
+
     it('keeps more replicas when asked for them', async () => {
       const result = await render(helm, {
         values: { reloader: { enableHA: true, deployment: { replicas: 3 } } },
@@ -518,12 +534,11 @@ describe('helm/kreload values matrix', () => {
 
   describe('deployment settings', () => {
     it('uses the chart appVersion as the image tag, and a digest when one is given', async () => {
-      expect(get('default').container().image).toBe('ghcr.io/kreload/kreload:0.1.0');
+      // The name `npm run image` gives the image; nothing is published under another name.
+      expect(get('default').container().image).toBe('kreload:0.1.0');
       const digest = `sha256:${'a'.repeat(64)}`;
-      const pinned = await render(helm, {
-        values: { reloader: { deployment: { image: { digest } } } },
-      });
-      expect(pinned.container().image).toBe(`ghcr.io/kreload/kreload@${digest}`);
+      const pinned = await render(helm, { values: { image: { digest } } });
+      expect(pinned.container().image).toBe(`kreload@${digest}`);
     });
 
     it('passes extra env from values, the chart Secret and NODE_OPTIONS', () => {
@@ -561,10 +576,6 @@ describe('helm/kreload values matrix', () => {
       {
         values: { ignoreSecrets: true, ignoreConfigMaps: true },
         message: 'reloader.ignoreSecrets and reloader.ignoreConfigMaps cannot both be true',
-      },
-      {
-        values: { deployment: { replicas: 2 } },
-        message: 'reloader.deployment.replicas > 1 requires reloader.enableHA=true',
       },
       {
         values: { dryRun: true, webhookUrl: 'https://example.com/hook' },
@@ -613,7 +624,10 @@ describe('Grafana dashboard', () => {
 
   beforeAll(async () => {
     const helm = await locateHelm();
-    const result = await render(helm, { files: ['ci/observability-values.yaml'] });
+    const result = await render(helm, {
+      files: ['ci/observability-values.yaml'],
+      apiVersions: ['monitoring.coreos.com/v1'],
+    });
     const configMap = result.one('ConfigMap', `${RELEASE}-dashboard`);
     configMapLabels = configMap.metadata.labels ?? {};
     const dashboard: unknown = JSON.parse(configMap.data?.['kreload.json'] ?? 'null');

@@ -55,6 +55,6 @@ describe('deploy/ plain manifests', () => {
     expect(new Set(namespaced.map((object) => object.metadata.namespace))).toEqual(
       new Set([namespace?.metadata.name]),
     );
-    expect(namespace?.metadata.name).not.toBe(NAMESPACE);
+    expect(namespace?.metadata.name).toBe(NAMESPACE);
   });
 });

@@ -3,31 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chartDir, isRecord, parseYaml, repoRoot } from './chart-harness.ts';
-
-interface Stage {
-  from: string;
-  name: string;
-  lines: string[];
-}
-
-/** Splits a Dockerfile into stages, joining continuation lines and dropping comments. */
-function stagesOf(dockerfile: string): Stage[] {
-  const instructions = dockerfile
-    .replace(/\\\n/g, ' ')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('#'));
-  const stages: Stage[] = [];
-  for (const line of instructions) {
-    const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
-    if (from) {
-      stages.push({ from: from[1] ?? '', name: from[2] ?? '', lines: [] });
-    } else {
-      stages.at(-1)?.lines.push(line);
-    }
-  }
-  return stages;
-}
+import { envOf, instructions, stagesOf, type Stage } from './dockerfile.ts';
 
 function valueAt(root: unknown, path: string): unknown {
   return path
@@ -52,18 +28,22 @@ describe('container image', () => {
     packageJson = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8'));
   });
 
-  const instructions = (stage: Stage | undefined, keyword: string): string[] =>
-    (stage?.lines ?? [])
-      .filter((line) => line.toUpperCase().startsWith(`${keyword} `))
-      .map((line) => line.slice(keyword.length + 1).trim());
-
-  it('builds every stage on Node 24 slim', () => {
+  it('builds on Node 24 slim and runs on the distroless glibc base scripts/image.sh reproduces', () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-slim$/m);
+    expect(dockerfile).toMatch(/^ARG BASE_IMAGE=gcr\.io\/distroless\/cc-debian12:nonroot$/m);
     expect(stages.map((stage) => stage.from)).toEqual([
       '${NODE_IMAGE}',
       '${NODE_IMAGE}',
-      '${NODE_IMAGE}',
+      '${BASE_IMAGE}',
     ]);
+    const copies = instructions(runtime, 'COPY');
+    expect(copies).toContain('--from=build --chown=0:0 /node /usr/local/bin/node');
+    expect(envOf(runtime)).toEqual([
+      'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      'NODE_ENV=production',
+      'HOME=/tmp',
+    ]);
+    expect(instructions(runtime, 'WORKDIR')).toEqual(['/app']);
   });
 
   it('builds with the lockfile and ships production dependencies only', () => {

@@ -90,6 +90,9 @@ const CHART_ONLY = [
   'podDisruptionBudget',
   'netpol',
   'grafanaDashboard',
+  'verticalPodAutoscaler',
+  'readOnlyRootFileSystem', // the container security context
+  'legacy', // accepted from Reloader's values, unused as there
 ];
 
 /** Probes for some chart-only values, which must leave the flags untouched. */
@@ -97,6 +100,8 @@ const CHART_ONLY_PROBES: Record<string, unknown> = {
   watchGlobally: false,
   isOpenshift: true,
   enableMetricsByNamespace: true,
+  readOnlyRootFileSystem: true,
+  legacy: { rbac: true },
 };
 
 /** Options the chart leaves at the controller's default on purpose. */
