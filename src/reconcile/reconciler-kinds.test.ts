@@ -9,6 +9,7 @@ import {
   SOURCE_HASHES,
 } from '../core/types.ts';
 import type { JsonObject } from '../rollout/json.ts';
+import { cronJobRunName } from '../rollout/jobs.ts';
 import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
 import { InMemorySources } from '../testing/in-memory-sources.ts';
@@ -39,6 +40,11 @@ const OPTIONS: ReconcileOptions = {
   autoReloadAll: false,
   dryRun: false,
 };
+
+/** No answer: the request may or may not have taken effect. */
+function timeout(): WriteError {
+  return new WriteError({ message: 'request timed out', retryable: true });
+}
 
 function status(code: number): WriteError {
   const retryable = code === 409 || code === 429 || code >= 500;
@@ -192,17 +198,27 @@ function templateKindWrites(kind: WorkloadKind, strategy: ReloadStrategy): Recor
   return [patch, { verb: 'instantiate', key, body }];
 }
 
+/** The Job name of the change window from no CronJob state to NEW_HASHES (ADR 0020). */
+function runName(view: WorkloadView): string {
+  return cronJobRunName({
+    cronJobName: view.ref.name,
+    cronJobUid: view.uid,
+    previousHashes: view.annotations[SOURCE_HASHES],
+    sourceHashes: NEW_HASHES,
+  });
+}
+
 function cronJobWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWrite[] {
   const change = CHANGE[strategy];
   return [
     {
       verb: 'create',
-      key: 'Job/team-a/w-',
+      key: `Job/team-a/${runName(view)}`,
       body: {
         apiVersion: 'batch/v1',
         kind: 'Job',
         metadata: {
-          generateName: 'w-',
+          name: runName(view),
           namespace: NS,
           annotations: { [CRONJOB_INSTANTIATE]: 'manual', [SOURCE_HASHES]: NEW_HASHES },
           ownerReferences: [
@@ -499,7 +515,7 @@ describe('CronJob (§7.3)', () => {
     expect(writer.writes.map((w) => w.verb)).toEqual(['create', 'patch', 'patch']);
     expect(observer.calls.at(-1)).toMatchObject({
       hook: 'onRolled',
-      event: { createdJob: { name: 'w-00001' } },
+      event: { createdJob: { name: runName(view) } },
     });
   });
 
@@ -510,6 +526,88 @@ describe('CronJob (§7.3)', () => {
     expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
     expect(writer.writes.map((w) => w.verb)).toEqual(['create', 'create', 'patch']);
     expect(sleeps).toEqual([250]);
+  });
+
+  it('a lost POST answer: the retry meets AlreadyExists and the roll is done, one Job', async () => {
+    const view = givenTracked('CronJob');
+    writer.loseNextAnswer('create', timeout());
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    const name = runName(view);
+    expect(writer.writes.map((w) => `${w.verb} ${w.key}`)).toEqual([
+      `create Job/team-a/${name}`,
+      `create Job/team-a/${name}`,
+      'patch CronJob/team-a/w',
+    ]);
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onRolled',
+      event: { createdJob: { name, uid: 'uid-created-1' } },
+    });
+  });
+
+  it.each([
+    ['with Jobs watched', true],
+    ['with `jobs` ignored (no guard over cached Jobs)', false],
+  ])('a failing metadata patch never makes a second Job, %s', async (_case, jobsWatched) => {
+    const view = givenTracked('CronJob');
+    workloads.setJobsWatched(jobsWatched);
+    writer.failNext(status(422));
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'failed' });
+    // The next trigger, then a resync: the same change window, so the same Job name.
+    writer.failNext(status(422));
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'failed' });
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'rolled' });
+    const creates = writer.writes.filter((w) => w.verb === 'create');
+    expect(new Set(creates.map((w) => w.key))).toEqual(new Set([`Job/team-a/${runName(view)}`]));
+    // The cached guard is not needed: the server holds exactly the one Job of the first POST.
+    expect(writer.object(`Job/team-a/${runName(view)}`)?.metadata).toMatchObject({
+      uid: 'uid-created-1',
+    });
+    expect(writer.server(view.ref)?.annotations[SOURCE_HASHES]).toBe(NEW_HASHES);
+  });
+
+  it("a Job of the run name that is not this CronJob's stays untouched and fails the roll", async () => {
+    const view = givenTracked('CronJob');
+    writer.putObject(
+      { kind: 'Job', namespace: NS, name: runName(view) },
+      { metadata: { name: runName(view), namespace: NS, uid: 'someone-else' } },
+    );
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'failed', error: { retryable: false } });
+    expect(result.error?.message).toContain('is not controlled by CronJob w');
+    expect(writer.writes.map((w) => w.verb)).toEqual(['create']);
+  });
+
+  it('the lease lost between the GET and the POST: nothing is sent', async () => {
+    givenTracked('CronJob');
+    const getObject = writer.getObject.bind(writer);
+    writer.getObject = (ref) => {
+      leading = false;
+      return getObject(ref);
+    };
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'not-leader' });
+    expect(writer.writes).toEqual([]);
+  });
+
+  it('the lease lost between the POST and the metadata patch: the patch is not sent', async () => {
+    const view = givenTracked('CronJob');
+    const create = writer.create.bind(writer);
+    writer.create = async (row, namespace, body) => {
+      const created = await create(row, namespace, body);
+      leading = false;
+      return created;
+    };
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'not-leader' });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['create']);
+    // The next leader: the same window's name, AlreadyExists, then the metadata patch.
+    leading = true;
+    writer.create = create;
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes.map((w) => `${w.verb} ${w.key}`)).toEqual([
+      `create Job/team-a/${runName(view)}`,
+      `create Job/team-a/${runName(view)}`,
+      'patch CronJob/team-a/w',
+    ]);
   });
 
   it('a deleted source never creates a Job (D11)', async () => {

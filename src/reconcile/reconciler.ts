@@ -37,7 +37,7 @@ import type {
 import { WriteError } from './ports.ts';
 import { uniqueProblems } from './tracking.ts';
 import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
-import { writeStrategyOf } from './write-actions.ts';
+import { LeadershipLostError, writeStrategyOf } from './write-actions.ts';
 
 export interface ReconcileOptions extends Omit<PlanOptions, 'reloadLists'> {
   /** `--dry-run`: plan and report, never write (§13.8). */
@@ -378,8 +378,12 @@ export class Reconciler {
         workloads: this.#deps.workloads,
         now: this.#deps.now(),
         memo: pass.memo,
+        mayWrite: () => this.#mayWrite(),
       });
     } catch (error) {
+      if (error instanceof LeadershipLostError) {
+        return { result: { ...NOT_LEADER, attempts: current.attempt } };
+      }
       const writeError = asWriteError(error);
       const final = this.#finalFailure(pass, target, writeError, current.attempt);
       if (final) return { result: final };

@@ -6,9 +6,9 @@
  */
 import { SOURCE_HASHES } from '../core/types.ts';
 import type { WorkloadRef, WorkloadView } from '../core/types.ts';
-import { buildJobFromCronJob, buildRecreatedJob } from '../rollout/jobs.ts';
-import type { JsonObject } from '../rollout/json.ts';
-import { objectAt } from '../rollout/json.ts';
+import { buildJobFromCronJob, buildRecreatedJob, cronJobRunName } from '../rollout/jobs.ts';
+import type { JsonObject, JsonValue } from '../rollout/json.ts';
+import { isJsonObject, objectAt, stringAt } from '../rollout/json.ts';
 import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
 import { kindRow } from '../rollout/kinds.ts';
 import type { PausePlan } from '../rollout/pause.ts';
@@ -47,6 +47,17 @@ export type FollowUp =
   | { readonly kind: 'create-job'; readonly manifest: JsonObject }
   | { readonly kind: 'instantiate'; readonly body: JsonObject };
 
+/**
+ * The lease was lost between two requests of one write (§13.4): nothing more may be sent. Thrown by
+ * a strategy; the reconciler ends the reconcile as `not-leader`.
+ */
+export class LeadershipLostError extends Error {
+  constructor(ref: WorkloadRef) {
+    super(`lost the lease while writing ${ref.kind} ${ref.namespace}/${ref.name}`);
+    this.name = 'LeadershipLostError';
+  }
+}
+
 export interface WriteContext {
   readonly row: WorkloadKindRow;
   readonly target: Target;
@@ -55,6 +66,13 @@ export interface WriteContext {
   /** ms since the epoch, at the start of this attempt. */
   readonly now: number;
   readonly memo: WriteMemo;
+  /** Whether a write may start now (§13.4); asked before every mutating request. */
+  readonly mayWrite: () => boolean;
+}
+
+/** Throws LeadershipLostError unless a write may start now. */
+function ensureLeader(context: WriteContext): void {
+  if (!context.mayWrite()) throw new LeadershipLostError(context.target.view.ref);
 }
 
 export interface WriteStrategy {
@@ -87,7 +105,9 @@ async function patchIfAny(
 ): Promise<void> {
   const { row, target, writer } = context;
   const patch = buildPatch(row, target.view, changes, live);
-  if (patch) await writer.patch(target.view.ref, patch);
+  if (!patch) return;
+  ensureLeader(context);
+  await writer.patch(target.view.ref, patch);
 }
 
 async function liveTemplate(context: WriteContext): Promise<LiveTemplate> {
@@ -132,7 +152,42 @@ function cronJobSourceHashes(target: Target): string {
   return hashes;
 }
 
-/** §7.3 items 1–2: the guard (this reconcile's memo, then the Job cache), then one Job. */
+/**
+ * AlreadyExists for the run's deterministic name (ADR 0020): an earlier POST of this change window
+ * went through (its answer lost, or the process stopped before the metadata patch). Done, if the
+ * Job is this CronJob's; a Job of that name that is not stays untouched and the roll fails.
+ */
+async function existingRun(
+  context: WriteContext,
+  name: string,
+  clash: WriteError,
+): Promise<CreatedObject | undefined> {
+  const { view } = context.target;
+  const job = await context.writer.getObject({ kind: 'Job', namespace: view.ref.namespace, name });
+  // Gone again already (a TTL, or a user): the run existed all the same.
+  if (!job) return undefined;
+  const owners = objectAt(job, ['metadata'])?.ownerReferences;
+  const ownedHere =
+    Array.isArray(owners) && owners.some((owner) => isControllerOf(owner, view.uid));
+  if (!ownedHere) {
+    throw new WriteError({
+      message: `Job ${view.ref.namespace}/${name} exists and is not controlled by CronJob ${view.ref.name}`,
+      status: 409,
+      retryable: false,
+      cause: clash,
+    });
+  }
+  return { name, uid: stringAt(job, ['metadata', 'uid']) ?? '' };
+}
+
+function isControllerOf(owner: JsonValue, uid: string): boolean {
+  return isJsonObject(owner) && owner.controller === true && owner.uid === uid;
+}
+
+/**
+ * §7.3 items 1–2: the guard (this reconcile's memo, then the Job cache), then one Job under the
+ * change window's name; AlreadyExists means that Job was created before (ADR 0020).
+ */
 async function createJobOnce(context: WriteContext, sourceHashes: string): Promise<void> {
   const { target, writer, workloads, memo } = context;
   const { view, plan } = target;
@@ -144,11 +199,26 @@ async function createJobOnce(context: WriteContext, sourceHashes: string): Promi
   }
   const cronJob = await writer.getObject(view.ref);
   if (!cronJob) throw vanished(view.ref);
+  const name = cronJobRunName({
+    cronJobName: view.ref.name,
+    cronJobUid: view.uid,
+    previousHashes: view.annotations[SOURCE_HASHES],
+    sourceHashes,
+  });
   const body = buildJobFromCronJob(cronJob, {
+    name,
     sourceHashes,
     change: plan.jobTemplate ?? { envWrites: [] },
   });
-  memo.createdJob = await writer.create(kindRow('Job'), view.ref.namespace, body);
+  ensureLeader(context);
+  try {
+    memo.createdJob = await writer.create(kindRow('Job'), view.ref.namespace, body);
+  } catch (error) {
+    if (!(error instanceof WriteError) || error.status !== 409) throw error;
+    const existing = await existingRun(context, name, error);
+    if (existing) memo.createdJob = existing;
+    else memo.jobCreationSkipped = 'already-created';
+  }
   memo.createdJobFor = sourceHashes;
 }
 
@@ -174,6 +244,7 @@ const RECREATE_JOB: WriteStrategy = {
     const job = await context.writer.getObject(view.ref);
     if (!job) throw vanished(view.ref);
     const manifest = buildRecreatedJob(job, plan);
+    ensureLeader(context);
     await context.writer.delete(view.ref, {
       uid: view.uid,
       resourceVersion: view.resourceVersion,
@@ -187,6 +258,7 @@ const ROLLOUT_RESTART: WriteStrategy = {
   async write(context) {
     const { row, target, writer, now } = context;
     const patch = buildRestartPatch(row, target.view, target.plan, rfc3339Seconds(now));
+    ensureLeader(context);
     await writer.patch(target.view.ref, patch);
     return undefined;
   },

@@ -119,6 +119,7 @@ export class RecordingWriter implements WorkloadWriter {
   readonly #objects = new Map<WorkloadKey, JsonObject>();
   readonly #writes: RecordedWrite[] = [];
   readonly #failures = new Map<ScriptedVerb, WriteError[]>();
+  readonly #lostAnswers = new Map<RecordedWrite['verb'], WriteError[]>();
   #gets = 0;
   #objectGets = 0;
   #created = 0;
@@ -145,6 +146,19 @@ export class RecordingWriter implements WorkloadWriter {
   /** The next calls of `verb` fail with these errors, in order. */
   failNextCall(verb: ScriptedVerb, ...errors: WriteError[]): void {
     this.#failures.set(verb, [...(this.#failures.get(verb) ?? []), ...errors]);
+  }
+
+  /**
+   * The next calls of `verb` take effect and then fail with these errors, in order: the server
+   * committed the write and its answer was lost (a timeout, a reset, a 504).
+   */
+  loseNextAnswer(verb: RecordedWrite['verb'], ...errors: WriteError[]): void {
+    this.#lostAnswers.set(verb, [...(this.#lostAnswers.get(verb) ?? []), ...errors]);
+  }
+
+  #answer<T>(verb: RecordedWrite['verb'], value: T): Promise<T> {
+    const lost = this.#lostAnswers.get(verb)?.shift();
+    return lost ? Promise.reject(lost) : Promise.resolve(value);
   }
 
   /** The next patch calls fail with these errors, in order. */
@@ -187,7 +201,7 @@ export class RecordingWriter implements WorkloadWriter {
     const object = this.#objects.get(key);
     const metadata = objectAt(object, 'metadata');
     if (metadata) metadata.resourceVersion = next.resourceVersion;
-    return Promise.resolve();
+    return this.#answer('patch', undefined);
   }
 
   get(ref: WorkloadRef): Promise<WorkloadView | undefined> {
@@ -222,7 +236,7 @@ export class RecordingWriter implements WorkloadWriter {
     const uid = `uid-created-${this.#created}`;
     const metadata = { ...(objectAt(body, 'metadata') ?? {}), name, namespace, uid };
     this.#objects.set(key, { ...structuredClone(body), metadata });
-    return Promise.resolve({ name, uid });
+    return this.#answer('create', { name, uid });
   }
 
   delete(ref: WorkloadRef, preconditions: DeletePreconditions): Promise<void> {
@@ -240,7 +254,7 @@ export class RecordingWriter implements WorkloadWriter {
     }
     this.#views.delete(key);
     this.#objects.delete(key);
-    return Promise.resolve();
+    return this.#answer('delete', undefined);
   }
 
   instantiate(ref: WorkloadRef, body: JsonObject): Promise<void> {
@@ -248,7 +262,9 @@ export class RecordingWriter implements WorkloadWriter {
     this.#writes.push({ verb: 'instantiate', key, body });
     const failure = this.#scripted('instantiate');
     if (failure) return Promise.reject(failure);
-    return this.#views.has(key) ? Promise.resolve() : Promise.reject(notFound(key));
+    return this.#views.has(key)
+      ? this.#answer('instantiate', undefined)
+      : Promise.reject(notFound(key));
   }
 }
 
