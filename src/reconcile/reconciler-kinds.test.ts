@@ -14,9 +14,11 @@ import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
 import { InMemorySources } from '../testing/in-memory-sources.ts';
 import { InMemoryMarks, InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { RecordingJournal } from '../testing/recording-journal.ts';
 import { RecordingObserver } from '../testing/recording-observer.ts';
 import type { RecordedWrite } from '../testing/recording-writer.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
+import type { RecreationJournal } from './ports.ts';
 import { WriteError } from './ports.ts';
 import type { ReconcileOptions } from './reconciler.ts';
 import { Reconciler } from './reconciler.ts';
@@ -59,8 +61,13 @@ let observer: RecordingObserver;
 let sleeps: number[];
 let leading: boolean;
 
-function reconciler(options: Partial<ReconcileOptions> = {}, clock = () => NOW): Reconciler {
+function reconciler(
+  options: Partial<ReconcileOptions> = {},
+  clock = () => NOW,
+  journal?: RecreationJournal,
+): Reconciler {
   return new Reconciler({
+    journal,
     workloads,
     sources,
     marks,
@@ -452,6 +459,180 @@ describe('Job (§7.4)', () => {
     const result = await reconciler({ reloadOnDelete: true }).reconcile(KEY);
     expect(result.outcome).not.toBe('rolled');
     expect(writer.writes).toEqual([]);
+  });
+});
+
+describe('Job recreation journal (ADR 0019)', () => {
+  const KEY = 'Job/team-a/w' as const;
+  let journal: RecordingJournal;
+
+  beforeEach(() => {
+    journal = new RecordingJournal(writer);
+  });
+
+  function journalled(): Reconciler {
+    return reconciler({}, () => NOW, journal);
+  }
+
+  function steps(from = 0): string[] {
+    return writer.writes.slice(from).map((w) => `${w.verb} ${w.key}`);
+  }
+
+  /** The process dies inside a request: not a WriteError, so the reconcile rejects with it. */
+  class Killed extends Error {}
+
+  const ROLL = ['journal', 'delete', 'create', 'unjournal'].map((verb) => `${verb} ${KEY}`);
+
+  it('journal, DELETE, CREATE, then the entry removed: in that order', async () => {
+    const view = givenTracked('Job');
+    const result = await journalled().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 1 });
+    expect(steps()).toEqual(ROLL);
+    const [entry, , create] = writer.writes;
+    expect(entry).toMatchObject({ entry: { deletedUid: view.uid, since: NOW, ref: view.ref } });
+    // The journal holds exactly the Job that is created.
+    expect(entry?.verb === 'journal' && entry.entry.manifest).toEqual(
+      create?.verb === 'create' && create.body,
+    );
+    expect(journal.stored()).toEqual([]);
+  });
+
+  it('a lost DELETE answer: the retry meets 404 and creates the journalled Job', async () => {
+    givenTracked('Job');
+    writer.loseNextAnswer('delete', timeout());
+    const result = await journalled().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(steps()).toEqual(ROLL);
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onRolled',
+      event: { createdJob: { name: 'w', uid: 'uid-created-1' } },
+    });
+    expect(writer.object(KEY)).toMatchObject({ metadata: { uid: 'uid-created-1' } });
+  });
+
+  it('a crash between DELETE and CREATE: a new process replays the journal', async () => {
+    givenTracked('Job');
+    const create = writer.create.bind(writer);
+    writer.create = () => Promise.reject(new Killed('kill -9'));
+    await expect(journalled().reconcile(KEY, TRIGGER)).rejects.toBeInstanceOf(Killed);
+    expect(steps()).toEqual([`journal ${KEY}`, `delete ${KEY}`]);
+    writer.create = create;
+    // The new process: its watch never saw the old Job.
+    workloads.remove(KEY);
+    const restarted = journalled();
+    expect(await restarted.replayRecreations()).toEqual([KEY]);
+    const before = writer.writes.length;
+    expect(await restarted.reconcile(KEY)).toEqual({ outcome: 'recreated', attempts: 1 });
+    expect(steps(before)).toEqual([`create ${KEY}`, `unjournal ${KEY}`]);
+    expect(writer.object(KEY)).toMatchObject({
+      spec: { template: { spec: { containers: [{ env: [{ name: ENV, value: H3 }] }] } } },
+    });
+    expect(journal.stored()).toEqual([]);
+    expect(await restarted.replayRecreations()).toEqual([]);
+  });
+
+  it('a crash after the journal write, before the DELETE: the Job is rolled once', async () => {
+    givenTracked('Job');
+    const remove = writer.delete.bind(writer);
+    writer.delete = () => Promise.reject(new Killed('kill -9'));
+    await expect(journalled().reconcile(KEY, TRIGGER)).rejects.toBeInstanceOf(Killed);
+    writer.delete = remove;
+    const restarted = journalled();
+    await restarted.replayRecreations();
+    const before = writer.writes.length;
+    expect(await restarted.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'rolled' });
+    // The DELETE never took effect: the entry goes, then the usual roll.
+    expect(steps(before)).toEqual([`unjournal ${KEY}`, ...ROLL]);
+    expect(observer.calls.find((c) => c.hook === 'onRecreationRetried')).toMatchObject({
+      event: { result: 'not-deleted' },
+    });
+  });
+
+  it('a follower that gains the lease replays what the old leader left', async () => {
+    givenTracked('Job');
+    const create = writer.create.bind(writer);
+    const remove = writer.delete.bind(writer);
+    writer.delete = async (ref, preconditions) => {
+      await remove(ref, preconditions);
+      leading = false;
+    };
+    const follower = journalled();
+    expect(await journalled().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'not-leader' });
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onRecreationRetried',
+      event: { result: 'handed-over' },
+    });
+    expect(steps()).toEqual([`journal ${KEY}`, `delete ${KEY}`]);
+    // The old leader exits; the follower's cache saw the deletion, then it gains the lease.
+    workloads.remove(KEY);
+    leading = true;
+    writer.create = create;
+    expect(await follower.replayRecreations()).toEqual([KEY]);
+    expect(await follower.reconcile(KEY)).toEqual({ outcome: 'recreated', attempts: 1 });
+    expect(steps(2)).toEqual([`create ${KEY}`, `unjournal ${KEY}`]);
+  });
+
+  it('a journal write that fails deletes nothing', async () => {
+    const view = givenTracked('Job');
+    journal.failNext('record', status(403));
+    const result = await journalled().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'failed', error: { status: 403 } });
+    expect(steps()).toEqual([`journal ${KEY}`]);
+    expect(writer.server(view.ref)).toEqual(view);
+    expect(observer.calls.at(-1)).toMatchObject({ hook: 'onFailed', event: { stage: 'write' } });
+  });
+
+  it('a Job created by someone else meanwhile: the entry goes, nothing is created', async () => {
+    givenTracked('Job');
+    writer.create = () => Promise.reject(new Killed('kill -9'));
+    await expect(journalled().reconcile(KEY, TRIGGER)).rejects.toBeInstanceOf(Killed);
+    const theirs = aWorkload('Job', NS, 'w').withUid('someone-elses').build();
+    given(theirs, { metadata: { ...meta(theirs) } });
+    const restarted = journalled();
+    await restarted.replayRecreations();
+    const before = writer.writes.length;
+    await restarted.reconcile(KEY);
+    expect(steps(before)).toEqual([`unjournal ${KEY}`]);
+    expect(observer.calls.find((c) => c.hook === 'onRecreationRetried')).toMatchObject({
+      event: { result: 'appeared' },
+    });
+  });
+
+  it('deleted by someone else just before our DELETE (404): not created again', async () => {
+    givenTracked('Job');
+    writer.failNextCall('delete', status(404));
+    const r = journalled();
+    expect(await r.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'gone' });
+    expect(steps()).toEqual([`journal ${KEY}`, `delete ${KEY}`, `unjournal ${KEY}`]);
+    expect(await r.replayRecreations()).toEqual([]);
+  });
+
+  it('a lost CREATE answer: AlreadyExists from the new Job means done', async () => {
+    givenTracked('Job');
+    writer.loseNextAnswer('create', timeout());
+    const result = await journalled().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled' });
+    expect(steps()).toEqual([
+      `journal ${KEY}`,
+      `delete ${KEY}`,
+      `create ${KEY}`,
+      `create ${KEY}`,
+      `unjournal ${KEY}`,
+    ]);
+    expect(sleeps).toEqual([250]);
+  });
+
+  it('a failed removal keeps the entry until a later reconcile removes it', async () => {
+    givenTracked('Job');
+    journal.failNext('remove', timeout());
+    const r = journalled();
+    expect(await r.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'rolled' });
+    expect(r.pendingRecreations()).toEqual([KEY]);
+    // The watch delivers the new Job; the next reconcile only drops the entry.
+    workloads.put(aWorkload('Job', NS, 'w').withUid('uid-created-1').build());
+    await r.reconcile(KEY);
+    expect(journal.stored()).toEqual([]);
+    expect(r.pendingRecreations()).toEqual([]);
   });
 });
 

@@ -13,21 +13,25 @@ import type {
   SourceKey,
   SourceType,
   WorkloadKey,
+  WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
 import { WRITE_MAX_ATTEMPTS, writeRetryDelay } from '../queue/backoff.ts';
 import type { JsonObject } from '../rollout/json.ts';
+import { stringAt } from '../rollout/json.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { planPause } from '../rollout/pause.ts';
 import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan.ts';
 import { planReconcile } from './plan.ts';
 import type { PendingRecreation } from './pending-recreations.ts';
-import { PendingRecreations } from './pending-recreations.ts';
+import { PendingRecreations, ProcessMemoryJournal } from './pending-recreations.ts';
 import type {
   CreatedObject,
   MarkLedger,
+  RecreationJournal,
+  RecreationRetryEvent,
   ReconcileObserver,
   SourceLookup,
   WorkloadLookup,
@@ -61,6 +65,11 @@ export interface ReconcilerDeps {
    * 10 s ago). Asked before the reconcile and before every request that writes. Default: always.
    */
   readonly mayWrite?: (() => boolean) | undefined;
+  /**
+   * Where a Job roll journals the Job before deleting it (docs/adr/0019). Default: this process's
+   * memory, which a crash between DELETE and CREATE loses.
+   */
+  readonly journal?: RecreationJournal | undefined;
 }
 
 /** What started this reconcile: the source changes of the queue entry (§8 item 1). */
@@ -193,12 +202,13 @@ function asWriteError(error: unknown): WriteError {
 
 export class Reconciler {
   readonly #deps: ReconcilerDeps;
-  readonly #pending = new PendingRecreations();
+  readonly #pending: PendingRecreations;
   /** UIDs already warned about a pause-period on a kind without it (§3.1: once per workload). */
   readonly #pauseIgnoredWarned = new Set<string>();
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
+    this.#pending = new PendingRecreations(deps.journal ?? new ProcessMemoryJournal());
   }
 
   /**
@@ -207,6 +217,15 @@ export class Reconciler {
    */
   pendingRecreations(): readonly WorkloadKey[] {
     return this.#pending.keys();
+  }
+
+  /**
+   * Reads the journal (docs/adr/0019) and returns every key with a pending Job creation: at start,
+   * on gaining leadership and at each resync, so recreations journalled by a process that stopped
+   * are finished here. Rejects with WriteError when the journal cannot be read.
+   */
+  replayRecreations(): Promise<readonly WorkloadKey[]> {
+    return this.#pending.replay();
   }
 
   /**
@@ -222,7 +241,7 @@ export class Reconciler {
   async reconcile(key: WorkloadKey, trigger: ReconcileTrigger = {}): Promise<ReconcileResult> {
     if (!this.#mayWrite()) return NOT_LEADER;
     const pending = this.#pending.get(key);
-    const recreation = pending ? await this.#retryRecreation(key, pending) : undefined;
+    const recreation = pending ? await this.#resumeRecreation(key, pending) : undefined;
     if (recreation) return recreation;
     const view = this.#deps.workloads.get(key);
     if (!view) return { outcome: 'gone', attempts: 0 };
@@ -379,6 +398,7 @@ export class Reconciler {
         now: this.#deps.now(),
         memo: pass.memo,
         mayWrite: () => this.#mayWrite(),
+        recreations: this.#pending,
       });
     } catch (error) {
       if (error instanceof LeadershipLostError) {
@@ -436,15 +456,20 @@ export class Reconciler {
     if (!followUp) return this.#written(pass, timing, {});
     const retried = await this.#followUp(pass, timing.target, followUp);
     if (retried.state === 'done') {
+      if (followUp.kind === 'create-job') await this.#settleRecreation(pass.key);
       const completion: Completion =
         followUp.kind === 'create-job' ? { createdJob: retried.value } : { instantiated: true };
       return this.#written(pass, timing, completion);
     }
-    if (followUp.kind === 'create-job') {
-      this.#keepRecreation(pass, timing.target, followUp.manifest);
-    }
+    // A Job's entry stays journalled (docs/adr/0019): the next reconcile of the key, here or on
+    // the next leader, creates it.
     this.#deps.marks.consume(pass.key, pass.marks);
-    if (retried.state === 'not-leader') return { ...NOT_LEADER, attempts: timing.attempt };
+    if (retried.state === 'not-leader') {
+      if (followUp.kind === 'create-job') {
+        this.#deps.observer.onRecreationRetried({ key: pass.key, result: 'handed-over' });
+      }
+      return { ...NOT_LEADER, attempts: timing.attempt };
+    }
     const { error, attempts } = retried;
     this.#deps.observer.onFailed({
       key: pass.key,
@@ -465,23 +490,45 @@ export class Reconciler {
     followUp: FollowUp,
   ): Promise<Retried<CreatedObject | undefined>> {
     const { writer } = this.#deps;
-    const { ref } = target.view;
+    const { ref, uid } = target.view;
     return this.#retrying(pass.key, FOLLOW_UP_POLICIES[followUp.kind], async () => {
-      if (followUp.kind === 'create-job') {
-        return writer.create(pass.row, ref.namespace, followUp.manifest);
-      }
+      if (followUp.kind === 'create-job') return this.#createAgain(ref, uid, followUp.manifest);
       await writer.instantiate(ref, followUp.body);
       return undefined;
     });
   }
 
-  #keepRecreation(pass: Pass, target: Target, manifest: JsonObject): void {
-    this.#pending.keep(pass.key, {
-      ref: target.view.ref,
-      manifest,
-      deletedUid: target.view.uid,
-      since: this.#deps.now(),
-    });
+  /**
+   * CREATE of a deleted Job. AlreadyExists from a Job with another UID means it exists again (an
+   * earlier answer lost, or someone else created it); from the old UID, the old Job is still going.
+   */
+  async #createAgain(
+    ref: WorkloadRef,
+    deletedUid: string,
+    manifest: JsonObject,
+  ): Promise<CreatedObject> {
+    const { writer } = this.#deps;
+    try {
+      return await writer.create(kindRow('Job'), ref.namespace, manifest);
+    } catch (error) {
+      if (!(error instanceof WriteError) || error.status !== 409) throw error;
+      const uid = stringAt(await writer.getObject(ref), ['metadata', 'uid']);
+      if (uid === undefined || uid === deletedUid) throw error;
+      return { name: ref.name, uid };
+    }
+  }
+
+  /** The Job exists again: drop its journal entry. A failed removal is retried at the next resync. */
+  async #settleRecreation(key: WorkloadKey): Promise<void> {
+    try {
+      await this.#pending.settle(key);
+    } catch (error) {
+      this.#deps.observer.onRecreationRetried({
+        key,
+        result: 'failed',
+        error: asWriteError(error),
+      });
+    }
   }
 
   /** Runs `call` until it succeeds or `policy` stops it, with the §10 backoff between tries. */
@@ -581,38 +628,64 @@ export class Reconciler {
   }
 
   /**
-   * §7.4 item 4: one creation attempt for a Job deleted by an earlier roll. Undefined when the Job
-   * has appeared in the cache: the reconcile then goes on with it as usual.
+   * §7.4 item 4 with the journal (docs/adr/0019): the next step of a Job recreation left pending by
+   * an earlier reconcile, here or in a process that stopped. Undefined when nothing is left to
+   * create (the Job has appeared, or was never deleted): the reconcile then goes on as usual.
    */
-  async #retryRecreation(
+  async #resumeRecreation(
     key: WorkloadKey,
     pending: PendingRecreation,
   ): Promise<ReconcileResult | undefined> {
     const { workloads, writer, observer } = this.#deps;
     const cached = workloads.get(key);
-    if (cached && cached.uid !== pending.deletedUid) {
-      this.#pending.drop(key);
-      observer.onRecreationRetried({ key, result: 'appeared' });
-      return undefined;
-    }
+    if (cached && cached.uid !== pending.deletedUid) return this.#recreationEnded(key, 'appeared');
+    let served: JsonObject | undefined;
     try {
-      const createdJob = await writer.create(
-        kindRow('Job'),
-        pending.ref.namespace,
-        pending.manifest,
-      );
-      this.#pending.drop(key);
+      served = await writer.getObject(pending.ref);
+    } catch (error) {
+      return this.#recreationFailed(key, asWriteError(error));
+    }
+    if (served) {
+      if (stringAt(served, ['metadata', 'uid']) !== pending.deletedUid) {
+        return this.#recreationEnded(key, 'appeared');
+      }
+      if (stringAt(served, ['metadata', 'deletionTimestamp']) === undefined) {
+        return this.#recreationEnded(key, 'not-deleted');
+      }
+      return this.#recreationFailed(key, stillDeleting(pending));
+    }
+    if (!this.#mayWrite()) return NOT_LEADER;
+    try {
+      const createdJob = await this.#createAgain(pending.ref, pending.deletedUid, pending.manifest);
+      await this.#settleRecreation(key);
       observer.onRecreationRetried({ key, result: 'created', createdJob });
       return { outcome: 'recreated', attempts: 1 };
     } catch (error) {
-      const writeError = asWriteError(error);
-      if (writeError.status === 409) {
-        this.#pending.drop(key);
-        observer.onRecreationRetried({ key, result: 'appeared' });
-        return { outcome: 'unchanged', attempts: 1 };
-      }
-      observer.onRecreationRetried({ key, result: 'failed', error: writeError });
-      return { outcome: 'failed', attempts: 1, error: writeError };
+      return this.#recreationFailed(key, asWriteError(error));
     }
   }
+
+  async #recreationEnded(
+    key: WorkloadKey,
+    result: Extract<RecreationRetryEvent['result'], 'appeared' | 'not-deleted'>,
+  ): Promise<undefined> {
+    await this.#settleRecreation(key);
+    this.#deps.observer.onRecreationRetried({ key, result });
+    return undefined;
+  }
+
+  #recreationFailed(key: WorkloadKey, error: WriteError): ReconcileResult {
+    this.#deps.observer.onRecreationRetried({ key, result: 'failed', error });
+    return { outcome: 'failed', attempts: 1, error };
+  }
+}
+
+/** The old Job of a pending recreation still exists with a deletionTimestamp (finalizers). */
+function stillDeleting(pending: PendingRecreation): WriteError {
+  const { namespace, name } = pending.ref;
+  return new WriteError({
+    message: `Job ${namespace}/${name} is still being deleted`,
+    status: 409,
+    retryable: true,
+  });
 }

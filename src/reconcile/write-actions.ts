@@ -4,6 +4,7 @@
  * the retry policy of §10 and runs a strategy once per attempt; a strategy records in `memo` what an
  * earlier attempt of the same reconcile already did, so a retried attempt never repeats it.
  */
+import { workloadKey } from '../core/keys.ts';
 import { SOURCE_HASHES } from '../core/types.ts';
 import type { WorkloadRef, WorkloadView } from '../core/types.ts';
 import { buildJobFromCronJob, buildRecreatedJob, cronJobRunName } from '../rollout/jobs.ts';
@@ -20,6 +21,7 @@ import {
   needsLiveContainers,
   rfc3339Seconds,
 } from '../rollout/patch.ts';
+import type { PendingRecreation, PendingRecreations } from './pending-recreations.ts';
 import type { ReconcilePlan } from './plan.ts';
 import type { CreatedObject, JobCreationSkip, WorkloadLookup, WorkloadWriter } from './ports.ts';
 import { WriteError } from './ports.ts';
@@ -37,6 +39,8 @@ export interface WriteMemo {
   createdJob?: CreatedObject;
   createdJobFor?: string;
   jobCreationSkipped?: JobCreationSkip | undefined;
+  /** Job: the recreation journalled before this reconcile's DELETE (docs/adr/0019). */
+  journalled?: PendingRecreation;
 }
 
 /**
@@ -68,6 +72,8 @@ export interface WriteContext {
   readonly memo: WriteMemo;
   /** Whether a write may start now (§13.4); asked before every mutating request. */
   readonly mayWrite: () => boolean;
+  /** The Job recreation journal (docs/adr/0019). */
+  readonly recreations: PendingRecreations;
 }
 
 /** Throws LeadershipLostError unless a write may start now. */
@@ -86,6 +92,15 @@ export function vanished(ref: WorkloadRef): WriteError {
     message: `${ref.kind} ${ref.namespace}/${ref.name} not found`,
     status: 404,
     retryable: false,
+  });
+}
+
+/** The served object has another UID than the cached view: re-read and plan again (§10). */
+function replaced(ref: WorkloadRef): WriteError {
+  return new WriteError({
+    message: `${ref.kind} ${ref.namespace}/${ref.name} was replaced by another object`,
+    status: 409,
+    retryable: true,
   });
 }
 
@@ -235,20 +250,46 @@ const CREATE_JOB_FROM_CRONJOB: WriteStrategy = {
 };
 
 /**
- * §7.4 items 1–2: GET the Job, build the new one, DELETE the old one with preconditions. Creating
- * it is the follow-up, retried on its own once the deletion is acknowledged.
+ * §7.4 items 1–2 with the journal of docs/adr/0019: GET the Job, build the new one, journal it,
+ * then DELETE the old one with preconditions. Creating it is the follow-up, retried on its own once
+ * the deletion is acknowledged. A journal write that fails deletes nothing.
+ *
+ * A 404 after this reconcile journalled the Job means an earlier attempt's DELETE went through and
+ * its answer was lost: the Job is created. A 404 on this attempt's own DELETE means someone else
+ * deleted the Job first: it is not created again.
  */
 const RECREATE_JOB: WriteStrategy = {
   async write(context) {
+    const { writer, memo, recreations } = context;
     const { view, plan } = context.target;
-    const job = await context.writer.getObject(view.ref);
-    if (!job) throw vanished(view.ref);
+    const earlier = memo.journalled?.deletedUid === view.uid ? memo.journalled : undefined;
+    const job = await writer.getObject(view.ref);
+    if (!job) {
+      if (earlier) return { kind: 'create-job', manifest: earlier.manifest };
+      throw vanished(view.ref);
+    }
+    if (stringAt(job, ['metadata', 'uid']) !== view.uid) throw replaced(view.ref);
+    // Our earlier DELETE is still being finalized: the CREATE waits for it (AlreadyExists).
+    if (earlier && stringAt(job, ['metadata', 'deletionTimestamp']) !== undefined) {
+      return { kind: 'create-job', manifest: earlier.manifest };
+    }
     const manifest = buildRecreatedJob(job, plan);
     ensureLeader(context);
-    await context.writer.delete(view.ref, {
-      uid: view.uid,
-      resourceVersion: view.resourceVersion,
+    memo.journalled = await recreations.record({
+      ref: view.ref,
+      manifest,
+      deletedUid: view.uid,
+      since: context.now,
     });
+    ensureLeader(context);
+    try {
+      await writer.delete(view.ref, { uid: view.uid, resourceVersion: view.resourceVersion });
+    } catch (error) {
+      if (error instanceof WriteError && error.status === 404) {
+        await recreations.settle(workloadKey(view.ref));
+      }
+      throw error;
+    }
     return { kind: 'create-job', manifest };
   },
 };

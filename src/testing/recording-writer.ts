@@ -13,7 +13,12 @@ import type {
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
-import type { CreatedObject, DeletePreconditions, WorkloadWriter } from '../reconcile/ports.ts';
+import type {
+  CreatedObject,
+  DeletePreconditions,
+  JournalEntry,
+  WorkloadWriter,
+} from '../reconcile/ports.ts';
 import { WriteError } from '../reconcile/ports.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { JsonObject, JsonValue, Patch } from '../rollout/patch.ts';
@@ -27,9 +32,15 @@ export type RecordedWrite =
       readonly key: WorkloadKey;
       readonly preconditions: DeletePreconditions;
     }
-  | { readonly verb: 'instantiate'; readonly key: WorkloadKey; readonly body: JsonObject };
+  | { readonly verb: 'instantiate'; readonly key: WorkloadKey; readonly body: JsonObject }
+  /** Writes of the Job recreation journal (recording-journal.ts), in the same order. */
+  | { readonly verb: 'journal'; readonly key: WorkloadKey; readonly entry: JournalEntry }
+  | { readonly verb: 'unjournal'; readonly key: WorkloadKey };
 
-export type ScriptedVerb = RecordedWrite['verb'] | 'get' | 'getObject';
+/** The verbs of the WorkloadWriter port. */
+type WriterVerb = Exclude<RecordedWrite['verb'], 'journal' | 'unjournal'>;
+
+export type ScriptedVerb = WriterVerb | 'get' | 'getObject';
 
 function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -119,7 +130,7 @@ export class RecordingWriter implements WorkloadWriter {
   readonly #objects = new Map<WorkloadKey, JsonObject>();
   readonly #writes: RecordedWrite[] = [];
   readonly #failures = new Map<ScriptedVerb, WriteError[]>();
-  readonly #lostAnswers = new Map<RecordedWrite['verb'], WriteError[]>();
+  readonly #lostAnswers = new Map<WriterVerb, WriteError[]>();
   #gets = 0;
   #objectGets = 0;
   #created = 0;
@@ -152,11 +163,11 @@ export class RecordingWriter implements WorkloadWriter {
    * The next calls of `verb` take effect and then fail with these errors, in order: the server
    * committed the write and its answer was lost (a timeout, a reset, a 504).
    */
-  loseNextAnswer(verb: RecordedWrite['verb'], ...errors: WriteError[]): void {
+  loseNextAnswer(verb: WriterVerb, ...errors: WriteError[]): void {
     this.#lostAnswers.set(verb, [...(this.#lostAnswers.get(verb) ?? []), ...errors]);
   }
 
-  #answer<T>(verb: RecordedWrite['verb'], value: T): Promise<T> {
+  #answer<T>(verb: WriterVerb, value: T): Promise<T> {
     const lost = this.#lostAnswers.get(verb)?.shift();
     return lost ? Promise.reject(lost) : Promise.resolve(value);
   }
@@ -169,6 +180,11 @@ export class RecordingWriter implements WorkloadWriter {
   /** The next get calls fail with these errors, in order. */
   failNextGet(...errors: WriteError[]): void {
     this.failNextCall('get', ...errors);
+  }
+
+  /** Adds a write of another port (the journal) to `writes`, so tests see one order. */
+  note(write: Extract<RecordedWrite, { verb: 'journal' | 'unjournal' }>): void {
+    this.#writes.push(write);
   }
 
   /** Every mutating call, in order. */
