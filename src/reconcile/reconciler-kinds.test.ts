@@ -1,10 +1,17 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { workloadKey } from '../core/keys.ts';
-import type { ReloadStrategy, WorkloadKind, WorkloadRef, WorkloadView } from '../core/types.ts';
+import type {
+  ReloadStrategy,
+  WorkloadKey,
+  WorkloadKind,
+  WorkloadRef,
+  WorkloadView,
+} from '../core/types.ts';
 import {
   BASELINE,
   CRONJOB_INSTANTIATE,
   DEFAULT_ANNOTATION_KEYS as KEYS,
+  INSTANTIATE_PENDING,
   LAST_RELOADED_FROM,
   SOURCE_HASHES,
 } from '../core/types.ts';
@@ -183,18 +190,21 @@ function templatePatch(strategy: ReloadStrategy, containers: 'partial' | 'live')
 function templateKindWrites(kind: WorkloadKind, strategy: ReloadStrategy): RecordedWrite[] {
   const key = workloadKey({ kind, namespace: NS, name: 'w' });
   const merge = kind === 'Rollout';
+  const instantiates = kind === 'DeploymentConfig';
+  // A DeploymentConfig owes its instantiate from the template patch on (docs/adr/0019).
+  const owed = instantiates ? { [INSTANTIATE_PENDING]: '2026-01-01T00:00:00Z' } : {};
   const patch: RecordedWrite = {
     verb: 'patch',
     key,
     patch: {
       type: merge ? 'merge' : 'strategic',
       body: {
-        metadata: { resourceVersion: '10', annotations: { [BASELINE]: null } },
+        metadata: { resourceVersion: '10', annotations: { [BASELINE]: null, ...owed } },
         spec: { template: templatePatch(strategy, merge ? 'live' : 'partial') },
       },
     },
   };
-  if (kind !== 'DeploymentConfig') return [patch];
+  if (!instantiates) return [patch];
   const body = {
     kind: 'DeploymentRequest',
     apiVersion: 'apps.openshift.io/v1',
@@ -202,7 +212,19 @@ function templateKindWrites(kind: WorkloadKind, strategy: ReloadStrategy): Recor
     latest: true,
     force: true,
   };
-  return [patch, { verb: 'instantiate', key, body }];
+  return [patch, { verb: 'instantiate', key, body }, instantiateDone(key)];
+}
+
+/** The patch that removes the instantiate marker once instantiate succeeded. */
+function instantiateDone(key: WorkloadKey): RecordedWrite {
+  return {
+    verb: 'patch',
+    key,
+    patch: {
+      type: 'strategic',
+      body: { metadata: { annotations: { [INSTANTIATE_PENDING]: null } } },
+    },
+  };
 }
 
 /** The Job name of the change window from no CronJob state to NEW_HASHES (ADR 0020). */
@@ -896,12 +918,73 @@ describe('DeploymentConfig (§7.6)', () => {
       'instantiate',
       'instantiate',
       'instantiate',
+      'patch',
     ]);
     expect(sleeps).toEqual([250, 500]);
     expect(observer.calls.at(-1)).toMatchObject({
       hook: 'onRolled',
       event: { instantiated: true },
     });
+  });
+
+  it('an instantiate that gave up is owed: the next reconcile (a resync) instantiates', async () => {
+    const view = givenTracked('DeploymentConfig');
+    writer.failNextCall('instantiate', ...Array.from({ length: 5 }, () => status(503)));
+    const first = await reconciler().reconcile(KEY, TRIGGER);
+    expect(first).toMatchObject({ outcome: 'failed', error: { status: 503 } });
+    expect(writer.server(view.ref)?.annotations[INSTANTIATE_PENDING]).toBe('2026-01-01T00:00:00Z');
+    // The watch delivers the patched DeploymentConfig: its template is up to date.
+    workloads.put(writer.server(view.ref) ?? view);
+    const before = writer.writes.length;
+    const resync = await reconciler().reconcile(KEY);
+    expect(resync).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes.slice(before)).toEqual([
+      { verb: 'instantiate', key: KEY, body: expect.objectContaining({ name: 'w' }) as unknown },
+      instantiateDone(KEY),
+    ]);
+    expect(writer.server(view.ref)?.annotations).not.toHaveProperty(INSTANTIATE_PENDING);
+    // Nothing is owed any more: the next resync writes nothing.
+    workloads.put(writer.server(view.ref) ?? view);
+    const after = writer.writes.length;
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'unchanged' });
+    expect(writer.writes.length).toBe(after);
+  });
+
+  it('a lease lost after the template patch: the next leader instantiates', async () => {
+    const view = givenTracked('DeploymentConfig');
+    const patch = writer.patch.bind(writer);
+    writer.patch = async (ref, body) => {
+      await patch(ref, body);
+      leading = false;
+    };
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'not-leader' });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['patch']);
+    writer.patch = patch;
+    leading = true;
+    workloads.put(writer.server(view.ref) ?? view);
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['patch', 'instantiate', 'patch']);
+  });
+
+  it('a ConfigChange trigger added meanwhile: only the marker is removed', async () => {
+    const view = tracked('DeploymentConfig')
+      .withConfigChangeTrigger()
+      .withAnnotation(INSTANTIATE_PENDING, '2026-01-01T00:00:00Z')
+      .withAnnotation(BASELINE, `{"configmap/app-config":"${H3}"}`)
+      .build();
+    given(view);
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes).toEqual([instantiateDone(KEY)]);
+  });
+
+  it('dry-run never instantiates an owed DeploymentConfig', async () => {
+    const view = tracked('DeploymentConfig')
+      .withAnnotation(INSTANTIATE_PENDING, '2026-01-01T00:00:00Z')
+      .withAnnotation(BASELINE, `{"configmap/app-config":"${H3}"}`)
+      .build();
+    given(view);
+    await reconciler({ dryRun: true }).reconcile(KEY);
+    expect(writer.writes).toEqual([]);
   });
 
   it('a forbidden instantiate fails the roll', async () => {

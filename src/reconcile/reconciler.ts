@@ -41,7 +41,14 @@ import type {
 import { WriteError } from './ports.ts';
 import { uniqueProblems } from './tracking.ts';
 import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
-import { LeadershipLostError, writeStrategyOf } from './write-actions.ts';
+import {
+  instantiateFollowUp,
+  LeadershipLostError,
+  needsInstantiate,
+  writeStrategyOf,
+} from './write-actions.ts';
+import { instantiateDonePatch } from '../rollout/patch.ts';
+import { INSTANTIATE_PENDING } from '../core/types.ts';
 
 export interface ReconcileOptions extends Omit<PlanOptions, 'reloadLists'> {
   /** `--dry-run`: plan and report, never write (§13.8). */
@@ -254,7 +261,10 @@ export class Reconciler {
     }
     const target = this.#target(pass, view);
     this.#reportDiagnostics(target);
-    if (!hasWrite(target)) return this.#settle(pass, target);
+    if (!hasWrite(target)) {
+      if (this.#owesInstantiate(pass, view)) return this.#finishInstantiate(pass, target);
+      return this.#settle(pass, target);
+    }
     if (this.#deps.options.dryRun) return this.#dryRun(pass, target);
     return this.#write(pass, target);
   }
@@ -457,6 +467,7 @@ export class Reconciler {
     const retried = await this.#followUp(pass, timing.target, followUp);
     if (retried.state === 'done') {
       if (followUp.kind === 'create-job') await this.#settleRecreation(pass.key);
+      else await this.#clearInstantiatePending(pass, timing.target.view);
       const completion: Completion =
         followUp.kind === 'create-job' ? { createdJob: retried.value } : { instantiated: true };
       return this.#written(pass, timing, completion);
@@ -527,6 +538,61 @@ export class Reconciler {
         key,
         result: 'failed',
         error: asWriteError(error),
+      });
+    }
+  }
+
+  /**
+   * A DeploymentConfig whose template was patched while its instantiate never succeeded (failed,
+   * lease lost, crash) carries `kreload.io/instantiate-pending` (docs/adr/0019): the next reconcile
+   * with nothing else to write instantiates it. A roll in the meantime instantiates anyway.
+   */
+  #owesInstantiate(pass: Pass, view: WorkloadView): boolean {
+    return (
+      pass.row.instantiatesWithoutConfigChangeTrigger &&
+      view.annotations[INSTANTIATE_PENDING] !== undefined &&
+      !this.#deps.options.dryRun
+    );
+  }
+
+  async #finishInstantiate(pass: Pass, target: Target): Promise<ReconcileResult> {
+    const { view, plan } = target;
+    // A ConfigChange trigger added since deploys the template by itself: only the marker goes.
+    if (needsInstantiate(pass.row, view)) {
+      const followUp = instantiateFollowUp(view);
+      const retried = await this.#followUp(pass, target, followUp);
+      if (retried.state === 'not-leader') return NOT_LEADER;
+      if (retried.state === 'failed') {
+        const { error, attempts } = retried;
+        this.#deps.observer.onFailed({
+          key: pass.key,
+          view,
+          plan,
+          error,
+          gaveUp: error.retryable,
+          attempts,
+          stage: 'instantiate',
+          recreationPending: false,
+        });
+        return { outcome: 'failed', plan, attempts, error };
+      }
+    }
+    await this.#clearInstantiatePending(pass, view);
+    this.#deps.marks.consume(pass.key, pass.marks);
+    return { outcome: 'rolled', plan, attempts: 1 };
+  }
+
+  /** A failed removal leaves the marker: the next reconcile instantiates again (at least once). */
+  async #clearInstantiatePending(pass: Pass, view: WorkloadView): Promise<void> {
+    if (!this.#mayWrite()) return;
+    try {
+      await this.#deps.writer.patch(view.ref, instantiateDonePatch(pass.row));
+    } catch (error) {
+      this.#deps.observer.onRetry({
+        key: pass.key,
+        error: asWriteError(error),
+        attempt: 1,
+        delayMs: 0,
       });
     }
   }

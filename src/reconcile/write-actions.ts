@@ -152,13 +152,22 @@ const TEMPLATE_PATCH: WriteStrategy = {
     const { row, target } = context;
     const { view, plan, pause } = target;
     const live = needsLiveContainers(row, plan) ? await liveTemplate(context) : undefined;
-    await patchIfAny(context, { ...plan, pause: pause.write }, live);
-    if (row.instantiatesWithoutConfigChangeTrigger && !view.hasConfigChangeTrigger) {
-      return { kind: 'instantiate', body: deploymentRequest(view.ref.name) };
-    }
-    return undefined;
+    const instantiates = needsInstantiate(row, view);
+    // The marker goes with the template (docs/adr/0019): the instantiate is owed until it succeeds.
+    const instantiatePending = instantiates ? rfc3339Seconds(context.now) : undefined;
+    await patchIfAny(context, { ...plan, pause: pause.write, instantiatePending }, live);
+    return instantiates ? instantiateFollowUp(view) : undefined;
   },
 };
+
+/** §7.6: a DeploymentConfig without a ConfigChange trigger deploys a new template on instantiate. */
+export function needsInstantiate(row: WorkloadKindRow, view: WorkloadView): boolean {
+  return row.instantiatesWithoutConfigChangeTrigger && !view.hasConfigChangeTrigger;
+}
+
+export function instantiateFollowUp(view: WorkloadView): FollowUp {
+  return { kind: 'instantiate', body: deploymentRequest(view.ref.name) };
+}
 
 function cronJobSourceHashes(target: Target): string {
   const hashes = target.plan.workloadSourceHashes ?? target.view.annotations[SOURCE_HASHES] ?? null;

@@ -211,7 +211,11 @@ export class RecordingWriter implements WorkloadWriter {
     if (failure) return Promise.reject(failure);
     const current = this.#views.get(key);
     if (!current) return Promise.reject(notFound(key));
-    if (preconditionOf(patch) !== current.resourceVersion) return Promise.reject(conflict(key));
+    // A patch without a resourceVersion has no precondition, as on the API server.
+    const precondition = preconditionOf(patch);
+    if (precondition !== undefined && precondition !== current.resourceVersion) {
+      return Promise.reject(conflict(key));
+    }
     const next = applyPatchToView(current, patch);
     this.#views.set(key, next);
     const object = this.#objects.get(key);
