@@ -192,7 +192,7 @@ function templateKindWrites(kind: WorkloadKind, strategy: ReloadStrategy): Recor
   const merge = kind === 'Rollout';
   const instantiates = kind === 'DeploymentConfig';
   // A DeploymentConfig owes its instantiate from the template patch on (docs/adr/0019).
-  const owed = instantiates ? { [INSTANTIATE_PENDING]: '2026-01-01T00:00:00Z' } : {};
+  const owed: JsonObject = instantiates ? { [INSTANTIATE_PENDING]: '2026-01-01T00:00:00Z' } : {};
   const patch: RecordedWrite = {
     verb: 'patch',
     key,
