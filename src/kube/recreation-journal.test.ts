@@ -93,6 +93,9 @@ describe('KubeRecreationJournal', () => {
     const error = await journal.record(ENTRY).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WriteError);
     expect(error).toMatchObject({ status: 403, retryable: false });
+    expect((error as WriteError).message).toBe(
+      'cannot journal Job team-a/migrate before deleting it (not deleted): 403 Forbidden: configmaps is forbidden',
+    );
   });
 
   it('an entry larger than a ConfigMap holds is refused before any request', async () => {

@@ -5,7 +5,6 @@
  * added and removed with JSON merge patches of that one key, so concurrent workers never conflict
  * and no resourceVersion is needed; the ConfigMap is created by the first entry.
  */
-import { workloadKey } from '../core/keys.ts';
 import type { WorkloadRef } from '../core/types.ts';
 import type { JournalEntry, RecreationJournal } from '../reconcile/ports.ts';
 import { WriteError } from '../reconcile/ports.ts';
@@ -69,9 +68,21 @@ export function decodeEntry(text: string): JournalEntry | string {
 function tooLarge(entry: JournalEntry, bytes: number): WriteError {
   return new WriteError({
     message:
-      `Job ${workloadKey(entry.ref)} is ${bytes} bytes, more than a ConfigMap holds ` +
+      `Job ${entry.ref.namespace}/${entry.ref.name} is ${bytes} bytes, more than a ConfigMap holds ` +
       `(${CONFIG_MAP_DATA_MAX_BYTES}): it cannot be journalled, so it is not deleted`,
     retryable: false,
+  });
+}
+
+/** Names the Job and says that nothing was deleted; status and retryability stay the server's. */
+function notJournalled(entry: JournalEntry, error: unknown): WriteError {
+  const cause = error instanceof WriteError ? error : toWriteError(toKubeApiError(error));
+  return new WriteError({
+    message: `cannot journal Job ${entry.ref.namespace}/${entry.ref.name} before deleting it (not deleted): ${cause.message}`,
+    status: cause.status,
+    retryable: cause.retryable,
+    retryAfterMs: cause.retryAfterMs,
+    cause,
   });
 }
 
@@ -88,10 +99,14 @@ export class KubeRecreationJournal implements RecreationJournal {
     if (bytes > CONFIG_MAP_DATA_MAX_BYTES) throw tooLarge(entry, bytes);
     const data = { [journalKey(entry.ref)]: value };
     try {
-      await this.#patch(data);
+      try {
+        await this.#patch(data);
+      } catch (error) {
+        if (toKubeApiError(error).status !== 404) throw toWriteError(toKubeApiError(error));
+        await this.#create(data);
+      }
     } catch (error) {
-      if (toKubeApiError(error).status !== 404) throw toWriteError(toKubeApiError(error));
-      await this.#create(data);
+      throw notJournalled(entry, error);
     }
   }
 

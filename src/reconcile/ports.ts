@@ -246,8 +246,6 @@ export type RecreationRetryEvent =
   | { readonly key: WorkloadKey; readonly result: 'appeared' }
   /** The DELETE never took effect: the Job still exists, nothing to create. */
   | { readonly key: WorkloadKey; readonly result: 'not-deleted' }
-  /** Someone else deleted the Job before kreload's DELETE (404): it is not created again. */
-  | { readonly key: WorkloadKey; readonly result: 'deleted-by-other' }
   /** The lease was lost between the DELETE and the CREATE: the next leader replays the journal. */
   | { readonly key: WorkloadKey; readonly result: 'handed-over' }
   | { readonly key: WorkloadKey; readonly result: 'failed'; readonly error: WriteError };
