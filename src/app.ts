@@ -49,6 +49,8 @@ import { META_INFO_NAME, metaInfoConfigMap } from './app/meta-info.ts';
 import type { BuildInfo } from './app/meta-info.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
 import { KubeWorkloadWriter } from './kube/workload-writer.ts';
+import { JOURNAL_NAME, KubeRecreationJournal } from './kube/recreation-journal.ts';
+import type { RecreationJournal } from './reconcile/ports.ts';
 import { LeaderElector } from './leader/leader-elector.ts';
 import { systemClock, systemTimers } from './leader/system-time.ts';
 import type { Logger } from './log/logger.ts';
@@ -346,6 +348,7 @@ class KreloadApp implements App {
       random: Math.random,
       reloadLists,
       mayWrite: () => this.#mayWrite(),
+      journal: this.#recreationJournal(transport, logger),
     });
     const runner = new WorkRunner({
       reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),
@@ -663,7 +666,59 @@ class KreloadApp implements App {
     runtime.metrics.setLeader(true);
     runtime.queue.start();
     runtime.router.triggerAll(runtime.store.keys());
+    this.#replayRecreations(runtime);
     this.#writeMetaInfo(runtime.transport);
+  }
+
+  /**
+   * The Job recreation journal (docs/adr/0019) in kreload's own namespace. Without `POD_NAMESPACE`
+   * (outside a cluster) it lives in this process only, and a crash between a Job's DELETE and its
+   * CREATE loses the Job: said once at start.
+   */
+  #recreationJournal(transport: KubeTransport, logger: Logger): RecreationJournal | undefined {
+    const namespace = this.#options.podNamespace;
+    if (this.#options.ignoredWorkloadTypes.includes('jobs')) return undefined;
+    if (namespace === undefined) {
+      logger.warn(
+        'POD_NAMESPACE is not set: Job recreations are journalled in memory only, and a Job ' +
+          'deleted by a roll is lost if kreload stops before creating it again',
+      );
+      return undefined;
+    }
+    return new KubeRecreationJournal({
+      transport,
+      namespace,
+      onInvalidEntry: (key, reason) => {
+        logger.warn('ignoring an invalid Job recreation journal entry', {
+          journal: `${namespace}/${JOURNAL_NAME}`,
+          key,
+          reason,
+        });
+      },
+    });
+  }
+
+  /**
+   * Reads the journal and enqueues every Job whose recreation is pending (docs/adr/0019): on gaining
+   * leadership and at each resync, so a recreation another process journalled is finished here.
+   * Never in dry-run: finishing one is a write.
+   */
+  #replayRecreations(runtime: Runtime): void {
+    if (this.#options.dryRun) return;
+    runtime.reconciler
+      .replayRecreations()
+      .then((keys) => {
+        runtime.router.triggerAll(keys);
+      })
+      .catch((error: unknown) => {
+        this.#deps.logger.warn(
+          'cannot read the Job recreation journal; retried at the next resync',
+          {
+            error: error instanceof Error ? error.message : String(error),
+          },
+        );
+        runtime.router.triggerAll(runtime.reconciler.pendingRecreations());
+      });
   }
 
   /** Once per leadership term; a failure is logged and ignored (§13.10). */
@@ -698,7 +753,7 @@ class KreloadApp implements App {
         runtime.router.triggerAll(runtime.store.keys());
         // Jobs deleted but not re-created are no longer in the store; the queue keeps their
         // retries exclusive with any other work on the same key (§7.4 item 4).
-        runtime.router.triggerAll(runtime.reconciler.pendingRecreations());
+        this.#replayRecreations(runtime);
         void this.#apis?.recheckAbsent();
         this.#scheduleResync();
       }

@@ -18,6 +18,8 @@ export interface KreloadFixtureOptions {
   readonly namespaces?: number;
   /** Flags for kreload given the created namespaces. */
   readonly args: (namespaces: readonly string[]) => readonly string[];
+  /** Environment added to kreload's, e.g. `POD_NAMESPACE`. */
+  readonly env?: Readonly<Record<string, string>>;
   /** Start kreload in beforeAll (default true); otherwise call start() from the spec. */
   readonly startInBeforeAll?: boolean;
   /** Who kreload runs as; default: the regular ServiceAccount of rbac.ts. */
@@ -85,6 +87,7 @@ export class KreloadFixture {
       name: this.#options.name,
       kubeconfig: this.identity.kubeconfigPath,
       args: [...this.#options.args(this.#namespaces), '--log-level=debug', ...extraArgs],
+      ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
     });
     return this.#kreload;
   }

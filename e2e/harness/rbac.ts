@@ -108,6 +108,13 @@ export const KRELOAD_PERMISSIONS: readonly PermissionRow[] = [
     verbs: ['get', 'create', 'update'],
     neededFor: 'meta-info',
   },
+  {
+    scope: 'release-namespace',
+    apiGroups: [''],
+    resources: ['configmaps'],
+    verbs: ['get', 'create', 'patch'],
+    neededFor: 'Job recreation journal (docs/adr/0019), with POD_NAMESPACE set',
+  },
 ];
 
 export interface KreloadIdentity {
@@ -168,12 +175,10 @@ export async function installKreloadIdentity(cluster: ClusterClient): Promise<Kr
       },
     }),
   );
-  await createIfAbsent(() =>
-    rbac.createNamespacedRole({
-      namespace,
-      body: { metadata, rules: rulesFor('release-namespace') },
-    }),
-  );
+  // Replaced when it exists: a shared cluster may hold the rules of an older checkout.
+  const roleBody = { metadata, rules: rulesFor('release-namespace') };
+  await createIfAbsent(() => rbac.createNamespacedRole({ namespace, body: roleBody }));
+  await rbac.replaceNamespacedRole({ name: ROLE_NAME, namespace, body: roleBody });
   await createIfAbsent(() =>
     rbac.createNamespacedRoleBinding({
       namespace,

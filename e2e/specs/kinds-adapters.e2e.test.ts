@@ -106,7 +106,9 @@ const CASES: readonly KindCase[] = [
         cronJobUid,
       );
       expect(owned.map(uidOf)).toEqual([uidOf(job)]);
-      expect(stringAt(job, ['metadata', 'generateName'])).toBe(`${ref.name}-`);
+      // The change window's deterministic name (docs/adr/0020), never generateName.
+      expect(stringAt(job, ['metadata', 'name'])).toMatch(new RegExp(`^${ref.name}-[0-9a-f]{10}$`));
+      expect(stringAt(job, ['metadata', 'generateName'])).toBeUndefined();
       expect(recordAt(job, ['metadata']).ownerReferences).toEqual([
         {
           apiVersion: 'batch/v1',

@@ -45,6 +45,10 @@ interface TriggerCase {
   readonly instantiates: boolean;
 }
 
+/** W marker of an instantiate still owed (docs/adr/0019), and the patch that removes it. */
+const INSTANTIATE_PENDING = 'kreload.io/instantiate-pending';
+const MARKER_REMOVAL = { metadata: { annotations: { [INSTANTIATE_PENDING]: null } } };
+
 const TRIGGER_CASES: readonly TriggerCase[] = [
   {
     title: 'with a ConfigChange trigger: the template patch alone',
@@ -157,10 +161,13 @@ describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
     });
 
     // Every write was a strategic merge patch with kreload's field manager and a precondition
-    // (§7.6 "exactly as for a Deployment", §10); the roll was one of them.
+    // (§7.6 "exactly as for a Deployment", §10); the roll was one of them. The one exception is
+    // the removal of kreload's own instantiate marker once instantiate succeeded (docs/adr/0019).
     const requests = requestsFor(namespace, name);
     const patches = requests.filter((r) => r.subresource === undefined);
     expect(patches.length).toBeGreaterThanOrEqual(2);
+    const isMarkerRemoval = (r: (typeof patches)[number]): boolean =>
+      JSON.stringify(r.body) === JSON.stringify(MARKER_REMOVAL);
     for (const patch of patches) {
       expect(patch).toMatchObject({
         method: 'PATCH',
@@ -168,13 +175,17 @@ describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
         query: expect.objectContaining({ fieldManager: 'kreload' }) as unknown,
         status: 200,
       });
-      expect(stringAt(patch.body, ['metadata', 'resourceVersion'])).toMatch(/^\d+$/);
+      if (!isMarkerRemoval(patch)) {
+        expect(stringAt(patch.body, ['metadata', 'resourceVersion'])).toMatch(/^\d+$/);
+      }
     }
+    const markerRemovals = patches.filter(isMarkerRemoval);
     const rollPatches = patches.filter((r) => recordAt(r.body, ['spec']).template !== undefined);
     expect(rollPatches).toHaveLength(1);
     const instantiations = requests.filter((r) => r.subresource === 'instantiate');
     if (!triggerCase.instantiates) {
       expect(instantiations).toEqual([]);
+      expect(markerRemovals).toEqual([]);
       return;
     }
     expect(instantiations).toHaveLength(1);
@@ -193,5 +204,14 @@ describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
       },
     });
     expect(requests.indexOf(instantiation)).toBeGreaterThan(requests.indexOf(rollPatch));
+    // The roll owed the instantiate until it succeeded, then the marker went.
+    expect(annotationsOf({ metadata: recordAt(rollPatch.body, ['metadata']) })).toHaveProperty(
+      INSTANTIATE_PENDING,
+    );
+    expect(markerRemovals).toHaveLength(1);
+    const [removal] = markerRemovals;
+    if (removal === undefined) throw new Error('checked above');
+    expect(requests.indexOf(removal)).toBeGreaterThan(requests.indexOf(instantiation));
+    expect(annotationsOf(await readObject(client, ref))).not.toHaveProperty(INSTANTIATE_PENDING);
   });
 });

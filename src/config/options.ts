@@ -506,7 +506,7 @@ export const ENV_SPECS = [
   },
   {
     env: 'POD_NAMESPACE',
-    help: 'Default Lease namespace; required with --enable-ha unless --leader-election-namespace is set.',
+    help: 'Default Lease namespace; required with --enable-ha unless --leader-election-namespace is set. Also where Job rolls journal the Job before deleting it (ConfigMap kreload-job-recreations); unset, the journal is in memory only.',
     chart: 'downward API (metadata.namespace)',
   },
   {

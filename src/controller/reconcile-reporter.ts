@@ -143,9 +143,15 @@ export class ReconcileReporter implements ReconcileObserver {
 
   onRecreationRetried(event: RecreationRetryEvent): void {
     if (event.result === 'failed') {
-      this.#deps.logger.error('Job re-creation failed again; retried at the next resync', {
+      this.#deps.logger.error('Job re-creation still pending; retried at the next resync', {
         workload: event.key,
         error: event.error.message,
+      });
+      return;
+    }
+    if (event.result === 'handed-over') {
+      this.#deps.logger.warn('lease lost after deleting a Job; the next leader re-creates it', {
+        workload: event.key,
       });
       return;
     }

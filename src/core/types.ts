@@ -185,6 +185,11 @@ export const LAST_RELOADED_FROM = 'reloader.stakater.com/last-reloaded-from';
 export const SOURCE_HASHES = 'kreload.io/source-hashes';
 export const BASELINE = 'kreload.io/baseline';
 export const CRONJOB_INSTANTIATE = 'cronjob.kubernetes.io/instantiate';
+/**
+ * W of a DeploymentConfig without a ConfigChange trigger: its template was patched and the
+ * instantiate is still owed (RFC 3339 time of the patch). Removed once instantiate succeeds.
+ */
+export const INSTANTIATE_PENDING = 'kreload.io/instantiate-pending';
 
 /** SHA-1 of `__RELOADER_EMPTY_DELETE_MARKER__`: the hash that stands for "source deleted". */
 export const DELETE_MARKER = 'aae45badef99284e4dae01d6046154ea9d99532f';

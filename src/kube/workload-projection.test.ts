@@ -4,6 +4,7 @@ import {
   BASELINE,
   CRONJOB_INSTANTIATE,
   DEFAULT_ANNOTATION_KEYS,
+  INSTANTIATE_PENDING,
   LAST_RELOADED_FROM,
   SOURCE_HASHES,
 } from '../core/types.ts';
@@ -259,8 +260,9 @@ describe('workloadAnnotationKeys', () => {
         SOURCE_HASHES,
         BASELINE,
         CRONJOB_INSTANTIATE,
+        INSTANTIATE_PENDING,
       ]),
     );
-    expect(kept).toHaveLength(KEY_VALUES.length + 4);
+    expect(kept).toHaveLength(KEY_VALUES.length + 5);
   });
 });

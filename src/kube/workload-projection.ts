@@ -13,7 +13,13 @@ import type {
   WorkloadKind,
   WorkloadView,
 } from '../core/types.ts';
-import { BASELINE, CRONJOB_INSTANTIATE, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
+import {
+  BASELINE,
+  CRONJOB_INSTANTIATE,
+  INSTANTIATE_PENDING,
+  LAST_RELOADED_FROM,
+  SOURCE_HASHES,
+} from '../core/types.ts';
 import type { JsonObject } from './json.ts';
 import { booleanAt, numberAt, objectAt, objectsAt, stringAt } from './json.ts';
 import { keptAnnotations, objectIdentity } from './projections.ts';
@@ -55,7 +61,14 @@ const KIND_SHAPES: Readonly<Record<WorkloadKind, KindShape>> = {
 export function workloadAnnotationKeys(keys: AnnotationKeys): readonly string[] {
   const configured = Object.values(keys).filter((v: unknown): v is string => typeof v === 'string');
   return [
-    ...new Set([...configured, LAST_RELOADED_FROM, SOURCE_HASHES, BASELINE, CRONJOB_INSTANTIATE]),
+    ...new Set([
+      ...configured,
+      LAST_RELOADED_FROM,
+      SOURCE_HASHES,
+      BASELINE,
+      CRONJOB_INSTANTIATE,
+      INSTANTIATE_PENDING,
+    ]),
   ];
 }
 

@@ -214,11 +214,43 @@ export interface RetryEvent {
   readonly delayMs: number;
 }
 
-/** A retry of a pending Job creation (§7.4 item 4). */
+/**
+ * A Job kreload deletes to roll it, journalled before the DELETE and kept until the Job exists again
+ * (docs/adr/0019-job-recreation-journal.md). The manifest is the user's own Job as served, with
+ * server fields dropped and the roll's change applied; it references Secrets by name only.
+ */
+export interface JournalEntry {
+  readonly ref: WorkloadRef;
+  /** The Job to create, as built before the deletion. */
+  readonly manifest: JsonObject;
+  /** UID of the Job to delete: a Job with another UID means the Job has appeared. */
+  readonly deletedUid: string;
+  /** When the entry was journalled, ms since the epoch. */
+  readonly since: number;
+}
+
+/**
+ * Durable storage of Job recreations (docs/adr/0019), so a crash, an OOM kill or a failover
+ * between the DELETE and the CREATE loses no Job. Every method rejects with WriteError.
+ */
+export interface RecreationJournal {
+  /** Stores `entry` (replacing one for the same Job); resolves once it is durable. */
+  record(entry: JournalEntry): Promise<void>;
+  /** Drops the entry of `ref`, if any. */
+  remove(ref: WorkloadRef): Promise<void>;
+  /** Every stored entry: the replay at start, on gaining leadership and at each resync. */
+  entries(): Promise<readonly JournalEntry[]>;
+}
+
+/** A step of a journalled Job recreation (§7.4 item 4, docs/adr/0019). */
 export type RecreationRetryEvent =
   | { readonly key: WorkloadKey; readonly result: 'created'; readonly createdJob: CreatedObject }
   /** The Job exists again (created by someone else, or an earlier answer was lost). */
   | { readonly key: WorkloadKey; readonly result: 'appeared' }
+  /** The DELETE never took effect: the Job still exists, nothing to create. */
+  | { readonly key: WorkloadKey; readonly result: 'not-deleted' }
+  /** The lease was lost between the DELETE and the CREATE: the next leader replays the journal. */
+  | { readonly key: WorkloadKey; readonly result: 'handed-over' }
   | { readonly key: WorkloadKey; readonly result: 'failed'; readonly error: WriteError };
 
 /** Hooks for metrics, Events and logs; every hook fires once per occasion (§13.2). */

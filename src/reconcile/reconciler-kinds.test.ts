@@ -1,21 +1,31 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { workloadKey } from '../core/keys.ts';
-import type { ReloadStrategy, WorkloadKind, WorkloadRef, WorkloadView } from '../core/types.ts';
+import type {
+  ReloadStrategy,
+  WorkloadKey,
+  WorkloadKind,
+  WorkloadRef,
+  WorkloadView,
+} from '../core/types.ts';
 import {
   BASELINE,
   CRONJOB_INSTANTIATE,
   DEFAULT_ANNOTATION_KEYS as KEYS,
+  INSTANTIATE_PENDING,
   LAST_RELOADED_FROM,
   SOURCE_HASHES,
 } from '../core/types.ts';
 import type { JsonObject } from '../rollout/json.ts';
+import { cronJobRunName } from '../rollout/jobs.ts';
 import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
 import { InMemorySources } from '../testing/in-memory-sources.ts';
 import { InMemoryMarks, InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { RecordingJournal } from '../testing/recording-journal.ts';
 import { RecordingObserver } from '../testing/recording-observer.ts';
 import type { RecordedWrite } from '../testing/recording-writer.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
+import type { RecreationJournal } from './ports.ts';
 import { WriteError } from './ports.ts';
 import type { ReconcileOptions } from './reconciler.ts';
 import type { ReconcilerDeps } from './reconciler.ts';
@@ -51,6 +61,11 @@ const OPTIONS: ReconcileOptions = {
   dryRun: false,
 };
 
+/** No answer: the request may or may not have taken effect. */
+function timeout(): WriteError {
+  return new WriteError({ message: 'request timed out', retryable: true });
+}
+
 function status(code: number): WriteError {
   const retryable = code === 409 || code === 429 || code >= 500;
   return new WriteError({ message: `HTTP ${code}`, status: code, retryable });
@@ -65,13 +80,22 @@ let sleeps: number[];
 let leading: boolean;
 
 /** Every attempt of one reconcile, as the queue would run them; the waits go to `sleeps`. */
-function reconciler(options: Partial<ReconcileOptions> = {}, clock = () => NOW): DrivenReconciler {
-  return drivenWithSleeps(deps(options, clock));
+function reconciler(
+  options: Partial<ReconcileOptions> = {},
+  clock = () => NOW,
+  journal?: RecreationJournal,
+): DrivenReconciler {
+  return drivenWithSleeps(deps(options, clock, journal));
 }
 
 /** One attempt per call, for tests that look at the attempts themselves. */
-function deps(options: Partial<ReconcileOptions> = {}, clock = () => NOW): ReconcilerDeps {
+function deps(
+  options: Partial<ReconcileOptions> = {},
+  clock = () => NOW,
+  journal?: RecreationJournal,
+): ReconcilerDeps {
   return {
+    journal,
     workloads,
     sources,
     marks,
@@ -183,18 +207,21 @@ function templatePatch(strategy: ReloadStrategy, containers: 'partial' | 'live')
 function templateKindWrites(kind: WorkloadKind, strategy: ReloadStrategy): RecordedWrite[] {
   const key = workloadKey({ kind, namespace: NS, name: 'w' });
   const merge = kind === 'Rollout';
+  const instantiates = kind === 'DeploymentConfig';
+  // A DeploymentConfig owes its instantiate from the template patch on (docs/adr/0019).
+  const owed: JsonObject = instantiates ? { [INSTANTIATE_PENDING]: '2026-01-01T00:00:00Z' } : {};
   const patch: RecordedWrite = {
     verb: 'patch',
     key,
     patch: {
       type: merge ? 'merge' : 'strategic',
       body: {
-        metadata: { resourceVersion: '10', annotations: { [BASELINE]: null } },
+        metadata: { resourceVersion: '10', annotations: { [BASELINE]: null, ...owed } },
         spec: { template: templatePatch(strategy, merge ? 'live' : 'partial') },
       },
     },
   };
-  if (kind !== 'DeploymentConfig') return [patch];
+  if (!instantiates) return [patch];
   const body = {
     kind: 'DeploymentRequest',
     apiVersion: 'apps.openshift.io/v1',
@@ -202,7 +229,29 @@ function templateKindWrites(kind: WorkloadKind, strategy: ReloadStrategy): Recor
     latest: true,
     force: true,
   };
-  return [patch, { verb: 'instantiate', key, body }];
+  return [patch, { verb: 'instantiate', key, body }, instantiateDone(key)];
+}
+
+/** The patch that removes the instantiate marker once instantiate succeeded. */
+function instantiateDone(key: WorkloadKey): RecordedWrite {
+  return {
+    verb: 'patch',
+    key,
+    patch: {
+      type: 'strategic',
+      body: { metadata: { annotations: { [INSTANTIATE_PENDING]: null } } },
+    },
+  };
+}
+
+/** The Job name of the change window from no CronJob state to NEW_HASHES (ADR 0020). */
+function runName(view: WorkloadView): string {
+  return cronJobRunName({
+    cronJobName: view.ref.name,
+    cronJobUid: view.uid,
+    previousHashes: view.annotations[SOURCE_HASHES],
+    sourceHashes: NEW_HASHES,
+  });
 }
 
 function cronJobWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWrite[] {
@@ -210,12 +259,12 @@ function cronJobWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWr
   return [
     {
       verb: 'create',
-      key: 'Job/team-a/w-',
+      key: `Job/team-a/${runName(view)}`,
       body: {
         apiVersion: 'batch/v1',
         kind: 'Job',
         metadata: {
-          generateName: 'w-',
+          name: runName(view),
           namespace: NS,
           annotations: { [CRONJOB_INSTANTIATE]: 'manual', [SOURCE_HASHES]: NEW_HASHES },
           ownerReferences: [
@@ -476,6 +525,180 @@ describe('Job (§7.4)', () => {
   });
 });
 
+describe('Job recreation journal (ADR 0019)', () => {
+  const KEY = 'Job/team-a/w' as const;
+  let journal: RecordingJournal;
+
+  beforeEach(() => {
+    journal = new RecordingJournal(writer);
+  });
+
+  function journalled(): DrivenReconciler {
+    return reconciler({}, () => NOW, journal);
+  }
+
+  function steps(from = 0): string[] {
+    return writer.writes.slice(from).map((w) => `${w.verb} ${w.key}`);
+  }
+
+  /** The process dies inside a request: not a WriteError, so the reconcile rejects with it. */
+  class Killed extends Error {}
+
+  const ROLL = ['journal', 'delete', 'create', 'unjournal'].map((verb) => `${verb} ${KEY}`);
+
+  it('journal, DELETE, CREATE, then the entry removed: in that order', async () => {
+    const view = givenTracked('Job');
+    const result = await journalled().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 1 });
+    expect(steps()).toEqual(ROLL);
+    const [entry, , create] = writer.writes;
+    expect(entry).toMatchObject({ entry: { deletedUid: view.uid, since: NOW, ref: view.ref } });
+    // The journal holds exactly the Job that is created.
+    expect(entry?.verb === 'journal' && entry.entry.manifest).toEqual(
+      create?.verb === 'create' && create.body,
+    );
+    expect(journal.stored()).toEqual([]);
+  });
+
+  it('a lost DELETE answer: the retry meets 404 and creates the journalled Job', async () => {
+    givenTracked('Job');
+    writer.loseNextAnswer('delete', timeout());
+    const result = await journalled().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(steps()).toEqual(ROLL);
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onRolled',
+      event: { createdJob: { name: 'w', uid: 'uid-created-1' } },
+    });
+    expect(writer.object(KEY)).toMatchObject({ metadata: { uid: 'uid-created-1' } });
+  });
+
+  it('a crash between DELETE and CREATE: a new process replays the journal', async () => {
+    givenTracked('Job');
+    const create = writer.create.bind(writer);
+    writer.create = () => Promise.reject(new Killed('kill -9'));
+    await expect(journalled().reconcile(KEY, TRIGGER)).rejects.toBeInstanceOf(Killed);
+    expect(steps()).toEqual([`journal ${KEY}`, `delete ${KEY}`]);
+    writer.create = create;
+    // The new process: its watch never saw the old Job.
+    workloads.remove(KEY);
+    const restarted = journalled();
+    expect(await restarted.replayRecreations()).toEqual([KEY]);
+    const before = writer.writes.length;
+    expect(await restarted.reconcile(KEY)).toEqual({ outcome: 'recreated', attempts: 1 });
+    expect(steps(before)).toEqual([`create ${KEY}`, `unjournal ${KEY}`]);
+    expect(writer.object(KEY)).toMatchObject({
+      spec: { template: { spec: { containers: [{ env: [{ name: ENV, value: H3 }] }] } } },
+    });
+    expect(journal.stored()).toEqual([]);
+    expect(await restarted.replayRecreations()).toEqual([]);
+  });
+
+  it('a crash after the journal write, before the DELETE: the Job is rolled once', async () => {
+    givenTracked('Job');
+    const remove = writer.delete.bind(writer);
+    writer.delete = () => Promise.reject(new Killed('kill -9'));
+    await expect(journalled().reconcile(KEY, TRIGGER)).rejects.toBeInstanceOf(Killed);
+    writer.delete = remove;
+    const restarted = journalled();
+    await restarted.replayRecreations();
+    const before = writer.writes.length;
+    expect(await restarted.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'rolled' });
+    // The DELETE never took effect: the entry goes, then the usual roll.
+    expect(steps(before)).toEqual([`unjournal ${KEY}`, ...ROLL]);
+    expect(observer.calls.find((c) => c.hook === 'onRecreationRetried')).toMatchObject({
+      event: { result: 'not-deleted' },
+    });
+  });
+
+  it('a follower that gains the lease replays what the old leader left', async () => {
+    givenTracked('Job');
+    const create = writer.create.bind(writer);
+    const remove = writer.delete.bind(writer);
+    writer.delete = async (ref, preconditions) => {
+      await remove(ref, preconditions);
+      leading = false;
+    };
+    const follower = journalled();
+    expect(await journalled().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'not-leader' });
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onRecreationRetried',
+      event: { result: 'handed-over' },
+    });
+    expect(steps()).toEqual([`journal ${KEY}`, `delete ${KEY}`]);
+    // The old leader exits; the follower's cache saw the deletion, then it gains the lease.
+    workloads.remove(KEY);
+    leading = true;
+    writer.create = create;
+    expect(await follower.replayRecreations()).toEqual([KEY]);
+    expect(await follower.reconcile(KEY)).toEqual({ outcome: 'recreated', attempts: 1 });
+    expect(steps(2)).toEqual([`create ${KEY}`, `unjournal ${KEY}`]);
+  });
+
+  it('a journal write that fails deletes nothing', async () => {
+    const view = givenTracked('Job');
+    journal.failNext('record', status(403));
+    const result = await journalled().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'failed', error: { status: 403 } });
+    expect(steps()).toEqual([`journal ${KEY}`]);
+    expect(writer.server(view.ref)).toEqual(view);
+    expect(observer.calls.at(-1)).toMatchObject({ hook: 'onFailed', event: { stage: 'write' } });
+  });
+
+  it('a Job created by someone else meanwhile: the entry goes, nothing is created', async () => {
+    givenTracked('Job');
+    writer.create = () => Promise.reject(new Killed('kill -9'));
+    await expect(journalled().reconcile(KEY, TRIGGER)).rejects.toBeInstanceOf(Killed);
+    const theirs = aWorkload('Job', NS, 'w').withUid('someone-elses').build();
+    given(theirs, { metadata: { ...meta(theirs) } });
+    const restarted = journalled();
+    await restarted.replayRecreations();
+    const before = writer.writes.length;
+    await restarted.reconcile(KEY);
+    expect(steps(before)).toEqual([`unjournal ${KEY}`]);
+    expect(observer.calls.find((c) => c.hook === 'onRecreationRetried')).toMatchObject({
+      event: { result: 'appeared' },
+    });
+  });
+
+  it('deleted by someone else just before our DELETE (404): not created again', async () => {
+    givenTracked('Job');
+    writer.failNextCall('delete', status(404));
+    const r = journalled();
+    expect(await r.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'gone' });
+    expect(steps()).toEqual([`journal ${KEY}`, `delete ${KEY}`, `unjournal ${KEY}`]);
+    expect(await r.replayRecreations()).toEqual([]);
+  });
+
+  it('a lost CREATE answer: AlreadyExists from the new Job means done', async () => {
+    givenTracked('Job');
+    writer.loseNextAnswer('create', timeout());
+    const result = await journalled().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled' });
+    expect(steps()).toEqual([
+      `journal ${KEY}`,
+      `delete ${KEY}`,
+      `create ${KEY}`,
+      `create ${KEY}`,
+      `unjournal ${KEY}`,
+    ]);
+    expect(sleeps).toEqual([250]);
+  });
+
+  it('a failed removal keeps the entry until a later reconcile removes it', async () => {
+    givenTracked('Job');
+    journal.failNext('remove', timeout());
+    const r = journalled();
+    expect(await r.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'rolled' });
+    expect(r.pendingRecreations()).toEqual([KEY]);
+    // The watch delivers the new Job; the next reconcile only drops the entry.
+    workloads.put(aWorkload('Job', NS, 'w').withUid('uid-created-1').build());
+    await r.reconcile(KEY);
+    expect(journal.stored()).toEqual([]);
+    expect(r.pendingRecreations()).toEqual([]);
+  });
+});
+
 describe('CronJob (§7.3)', () => {
   const KEY = 'CronJob/team-a/w' as const;
 
@@ -536,7 +759,7 @@ describe('CronJob (§7.3)', () => {
     expect(writer.writes.map((w) => w.verb)).toEqual(['create', 'patch', 'patch']);
     expect(observer.calls.at(-1)).toMatchObject({
       hook: 'onRolled',
-      event: { createdJob: { name: 'w-00001' } },
+      event: { createdJob: { name: runName(view) } },
     });
   });
 
@@ -547,6 +770,88 @@ describe('CronJob (§7.3)', () => {
     expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
     expect(writer.writes.map((w) => w.verb)).toEqual(['create', 'create', 'patch']);
     expect(sleeps).toEqual([250]);
+  });
+
+  it('a lost POST answer: the retry meets AlreadyExists and the roll is done, one Job', async () => {
+    const view = givenTracked('CronJob');
+    writer.loseNextAnswer('create', timeout());
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    const name = runName(view);
+    expect(writer.writes.map((w) => `${w.verb} ${w.key}`)).toEqual([
+      `create Job/team-a/${name}`,
+      `create Job/team-a/${name}`,
+      'patch CronJob/team-a/w',
+    ]);
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onRolled',
+      event: { createdJob: { name, uid: 'uid-created-1' } },
+    });
+  });
+
+  it.each([
+    ['with Jobs watched', true],
+    ['with `jobs` ignored (no guard over cached Jobs)', false],
+  ])('a failing metadata patch never makes a second Job, %s', async (_case, jobsWatched) => {
+    const view = givenTracked('CronJob');
+    workloads.setJobsWatched(jobsWatched);
+    writer.failNext(status(422));
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'failed' });
+    // The next trigger, then a resync: the same change window, so the same Job name.
+    writer.failNext(status(422));
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'failed' });
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'rolled' });
+    const creates = writer.writes.filter((w) => w.verb === 'create');
+    expect(new Set(creates.map((w) => w.key))).toEqual(new Set([`Job/team-a/${runName(view)}`]));
+    // The cached guard is not needed: the server holds exactly the one Job of the first POST.
+    expect(writer.object(`Job/team-a/${runName(view)}`)?.metadata).toMatchObject({
+      uid: 'uid-created-1',
+    });
+    expect(writer.server(view.ref)?.annotations[SOURCE_HASHES]).toBe(NEW_HASHES);
+  });
+
+  it("a Job of the run name that is not this CronJob's stays untouched and fails the roll", async () => {
+    const view = givenTracked('CronJob');
+    writer.putObject(
+      { kind: 'Job', namespace: NS, name: runName(view) },
+      { metadata: { name: runName(view), namespace: NS, uid: 'someone-else' } },
+    );
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'failed', error: { retryable: false } });
+    expect(result.error?.message).toContain('is not controlled by CronJob w');
+    expect(writer.writes.map((w) => w.verb)).toEqual(['create']);
+  });
+
+  it('the lease lost between the GET and the POST: nothing is sent', async () => {
+    givenTracked('CronJob');
+    const getObject = writer.getObject.bind(writer);
+    writer.getObject = (ref) => {
+      leading = false;
+      return getObject(ref);
+    };
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'not-leader' });
+    expect(writer.writes).toEqual([]);
+  });
+
+  it('the lease lost between the POST and the metadata patch: the patch is not sent', async () => {
+    const view = givenTracked('CronJob');
+    const create = writer.create.bind(writer);
+    writer.create = async (row, namespace, body) => {
+      const created = await create(row, namespace, body);
+      leading = false;
+      return created;
+    };
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'not-leader' });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['create']);
+    // The next leader: the same window's name, AlreadyExists, then the metadata patch.
+    leading = true;
+    writer.create = create;
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes.map((w) => `${w.verb} ${w.key}`)).toEqual([
+      `create Job/team-a/${runName(view)}`,
+      `create Job/team-a/${runName(view)}`,
+      'patch CronJob/team-a/w',
+    ]);
   });
 
   it('a deleted source never creates a Job (D11)', async () => {
@@ -654,12 +959,73 @@ describe('DeploymentConfig (§7.6)', () => {
       'instantiate',
       'instantiate',
       'instantiate',
+      'patch',
     ]);
     expect(sleeps).toEqual([250, 500]);
     expect(observer.calls.at(-1)).toMatchObject({
       hook: 'onRolled',
       event: { instantiated: true },
     });
+  });
+
+  it('an instantiate that gave up is owed: the next reconcile (a resync) instantiates', async () => {
+    const view = givenTracked('DeploymentConfig');
+    writer.failNextCall('instantiate', ...Array.from({ length: 5 }, () => status(503)));
+    const first = await reconciler().reconcile(KEY, TRIGGER);
+    expect(first).toMatchObject({ outcome: 'failed', error: { status: 503 } });
+    expect(writer.server(view.ref)?.annotations[INSTANTIATE_PENDING]).toBe('2026-01-01T00:00:00Z');
+    // The watch delivers the patched DeploymentConfig: its template is up to date.
+    workloads.put(writer.server(view.ref) ?? view);
+    const before = writer.writes.length;
+    const resync = await reconciler().reconcile(KEY);
+    expect(resync).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes.slice(before)).toEqual([
+      { verb: 'instantiate', key: KEY, body: expect.objectContaining({ name: 'w' }) as unknown },
+      instantiateDone(KEY),
+    ]);
+    expect(writer.server(view.ref)?.annotations).not.toHaveProperty(INSTANTIATE_PENDING);
+    // Nothing is owed any more: the next resync writes nothing.
+    workloads.put(writer.server(view.ref) ?? view);
+    const after = writer.writes.length;
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'unchanged' });
+    expect(writer.writes.length).toBe(after);
+  });
+
+  it('a lease lost after the template patch: the next leader instantiates', async () => {
+    const view = givenTracked('DeploymentConfig');
+    const patch = writer.patch.bind(writer);
+    writer.patch = async (ref, body) => {
+      await patch(ref, body);
+      leading = false;
+    };
+    expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'not-leader' });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['patch']);
+    writer.patch = patch;
+    leading = true;
+    workloads.put(writer.server(view.ref) ?? view);
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['patch', 'instantiate', 'patch']);
+  });
+
+  it('a ConfigChange trigger added meanwhile: only the marker is removed', async () => {
+    const view = tracked('DeploymentConfig')
+      .withConfigChangeTrigger()
+      .withAnnotation(INSTANTIATE_PENDING, '2026-01-01T00:00:00Z')
+      .withAnnotation(BASELINE, `{"configmap/app-config":"${H3}"}`)
+      .build();
+    given(view);
+    expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes).toEqual([instantiateDone(KEY)]);
+  });
+
+  it('dry-run never instantiates an owed DeploymentConfig', async () => {
+    const view = tracked('DeploymentConfig')
+      .withAnnotation(INSTANTIATE_PENDING, '2026-01-01T00:00:00Z')
+      .withAnnotation(BASELINE, `{"configmap/app-config":"${H3}"}`)
+      .build();
+    given(view);
+    await reconciler({ dryRun: true }).reconcile(KEY);
+    expect(writer.writes).toEqual([]);
   });
 
   it('a forbidden instantiate fails the roll', async () => {

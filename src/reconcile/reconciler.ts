@@ -14,21 +14,27 @@ import type {
   SourceKey,
   SourceType,
   WorkloadKey,
+  WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
+import { INSTANTIATE_PENDING } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
 import { WRITE_MAX_ATTEMPTS, writeRetryDelay } from '../queue/backoff.ts';
 import type { JsonObject } from '../rollout/json.ts';
+import { stringAt } from '../rollout/json.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
+import { instantiateDonePatch } from '../rollout/patch.ts';
 import { planPause } from '../rollout/pause.ts';
 import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan.ts';
 import { planReconcile } from './plan.ts';
 import type { PendingRecreation } from './pending-recreations.ts';
-import { PendingRecreations } from './pending-recreations.ts';
+import { PendingRecreations, ProcessMemoryJournal } from './pending-recreations.ts';
 import type {
   CreatedObject,
   MarkLedger,
+  RecreationJournal,
+  RecreationRetryEvent,
   ReconcileObserver,
   SourceLookup,
   WorkloadLookup,
@@ -38,7 +44,12 @@ import type {
 import { WriteError } from './ports.ts';
 import { uniqueProblems } from './tracking.ts';
 import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
-import { writeStrategyOf } from './write-actions.ts';
+import {
+  instantiateFollowUp,
+  LeadershipLostError,
+  needsInstantiate,
+  writeStrategyOf,
+} from './write-actions.ts';
 
 export interface ReconcileOptions extends Omit<PlanOptions, 'reloadLists'> {
   /** `--dry-run`: plan and report, never write (§13.8). */
@@ -61,6 +72,11 @@ export interface ReconcilerDeps {
    * 10 s ago). Asked before the reconcile and before every request that writes. Default: always.
    */
   readonly mayWrite?: (() => boolean) | undefined;
+  /**
+   * Where a Job roll journals the Job before deleting it (docs/adr/0019). Default: this process's
+   * memory, which a crash between DELETE and CREATE loses.
+   */
+  readonly journal?: RecreationJournal | undefined;
 }
 
 /** What started this reconcile: the source changes of the queue entry (§8 item 1). */
@@ -230,12 +246,13 @@ function asWriteError(error: unknown): WriteError {
 
 export class Reconciler {
   readonly #deps: ReconcilerDeps;
-  readonly #pending = new PendingRecreations();
+  readonly #pending: PendingRecreations;
   /** UIDs already warned about a pause-period on a kind without it (§3.1: once per workload). */
   readonly #pauseIgnoredWarned = new Set<string>();
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
+    this.#pending = new PendingRecreations(deps.journal ?? new ProcessMemoryJournal());
   }
 
   /**
@@ -244,6 +261,15 @@ export class Reconciler {
    */
   pendingRecreations(): readonly WorkloadKey[] {
     return this.#pending.keys();
+  }
+
+  /**
+   * Reads the journal (docs/adr/0019) and returns every key with a pending Job creation: at start,
+   * on gaining leadership and at each resync, so recreations journalled by a process that stopped
+   * are finished here. Rejects with WriteError when the journal cannot be read.
+   */
+  replayRecreations(): Promise<readonly WorkloadKey[]> {
+    return this.#pending.replay();
   }
 
   /**
@@ -268,7 +294,7 @@ export class Reconciler {
     if (resume) return this.#resume(key, trigger, resume);
     if (!this.#mayWrite()) return NOT_LEADER;
     const pending = this.#pending.get(key);
-    const recreation = pending ? await this.#retryRecreation(key, pending) : undefined;
+    const recreation = pending ? await this.#resumeRecreation(key, pending) : undefined;
     if (recreation) return recreation;
     const view = this.#deps.workloads.get(key);
     if (!view) return { outcome: 'gone', attempts: 0 };
@@ -281,7 +307,10 @@ export class Reconciler {
     }
     const target = this.#target(pass, view);
     this.#reportDiagnostics(target);
-    if (!hasWrite(target)) return this.#settle(pass, target);
+    if (!hasWrite(target)) {
+      if (this.#owesInstantiate(pass, view)) return this.#finishInstantiate(pass, target);
+      return this.#settle(pass, target);
+    }
     if (this.#deps.options.dryRun) return this.#dryRun(pass, target);
     return this.#write(pass, { target, fetched: false, attempt: 1, startedAt: this.#deps.now() });
   }
@@ -417,8 +446,11 @@ export class Reconciler {
         workloads: this.#deps.workloads,
         now: this.#deps.now(),
         memo: pass.memo,
+        mayWrite: () => this.#mayWrite(),
+        recreations: this.#pending,
       });
     } catch (error) {
+      if (error instanceof LeadershipLostError) return { ...NOT_LEADER, attempts: attempt.attempt };
       return this.#writeFailed(pass, attempt, asWriteError(error), false);
     }
     return this.#complete(pass, attempt, followUp);
@@ -459,7 +491,12 @@ export class Reconciler {
     if (!basis.view) return this.#gone(pass, attempt);
     const target = this.#target(pass, basis.view);
     this.#reportDiagnostics(target);
-    if (!hasWrite(target)) return this.#settle(pass, target, resume.attempts);
+    if (!hasWrite(target)) {
+      if (this.#owesInstantiate(pass, basis.view)) {
+        return this.#finishInstantiate(pass, target, { attempt, startedAt: resume.startedAt });
+      }
+      return this.#settle(pass, target, resume.attempts);
+    }
     return this.#write(pass, {
       target,
       fetched: basis.fetched,
@@ -573,9 +610,10 @@ export class Reconciler {
       return this.#followUpFailed(pass, timing, deferred, asWriteError(error));
     }
     if (followUp.kind === 'create-job') {
-      this.#pending.drop(pass.key);
+      await this.#settleRecreation(pass.key);
       return this.#written(pass, timing, { createdJob });
     }
+    await this.#clearInstantiatePending(pass, timing.target.view);
     return this.#written(pass, timing, { instantiated: true });
   }
 
@@ -584,21 +622,19 @@ export class Reconciler {
     target: Target,
     followUp: FollowUp,
   ): Promise<CreatedObject | undefined> {
-    const { writer } = this.#deps;
-    const { ref } = target.view;
-    if (followUp.kind === 'create-job') {
-      return writer.create(pass.row, ref.namespace, followUp.manifest);
-    }
-    await writer.instantiate(ref, followUp.body);
+    const { ref, uid } = target.view;
+    if (followUp.kind === 'create-job') return this.#createAgain(ref, uid, followUp.manifest);
+    await this.#deps.writer.instantiate(ref, followUp.body);
     return undefined;
   }
 
-  /** The lease is gone: a deleted Job keeps its manifest for the next leader's resync. */
+  /**
+   * The lease is gone. A deleted Job's entry stays journalled (docs/adr/0019): the next reconcile
+   * of the key, here or on the next leader, creates it.
+   */
   #followUpStopped(pass: Pass, timing: Attempt, deferred: DeferredFollowUp): ReconcileResult {
-    const { followUp, target } = deferred;
-    const kept = this.#pending.get(pass.key) !== undefined;
-    if (followUp.kind === 'create-job' && !kept) {
-      this.#keepRecreation(pass, target, followUp.manifest);
+    if (deferred.followUp.kind === 'create-job') {
+      this.#deps.observer.onRecreationRetried({ key: pass.key, result: 'handed-over' });
     }
     this.#deps.marks.consume(pass.key, pass.marks);
     return { ...NOT_LEADER, attempts: timing.attempt };
@@ -614,11 +650,8 @@ export class Reconciler {
     const tries = deferred.tries + 1;
     const delayMs = this.#delay(error, tries);
     const waitedMs = deferred.waitedMs + delayMs;
-    // Kept at the first failure, not only when given up: a retry the queue drops (shutdown, lost
-    // lease) must still leave the deleted Job to the resync (§7.4 item 4).
-    if (followUp.kind === 'create-job' && deferred.tries === 0) {
-      this.#keepRecreation(pass, target, followUp.manifest);
-    }
+    // A deleted Job was journalled before its DELETE (docs/adr/0019): a retry the queue drops
+    // (shutdown, lost lease) leaves it to the next reconcile of the key, here or on the next leader.
     if (FOLLOW_UP_POLICIES[followUp.kind](error, tries, waitedMs)) {
       this.#deps.observer.onRetry({ key: pass.key, error, attempt: tries, delayMs });
       const resume: Continuation = {
@@ -646,13 +679,93 @@ export class Reconciler {
     return { outcome: 'failed', plan: target.plan, attempts: timing.attempt, error };
   }
 
-  #keepRecreation(pass: Pass, target: Target, manifest: JsonObject): void {
-    this.#pending.keep(pass.key, {
-      ref: target.view.ref,
-      manifest,
-      deletedUid: target.view.uid,
-      since: this.#deps.now(),
-    });
+  /**
+   * CREATE of a deleted Job. AlreadyExists from a Job with another UID means it exists again (an
+   * earlier answer lost, or someone else created it); from the old UID, the old Job is still going.
+   */
+  async #createAgain(
+    ref: WorkloadRef,
+    deletedUid: string,
+    manifest: JsonObject,
+  ): Promise<CreatedObject> {
+    const { writer } = this.#deps;
+    try {
+      return await writer.create(kindRow('Job'), ref.namespace, manifest);
+    } catch (error) {
+      if (!(error instanceof WriteError) || error.status !== 409) throw error;
+      const uid = stringAt(await writer.getObject(ref), ['metadata', 'uid']);
+      if (uid === undefined || uid === deletedUid) throw error;
+      return { name: ref.name, uid };
+    }
+  }
+
+  /** The Job exists again: drop its journal entry. A failed removal is retried at the next resync. */
+  async #settleRecreation(key: WorkloadKey): Promise<void> {
+    try {
+      await this.#pending.settle(key);
+    } catch (error) {
+      this.#deps.observer.onRecreationRetried({
+        key,
+        result: 'failed',
+        error: asWriteError(error),
+      });
+    }
+  }
+
+  /**
+   * A DeploymentConfig whose template was patched while its instantiate never succeeded (failed,
+   * lease lost, crash) carries `kreload.io/instantiate-pending` (docs/adr/0019): the next reconcile
+   * with nothing else to write instantiates it. A roll in the meantime instantiates anyway.
+   */
+  #owesInstantiate(pass: Pass, view: WorkloadView): boolean {
+    return (
+      pass.row.instantiatesWithoutConfigChangeTrigger &&
+      view.annotations[INSTANTIATE_PENDING] !== undefined &&
+      !this.#deps.options.dryRun
+    );
+  }
+
+  /**
+   * One try of an owed instantiate; a retryable failure asks the queue for the next attempt, which
+   * plans again and comes back here while the marker is on the object.
+   */
+  async #finishInstantiate(
+    pass: Pass,
+    target: Target,
+    timing: { readonly attempt: number; readonly startedAt: number } = {
+      attempt: 1,
+      startedAt: this.#deps.now(),
+    },
+  ): Promise<ReconcileResult> {
+    const { view, plan } = target;
+    // A ConfigChange trigger added since deploys the template by itself: only the marker goes.
+    if (needsInstantiate(pass.row, view)) {
+      if (!this.#mayWrite()) return { ...NOT_LEADER, attempts: timing.attempt - 1 };
+      try {
+        await this.#sendFollowUp(pass, target, instantiateFollowUp(view));
+      } catch (error) {
+        const attempt: Attempt = { target, fetched: false, ...timing };
+        return this.#writeFailed(pass, attempt, asWriteError(error), false);
+      }
+    }
+    await this.#clearInstantiatePending(pass, view);
+    this.#deps.marks.consume(pass.key, pass.marks);
+    return { outcome: 'rolled', plan, attempts: timing.attempt };
+  }
+
+  /** A failed removal leaves the marker: the next reconcile instantiates again (at least once). */
+  async #clearInstantiatePending(pass: Pass, view: WorkloadView): Promise<void> {
+    if (!this.#mayWrite()) return;
+    try {
+      await this.#deps.writer.patch(view.ref, instantiateDonePatch(pass.row));
+    } catch (error) {
+      this.#deps.observer.onRetry({
+        key: pass.key,
+        error: asWriteError(error),
+        attempt: 1,
+        delayMs: 0,
+      });
+    }
   }
 
   #written(pass: Pass, timing: Attempt, completion: Completion): ReconcileResult {
@@ -722,38 +835,64 @@ export class Reconciler {
   }
 
   /**
-   * §7.4 item 4: one creation attempt for a Job deleted by an earlier roll. Undefined when the Job
-   * has appeared in the cache: the reconcile then goes on with it as usual.
+   * §7.4 item 4 with the journal (docs/adr/0019): the next step of a Job recreation left pending by
+   * an earlier reconcile, here or in a process that stopped. Undefined when nothing is left to
+   * create (the Job has appeared, or was never deleted): the reconcile then goes on as usual.
    */
-  async #retryRecreation(
+  async #resumeRecreation(
     key: WorkloadKey,
     pending: PendingRecreation,
   ): Promise<ReconcileResult | undefined> {
     const { workloads, writer, observer } = this.#deps;
     const cached = workloads.get(key);
-    if (cached && cached.uid !== pending.deletedUid) {
-      this.#pending.drop(key);
-      observer.onRecreationRetried({ key, result: 'appeared' });
-      return undefined;
-    }
+    if (cached && cached.uid !== pending.deletedUid) return this.#recreationEnded(key, 'appeared');
+    let served: JsonObject | undefined;
     try {
-      const createdJob = await writer.create(
-        kindRow('Job'),
-        pending.ref.namespace,
-        pending.manifest,
-      );
-      this.#pending.drop(key);
+      served = await writer.getObject(pending.ref);
+    } catch (error) {
+      return this.#recreationFailed(key, asWriteError(error));
+    }
+    if (served) {
+      if (stringAt(served, ['metadata', 'uid']) !== pending.deletedUid) {
+        return this.#recreationEnded(key, 'appeared');
+      }
+      if (stringAt(served, ['metadata', 'deletionTimestamp']) === undefined) {
+        return this.#recreationEnded(key, 'not-deleted');
+      }
+      return this.#recreationFailed(key, stillDeleting(pending));
+    }
+    if (!this.#mayWrite()) return NOT_LEADER;
+    try {
+      const createdJob = await this.#createAgain(pending.ref, pending.deletedUid, pending.manifest);
+      await this.#settleRecreation(key);
       observer.onRecreationRetried({ key, result: 'created', createdJob });
       return { outcome: 'recreated', attempts: 1 };
     } catch (error) {
-      const writeError = asWriteError(error);
-      if (writeError.status === 409) {
-        this.#pending.drop(key);
-        observer.onRecreationRetried({ key, result: 'appeared' });
-        return { outcome: 'unchanged', attempts: 1 };
-      }
-      observer.onRecreationRetried({ key, result: 'failed', error: writeError });
-      return { outcome: 'failed', attempts: 1, error: writeError };
+      return this.#recreationFailed(key, asWriteError(error));
     }
   }
+
+  async #recreationEnded(
+    key: WorkloadKey,
+    result: Extract<RecreationRetryEvent['result'], 'appeared' | 'not-deleted'>,
+  ): Promise<undefined> {
+    await this.#settleRecreation(key);
+    this.#deps.observer.onRecreationRetried({ key, result });
+    return undefined;
+  }
+
+  #recreationFailed(key: WorkloadKey, error: WriteError): ReconcileResult {
+    this.#deps.observer.onRecreationRetried({ key, result: 'failed', error });
+    return { outcome: 'failed', attempts: 1, error };
+  }
+}
+
+/** The old Job of a pending recreation still exists with a deletionTimestamp (finalizers). */
+function stillDeleting(pending: PendingRecreation): WriteError {
+  const { namespace, name } = pending.ref;
+  return new WriteError({
+    message: `Job ${namespace}/${name} is still being deleted`,
+    status: 409,
+    retryable: true,
+  });
 }

@@ -4,11 +4,12 @@
  * the retry policy of §10 and runs a strategy once per attempt; a strategy records in `memo` what an
  * earlier attempt of the same reconcile already did, so a retried attempt never repeats it.
  */
+import { workloadKey } from '../core/keys.ts';
 import { SOURCE_HASHES } from '../core/types.ts';
 import type { WorkloadRef, WorkloadView } from '../core/types.ts';
-import { buildJobFromCronJob, buildRecreatedJob } from '../rollout/jobs.ts';
-import type { JsonObject } from '../rollout/json.ts';
-import { objectAt } from '../rollout/json.ts';
+import { buildJobFromCronJob, buildRecreatedJob, cronJobRunName } from '../rollout/jobs.ts';
+import type { JsonObject, JsonValue } from '../rollout/json.ts';
+import { isJsonObject, objectAt, stringAt } from '../rollout/json.ts';
 import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
 import { kindRow } from '../rollout/kinds.ts';
 import type { PausePlan } from '../rollout/pause.ts';
@@ -20,6 +21,7 @@ import {
   needsLiveContainers,
   rfc3339Seconds,
 } from '../rollout/patch.ts';
+import type { PendingRecreation, PendingRecreations } from './pending-recreations.ts';
 import type { ReconcilePlan } from './plan.ts';
 import type { CreatedObject, JobCreationSkip, WorkloadLookup, WorkloadWriter } from './ports.ts';
 import { WriteError } from './ports.ts';
@@ -37,6 +39,8 @@ export interface WriteMemo {
   createdJob?: CreatedObject;
   createdJobFor?: string;
   jobCreationSkipped?: JobCreationSkip | undefined;
+  /** Job: the recreation journalled before this reconcile's DELETE (docs/adr/0019). */
+  journalled?: PendingRecreation;
 }
 
 /**
@@ -47,6 +51,17 @@ export type FollowUp =
   | { readonly kind: 'create-job'; readonly manifest: JsonObject }
   | { readonly kind: 'instantiate'; readonly body: JsonObject };
 
+/**
+ * The lease was lost between two requests of one write (§13.4): nothing more may be sent. Thrown by
+ * a strategy; the reconciler ends the reconcile as `not-leader`.
+ */
+export class LeadershipLostError extends Error {
+  constructor(ref: WorkloadRef) {
+    super(`lost the lease while writing ${ref.kind} ${ref.namespace}/${ref.name}`);
+    this.name = 'LeadershipLostError';
+  }
+}
+
 export interface WriteContext {
   readonly row: WorkloadKindRow;
   readonly target: Target;
@@ -55,6 +70,15 @@ export interface WriteContext {
   /** ms since the epoch, at the start of this attempt. */
   readonly now: number;
   readonly memo: WriteMemo;
+  /** Whether a write may start now (§13.4); asked before every mutating request. */
+  readonly mayWrite: () => boolean;
+  /** The Job recreation journal (docs/adr/0019). */
+  readonly recreations: PendingRecreations;
+}
+
+/** Throws LeadershipLostError unless a write may start now. */
+function ensureLeader(context: WriteContext): void {
+  if (!context.mayWrite()) throw new LeadershipLostError(context.target.view.ref);
 }
 
 export interface WriteStrategy {
@@ -68,6 +92,15 @@ export function vanished(ref: WorkloadRef): WriteError {
     message: `${ref.kind} ${ref.namespace}/${ref.name} not found`,
     status: 404,
     retryable: false,
+  });
+}
+
+/** The served object has another UID than the cached view: re-read and plan again (§10). */
+function replaced(ref: WorkloadRef): WriteError {
+  return new WriteError({
+    message: `${ref.kind} ${ref.namespace}/${ref.name} was replaced by another object`,
+    status: 409,
+    retryable: true,
   });
 }
 
@@ -87,7 +120,9 @@ async function patchIfAny(
 ): Promise<void> {
   const { row, target, writer } = context;
   const patch = buildPatch(row, target.view, changes, live);
-  if (patch) await writer.patch(target.view.ref, patch);
+  if (!patch) return;
+  ensureLeader(context);
+  await writer.patch(target.view.ref, patch);
 }
 
 async function liveTemplate(context: WriteContext): Promise<LiveTemplate> {
@@ -117,13 +152,22 @@ const TEMPLATE_PATCH: WriteStrategy = {
     const { row, target } = context;
     const { view, plan, pause } = target;
     const live = needsLiveContainers(row, plan) ? await liveTemplate(context) : undefined;
-    await patchIfAny(context, { ...plan, pause: pause.write }, live);
-    if (row.instantiatesWithoutConfigChangeTrigger && !view.hasConfigChangeTrigger) {
-      return { kind: 'instantiate', body: deploymentRequest(view.ref.name) };
-    }
-    return undefined;
+    const instantiates = needsInstantiate(row, view);
+    // The marker goes with the template (docs/adr/0019): the instantiate is owed until it succeeds.
+    const instantiatePending = instantiates ? rfc3339Seconds(context.now) : undefined;
+    await patchIfAny(context, { ...plan, pause: pause.write, instantiatePending }, live);
+    return instantiates ? instantiateFollowUp(view) : undefined;
   },
 };
+
+/** §7.6: a DeploymentConfig without a ConfigChange trigger deploys a new template on instantiate. */
+export function needsInstantiate(row: WorkloadKindRow, view: WorkloadView): boolean {
+  return row.instantiatesWithoutConfigChangeTrigger && !view.hasConfigChangeTrigger;
+}
+
+export function instantiateFollowUp(view: WorkloadView): FollowUp {
+  return { kind: 'instantiate', body: deploymentRequest(view.ref.name) };
+}
 
 function cronJobSourceHashes(target: Target): string {
   const hashes = target.plan.workloadSourceHashes ?? target.view.annotations[SOURCE_HASHES] ?? null;
@@ -132,7 +176,42 @@ function cronJobSourceHashes(target: Target): string {
   return hashes;
 }
 
-/** §7.3 items 1–2: the guard (this reconcile's memo, then the Job cache), then one Job. */
+/**
+ * AlreadyExists for the run's deterministic name (ADR 0020): an earlier POST of this change window
+ * went through (its answer lost, or the process stopped before the metadata patch). Done, if the
+ * Job is this CronJob's; a Job of that name that is not stays untouched and the roll fails.
+ */
+async function existingRun(
+  context: WriteContext,
+  name: string,
+  clash: WriteError,
+): Promise<CreatedObject | undefined> {
+  const { view } = context.target;
+  const job = await context.writer.getObject({ kind: 'Job', namespace: view.ref.namespace, name });
+  // Gone again already (a TTL, or a user): the run existed all the same.
+  if (!job) return undefined;
+  const owners = objectAt(job, ['metadata'])?.ownerReferences;
+  const ownedHere =
+    Array.isArray(owners) && owners.some((owner) => isControllerOf(owner, view.uid));
+  if (!ownedHere) {
+    throw new WriteError({
+      message: `Job ${view.ref.namespace}/${name} exists and is not controlled by CronJob ${view.ref.name}`,
+      status: 409,
+      retryable: false,
+      cause: clash,
+    });
+  }
+  return { name, uid: stringAt(job, ['metadata', 'uid']) ?? '' };
+}
+
+function isControllerOf(owner: JsonValue, uid: string): boolean {
+  return isJsonObject(owner) && owner.controller === true && owner.uid === uid;
+}
+
+/**
+ * §7.3 items 1–2: the guard (this reconcile's memo, then the Job cache), then one Job under the
+ * change window's name; AlreadyExists means that Job was created before (ADR 0020).
+ */
 async function createJobOnce(context: WriteContext, sourceHashes: string): Promise<void> {
   const { target, writer, workloads, memo } = context;
   const { view, plan } = target;
@@ -144,11 +223,26 @@ async function createJobOnce(context: WriteContext, sourceHashes: string): Promi
   }
   const cronJob = await writer.getObject(view.ref);
   if (!cronJob) throw vanished(view.ref);
+  const name = cronJobRunName({
+    cronJobName: view.ref.name,
+    cronJobUid: view.uid,
+    previousHashes: view.annotations[SOURCE_HASHES],
+    sourceHashes,
+  });
   const body = buildJobFromCronJob(cronJob, {
+    name,
     sourceHashes,
     change: plan.jobTemplate ?? { envWrites: [] },
   });
-  memo.createdJob = await writer.create(kindRow('Job'), view.ref.namespace, body);
+  ensureLeader(context);
+  try {
+    memo.createdJob = await writer.create(kindRow('Job'), view.ref.namespace, body);
+  } catch (error) {
+    if (!(error instanceof WriteError) || error.status !== 409) throw error;
+    const existing = await existingRun(context, name, error);
+    if (existing) memo.createdJob = existing;
+    else memo.jobCreationSkipped = 'already-created';
+  }
   memo.createdJobFor = sourceHashes;
 }
 
@@ -165,19 +259,46 @@ const CREATE_JOB_FROM_CRONJOB: WriteStrategy = {
 };
 
 /**
- * §7.4 items 1–2: GET the Job, build the new one, DELETE the old one with preconditions. Creating
- * it is the follow-up, retried on its own once the deletion is acknowledged.
+ * §7.4 items 1–2 with the journal of docs/adr/0019: GET the Job, build the new one, journal it,
+ * then DELETE the old one with preconditions. Creating it is the follow-up, retried on its own once
+ * the deletion is acknowledged. A journal write that fails deletes nothing.
+ *
+ * A 404 after this reconcile journalled the Job means an earlier attempt's DELETE went through and
+ * its answer was lost: the Job is created. A 404 on this attempt's own DELETE means someone else
+ * deleted the Job first: it is not created again.
  */
 const RECREATE_JOB: WriteStrategy = {
   async write(context) {
+    const { writer, memo, recreations } = context;
     const { view, plan } = context.target;
-    const job = await context.writer.getObject(view.ref);
-    if (!job) throw vanished(view.ref);
+    const earlier = memo.journalled?.deletedUid === view.uid ? memo.journalled : undefined;
+    const job = await writer.getObject(view.ref);
+    if (!job) {
+      if (earlier) return { kind: 'create-job', manifest: earlier.manifest };
+      throw vanished(view.ref);
+    }
+    if (stringAt(job, ['metadata', 'uid']) !== view.uid) throw replaced(view.ref);
+    // Our earlier DELETE is still being finalized: the CREATE waits for it (AlreadyExists).
+    if (earlier && stringAt(job, ['metadata', 'deletionTimestamp']) !== undefined) {
+      return { kind: 'create-job', manifest: earlier.manifest };
+    }
     const manifest = buildRecreatedJob(job, plan);
-    await context.writer.delete(view.ref, {
-      uid: view.uid,
-      resourceVersion: view.resourceVersion,
+    ensureLeader(context);
+    memo.journalled = await recreations.record({
+      ref: view.ref,
+      manifest,
+      deletedUid: view.uid,
+      since: context.now,
     });
+    ensureLeader(context);
+    try {
+      await writer.delete(view.ref, { uid: view.uid, resourceVersion: view.resourceVersion });
+    } catch (error) {
+      if (error instanceof WriteError && error.status === 404) {
+        await recreations.settle(workloadKey(view.ref));
+      }
+      throw error;
+    }
     return { kind: 'create-job', manifest };
   },
 };
@@ -187,6 +308,7 @@ const ROLLOUT_RESTART: WriteStrategy = {
   async write(context) {
     const { row, target, writer, now } = context;
     const patch = buildRestartPatch(row, target.view, target.plan, rfc3339Seconds(now));
+    ensureLeader(context);
     await writer.patch(target.view.ref, patch);
     return undefined;
   },

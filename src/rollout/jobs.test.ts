@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from './json.ts';
 import { objectAt } from './json.ts';
-import { buildJobFromCronJob, buildRecreatedJob, MalformedObjectError } from './jobs.ts';
+import type { CronJobRunIdentity } from './jobs.ts';
+import {
+  JOB_NAME_MAX_LENGTH,
+  MalformedObjectError,
+  buildJobFromCronJob,
+  buildRecreatedJob,
+  cronJobRunName,
+} from './jobs.ts';
 
 const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
 const H2 = 'd93dd00779cd04e2ec1db21fa3d0e20deea13f9c';
@@ -51,6 +58,7 @@ const CRONJOB: JsonObject = {
 describe('buildJobFromCronJob (§7.3 item 2)', () => {
   it('env-vars: the Job of the contract, with the env var set in the template', () => {
     const job = buildJobFromCronJob(CRONJOB, {
+      name: 'report-0123456789',
       sourceHashes: HASHES,
       change: {
         envWrites: [{ container: 'app', name: 'STAKATER_APP_CONFIG_CONFIGMAP', value: H1 }],
@@ -60,7 +68,7 @@ describe('buildJobFromCronJob (§7.3 item 2)', () => {
       apiVersion: 'batch/v1',
       kind: 'Job',
       metadata: {
-        generateName: 'report-',
+        name: 'report-0123456789',
         namespace: 'team-a',
         labels: { app: 'report', tier: 'batch' },
         // instantiate: manual, overlaid with the job template's, plus source-hashes.
@@ -107,6 +115,7 @@ describe('buildJobFromCronJob (§7.3 item 2)', () => {
       spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'app' }] } } } } },
     };
     const job = buildJobFromCronJob(bare, {
+      name: 'report-0123456789',
       sourceHashes: HASHES,
       change: { envWrites: [], lastReloadedFrom: LRF },
     });
@@ -115,7 +124,7 @@ describe('buildJobFromCronJob (§7.3 item 2)', () => {
         apiVersion: 'batch/v1',
         kind: 'Job',
         metadata: {
-          generateName: 'report-',
+          name: 'report-0123456789',
           namespace: 'team-a',
           annotations: {
             'cronjob.kubernetes.io/instantiate': 'manual',
@@ -145,6 +154,7 @@ describe('buildJobFromCronJob (§7.3 item 2)', () => {
   it('never changes the CronJob object it was given', () => {
     const before = JSON.stringify(CRONJOB);
     buildJobFromCronJob(CRONJOB, {
+      name: 'report-0123456789',
       sourceHashes: HASHES,
       change: { envWrites: [{ container: 'app', name: 'STAKATER_X_SECRET', value: H1 }] },
     });
@@ -156,11 +166,54 @@ describe('buildJobFromCronJob (§7.3 item 2)', () => {
       buildJobFromCronJob(
         { metadata: { name: 'x', namespace: 'n' } },
         {
+          name: 'x-0123456789',
           sourceHashes: HASHES,
           change: { envWrites: [] },
         },
       ),
     ).toThrow(MalformedObjectError);
+  });
+});
+
+describe('cronJobRunName (ADR 0020)', () => {
+  const WINDOW: CronJobRunIdentity = {
+    cronJobName: 'report',
+    cronJobUid: 'cj-uid',
+    previousHashes: `{"configmap/app-config":"${H2}"}`,
+    sourceHashes: HASHES,
+  };
+  const LONG = 'a'.repeat(52);
+  // A DNS label or subdomain: lower-case alphanumerics, `-` and `.`, alphanumeric at both ends.
+  const VALID_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+  it.each([
+    ['a short name keeps its whole prefix', WINDOW, /^report-[0-9a-f]{10}$/],
+    ['the longest CronJob name the API allows (52)', { ...WINDOW, cronJobName: LONG }, /^a{52}-/],
+    ['a longer name is cut to fit 63', { ...WINDOW, cronJobName: 'b'.repeat(80) }, /^b{52}-/],
+    [
+      'a cut ending in `-` or `.` drops them',
+      { ...WINDOW, cronJobName: `${'c'.repeat(50)}-.-x` },
+      /^c{50}-[0-9a-f]{10}$/,
+    ],
+    ['a CronJob without state yet', { ...WINDOW, previousHashes: undefined }, /^report-/],
+  ])('%s', (_case, identity, shape) => {
+    const name = cronJobRunName(identity);
+    expect(name).toMatch(shape);
+    expect(name).toMatch(VALID_NAME);
+    expect(name.length).toBeLessThanOrEqual(JOB_NAME_MAX_LENGTH);
+  });
+
+  it('the same change window always gives the same name', () => {
+    expect(cronJobRunName({ ...WINDOW })).toBe(cronJobRunName(WINDOW));
+  });
+
+  it.each([
+    ['new hashes', { sourceHashes: `{"secret/db":"${H1}"}` }],
+    ['other previous hashes (a change back to an earlier state)', { previousHashes: HASHES }],
+    ['no previous hashes', { previousHashes: undefined }],
+    ['a CronJob created again under the same name', { cronJobUid: 'cj-uid-2' }],
+  ])('%s give another name', (_case, change: Partial<CronJobRunIdentity>) => {
+    expect(cronJobRunName({ ...WINDOW, ...change })).not.toBe(cronJobRunName(WINDOW));
   });
 });
 

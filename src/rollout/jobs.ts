@@ -2,6 +2,7 @@
  * The Job manifests of the batch rolls: the Job a CronJob roll creates (§7.3 item 2) and the Job a
  * Job roll creates again under the same name (§7.4 item 1). Pure: the caller GETs the full object.
  */
+import { sha1Hex } from '../core/hash.ts';
 import { BASELINE, CRONJOB_INSTANTIATE, SOURCE_HASHES } from '../core/types.ts';
 import type { JsonObject } from './json.ts';
 import { cloneJson, ensureObjectAt, isJsonObject, objectAt, stringAt } from './json.ts';
@@ -29,7 +30,44 @@ function withTemplateChange(spec: JsonObject | undefined, change: TemplateChange
   return next;
 }
 
+/**
+ * A Job's name becomes the `job-name` label of its pods, and a label value has at most 63
+ * characters: a longer Job name would be accepted and then never get a pod.
+ */
+export const JOB_NAME_MAX_LENGTH = 63;
+/** Hex digits of the run name's suffix: 40 bits, so two change windows of one CronJob never meet. */
+const RUN_SUFFIX_LENGTH = 10;
+
+/** What identifies one change window of a CronJob (docs/adr/0020-deterministic-cronjob-job-names.md). */
+export interface CronJobRunIdentity {
+  readonly cronJobName: string;
+  readonly cronJobUid: string;
+  /** The CronJob's W `kreload.io/source-hashes` before this roll; undefined when it has none. */
+  readonly previousHashes: string | undefined;
+  /** The W `kreload.io/source-hashes` this roll writes. */
+  readonly sourceHashes: string;
+}
+
+/**
+ * The name of the one Job a change window creates: `<cronjob>-<10 hex digits>`, the prefix cut so
+ * that the name stays a valid label value. The same window always gives the same name, so a POST
+ * repeated after a lost answer, a crash or a failover meets AlreadyExists instead of a second run.
+ * The CronJob's UID keeps a CronJob deleted and created again under its name from meeting old runs;
+ * the previous hashes keep a change back to an earlier state from meeting that state's run.
+ */
+export function cronJobRunName(identity: CronJobRunIdentity): string {
+  const digest = sha1Hex(
+    JSON.stringify([identity.cronJobUid, identity.previousHashes ?? null, identity.sourceHashes]),
+  ).slice(0, RUN_SUFFIX_LENGTH);
+  const room = JOB_NAME_MAX_LENGTH - RUN_SUFFIX_LENGTH - 1;
+  // A cut may end in `-` or `.`, which neither a DNS subdomain nor a label value may have there.
+  const prefix = identity.cronJobName.slice(0, room).replace(/[-.]+$/, '');
+  return `${prefix}-${digest}`;
+}
+
 export interface CronJobRun {
+  /** The Job's name, from `cronJobRunName`. */
+  readonly name: string;
   /** The CronJob's W `kreload.io/source-hashes` after this roll: the idempotency guard's key. */
   readonly sourceHashes: string;
   /** The strategy's change (env var or last-reloaded-from), applied to the job template. */
@@ -37,7 +75,8 @@ export interface CronJobRun {
 }
 
 /**
- * §7.3 item 2: `generateName: <cronjob>-` in the CronJob's namespace; labels of the job template;
+ * §7.3 item 2, with the run's deterministic name instead of `generateName` (ADR 0020), in the
+ * CronJob's namespace; labels of the job template;
  * annotations `instantiate: manual`, overlaid with the job template's, plus `source-hashes`; one
  * controller ownerReference to the CronJob; spec = the job template's spec with the change applied.
  */
@@ -46,7 +85,7 @@ export function buildJobFromCronJob(cronJob: JsonObject, run: CronJobRun): JsonO
   const jobTemplate = objectAt(cronJob, ['spec', 'jobTemplate']);
   const templateMetadata = objectAt(jobTemplate, ['metadata']);
   const metadata: JsonObject = {
-    generateName: `${name}-`,
+    name: run.name,
     namespace: requiredString(cronJob, ['metadata', 'namespace']),
   };
   const labels = objectAt(templateMetadata, ['labels']);

@@ -3,7 +3,7 @@
  * state and, for a roll, the strategy's template change.
  */
 import type { WorkloadView } from '../core/types.ts';
-import { BASELINE, SOURCE_HASHES } from '../core/types.ts';
+import { BASELINE, INSTANTIATE_PENDING, SOURCE_HASHES } from '../core/types.ts';
 import type { JsonObject, JsonValue } from './json.ts';
 import { setAt } from './json.ts';
 import type { PatchType, WorkloadKindRow } from './kinds.ts';
@@ -35,6 +35,8 @@ export interface WorkloadChanges extends TemplateChange {
   readonly workloadSourceHashes?: string | null | undefined;
   /** W `kreload.io/baseline`. */
   readonly baseline?: string | null | undefined;
+  /** W `kreload.io/instantiate-pending` (a DeploymentConfig without a ConfigChange trigger). */
+  readonly instantiatePending?: string | null | undefined;
   /** Deployments with a pause period only. */
   readonly pause?: PauseWrite | undefined;
 }
@@ -60,12 +62,13 @@ export class UnsupportedPatchError extends Error {
   }
 }
 
-type WorkloadField = 'workloadSourceHashes' | 'baseline';
+type WorkloadField = 'workloadSourceHashes' | 'baseline' | 'instantiatePending';
 
 /** Annotation order inside each map is fixed so the same input always gives the same bytes. */
 const WORKLOAD_ANNOTATIONS: readonly (readonly [string, WorkloadField])[] = [
   [BASELINE, 'baseline'],
   [SOURCE_HASHES, 'workloadSourceHashes'],
+  [INSTANTIATE_PENDING, 'instantiatePending'],
 ];
 
 function collect<F extends string>(
@@ -192,6 +195,18 @@ export function buildRestartPatch(
       metadata: metadataOf(view.resourceVersion, workloadAnnotations(changes)),
       spec: { restartAt },
     },
+  };
+}
+
+/**
+ * Removes `kreload.io/instantiate-pending` once instantiate succeeded. Without a resourceVersion:
+ * the marker is kreload's own, removing it is idempotent, and the template patch that set it has
+ * already moved the object past the version the reconcile read.
+ */
+export function instantiateDonePatch(row: WorkloadKindRow): Patch {
+  return {
+    type: row.metadataPatchType,
+    body: { metadata: { annotations: { [INSTANTIATE_PENDING]: null } } },
   };
 }
 

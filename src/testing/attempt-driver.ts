@@ -31,6 +31,7 @@ export async function reconcileToEnd(
 export interface DrivenReconciler {
   reconcile(key: WorkloadKey, trigger?: ReconcileTrigger): Promise<ReconcileResult>;
   pendingRecreations(): readonly WorkloadKey[];
+  replayRecreations(): Promise<readonly WorkloadKey[]>;
   retryPendingRecreations(): Promise<ReadonlyMap<WorkloadKey, ReconcileResult>>;
 }
 
@@ -38,6 +39,7 @@ export function driven(reconciler: Reconciler, hooks: AttemptHooks = {}): Driven
   return {
     reconcile: (key, trigger) => reconcileToEnd(reconciler, key, trigger, hooks),
     pendingRecreations: () => reconciler.pendingRecreations(),
+    replayRecreations: () => reconciler.replayRecreations(),
     retryPendingRecreations: () => reconciler.retryPendingRecreations(),
   };
 }

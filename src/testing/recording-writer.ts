@@ -13,7 +13,12 @@ import type {
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
-import type { CreatedObject, DeletePreconditions, WorkloadWriter } from '../reconcile/ports.ts';
+import type {
+  CreatedObject,
+  DeletePreconditions,
+  JournalEntry,
+  WorkloadWriter,
+} from '../reconcile/ports.ts';
 import { WriteError } from '../reconcile/ports.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { JsonObject, JsonValue, Patch } from '../rollout/patch.ts';
@@ -27,9 +32,15 @@ export type RecordedWrite =
       readonly key: WorkloadKey;
       readonly preconditions: DeletePreconditions;
     }
-  | { readonly verb: 'instantiate'; readonly key: WorkloadKey; readonly body: JsonObject };
+  | { readonly verb: 'instantiate'; readonly key: WorkloadKey; readonly body: JsonObject }
+  /** Writes of the Job recreation journal (recording-journal.ts), in the same order. */
+  | { readonly verb: 'journal'; readonly key: WorkloadKey; readonly entry: JournalEntry }
+  | { readonly verb: 'unjournal'; readonly key: WorkloadKey };
 
-export type ScriptedVerb = RecordedWrite['verb'] | 'get' | 'getObject';
+/** The verbs of the WorkloadWriter port. */
+type WriterVerb = Exclude<RecordedWrite['verb'], 'journal' | 'unjournal'>;
+
+export type ScriptedVerb = WriterVerb | 'get' | 'getObject';
 
 function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -119,6 +130,7 @@ export class RecordingWriter implements WorkloadWriter {
   readonly #objects = new Map<WorkloadKey, JsonObject>();
   readonly #writes: RecordedWrite[] = [];
   readonly #failures = new Map<ScriptedVerb, WriteError[]>();
+  readonly #lostAnswers = new Map<WriterVerb, WriteError[]>();
   #gets = 0;
   #objectGets = 0;
   #created = 0;
@@ -147,6 +159,19 @@ export class RecordingWriter implements WorkloadWriter {
     this.#failures.set(verb, [...(this.#failures.get(verb) ?? []), ...errors]);
   }
 
+  /**
+   * The next calls of `verb` take effect and then fail with these errors, in order: the server
+   * committed the write and its answer was lost (a timeout, a reset, a 504).
+   */
+  loseNextAnswer(verb: WriterVerb, ...errors: WriteError[]): void {
+    this.#lostAnswers.set(verb, [...(this.#lostAnswers.get(verb) ?? []), ...errors]);
+  }
+
+  #answer<T>(verb: WriterVerb, value: T): Promise<T> {
+    const lost = this.#lostAnswers.get(verb)?.shift();
+    return lost ? Promise.reject(lost) : Promise.resolve(value);
+  }
+
   /** The next patch calls fail with these errors, in order. */
   failNext(...errors: WriteError[]): void {
     this.failNextCall('patch', ...errors);
@@ -155,6 +180,11 @@ export class RecordingWriter implements WorkloadWriter {
   /** The next get calls fail with these errors, in order. */
   failNextGet(...errors: WriteError[]): void {
     this.failNextCall('get', ...errors);
+  }
+
+  /** Adds a write of another port (the journal) to `writes`, so tests see one order. */
+  note(write: Extract<RecordedWrite, { verb: 'journal' | 'unjournal' }>): void {
+    this.#writes.push(write);
   }
 
   /** Every mutating call, in order. */
@@ -181,13 +211,17 @@ export class RecordingWriter implements WorkloadWriter {
     if (failure) return Promise.reject(failure);
     const current = this.#views.get(key);
     if (!current) return Promise.reject(notFound(key));
-    if (preconditionOf(patch) !== current.resourceVersion) return Promise.reject(conflict(key));
+    // A patch without a resourceVersion has no precondition, as on the API server.
+    const precondition = preconditionOf(patch);
+    if (precondition !== undefined && precondition !== current.resourceVersion) {
+      return Promise.reject(conflict(key));
+    }
     const next = applyPatchToView(current, patch);
     this.#views.set(key, next);
     const object = this.#objects.get(key);
     const metadata = objectAt(object, 'metadata');
     if (metadata) metadata.resourceVersion = next.resourceVersion;
-    return Promise.resolve();
+    return this.#answer('patch', undefined);
   }
 
   get(ref: WorkloadRef): Promise<WorkloadView | undefined> {
@@ -222,7 +256,7 @@ export class RecordingWriter implements WorkloadWriter {
     const uid = `uid-created-${this.#created}`;
     const metadata = { ...(objectAt(body, 'metadata') ?? {}), name, namespace, uid };
     this.#objects.set(key, { ...structuredClone(body), metadata });
-    return Promise.resolve({ name, uid });
+    return this.#answer('create', { name, uid });
   }
 
   delete(ref: WorkloadRef, preconditions: DeletePreconditions): Promise<void> {
@@ -240,7 +274,7 @@ export class RecordingWriter implements WorkloadWriter {
     }
     this.#views.delete(key);
     this.#objects.delete(key);
-    return Promise.resolve();
+    return this.#answer('delete', undefined);
   }
 
   instantiate(ref: WorkloadRef, body: JsonObject): Promise<void> {
@@ -248,7 +282,9 @@ export class RecordingWriter implements WorkloadWriter {
     this.#writes.push({ verb: 'instantiate', key, body });
     const failure = this.#scripted('instantiate');
     if (failure) return Promise.reject(failure);
-    return this.#views.has(key) ? Promise.resolve() : Promise.reject(notFound(key));
+    return this.#views.has(key)
+      ? this.#answer('instantiate', undefined)
+      : Promise.reject(notFound(key));
   }
 }
 

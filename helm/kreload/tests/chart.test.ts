@@ -91,7 +91,22 @@ const leaseRules = (id: string): PolicyRule[] => [
   },
 ];
 
-const META_INFO_ROLE = { [`${NAMESPACE}/${RELEASE}-meta-info`]: META_INFO_RULES };
+/** The Job recreation journal (docs/adr/0019): one ConfigMap, created once, then patched. */
+const JOB_JOURNAL_RULES: PolicyRule[] = [
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+  {
+    apiGroups: [''],
+    resources: ['configmaps'],
+    resourceNames: ['kreload-job-recreations'],
+    verbs: ['get', 'patch'],
+  },
+];
+
+/** The Roles every install has in its release namespace. */
+const META_INFO_ROLE = {
+  [`${NAMESPACE}/${RELEASE}-meta-info`]: META_INFO_RULES,
+  [`${NAMESPACE}/${RELEASE}-job-journal`]: JOB_JOURNAL_RULES,
+};
 
 const TUNING_DEFAULT_ARGS = [
   '--sync-delay=2s',
