@@ -62,4 +62,40 @@ describe('estimatePatternCost', () => {
   ])('$pattern → $expected', ({ pattern, expected }) => {
     expect(estimatePatternCost(pattern)).toBe(expected);
   });
+
+  it('is never below the instruction count of 500 generated patterns', () => {
+    // A fixed linear congruential sequence: the same patterns on every run.
+    let seed = 12345;
+    const next = (bound: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % bound;
+    };
+    const atoms = ['a', 'b', '.', '[a-z]', '[^x]', '\\d', '\\pL', '\\x{41}', '\\Qa.b\\E', '^', '$'];
+    const suffixes = ['', '', '*', '+', '?', '*?', '{2}', '{1,3}', '{2,}', '{0,4}'];
+    const generate = (depth: number): string => {
+      const parts: string[] = [];
+      const length = 1 + next(4);
+      for (let index = 0; index < length; index++) {
+        const inner =
+          depth > 0 && next(3) === 0
+            ? `(${next(2) === 0 ? '?:' : ''}${generate(depth - 1)}${next(2) === 0 ? `|${generate(depth - 1)}` : ''})`
+            : (atoms[next(atoms.length)] ?? 'a');
+        parts.push(inner + (suffixes[next(suffixes.length)] ?? ''));
+      }
+      return parts.join('');
+    };
+    let compared = 0;
+    for (let round = 0; round < 500; round++) {
+      const pattern = generate(3);
+      let instructions: number;
+      try {
+        instructions = RE2JS.compile(pattern).programSize();
+      } catch {
+        continue;
+      }
+      compared++;
+      expect(estimatePatternCost(pattern), pattern).toBeGreaterThanOrEqual(instructions);
+    }
+    expect(compared).toBeGreaterThan(400);
+  });
 });
