@@ -68,7 +68,7 @@ const answer = (forbids: (request: RecordedRequest) => boolean) =>
     } else if (request.query.get('watch') === 'true') {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.flushHeaders();
-    } else if (request.method === 'GET' && /\/namespaces\/ma\/[a-z]+$/.test(request.path)) {
+    } else if (request.method === 'GET' && /\/namespaces\/[a-z]+\/[a-z]+$/.test(request.path)) {
       const item = LISTED[request.path];
       sendJson(response, 200, {
         metadata: { resourceVersion: '10' },
@@ -256,6 +256,49 @@ describe('optional API discovery that fails (issue 10, defect 8)', () => {
       expect(
         api.requests.some((r) => r.path === '/apis/argoproj.io/v1alpha1/namespaces/ma/rollouts'),
       ).toBe(true);
+    },
+  );
+});
+
+describe('a namespace forbidden after it was listed (ADR 0021)', () => {
+  it(
+    'is shown as forbidden; its sources are unknown, not deleted',
+    { timeout: 30_000 },
+    async () => {
+      let maForbidden = false;
+      const openWatches: ServerResponse[] = [];
+      const serve = answer((request) => maForbidden && request.path.includes('/namespaces/ma/'));
+      const api = await startTestApiServer((request, response) => {
+        if (request.query.get('watch') === 'true' && !maForbidden) openWatches.push(response);
+        serve(request, response);
+      });
+      const { get } = await startApp(
+        () => false,
+        ['--namespaces=ma,mb', '--reload-on-delete=true', '--sync-delay=0'],
+        {},
+        api,
+      );
+      const patches = (): RecordedRequest[] =>
+        api.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/deployments/api'));
+      await api.waitForRequests(1, (r) => r.method === 'PATCH');
+
+      // The Role is gone: the next watch (after the server ends these) and relist get 403.
+      maForbidden = true;
+      for (const response of openWatches.splice(0)) response.end();
+      const status = async (): Promise<ReadyzBody> =>
+        (await (await get('/readyz')).json()) as ReadyzBody;
+      const giveUp = Date.now() + 20_000;
+      while ((await status()).checks.namespaces?.ma?.configmaps !== 'forbidden') {
+        if (Date.now() > giveUp) throw new Error('ma never showed as forbidden in /readyz');
+        await sleep(100);
+      }
+      const body = await status();
+      expect(body, JSON.stringify(body)).toMatchObject({ ready: true });
+      expect(body.checks.kinds.configmaps).toBe('partial');
+      // With --reload-on-delete and no debounce, a cache that took the 403 for deletions would
+      // have queued a delete-marker roll by now.
+      await sleep(500);
+      expect(patches()).toHaveLength(1);
     },
   );
 });
