@@ -3,11 +3,16 @@
  * as its CLI under its own ServiceAccount, and shows one reload: an annotated Deployment, a change
  * to its ConfigMap, the new ReplicaSet and the Events. Then it keeps kreload running against the
  * cluster until Ctrl-C, with a kubeconfig to try more. `--once` stops after the demo.
+ *
+ * The control plane and kreload run in process groups of their own, so a terminal's Ctrl-C reaches
+ * only npm and this script: everything they started is stopped here, exactly once, before exiting
+ * (SIGINT, SIGTERM, kreload exiting by itself and a failure all end in the same shutdown). The npm
+ * script `exec`s node, so the SIGTERM npm forwards reaches this process instead of a shell.
  */
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
-import { startCluster } from './harness/cluster.ts';
-import { startKreload } from './harness/kreload-process.ts';
+import { startCluster, type StartedCluster } from './harness/cluster.ts';
+import { startKreload, type KreloadProcess } from './harness/kreload-process.ts';
 import { pollUntil } from './harness/poll.ts';
 import { installKreloadIdentity } from './harness/rbac.ts';
 
@@ -17,26 +22,40 @@ const say = (text: string): void => {
   process.stdout.write(`\n==> ${text}\n`);
 };
 
-say('starting a local control plane (the first run builds it from source: about 10 minutes)');
-const cluster = await startCluster({
-  onProgress: (message) => {
-    process.stdout.write(`    ${message}\n`);
-  },
-});
-let stopping = false;
-const shutdown = async (code: number): Promise<never> => {
-  if (!stopping) {
-    stopping = true;
-    await kreload?.stop().catch(() => undefined);
-    await cluster.stop();
-  }
-  process.exit(code);
+let cluster: StartedCluster | undefined;
+let kreload: KreloadProcess | undefined;
+// A signal during the boot aborts it; startCluster then stops what it started and rejects.
+const booting = new AbortController();
+let stopping: Promise<never> | undefined;
+/** The one shutdown: later callers (a second Ctrl-C, kreload's exit) wait for the first. */
+const shutdown = (code: number): Promise<never> => {
+  stopping ??= (async () => {
+    booting.abort();
+    await kreload?.stop().catch((error: unknown) => {
+      process.stderr.write(`stopping kreload: ${String(error)}\n`);
+    });
+    await cluster?.stop().catch((error: unknown) => {
+      process.stderr.write(`stopping the control plane: ${String(error)}\n`);
+    });
+    process.exit(code);
+  })();
+  return stopping;
 };
-process.on('SIGINT', () => void shutdown(0));
-process.on('SIGTERM', () => void shutdown(0));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (stopping === undefined) say(`${signal}: stopping kreload and the control plane`);
+    void shutdown(0);
+  });
+}
 
-let kreload: Awaited<ReturnType<typeof startKreload>> | undefined;
 try {
+  say('starting a local control plane (the first run builds it from source: about 10 minutes)');
+  cluster = await startCluster({
+    signal: booting.signal,
+    onProgress: (message) => {
+      process.stdout.write(`    ${message}\n`);
+    },
+  });
   const core = cluster.kc.makeApiClient(CoreV1Api);
   const apps = cluster.kc.makeApiClient(AppsV1Api);
   const identity = await installKreloadIdentity(cluster);
@@ -119,12 +138,16 @@ try {
   if (once) await shutdown(0);
   say('kreload keeps running. In another shell:');
   process.stdout.write(
-    `    export KUBECONFIG=${cluster.kubeconfigPath}\n` +
+    `    export KUBECONFIG=${cluster.kubeconfigPath}   # run directory ${cluster.runDir}\n` +
       `    kubectl -n demo edit configmap app-config   # then: kubectl -n demo get rs\n` +
       `    curl -s http://127.0.0.1:${kreload.metricsPort}/metrics | grep reloader_\n` +
       '    Ctrl-C here stops kreload and the control plane.\n',
   );
-  await kreload.exit;
+  const exit = await kreload.exit;
+  if (stopping === undefined)
+    process.stderr.write(
+      `kreload exited by itself (code ${String(exit.code)}, signal ${String(exit.signal)})\n`,
+    );
   await shutdown(1);
 } catch (error) {
   process.stderr.write(

@@ -62,6 +62,18 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
+/** The PID of the one process whose argv matches, from /proc. */
+async function findProcess(matches: (argv: string[]) => boolean): Promise<string> {
+  const found: string[] = [];
+  for (const pid of (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry))) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (matches(cmdline.split('\0'))) found.push(pid);
+  }
+  if (found.length !== 1)
+    throw new Error(`expected one matching process, found ${String(found.length)}`);
+  return found[0] ?? '';
+}
+
 const config = (version: string): ConfigMapSpec => ({
   type: 'CONFIGMAP',
   name: 'image-config',
@@ -260,9 +272,11 @@ describe('the kreload image (npm run image)', () => {
     });
 
     it("runs the image's node as PID 1 of its own namespace, as 65532, on a read-only root", async () => {
-      // The launcher (unshare) leads the process group; the image's node is the one named node.
-      const { stdout } = await run('pgrep', ['-g', String(kreload?.pid), '-x', 'node']);
-      const nodePid = stdout.trim().split('\n')[0] ?? '';
+      // The launcher (unshare) starts the image's node in new namespaces; find it by its flags.
+      const nodePid = await findProcess(
+        (argv) =>
+          argv[0] === 'node' && argv.includes(`--metrics-port=${String(kreload?.metricsPort)}`),
+      );
       const status = await readFile(`/proc/${nodePid}/status`, 'utf8');
       expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe('65532');
       expect(/^Gid:\s+(\d+)/m.exec(status)?.[1]).toBe('65532');
