@@ -540,7 +540,10 @@ describe('helm/kreload values matrix', () => {
         'ClusterRole',
         'ClusterRoleBinding',
         'Deployment',
+        // The meta-info ConfigMap's and the Job recreation journal's (docs/adr/0019).
         'Role',
+        'Role',
+        'RoleBinding',
         'RoleBinding',
         'ServiceAccount',
       ]);
