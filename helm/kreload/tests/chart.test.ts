@@ -520,11 +520,14 @@ describe('helm/kreload values matrix', () => {
       const kinds = get('default')
         .objects.map((object) => object.kind)
         .sort();
+      // Two Roles in the release namespace: meta-info and the Job recreation journal.
       expect(kinds).toEqual([
         'ClusterRole',
         'ClusterRoleBinding',
         'Deployment',
         'Role',
+        'Role',
+        'RoleBinding',
         'RoleBinding',
         'ServiceAccount',
       ]);
