@@ -274,9 +274,12 @@ describe.each(MODES)('chart RBAC, $mode mode', (modeCase) => {
   it('renders the mode it is testing', () => {
     const kinds = install?.objects.map((object) => object.kind) ?? [];
     expect(kinds.includes('ClusterRole')).toBe(modeCase.mode === 'global');
-    // Besides the watch Roles: the meta-info ConfigMap's and the Job journal's (docs/adr/0019).
+    // Every mode: the meta-info and Job recreation journal Roles in the release namespace.
+    const releaseRoles = 2;
     expect(kinds.filter((kind) => kind === 'Role').length).toBe(
-      modeCase.mode === 'global' ? 2 : modeCase.watched(namespaces).length + 2,
+      modeCase.mode === 'global'
+        ? releaseRoles
+        : modeCase.watched(namespaces).length + releaseRoles,
     );
   });
 

@@ -536,11 +536,11 @@ describe('helm/kreload values matrix', () => {
       const kinds = get('default')
         .objects.map((object) => object.kind)
         .sort();
+      // Two Roles in the release namespace: meta-info and the Job recreation journal.
       expect(kinds).toEqual([
         'ClusterRole',
         'ClusterRoleBinding',
         'Deployment',
-        // The meta-info ConfigMap's and the Job recreation journal's (docs/adr/0019).
         'Role',
         'Role',
         'RoleBinding',
