@@ -3,6 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import { RUNS_DIR } from '../cluster/paths.ts';
 import { killOwnedRunsSync } from '../cluster/processes.ts';
+import { FAULTS } from './faults.ts';
 import { iterationSeed, parseChaosArgs, USAGE } from './options.ts';
 import { isClean, renderTable, summarize, type FaultSummary } from './report.ts';
 import { runIteration, startEnvironment, type IterationResult } from './suite.ts';
@@ -36,7 +37,7 @@ async function main(): Promise<number> {
   const summaries: FaultSummary[] = [];
   const all: IterationResult[] = [];
   try {
-    for (const [faultIndex, fault] of options.faults.entries()) {
+    for (const fault of options.faults) {
       const results: IterationResult[] = [];
       const iterations = options.iterations ?? fault.defaultIterations;
       for (let iteration = 0; iteration < iterations; iteration += 1) {
@@ -47,7 +48,7 @@ async function main(): Promise<number> {
             env,
             fault,
             iteration,
-            seed: iterationSeed(options.seed, faultIndex, iteration),
+            seed: iterationSeed(options.seed, FAULTS.indexOf(fault), iteration),
             shape: options.shape,
             strategy,
             onProgress: progress,

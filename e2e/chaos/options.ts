@@ -90,7 +90,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosOptions {
   };
 }
 
-/** A distinct, reproducible seed per fault and iteration. */
+/** A distinct, reproducible seed per fault (its row in FAULTS) and iteration. */
 export function iterationSeed(seed: number, faultIndex: number, iteration: number): number {
   return (seed * 1_000_003 + faultIndex * 10_007 + iteration) >>> 0;
 }

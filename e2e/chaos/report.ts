@@ -15,7 +15,7 @@ export interface FaultSummary {
   /** kreload exits the suite did not cause. */
   readonly restarts: number;
   readonly injectedKills: number;
-  /** Longest convergence after the fault, in ms; undefined when some window never converged. */
+  /** Longest convergence of any window, in ms; undefined when some window never converged. */
   readonly worstConvergeMs: number | undefined;
   readonly problems: readonly string[];
 }
@@ -24,7 +24,6 @@ export function summarize(fault: FaultRow, results: readonly IterationResult[]):
   const windows = results.flatMap((r) => r.windows);
   const sum = (pick: (w: (typeof windows)[number]) => number): number =>
     windows.reduce((total, w) => total + pick(w), 0);
-  const during = results.map((r) => r.windows.find((w) => w.window === 'during')?.convergeMs);
   const allConverged = windows.every((w) => w.convergeMs !== undefined);
   return {
     fault,
@@ -37,7 +36,9 @@ export function summarize(fault: FaultRow, results: readonly IterationResult[]):
     duplicateRuns: sum((w) => w.duplicateRuns),
     restarts: results.reduce((total, r) => total + r.crashes, 0),
     injectedKills: results.reduce((total, r) => total + r.injectedKills, 0),
-    worstConvergeMs: allConverged ? Math.max(0, ...during.map((ms) => ms ?? 0)) : undefined,
+    worstConvergeMs: allConverged
+      ? Math.max(0, ...windows.map((w) => w.convergeMs ?? 0))
+      : undefined,
     problems: results.flatMap((r) =>
       r.windows.flatMap((w) =>
         w.problems.map((p) => `#${String(r.iteration)} ${r.strategy} ${w.window}: ${p}`),

@@ -35,7 +35,7 @@ export const STRATEGIES: readonly ReloadStrategy[] = ['env-vars', 'annotations']
 const SYNC_DELAY_MS = 1000;
 /** After convergence: long enough for a retried write (backoff) to show up as a duplicate. */
 const SETTLE_MS = 6000;
-const WINDOW_TIMEOUT_MS = 90_000;
+const WINDOW_TIMEOUT_MS = 60_000;
 const CONFIG_MAP = 'chaos-config';
 const NOISE_CONFIG_MAP = 'chaos-noise';
 
