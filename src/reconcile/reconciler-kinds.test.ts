@@ -991,6 +991,40 @@ describe('DeploymentConfig (§7.6)', () => {
     expect(writer.writes.length).toBe(after);
   });
 
+  it('a cached view that still shows the removed marker neither instantiates nor removes again', async () => {
+    const view = givenTracked('DeploymentConfig');
+    const r = reconciler();
+    expect(await r.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'rolled' });
+    const after = writer.writes.length;
+    // The watch delivers the roll patch (marker on) before the marker's removal.
+    const patched = writer.server(view.ref) ?? view;
+    workloads.put({
+      ...patched,
+      annotations: { ...patched.annotations, [INSTANTIATE_PENDING]: 'x' },
+    });
+    expect(await r.reconcile(KEY)).toMatchObject({ outcome: 'unchanged' });
+    expect(writer.writes.length).toBe(after);
+  });
+
+  it('an instantiate whose marker removal failed: only the removal is retried', async () => {
+    const view = givenTracked('DeploymentConfig');
+    const r = reconciler();
+    const patch = writer.patch.bind(writer);
+    let calls = 0;
+    writer.patch = async (ref, body) => {
+      calls += 1;
+      if (calls === 2)
+        throw new WriteError({ message: 'unavailable', status: 503, retryable: true });
+      await patch(ref, body);
+    };
+    expect(await r.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'rolled' });
+    writer.patch = patch;
+    workloads.put(writer.server(view.ref) ?? view);
+    const before = writer.writes.length;
+    expect(await r.reconcile(KEY)).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes.slice(before)).toEqual([instantiateDone(KEY)]);
+  });
+
   it('a lease lost after the template patch: the next leader instantiates', async () => {
     const view = givenTracked('DeploymentConfig');
     const patch = writer.patch.bind(writer);

@@ -247,6 +247,12 @@ function asWriteError(error: unknown): WriteError {
 export class Reconciler {
   readonly #deps: ReconcilerDeps;
   readonly #pending: PendingRecreations;
+  /**
+   * DeploymentConfig UIDs whose owed instantiate this process sent, and whether the marker's
+   * removal was acknowledged too. The watch delivers the removal a moment later: until then the
+   * cache still shows the marker, which must not instantiate a second time.
+   */
+  readonly #instantiated = new Map<string, 'instantiated' | 'marker-removed'>();
   /** UIDs already warned about a pause-period on a kind without it (§3.1: once per workload). */
   readonly #pauseIgnoredWarned = new Set<string>();
 
@@ -624,7 +630,9 @@ export class Reconciler {
   ): Promise<CreatedObject | undefined> {
     const { ref, uid } = target.view;
     if (followUp.kind === 'create-job') return this.#createAgain(ref, uid, followUp.manifest);
+    this.#instantiated.delete(uid);
     await this.#deps.writer.instantiate(ref, followUp.body);
+    this.#instantiated.set(uid, 'instantiated');
     return undefined;
   }
 
@@ -718,9 +726,13 @@ export class Reconciler {
    * with nothing else to write instantiates it. A roll in the meantime instantiates anyway.
    */
   #owesInstantiate(pass: Pass, view: WorkloadView): boolean {
+    if (view.annotations[INSTANTIATE_PENDING] === undefined) {
+      this.#instantiated.delete(view.uid);
+      return false;
+    }
     return (
       pass.row.instantiatesWithoutConfigChangeTrigger &&
-      view.annotations[INSTANTIATE_PENDING] !== undefined &&
+      this.#instantiated.get(view.uid) !== 'marker-removed' &&
       !this.#deps.options.dryRun
     );
   }
@@ -739,7 +751,8 @@ export class Reconciler {
   ): Promise<ReconcileResult> {
     const { view, plan } = target;
     // A ConfigChange trigger added since deploys the template by itself: only the marker goes.
-    if (needsInstantiate(pass.row, view)) {
+    // Sent already, only the marker's removal failed: it alone is owed.
+    if (needsInstantiate(pass.row, view) && this.#instantiated.get(view.uid) !== 'instantiated') {
       if (!this.#mayWrite()) return { ...NOT_LEADER, attempts: timing.attempt - 1 };
       try {
         await this.#sendFollowUp(pass, target, instantiateFollowUp(view));
@@ -758,6 +771,7 @@ export class Reconciler {
     if (!this.#mayWrite()) return;
     try {
       await this.#deps.writer.patch(view.ref, instantiateDonePatch(pass.row));
+      if (this.#instantiated.has(view.uid)) this.#instantiated.set(view.uid, 'marker-removed');
     } catch (error) {
       this.#deps.observer.onRetry({
         key: pass.key,
