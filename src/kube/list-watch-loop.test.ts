@@ -127,12 +127,28 @@ describe('ListWatch loop', () => {
     });
   });
 
+  it('a 403 after the type was readable backs off up to the probe interval, then probes', async () => {
+    const { watch, timers } = setup((request) => Promise.resolve(page(request, [], '10')));
+    const delays: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const call = await watch.next();
+      call.onDone(Object.assign(new Error('Forbidden'), { statusCode: 403 }));
+      call.connect();
+      delays.push(await timers.nextDelay());
+      timers.fire();
+    }
+    // 1 s doubling while within one probe interval of losing access (jitter 0.5 → none).
+    expect(delays.slice(0, 5)).toEqual([1000, 2000, 4000, 8000, 16_000]);
+    expect(delays.at(-1)).toBe(60_000);
+  });
+
   it('a watch 403 marks the type forbidden until a watch connects again', async () => {
     const { watch, timers, lw } = setup((request) => Promise.resolve(page(request, [], '10')));
     const first = await watch.next();
     first.onDone(Object.assign(new Error('Forbidden'), { statusCode: 403 }));
     first.connect();
-    expect(await timers.nextDelay()).toBe(60_000);
+    // Readable a moment ago: retried on the backoff, not after the 60 s probe interval.
+    expect(await timers.nextDelay()).toBe(1000);
     expect(lw.status).toBe('forbidden');
     timers.fire();
     const second = await watch.next();

@@ -130,6 +130,8 @@ export class ListWatch<T> {
   #failures = 0;
   #quietCloses = 0;
   #healthySince: number | undefined;
+  /** When a readable resource last turned forbidden or absent. */
+  #accessLostAt: number | undefined;
 
   constructor(deps: ListWatchDeps<T>) {
     this.#deps = deps;
@@ -347,9 +349,18 @@ export class ListWatch<T> {
   #afterFailure(error: KubeApiError, phase: ListWatchPhase): number {
     this.#report(error, phase);
     if (error.status === 403 || error.status === 404) {
+      const now = this.#timers.now();
+      if (this.#status === 'ok') this.#accessLostAt = now;
       this.#setStatus(error.status === 403 ? 'forbidden' : 'absent');
       // A 404 while watching means the collection itself went away (e.g. its CRD): relist.
       if (error.status === 404) this.#resourceVersion = undefined;
+      // Readable a moment ago: most likely a restarted kube-apiserver whose authorizer has not
+      // loaded its roles yet (docs/reliability.md), so retry on the backoff for one probe interval.
+      const lostAccessAt = this.#accessLostAt;
+      if (lostAccessAt !== undefined && now - lostAccessAt < LIST_WATCH_TIMING.probeIntervalMs) {
+        const delay = backoffDelay(this.#nextAttempt(), this.#random);
+        return Math.min(delay, LIST_WATCH_TIMING.probeIntervalMs);
+      }
       this.#healthySince = undefined;
       return LIST_WATCH_TIMING.probeIntervalMs;
     }
