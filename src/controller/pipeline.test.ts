@@ -7,6 +7,7 @@
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { ReloadListCache } from '../core/annotation-values.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { SourceType, WorkloadRef, WorkloadView } from '../core/types.ts';
@@ -160,14 +161,7 @@ function pipeline(options: { readonly workerThreads: number }) {
       metrics,
       events: { record: (request) => events.push(request) },
     }),
-    options: {
-      strategy: 'env-vars',
-      reloadOnCreate: false,
-      reloadOnDelete: false,
-      keys: KEYS,
-      autoReloadAll: false,
-      dryRun: false,
-    },
+    options: DEFAULT_RECONCILE_OPTIONS,
     now: () => Date.now(),
     random: () => 0.5,
     reloadLists,

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { workloadKey } from '../core/keys.ts';
 import type {
   ReloadStrategy,
@@ -52,14 +53,7 @@ const NEW_HASHES = `{"configmap/app-config":"${H3}"}`;
 const LRF = `{"type":"CONFIGMAP","name":"app-config","namespace":"team-a","hash":"${H3}","containerRefs":["app"],"observedAt":1767225599}`;
 const TRIGGER = { observedAt: new Map([['configmap/app-config' as const, OBSERVED]]) };
 
-const OPTIONS: ReconcileOptions = {
-  strategy: 'env-vars',
-  reloadOnCreate: false,
-  reloadOnDelete: false,
-  keys: KEYS,
-  autoReloadAll: false,
-  dryRun: false,
-};
+const OPTIONS: ReconcileOptions = DEFAULT_RECONCILE_OPTIONS;
 
 /** No answer: the request may or may not have taken effect. */
 function timeout(): WriteError {

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { SourceKey, WorkloadView } from '../core/types.ts';
 import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
@@ -40,14 +41,7 @@ const API = aWorkload('Deployment', NS, 'api')
 const KEY = workloadKey(API.build().ref);
 const BASELINED = API.withAnnotation(BASELINE, `{"${CM}":"${H1}","${SECRET}":"${H2}"}`).build();
 
-const OPTIONS: ReconcileOptions = {
-  strategy: 'env-vars',
-  reloadOnCreate: false,
-  reloadOnDelete: false,
-  keys: KEYS,
-  autoReloadAll: false,
-  dryRun: false,
-};
+const OPTIONS: ReconcileOptions = DEFAULT_RECONCILE_OPTIONS;
 
 function serverError(status: number, extra: { retryAfterMs?: number } = {}): WriteError {
   const retryable = status === 409 || status === 429 || status >= 500;
