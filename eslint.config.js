@@ -4,6 +4,13 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 const pureModules = ['src/core/**', 'src/rollout/**'];
+/** The watch server's files that start kube/'s list-watches and discovery. */
+const WATCH_SERVER_EDGE = [
+  'src/watch/kube-watches.ts',
+  'src/watch/optional-apis.ts',
+  'src/watch/watch-error-log.ts',
+  'src/watch/watch-server.ts',
+];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'deploy/**'] },
@@ -64,6 +71,7 @@ export default tseslint.config(
       'src/**/*.test.ts',
       'src/testing/**',
       'src/cli/**',
+      ...WATCH_SERVER_EDGE,
     ],
     rules: {
       'no-restricted-imports': [
@@ -72,8 +80,22 @@ export default tseslint.config(
           patterns: [
             {
               group: ['@kubernetes/client-node', '**/kube/*'],
-              message: 'only kube/ and app.ts talk to client-node',
+              message: 'only kube/, the watch server edge and app.ts talk to the API server',
             },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The watch server starts kube/'s list-watches and discovery; client-node itself stays in kube/.
+    files: WATCH_SERVER_EDGE,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@kubernetes/client-node'], message: 'only kube/ talks to client-node' },
           ],
         },
       ],

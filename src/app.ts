@@ -65,10 +65,10 @@ import { NamespaceFilter, namespaceSink } from './watch/namespace-filter.ts';
 import { SourceCache, SourceCaches, sourceSink } from './watch/source-cache.ts';
 import { WorkloadStore, workloadSink } from './watch/workload-store.ts';
 import { SpcDesiredState, podStatusSink, providerClassSink } from './watch/spc-desired-state.ts';
-import type { ResourceWatch } from './app/kube-watches.ts';
-import { WatchFactory } from './app/kube-watches.ts';
-import { WatchErrorLog } from './app/watch-error-log.ts';
-import { OptionalApis, type OptionalApi } from './app/optional-apis.ts';
+import type { ResourceWatch } from './watch/kube-watches.ts';
+import { WatchFactory } from './watch/kube-watches.ts';
+import { WatchErrorLog } from './watch/watch-error-log.ts';
+import { OptionalApis, type OptionalApi } from './watch/optional-apis.ts';
 import { RateLimitedLog } from './log/rate-limited-log.ts';
 import {
   SOURCE_RESOURCES,
@@ -77,7 +77,7 @@ import {
   sourceWatchTargets,
   watchedSourceResources,
   workloadWatchTargets,
-} from './app/watch-plan.ts';
+} from './watch/watch-plan.ts';
 
 /**
  * List pages fetched at once across all list-watches. Each page can hold 500 objects of up to

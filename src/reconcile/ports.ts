@@ -16,7 +16,7 @@ import type {
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { PauseNotice } from '../rollout/pause.ts';
 import type { JsonObject, Patch } from '../rollout/patch.ts';
-import type { EnvVarCollision, ReconcilePlan } from './plan.ts';
+import type { EnvVarCollision, ReconcilePlan } from './plan/plan.ts';
 
 /** `(create, K, uid)` of §5.4. */
 export interface CreateMark {

@@ -26,8 +26,8 @@ import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { instantiateDonePatch } from '../rollout/patch.ts';
 import { planPause } from '../rollout/pause.ts';
-import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan.ts';
-import { planReconcile } from './plan.ts';
+import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan/plan.ts';
+import { planReconcile } from './plan/plan.ts';
 import type { PendingRecreation } from './pending-recreations.ts';
 import { PendingRecreations, ProcessMemoryJournal } from './pending-recreations.ts';
 import type {
@@ -42,7 +42,7 @@ import type {
   WorkloadWriter,
 } from './ports.ts';
 import { WriteError } from './ports.ts';
-import { uniqueProblems } from './tracking.ts';
+import { uniqueProblems } from './plan/tracking.ts';
 import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
 import {
   instantiateFollowUp,

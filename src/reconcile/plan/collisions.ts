@@ -1,6 +1,6 @@
 /** Env-var name collisions (§6.3): tracked sources whose names sanitise to one variable. */
-import { envVarName } from '../core/env-name.ts';
-import type { SourceKey } from '../core/types.ts';
+import { envVarName } from '../../core/env-name.ts';
+import type { SourceKey } from '../../core/types.ts';
 import type { TrackedSource } from './tracking.ts';
 
 export interface EnvVarCollision {

@@ -1,8 +1,8 @@
 /** The state kreload persisted on a workload (§3.2, §5.1), read back from its current view. */
-import { sourceKey } from '../core/keys.ts';
-import { parseHashMap, parseLastReloadedFrom } from '../core/state.ts';
-import type { AnnotationProblem, Annotations, SourceKey, WorkloadView } from '../core/types.ts';
-import { BASELINE, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
+import { sourceKey } from '../../core/keys.ts';
+import { parseHashMap, parseLastReloadedFrom } from '../../core/state.ts';
+import type { AnnotationProblem, Annotations, SourceKey, WorkloadView } from '../../core/types.ts';
+import { BASELINE, LAST_RELOADED_FROM, SOURCE_HASHES } from '../../core/types.ts';
 
 export type HashMap = ReadonlyMap<SourceKey, string>;
 

@@ -1,5 +1,5 @@
 /** The rules of §5.3 for one tracked source: the first row that holds gives the outcome. */
-import { DELETE_MARKER } from '../core/types.ts';
+import { DELETE_MARKER } from '../../core/types.ts';
 
 export type RuleId = 'R1' | 'R2' | 'R3' | 'R4' | 'R5' | 'R6' | 'R7' | 'R8' | 'R9';
 

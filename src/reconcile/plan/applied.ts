@@ -1,6 +1,6 @@
 /** A(K), the applied hash (§5.1): one lookup order per state mode. */
-import type { AppliedStatePlacement } from '../rollout/kinds.ts';
-import type { ReloadStrategy, SourceKey, WorkloadView } from '../core/types.ts';
+import type { AppliedStatePlacement } from '../../rollout/kinds.ts';
+import type { ReloadStrategy, SourceKey, WorkloadView } from '../../core/types.ts';
 import { envVarOf } from './collisions.ts';
 import type { PersistedState } from './persisted-state.ts';
 import type { TrackedSource } from './tracking.ts';

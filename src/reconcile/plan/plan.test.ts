@@ -1,22 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { formatLastReloadedFrom } from '../core/state.ts';
-import type { ReloadStrategy, SourceKey, WorkloadView } from '../core/types.ts';
+import { formatLastReloadedFrom } from '../../core/state.ts';
+import type { ReloadStrategy, SourceKey, WorkloadView } from '../../core/types.ts';
 import {
   BASELINE,
   DEFAULT_ANNOTATION_KEYS as KEYS,
   DELETE_MARKER as MARKER,
   LAST_RELOADED_FROM,
   SOURCE_HASHES,
-} from '../core/types.ts';
-import { kindRow } from '../rollout/kinds.ts';
-import type { WorkloadKindRow } from '../rollout/kinds.ts';
-import { buildPatch } from '../rollout/patch.ts';
-import { aContainer, aWorkload, configMapVolume } from '../testing/builders.ts';
-import { applyPatchToView } from '../testing/recording-writer.ts';
+} from '../../core/types.ts';
+import { kindRow } from '../../rollout/kinds.ts';
+import type { WorkloadKindRow } from '../../rollout/kinds.ts';
+import { buildPatch } from '../../rollout/patch.ts';
+import { aContainer, aWorkload, configMapVolume } from '../../testing/builders.ts';
+import { applyPatchToView } from '../../testing/recording-writer.ts';
 import type { PlanInput, ReconcilePlan, SourceFacts } from './plan.ts';
 import { planReconcile } from './plan.ts';
-import type { WorkloadMarks } from './ports.ts';
-import { NO_MARKS } from './ports.ts';
+import type { WorkloadMarks } from '../ports.ts';
+import { NO_MARKS } from '../ports.ts';
 
 const NS = 'team-a';
 const CM: SourceKey = 'configmap/app-config';

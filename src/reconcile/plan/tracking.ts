@@ -1,8 +1,8 @@
 /** Which sources a workload tracks (§3.5 Tracked) and their desired hash D (§5.1). */
-import type { ReloadListCache } from '../core/annotation-values.ts';
-import { decide, trackedContainer } from '../core/decide.ts';
-import { parseSourceKey, sourceKey } from '../core/keys.ts';
-import { referencedSources } from '../core/references.ts';
+import type { ReloadListCache } from '../../core/annotation-values.ts';
+import { decide, trackedContainer } from '../../core/decide.ts';
+import { parseSourceKey, sourceKey } from '../../core/keys.ts';
+import { referencedSources } from '../../core/references.ts';
 import type {
   AnnotationKeys,
   AnnotationProblem,
@@ -11,9 +11,9 @@ import type {
   SourceKey,
   SourceType,
   WorkloadView,
-} from '../core/types.ts';
-import { DELETE_MARKER } from '../core/types.ts';
-import type { WorkloadMarks } from './ports.ts';
+} from '../../core/types.ts';
+import { DELETE_MARKER } from '../../core/types.ts';
+import type { WorkloadMarks } from '../ports.ts';
 
 /** What the caches say about one source now. */
 export type SourceStatus =

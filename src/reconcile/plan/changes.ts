@@ -1,7 +1,7 @@
 /** The writes of §5.6 and §6 for one planned reconcile: roll, baselines and pruning in one change. */
-import { formatHashMap, formatLastReloadedFrom } from '../core/state.ts';
-import type { ReloadStrategy, SourceKey, WorkloadView } from '../core/types.ts';
-import type { EnvWrite, TemplateChange, WorkloadChanges } from '../rollout/patch.ts';
+import { formatHashMap, formatLastReloadedFrom } from '../../core/state.ts';
+import type { ReloadStrategy, SourceKey, WorkloadView } from '../../core/types.ts';
+import type { EnvWrite, TemplateChange, WorkloadChanges } from '../../rollout/patch.ts';
 import type { StateMode } from './applied.ts';
 import type { EnvVarCollision } from './collisions.ts';
 import { envVarOf } from './collisions.ts';

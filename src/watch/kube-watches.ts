@@ -1,10 +1,10 @@
 /**
  * Builds the list-watches of one configuration on top of kube/: sources, workloads and the
  * Namespace selector, each feeding its cache or store through a view sink. Scoped mode merges the
- * per-namespace watches of one type before they reach the cache (controller/namespace-merge.ts).
+ * per-namespace watches of one type before they reach the cache (watch/namespace-merge.ts).
  */
 import type { AnnotationKeys, SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
-import { NamespaceMerge, type NamespaceSink } from '../controller/namespace-merge.ts';
+import { NamespaceMerge, type NamespaceSink } from './namespace-merge.ts';
 import type { KubeApiError } from '../kube/api-error.ts';
 import type { ListWatchStatus } from '../kube/list-watch.ts';
 import {
@@ -20,7 +20,7 @@ import { createResourceListWatch, type PageLimiter } from '../kube/resource-list
 import type { StreamingKubeTransport } from '../kube/transport.ts';
 import { projectWorkload } from '../kube/workload-projection.ts';
 import type { Metrics, ResourceType } from '../metrics/metrics.ts';
-import type { PodStatusView, ProviderClassView, ViewSink } from '../watch/ports.ts';
+import type { PodStatusView, ProviderClassView, ViewSink } from './ports.ts';
 import type { SourceResource, WatchTarget } from './watch-plan.ts';
 
 /** What the app needs of a running list-watch. */

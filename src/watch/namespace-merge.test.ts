@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ViewSink } from '../watch/ports.ts';
+import type { ViewSink } from './ports.ts';
 import { NamespaceMerge } from './namespace-merge.ts';
 
 interface Item {

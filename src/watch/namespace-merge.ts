@@ -11,7 +11,7 @@
  * stores it without creations (`seedNamespace`), and `onNamespaceJoined` lets the app reconcile the
  * namespace's workloads, as a namespace entering a `--namespace-selector` would be.
  */
-import type { ViewSink } from '../watch/ports.ts';
+import type { ViewSink } from './ports.ts';
 
 export interface NamespaceMergeDeps<V> {
   readonly namespaces: readonly string[];

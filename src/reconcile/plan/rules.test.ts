@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DELETE_MARKER } from '../core/types.ts';
+import { DELETE_MARKER } from '../../core/types.ts';
 import type { RuleInput } from './rules.ts';
 import { applyRules } from './rules.ts';
 

@@ -2,7 +2,7 @@
  * The pure planner of one reconcile (§5): which sources the workload tracks, D, A and B for each, the
  * rules of §5.3, and the single change of §5.6. No I/O: the reconciler gathers every input.
  */
-import type { ReloadListCache } from '../core/annotation-values.ts';
+import type { ReloadListCache } from '../../core/annotation-values.ts';
 import type {
   AnnotationKeys,
   AnnotationProblem,
@@ -10,10 +10,10 @@ import type {
   SourceKey,
   SourceType,
   WorkloadView,
-} from '../core/types.ts';
-import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
-import { appliedStatePlacement, rollActionOf } from '../rollout/kinds.ts';
-import type { WorkloadChanges } from '../rollout/patch.ts';
+} from '../../core/types.ts';
+import type { RollActionType, WorkloadKindRow } from '../../rollout/kinds.ts';
+import { appliedStatePlacement, rollActionOf } from '../../rollout/kinds.ts';
+import type { WorkloadChanges } from '../../rollout/patch.ts';
 import type { AppliedContext, StateMode } from './applied.ts';
 import { appliedHash, stateModeOf } from './applied.ts';
 import type { KeyPlan, PlannedChanges } from './changes.ts';
@@ -22,7 +22,7 @@ import type { EnvVarCollision } from './collisions.ts';
 import { findCollisions } from './collisions.ts';
 import type { PersistedState } from './persisted-state.ts';
 import { persistedKeys, readPersistedState } from './persisted-state.ts';
-import type { WorkloadMarks } from './ports.ts';
+import type { WorkloadMarks } from '../ports.ts';
 import { applyRules } from './rules.ts';
 import type { SourceFacts, TrackedSource } from './tracking.ts';
 import { evaluateTracking, keysToEvaluate, uniqueProblems } from './tracking.ts';
