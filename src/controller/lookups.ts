@@ -10,12 +10,8 @@ import type {
   WorkloadKey,
   WorkloadView,
 } from '../core/types.ts';
-import type {
-  MarkLedger,
-  SourceLookup,
-  WorkloadLookup,
-  WorkloadMarks,
-} from '../reconcile/ports.ts';
+import type { WorkloadMarks } from '../reconcile/plan/model.ts';
+import type { MarkLedger, SourceLookup, WorkloadLookup } from '../reconcile/ports.ts';
 import type { Mark, MarkStore } from '../watch/marks.ts';
 import type { SourceCaches, SourceEntry } from '../watch/source-cache.ts';
 import type { WorkloadStore } from '../watch/workload-store.ts';

@@ -23,7 +23,7 @@ import type { EventRequest } from '../events/event-recorder.ts';
 import { sourceObjectRef, workloadObjectRef } from '../events/object-refs.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import type { ReconcilePlan } from '../reconcile/plan/plan.ts';
+import type { ReconcilePlan } from '../reconcile/plan/model.ts';
 import type { PauseNotice } from '../rollout/pause.ts';
 import type {
   FailedEvent,

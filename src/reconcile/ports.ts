@@ -3,7 +3,6 @@
  * Nothing here carries source data: only hashes, UIDs and the kept annotations.
  */
 import type {
-  Annotations,
   AnnotationProblem,
   SkipReason,
   SourceKey,
@@ -16,27 +15,7 @@ import type {
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { PauseNotice } from '../rollout/pause.ts';
 import type { JsonObject, Patch } from '../rollout/patch.ts';
-import type { EnvVarCollision, ReconcilePlan } from './plan/plan.ts';
-
-/** `(create, K, uid)` of §5.4. */
-export interface CreateMark {
-  readonly key: SourceKey;
-  readonly uid: string;
-}
-
-/** `(delete, K, uid, last ignore/match values)` of §5.4; `sourceAnnotations` holds those values. */
-export interface DeleteMark {
-  readonly key: SourceKey;
-  readonly uid: string;
-  readonly sourceAnnotations: Annotations;
-}
-
-export interface WorkloadMarks {
-  readonly creates: readonly CreateMark[];
-  readonly deletes: readonly DeleteMark[];
-}
-
-export const NO_MARKS: WorkloadMarks = { creates: [], deletes: [] };
+import type { EnvVarCollision, ReconcilePlan, WorkloadMarks } from './plan/model.ts';
 
 /** Source caches as the reconciler reads them (§9.2). Times are ms since the epoch. */
 export interface SourceLookup {

@@ -26,7 +26,7 @@ import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { instantiateDonePatch } from '../rollout/patch.ts';
 import { planPause } from '../rollout/pause.ts';
-import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan/plan.ts';
+import type { PlanOptions, ReconcilePlan, SourceFacts, WorkloadMarks } from './plan/model.ts';
 import { planReconcile } from './plan/plan.ts';
 import type { PendingRecreation } from './pending-recreations.ts';
 import { PendingRecreations, ProcessMemoryJournal } from './pending-recreations.ts';
@@ -38,7 +38,6 @@ import type {
   ReconcileObserver,
   SourceLookup,
   WorkloadLookup,
-  WorkloadMarks,
   WorkloadWriter,
 } from './ports.ts';
 import { WriteError } from './ports.ts';

@@ -22,7 +22,7 @@ import {
   rfc3339Seconds,
 } from '../rollout/patch.ts';
 import type { PendingRecreation, PendingRecreations } from './pending-recreations.ts';
-import type { ReconcilePlan } from './plan/plan.ts';
+import type { ReconcilePlan } from './plan/model.ts';
 import type { CreatedObject, JobCreationSkip, WorkloadLookup, WorkloadWriter } from './ports.ts';
 import { WriteError } from './ports.ts';
 

@@ -1,8 +1,9 @@
 /** In-memory WorkloadLookup (the workload store) and MarkLedger. */
 import { workloadKey } from '../core/keys.ts';
 import type { WorkloadKey, WorkloadView } from '../core/types.ts';
-import type { MarkLedger, WorkloadLookup, WorkloadMarks } from '../reconcile/ports.ts';
-import { NO_MARKS } from '../reconcile/ports.ts';
+import type { WorkloadMarks } from '../reconcile/plan/model.ts';
+import { NO_MARKS } from '../reconcile/plan/model.ts';
+import type { MarkLedger, WorkloadLookup } from '../reconcile/ports.ts';
 
 export class InMemoryWorkloads implements WorkloadLookup {
   readonly #views = new Map<WorkloadKey, WorkloadView>();

@@ -3,13 +3,7 @@ import type { AppliedStatePlacement } from '../../rollout/kinds.ts';
 import type { ReloadStrategy, SourceKey, WorkloadView } from '../../core/types.ts';
 import { envVarOf } from './collisions.ts';
 import type { PersistedState } from './persisted-state.ts';
-import type { TrackedSource } from './tracking.ts';
-
-/**
- * Where a workload's applied state lives and how rolls are written: env vars or annotations in the
- * pod template, or W `kreload.io/source-hashes` (CronJob, restart Rollout) for both strategies.
- */
-export type StateMode = ReloadStrategy | 'workload';
+import type { StateMode, TrackedSource } from './model.ts';
 
 export function stateModeOf(placement: AppliedStatePlacement, strategy: ReloadStrategy): StateMode {
   return placement === 'W' ? 'workload' : strategy;

@@ -1,22 +1,11 @@
 /** The writes of §5.6 and §6 for one planned reconcile: roll, baselines and pruning in one change. */
 import { formatHashMap, formatLastReloadedFrom } from '../../core/state.ts';
 import type { ReloadStrategy, SourceKey, WorkloadView } from '../../core/types.ts';
-import type { EnvWrite, TemplateChange, WorkloadChanges } from '../../rollout/patch.ts';
-import type { StateMode } from './applied.ts';
-import type { EnvVarCollision } from './collisions.ts';
+import type { EnvWrite, WorkloadChanges } from '../../rollout/patch.ts';
 import { envVarOf } from './collisions.ts';
+import type { EnvVarCollision, KeyPlan, PlannedChanges, StateMode } from './model.ts';
 import type { PersistedState } from './persisted-state.ts';
-import type { KeyOutcome, RuleId } from './rules.ts';
 import { compareKeys } from './tracking.ts';
-import type { TrackedSource } from './tracking.ts';
-
-/** One tracked key with D, A, B and the rule that decided it. */
-export interface KeyPlan extends TrackedSource {
-  readonly applied: string | undefined;
-  readonly baseline: string | undefined;
-  readonly rule: RuleId;
-  readonly outcome: KeyOutcome;
-}
 
 type RollingKey = KeyPlan & { readonly desired: string; readonly container: string };
 
@@ -29,11 +18,6 @@ export interface ChangeContext {
   readonly now: number;
   /** CronJob: the strategy whose template change goes into the Job the roll creates (§7.3). */
   readonly jobStrategy?: ReloadStrategy | undefined;
-}
-
-export interface PlannedChanges extends WorkloadChanges {
-  /** CronJob: the strategy's change for the Job the roll creates (§7.3 item 2); the CronJob keeps its template. */
-  readonly jobTemplate?: TemplateChange | undefined;
 }
 
 function isRolling(key: KeyPlan): key is RollingKey {

@@ -1,14 +1,7 @@
 /** Env-var name collisions (§6.3): tracked sources whose names sanitise to one variable. */
 import { envVarName } from '../../core/env-name.ts';
 import type { SourceKey } from '../../core/types.ts';
-import type { TrackedSource } from './tracking.ts';
-
-export interface EnvVarCollision {
-  readonly envVar: string;
-  readonly container: string;
-  /** Sorted. */
-  readonly keys: readonly SourceKey[];
-}
+import type { EnvVarCollision, TrackedSource } from './model.ts';
 
 export function envVarOf(source: Pick<TrackedSource, 'type' | 'name'>): string {
   return envVarName(source.type, source.name);

@@ -13,10 +13,9 @@ import type { WorkloadKindRow } from '../../rollout/kinds.ts';
 import { buildPatch } from '../../rollout/patch.ts';
 import { aContainer, aWorkload, configMapVolume } from '../../testing/builders.ts';
 import { applyPatchToView } from '../../testing/recording-writer.ts';
-import type { PlanInput, ReconcilePlan, SourceFacts } from './plan.ts';
+import type { PlanInput, ReconcilePlan, SourceFacts, WorkloadMarks } from './model.ts';
+import { NO_MARKS } from './model.ts';
 import { planReconcile } from './plan.ts';
-import type { WorkloadMarks } from '../ports.ts';
-import { NO_MARKS } from '../ports.ts';
 
 const NS = 'team-a';
 const CM: SourceKey = 'configmap/app-config';

@@ -2,77 +2,26 @@
  * The pure planner of one reconcile (§5): which sources the workload tracks, D, A and B for each, the
  * rules of §5.3, and the single change of §5.6. No I/O: the reconciler gathers every input.
  */
-import type { ReloadListCache } from '../../core/annotation-values.ts';
-import type {
-  AnnotationKeys,
-  AnnotationProblem,
-  ReloadStrategy,
-  SourceKey,
-  SourceType,
-  WorkloadView,
-} from '../../core/types.ts';
-import type { RollActionType, WorkloadKindRow } from '../../rollout/kinds.ts';
+import type { AnnotationProblem, SourceKey } from '../../core/types.ts';
+import type { RollActionType } from '../../rollout/kinds.ts';
 import { appliedStatePlacement, rollActionOf } from '../../rollout/kinds.ts';
 import type { WorkloadChanges } from '../../rollout/patch.ts';
-import type { AppliedContext, StateMode } from './applied.ts';
+import type { AppliedContext } from './applied.ts';
 import { appliedHash, stateModeOf } from './applied.ts';
-import type { KeyPlan, PlannedChanges } from './changes.ts';
 import { planChanges } from './changes.ts';
-import type { EnvVarCollision } from './collisions.ts';
 import { findCollisions } from './collisions.ts';
+import type {
+  KeyPlan,
+  PlanAction,
+  PlanInput,
+  ReconcilePlan,
+  StateMode,
+  TrackedSource,
+} from './model.ts';
 import type { PersistedState } from './persisted-state.ts';
 import { persistedKeys, readPersistedState } from './persisted-state.ts';
-import type { WorkloadMarks } from '../ports.ts';
 import { applyRules } from './rules.ts';
-import type { SourceFacts, TrackedSource } from './tracking.ts';
 import { evaluateTracking, keysToEvaluate, uniqueProblems } from './tracking.ts';
-
-export type { KeyPlan } from './changes.ts';
-export type { EnvVarCollision } from './collisions.ts';
-export type { SourceFacts, SourceStatus } from './tracking.ts';
-
-export interface PlanOptions {
-  readonly strategy: ReloadStrategy;
-  readonly reloadOnCreate: boolean;
-  readonly reloadOnDelete: boolean;
-  readonly keys: AnnotationKeys;
-  readonly autoReloadAll: boolean;
-  readonly reloadLists?: ReloadListCache | undefined;
-}
-
-export interface PlanInput {
-  readonly view: WorkloadView;
-  readonly row: WorkloadKindRow;
-  readonly options: PlanOptions;
-  /**
-   * Names of sources that may match a reload list, per type. References of the pod spec, keys of
-   * the persisted state and keys of marks are added by the planner.
-   */
-  readonly candidates: Readonly<Partial<Record<SourceType, readonly string[]>>>;
-  /** What the caches and §5.4 facts say about one source; called for every evaluated key. */
-  readonly facts: (key: SourceKey) => SourceFacts;
-  readonly marks: WorkloadMarks;
-  /** ms since the epoch. */
-  readonly now: number;
-}
-
-export type PlanAction = 'none' | 'baseline' | 'roll';
-
-export interface ReconcilePlan extends PlannedChanges {
-  /** roll: the kind's roll (§7); baseline: a metadata-only patch; none: no write. */
-  readonly action: PlanAction;
-  /** How this workload rolls: its kind's action, or `rollout-restart` (§7.5). */
-  readonly rollAction: RollActionType;
-  /** Sorted keys whose outcome is roll. */
-  readonly rolling: readonly SourceKey[];
-  /** Set when the workload tracks sources but has no regular container (§13.2). */
-  readonly skip?: 'no_container' | undefined;
-  readonly mode: StateMode;
-  /** Every tracked key, sorted. */
-  readonly keys: readonly KeyPlan[];
-  readonly problems: readonly AnnotationProblem[];
-  readonly collisions: readonly EnvVarCollision[];
-}
 
 function createRolls(input: PlanInput, source: TrackedSource): boolean {
   const status = source.facts.status;

@@ -1,9 +1,7 @@
 /** The rules of §5.3 for one tracked source: the first row that holds gives the outcome. */
 import { DELETE_MARKER } from '../../core/types.ts';
 
-export type RuleId = 'R1' | 'R2' | 'R3' | 'R4' | 'R5' | 'R6' | 'R7' | 'R8' | 'R9';
-
-export type KeyOutcome = 'nothing' | 'roll' | 'baseline';
+import type { KeyOutcome, RuleId } from './model.ts';
 
 /** D, A, B and the §5.4 facts of one key, as the rules read them. */
 export interface RuleInput {

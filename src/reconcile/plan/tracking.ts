@@ -6,39 +6,12 @@ import { referencedSources } from '../../core/references.ts';
 import type {
   AnnotationKeys,
   AnnotationProblem,
-  Annotations,
-  DecisionResult,
   SourceKey,
   SourceType,
   WorkloadView,
 } from '../../core/types.ts';
 import { DELETE_MARKER } from '../../core/types.ts';
-import type { WorkloadMarks } from '../ports.ts';
-
-/** What the caches say about one source now. */
-export type SourceStatus =
-  | {
-      readonly state: 'present';
-      readonly hash: string;
-      /** Undefined for a SecretProviderClass, whose hash has no single object (§4.4). */
-      readonly uid: string | undefined;
-      readonly annotations: Annotations;
-    }
-  /** The type's cache is synced and healthy and holds no such object. */
-  | { readonly state: 'absent' }
-  /** The type's cache is not synced, forbidden or missing (§5.1). */
-  | { readonly state: 'unknown' };
-
-/** Per-source inputs of the planner. Times are ms since the epoch. */
-export interface SourceFacts {
-  readonly status: SourceStatus;
-  /** `lastChange(K)` of §5.4. */
-  readonly lastChange?: number | undefined;
-  /** `trackingStart(W,K)` of §5.4. */
-  readonly trackingStart?: number | undefined;
-  /** When kreload observed the change this reconcile acts on (last-reloaded-from, §6.2). */
-  readonly observedAt?: number | undefined;
-}
+import type { SourceFacts, TrackedSource, WorkloadMarks } from './model.ts';
 
 export interface TrackingOptions {
   readonly keys: AnnotationKeys;
@@ -47,18 +20,6 @@ export interface TrackingOptions {
   /** The kind can roll for a deletion (not Job or CronJob, §5.1 D11). */
   readonly rollsOnDelete: boolean;
   readonly reloadLists?: ReloadListCache | undefined;
-}
-
-export interface TrackedSource {
-  readonly key: SourceKey;
-  readonly type: SourceType;
-  readonly name: string;
-  readonly decision: DecisionResult;
-  /** Undefined only for a LIST source of a workload without regular containers. */
-  readonly container: string | undefined;
-  /** D(K); undefined = unknown. */
-  readonly desired: string | undefined;
-  readonly facts: SourceFacts;
 }
 
 export interface TrackingInput {
