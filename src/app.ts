@@ -13,12 +13,7 @@ import type { AppDeps, App } from './cli/run.ts';
 import { resolveKubeconfig } from './config/kubeconfig.ts';
 import type { Options } from './config/parse-options.ts';
 import { ChangeRouter } from './controller/change-router.ts';
-import {
-  CacheSourceLookup,
-  StoreMarkLedger,
-  StoreWorkloadLookup,
-  WriteLedger,
-} from './controller/lookups.ts';
+import { CacheSourceLookup, StoreWorkloadLookup, WriteLedger } from './controller/lookups.ts';
 import { ReconcileReporter } from './controller/reconcile-reporter.ts';
 import { WebhookMode } from './controller/webhook-mode.ts';
 import { TrackingTally } from './controller/tracking-tally.ts';
@@ -333,7 +328,7 @@ class KreloadApp implements App {
         caches: sourceCaches,
         isTypeHealthy: (type, namespace) => this.#sourceTypeHealthy(type, namespace),
       }),
-      marks: new StoreMarkLedger({ marks }),
+      marks,
       writer: new KubeWorkloadWriter({ client: new WorkloadClient({ transport }), keys }),
       observer: reporter,
       options: {

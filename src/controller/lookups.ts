@@ -1,6 +1,6 @@
 /**
- * The reconciler's read ports (reconcile/ports.ts) over the caches, the store and the mark store of
- * watch/. Kept apart from both so neither module depends on the other.
+ * The reconciler's source and workload read ports (reconcile/ports.ts) over the caches and the store
+ * of watch/. Kept apart from both so neither module depends on the other.
  */
 import { parseSourceKey } from '../core/keys.ts';
 import type {
@@ -10,9 +10,7 @@ import type {
   WorkloadKey,
   WorkloadView,
 } from '../core/types.ts';
-import type { WorkloadMarks } from '../reconcile/plan/model.ts';
-import type { MarkLedger, SourceLookup, WorkloadLookup } from '../reconcile/ports.ts';
-import type { Mark, MarkStore } from '../watch/marks.ts';
+import type { SourceLookup, WorkloadLookup } from '../reconcile/ports.ts';
 import type { SourceCaches, SourceEntry } from '../watch/source-cache.ts';
 import type { WorkloadStore } from '../watch/workload-store.ts';
 import { SYSTEM_TIMERS, type Timers } from '../queue/timers.ts';
@@ -151,45 +149,5 @@ export class StoreWorkloadLookup implements WorkloadLookup {
       const view = this.#store.get(key)?.view;
       return view?.ref.kind === 'Job' && view.controller?.uid === cronJobUid ? [view] : [];
     });
-  }
-}
-
-/**
- * The reconciler sees marks as `{creates, deletes}`; the store keeps them as one list. Consumption
- * goes by identity, so marks made while a reconcile ran survive it.
- */
-export class StoreMarkLedger implements MarkLedger {
-  readonly #marks: MarkStore;
-  readonly #handedOut = new WeakMap<WorkloadMarks, readonly Mark[]>();
-
-  constructor(deps: { readonly marks: MarkStore }) {
-    this.#marks = deps.marks;
-  }
-
-  marksOf(key: WorkloadKey): WorkloadMarks {
-    const held = this.#marks.marksOf(key);
-    const marks: WorkloadMarks = {
-      creates: held.flatMap((mark) =>
-        mark.kind === 'create' ? [{ key: mark.sourceKey, uid: mark.uid }] : [],
-      ),
-      deletes: held.flatMap((mark) =>
-        mark.kind === 'delete'
-          ? [{ key: mark.sourceKey, uid: mark.uid, sourceAnnotations: mark.sourceAnnotations }]
-          : [],
-      ),
-    };
-    this.#handedOut.set(marks, held);
-    return marks;
-  }
-
-  consume(key: WorkloadKey, marks: WorkloadMarks): void {
-    const held = this.#handedOut.get(marks);
-    if (held === undefined) return;
-    // The ledger may be handed back a subset: consume the store marks it was built from.
-    const keep = (mark: Mark): boolean =>
-      mark.kind === 'create'
-        ? marks.creates.some((c) => c.key === mark.sourceKey && c.uid === mark.uid)
-        : marks.deletes.some((d) => d.key === mark.sourceKey && d.uid === mark.uid);
-    this.#marks.consume(key, held.filter(keep));
   }
 }

@@ -27,7 +27,7 @@ import { MarkStore } from '../watch/marks.ts';
 import { SourceCache, SourceCaches } from '../watch/source-cache.ts';
 import { WorkloadStore } from '../watch/workload-store.ts';
 import { ChangeRouter } from './change-router.ts';
-import { CacheSourceLookup, StoreMarkLedger, StoreWorkloadLookup, WriteLedger } from './lookups.ts';
+import { CacheSourceLookup, StoreWorkloadLookup, WriteLedger } from './lookups.ts';
 import { ReconcileReporter } from './reconcile-reporter.ts';
 import type { ReconcileResume } from './work-runner.ts';
 import { WorkRunner } from './work-runner.ts';
@@ -154,7 +154,7 @@ function pipeline(options: { readonly workerThreads: number }) {
   const reconciler = new Reconciler({
     workloads: new StoreWorkloadLookup({ store, writes }),
     sources: new CacheSourceLookup({ caches: sourceCaches, isTypeHealthy: () => true }),
-    marks: new StoreMarkLedger({ marks }),
+    marks,
     writer: server,
     observer: new ReconcileReporter({
       logger,

@@ -2,6 +2,7 @@
  * Ports of the reconciler. kube/ and watch/ implement them for real, src/testing/ in memory.
  * Nothing here carries source data: only hashes, UIDs and the kept annotations.
  */
+import type { Mark } from '../core/marks.ts';
 import type {
   AnnotationProblem,
   SkipReason,
@@ -15,7 +16,7 @@ import type {
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { PauseNotice } from '../rollout/pause.ts';
 import type { JsonObject, Patch } from '../rollout/patch.ts';
-import type { EnvVarCollision, ReconcilePlan, WorkloadMarks } from './plan/model.ts';
+import type { EnvVarCollision, ReconcilePlan } from './plan/model.ts';
 
 /** Source caches as the reconciler reads them (§9.2). Times are ms since the epoch. */
 export interface SourceLookup {
@@ -63,9 +64,9 @@ export interface WorkloadLookup {
 
 /** Marks held per workload (§5.4); the leader consumes them when a reconcile completes. */
 export interface MarkLedger {
-  marksOf(key: WorkloadKey): WorkloadMarks;
-  /** Drops exactly the given marks; marks added since they were read stay. */
-  consume(key: WorkloadKey, marks: WorkloadMarks): void;
+  marksOf(key: WorkloadKey): readonly Mark[];
+  /** Drops exactly the given marks (by identity); marks added since they were read stay. */
+  consume(key: WorkloadKey, marks: readonly Mark[]): void;
 }
 
 export interface WriteErrorOptions {

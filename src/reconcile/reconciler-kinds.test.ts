@@ -21,7 +21,9 @@ import { cronJobRunName } from '../rollout/jobs.ts';
 import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
 import { InMemorySources } from '../testing/in-memory-sources.ts';
-import { InMemoryMarks, InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { aCreateMark, aDeleteMark } from '../testing/marks.ts';
+import { MarkStore } from '../watch/marks.ts';
 import { RecordingJournal } from '../testing/recording-journal.ts';
 import { RecordingObserver } from '../testing/recording-observer.ts';
 import type { RecordedWrite } from '../testing/recording-writer.ts';
@@ -67,7 +69,7 @@ function status(code: number): WriteError {
 
 let workloads: InMemoryWorkloads;
 let sources: InMemorySources;
-let marks: InMemoryMarks;
+let marks: MarkStore;
 let writer: RecordingWriter;
 let observer: RecordingObserver;
 let sleeps: number[];
@@ -164,7 +166,7 @@ function givenTracked(kind: WorkloadKind): WorkloadView {
 beforeEach(() => {
   workloads = new InMemoryWorkloads();
   sources = new InMemorySources();
-  marks = new InMemoryMarks();
+  marks = new MarkStore();
   writer = new RecordingWriter();
   observer = new RecordingObserver();
   sleeps = [];
@@ -499,20 +501,17 @@ describe('Job (§7.4)', () => {
       .withController({ apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'cj' })
       .build();
     given(view, wireObject(view));
-    marks.add(KEY, { creates: [{ key: 'configmap/app-config', uid: 'u' }], deletes: [] });
+    marks.add([KEY], aCreateMark('configmap/app-config', 'u'));
     expect(await reconciler().reconcile(KEY, TRIGGER)).toEqual({ outcome: 'ignored', attempts: 0 });
     expect(writer.writes).toEqual([]);
     expect(observer.hooks()).toEqual([]);
-    expect(marks.marksOf(KEY).creates).toEqual([]);
+    expect(marks.marksOf(KEY).filter((mark) => mark.kind === 'create')).toEqual([]);
   });
 
   it('a deleted source never recreates a Job (D11)', async () => {
     givenTracked('Job');
     sources.remove(NS, 'configmap/app-config');
-    marks.add(KEY, {
-      creates: [],
-      deletes: [{ key: 'configmap/app-config', uid: 'u', sourceAnnotations: {} }],
-    });
+    marks.add([KEY], aDeleteMark('configmap/app-config', 'u'));
     const result = await reconciler({ reloadOnDelete: true }).reconcile(KEY);
     expect(result.outcome).not.toBe('rolled');
     expect(writer.writes).toEqual([]);
@@ -854,10 +853,7 @@ describe('CronJob (§7.3)', () => {
       .build();
     given(view, wireObject(view));
     sources.remove(NS, 'configmap/app-config');
-    marks.add(KEY, {
-      creates: [],
-      deletes: [{ key: 'configmap/app-config', uid: 'u', sourceAnnotations: {} }],
-    });
+    marks.add([KEY], aDeleteMark('configmap/app-config', 'u'));
     await reconciler({ reloadOnDelete: true }).reconcile(KEY);
     expect(writer.writes.filter((w) => w.verb === 'create')).toEqual([]);
   });
@@ -1072,7 +1068,7 @@ describe('writes only while the lease allows (§13.4 item 4)', () => {
   it.each(WORKLOAD_KINDS.map((row) => row.kind))('%s: no write, marks kept', async (kind) => {
     const view = givenTracked(kind);
     const key = workloadKey(view.ref);
-    marks.add(key, { creates: [{ key: 'configmap/app-config', uid: 'u' }], deletes: [] });
+    marks.add([key], aCreateMark('configmap/app-config', 'u'));
     leading = false;
     expect(await reconciler().reconcile(key, TRIGGER)).toEqual({
       outcome: 'not-leader',
@@ -1080,7 +1076,7 @@ describe('writes only while the lease allows (§13.4 item 4)', () => {
     });
     expect(writer.writes).toEqual([]);
     expect(writer.getObjectCount + writer.getCount).toBe(0);
-    expect(marks.marksOf(key).creates).toHaveLength(1);
+    expect(marks.marksOf(key).filter((mark) => mark.kind === 'create')).toHaveLength(1);
   });
 
   it('a lease lost between attempts stops the retries', async () => {

@@ -5,7 +5,9 @@ import type { SourceKey, WorkloadView } from '../core/types.ts';
 import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
 import { aConfigMap, aContainer, aSecret, aWorkload } from '../testing/builders.ts';
 import { InMemorySources } from '../testing/in-memory-sources.ts';
-import { InMemoryMarks, InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { aDeleteMark } from '../testing/marks.ts';
+import { MarkStore } from '../watch/marks.ts';
 import { RecordingObserver } from '../testing/recording-observer.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
 import { WriteError } from './ports.ts';
@@ -50,7 +52,7 @@ function serverError(status: number, extra: { retryAfterMs?: number } = {}): Wri
 
 let workloads: InMemoryWorkloads;
 let sources: InMemorySources;
-let marks: InMemoryMarks;
+let marks: MarkStore;
 let writer: RecordingWriter;
 let observer: RecordingObserver;
 let sleeps: number[];
@@ -97,7 +99,7 @@ function envPatch(
 beforeEach(() => {
   workloads = new InMemoryWorkloads();
   sources = new InMemorySources();
-  marks = new InMemoryMarks();
+  marks = new MarkStore();
   writer = new RecordingWriter();
   observer = new RecordingObserver();
   sleeps = [];
@@ -320,7 +322,7 @@ describe('Reconciler', () => {
     given(BASELINED);
     sources.setHealthyIn('elsewhere', 'CONFIGMAP', false);
     sources.remove(NS, CM);
-    marks.add(KEY, { creates: [], deletes: [{ key: CM, uid: 'u1', sourceAnnotations: {} }] });
+    marks.add([KEY], aDeleteMark(CM, 'u1'));
     await reconciler({ reloadOnDelete: true }).reconcile(KEY);
     expect(writer.writes).toHaveLength(1);
   });
@@ -329,7 +331,7 @@ describe('Reconciler', () => {
     given(BASELINED);
     sources.setHealthyIn(NS, 'CONFIGMAP', false);
     sources.remove(NS, CM);
-    marks.add(KEY, { creates: [], deletes: [{ key: CM, uid: 'u1', sourceAnnotations: {} }] });
+    marks.add([KEY], aDeleteMark(CM, 'u1'));
     await reconciler({ reloadOnDelete: true }).reconcile(KEY);
     expect(writer.writes).toEqual([]);
   });
@@ -337,7 +339,7 @@ describe('Reconciler', () => {
   it('rolls a deleted source with reload-on-delete and consumes the mark', async () => {
     given(BASELINED);
     sources.remove(NS, CM);
-    marks.add(KEY, { creates: [], deletes: [{ key: CM, uid: 'u1', sourceAnnotations: {} }] });
+    marks.add([KEY], aDeleteMark(CM, 'u1'));
     await reconciler({ reloadOnDelete: true }).reconcile(KEY);
     expect(bodies()).toEqual([
       envPatch(
@@ -348,16 +350,16 @@ describe('Reconciler', () => {
         },
       ),
     ]);
-    expect(marks.marksOf(KEY)).toEqual({ creates: [], deletes: [] });
+    expect(marks.marksOf(KEY)).toEqual([]);
   });
 
   it('keeps the marks when the write fails', async () => {
     given(BASELINED);
     sources.remove(NS, CM);
-    marks.add(KEY, { creates: [], deletes: [{ key: CM, uid: 'u1', sourceAnnotations: {} }] });
+    marks.add([KEY], aDeleteMark(CM, 'u1'));
     writer.failNext(serverError(403));
     await reconciler({ reloadOnDelete: true }).reconcile(KEY);
-    expect(marks.marksOf(KEY).deletes).toHaveLength(1);
+    expect(marks.marksOf(KEY).filter((mark) => mark.kind === 'delete')).toHaveLength(1);
   });
 
   it('R7: a change seen after tracking began rolls instead of being absorbed into a baseline', async () => {

@@ -9,6 +9,7 @@
 import type { ReloadListCache } from '../core/annotation-values.ts';
 import { hasReloadList } from '../core/decide.ts';
 import { parseSourceKey } from '../core/keys.ts';
+import type { Mark } from '../core/marks.ts';
 import type {
   SkipReason,
   SourceKey,
@@ -26,7 +27,7 @@ import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { instantiateDonePatch } from '../rollout/patch.ts';
 import { planPause } from '../rollout/pause.ts';
-import type { PlanOptions, ReconcilePlan, SourceFacts, WorkloadMarks } from './plan/model.ts';
+import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan/model.ts';
 import { planReconcile } from './plan/plan.ts';
 import type { PendingRecreation } from './pending-recreations.ts';
 import { PendingRecreations, ProcessMemoryJournal } from './pending-recreations.ts';
@@ -91,7 +92,7 @@ interface DeferredFollowUp {
   readonly followUp: FollowUp;
   /** What the acknowledged write acted on. */
   readonly target: Target;
-  readonly marks: WorkloadMarks;
+  readonly marks: readonly Mark[];
   /** Tries of the follow-up so far, and the backoff they waited. */
   readonly tries: number;
   readonly waitedMs: number;
@@ -183,7 +184,7 @@ const NOT_LEADER: ReconcileResult = { outcome: 'not-leader', attempts: 0 };
 interface Pass {
   readonly key: WorkloadKey;
   readonly row: WorkloadKindRow;
-  readonly marks: WorkloadMarks;
+  readonly marks: readonly Mark[];
   readonly trigger: ReconcileTrigger;
   readonly memo: WriteMemo;
 }
@@ -223,10 +224,6 @@ interface Completion {
 function maxDefined(...values: (number | undefined)[]): number | undefined {
   const defined = values.filter((value) => value !== undefined);
   return defined.length > 0 ? Math.max(...defined) : undefined;
-}
-
-function hasMarks(marks: WorkloadMarks): boolean {
-  return marks.creates.length > 0 || marks.deletes.length > 0;
 }
 
 function plansWrite(target: Target): boolean {
@@ -426,7 +423,7 @@ export class Reconciler {
   /** `strategy_not_updated`: a source change or mark triggered this reconcile and needed no write. */
   #notUpdatedReason(pass: Pass): SkipReason | undefined {
     const changes = pass.trigger.observedAt?.size ?? 0;
-    return changes > 0 || hasMarks(pass.marks) ? 'strategy_not_updated' : undefined;
+    return changes > 0 || pass.marks.length > 0 ? 'strategy_not_updated' : undefined;
   }
 
   /** §13.8: no write of any kind. A resume alone is not a reload: it is neither sent nor timed. */

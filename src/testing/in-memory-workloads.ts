@@ -1,9 +1,7 @@
-/** In-memory WorkloadLookup (the workload store) and MarkLedger. */
+/** In-memory WorkloadLookup (the workload store); watch/marks.ts's MarkStore is the MarkLedger. */
 import { workloadKey } from '../core/keys.ts';
 import type { WorkloadKey, WorkloadView } from '../core/types.ts';
-import type { WorkloadMarks } from '../reconcile/plan/model.ts';
-import { NO_MARKS } from '../reconcile/plan/model.ts';
-import type { MarkLedger, WorkloadLookup } from '../reconcile/ports.ts';
+import type { WorkloadLookup } from '../reconcile/ports.ts';
 
 export class InMemoryWorkloads implements WorkloadLookup {
   readonly #views = new Map<WorkloadKey, WorkloadView>();
@@ -47,29 +45,5 @@ export class InMemoryWorkloads implements WorkloadLookup {
         view.ref.namespace === namespace &&
         view.controller?.uid === cronJobUid,
     );
-  }
-}
-
-export class InMemoryMarks implements MarkLedger {
-  readonly #marks = new Map<WorkloadKey, WorkloadMarks>();
-
-  add(key: WorkloadKey, marks: WorkloadMarks): void {
-    const current = this.marksOf(key);
-    this.#marks.set(key, {
-      creates: [...current.creates, ...marks.creates],
-      deletes: [...current.deletes, ...marks.deletes],
-    });
-  }
-
-  marksOf(key: WorkloadKey): WorkloadMarks {
-    return this.#marks.get(key) ?? NO_MARKS;
-  }
-
-  consume(key: WorkloadKey, marks: WorkloadMarks): void {
-    const current = this.marksOf(key);
-    this.#marks.set(key, {
-      creates: current.creates.filter((mark) => !marks.creates.includes(mark)),
-      deletes: current.deletes.filter((mark) => !marks.deletes.includes(mark)),
-    });
   }
 }

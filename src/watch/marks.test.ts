@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SourceType } from '../core/types.ts';
-import {
-  countingCreateMark,
-  countingDeleteMark,
-  isMarkExpired,
-  markCounts,
-  markForChange,
-  markMaxAgeMs,
-  MarkStore,
-  type CreateMark,
-  type DeleteMark,
-  type Mark,
-} from './marks.ts';
+import { aCreateMark, aDeleteMark } from '../testing/marks.ts';
+import { isMarkExpired, markForChange, markMaxAgeMs, MarkStore } from './marks.ts';
 import type { SourceChange, SourceChangeKind } from './source-cache.ts';
 
 const HASH = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
@@ -29,19 +19,8 @@ function change(kind: SourceChangeKind, type: SourceType = 'CONFIGMAP'): SourceC
   };
 }
 
-const create = (uid: string, at = 0): CreateMark => ({
-  kind: 'create',
-  sourceKey: 'configmap/app',
-  uid,
-  at,
-});
-const remove = (uid: string, at = 0): DeleteMark => ({
-  kind: 'delete',
-  sourceKey: 'configmap/app',
-  uid,
-  at,
-  sourceAnnotations: {},
-});
+const create = (uid: string, at = 0) => aCreateMark('configmap/app', uid, at);
+const remove = (uid: string, at = 0) => aDeleteMark('configmap/app', uid, {}, at);
 
 describe('markForChange', () => {
   it.each([
@@ -57,31 +36,6 @@ describe('markForChange', () => {
     ['deleted', 'SECRETPROVIDERCLASS', undefined],
   ] as const)('%s %s', (kind, type, expected) => {
     expect(markForChange(change(kind, type))).toEqual(expected);
-  });
-});
-
-describe('consumption rules (§5.4)', () => {
-  it.each([
-    ['create, same UID exists', create('u1'), { uid: 'u1' }, true],
-    ['create, other UID exists', create('u1'), { uid: 'u2' }, false],
-    ['create, absent', create('u1'), undefined, false],
-    ['delete, still absent', remove('u1'), undefined, true],
-    ['delete, recreated', remove('u1'), { uid: 'u2' }, false],
-  ] as const)('%s → counts %s', (_name, mark, current, expected) => {
-    expect(markCounts(mark, current)).toBe(expected);
-  });
-
-  it('finds the counting create mark for the current UID', () => {
-    const marks: Mark[] = [remove('u1'), create('u1'), create('u2')];
-    expect(countingCreateMark(marks, 'configmap/app', { uid: 'u2' })).toBe(marks[2]);
-    expect(countingCreateMark(marks, 'configmap/app', undefined)).toBeUndefined();
-    expect(countingCreateMark(marks, 'secret/app', { uid: 'u2' })).toBeUndefined();
-  });
-
-  it('finds the latest delete mark while the source is absent', () => {
-    const marks: Mark[] = [remove('u1', 10), create('u2', 20), remove('u2', 30)];
-    expect(countingDeleteMark(marks, 'configmap/app', undefined)).toBe(marks[2]);
-    expect(countingDeleteMark(marks, 'configmap/app', { uid: 'u3' })).toBeUndefined();
   });
 });
 

@@ -1,28 +1,8 @@
 import { sourceKeyOf } from '../core/keys.ts';
-import type { Annotations, SourceKey, SourceType, WorkloadKey } from '../core/types.ts';
+import type { Mark } from '../core/marks.ts';
+import type { SourceType, WorkloadKey } from '../core/types.ts';
+import type { MarkLedger } from '../reconcile/ports.ts';
 import type { SourceChange } from './source-cache.ts';
-
-/** A source with this UID appeared after its type's initial sync, while W was associated with it. */
-export interface CreateMark {
-  readonly kind: 'create';
-  readonly sourceKey: SourceKey;
-  readonly uid: string;
-  /** When the mark was made. */
-  readonly at: number;
-}
-
-/** A cached source disappeared after the initial sync, while W was associated with it. */
-export interface DeleteMark {
-  readonly kind: 'delete';
-  readonly sourceKey: SourceKey;
-  readonly uid: string;
-  readonly at: number;
-  /** Its last `ignore`/`match` values: S for the decision while it is absent (§5.1). */
-  readonly sourceAnnotations: Annotations;
-}
-
-/** §5.4 marks. In memory only: creations and deletions nobody watched cannot be acted on as such. */
-export type Mark = CreateMark | DeleteMark;
 
 /** SPC sources never get marks: SPCPS creation and deletion are not events, as in Reloader. */
 const MARKED_TYPES: ReadonlySet<SourceType> = new Set<SourceType>(['CONFIGMAP', 'SECRET']);
@@ -57,44 +37,6 @@ export function isMarkExpired(mark: Mark, now: number, maxAgeMs: number): boolea
   return now - mark.at > maxAgeMs;
 }
 
-/** The source as it is now: its UID when it exists, undefined when it is absent. */
-export type CurrentSource = { readonly uid: string } | undefined;
-
-/**
- * Whether a mark counts at consumption time (§5.4): a create mark only if the source exists with
- * that UID; a delete mark only if the source is still absent.
- */
-export function markCounts(mark: Mark, current: CurrentSource): boolean {
-  return mark.kind === 'create' ? current?.uid === mark.uid : current === undefined;
-}
-
-/** The create mark for `sourceKey` that counts now (R8), if any. */
-export function countingCreateMark(
-  marks: readonly Mark[],
-  sourceKey: SourceKey,
-  current: CurrentSource,
-): CreateMark | undefined {
-  return marks.find(
-    (mark): mark is CreateMark =>
-      mark.kind === 'create' && mark.sourceKey === sourceKey && markCounts(mark, current),
-  );
-}
-
-/** The latest delete mark for `sourceKey` that counts now (D = MARKER, §5.1), if any. */
-export function countingDeleteMark(
-  marks: readonly Mark[],
-  sourceKey: SourceKey,
-  current: CurrentSource,
-): DeleteMark | undefined {
-  let latest: DeleteMark | undefined;
-  for (const mark of marks) {
-    const counts =
-      mark.kind === 'delete' && mark.sourceKey === sourceKey && markCounts(mark, current);
-    if (counts && (latest === undefined || mark.at >= latest.at)) latest = mark;
-  }
-  return latest;
-}
-
 function sameMark(a: Mark, b: Mark): boolean {
   return a.kind === b.kind && a.sourceKey === b.sourceKey && a.uid === b.uid;
 }
@@ -103,7 +45,7 @@ function sameMark(a: Mark, b: Mark): boolean {
  * The marks each workload holds. A reconcile reads `marksOf(W)` when it starts and, once it has
  * completed, `consume(W, thoseMarks)`: marks made while it ran survive for the next one.
  */
-export class MarkStore {
+export class MarkStore implements MarkLedger {
   readonly #byWorkload = new Map<WorkloadKey, readonly Mark[]>();
 
   /** Number of marks held, all workloads together. */

@@ -1,9 +1,10 @@
 /**
  * The planner's input and output (§5): what the reconciler gathers for one reconcile and the plan
- * it gets back. Over core/ and rollout/ only, so the planner's modules and the reconciler's
+ * it gets back. Types only, over core/ and rollout/, so the planner's modules and the reconciler's
  * ports depend on this module and never on each other (docs/adr/0027-planner-model-and-read-ports.md).
  */
 import type { ReloadListCache } from '../../core/annotation-values.ts';
+import type { Mark } from '../../core/marks.ts';
 import type {
   AnnotationKeys,
   AnnotationProblem,
@@ -16,26 +17,6 @@ import type {
 } from '../../core/types.ts';
 import type { RollActionType, WorkloadKindRow } from '../../rollout/kinds.ts';
 import type { TemplateChange, WorkloadChanges } from '../../rollout/patch.ts';
-
-/** `(create, K, uid)` of §5.4. */
-export interface CreateMark {
-  readonly key: SourceKey;
-  readonly uid: string;
-}
-
-/** `(delete, K, uid, last ignore/match values)` of §5.4; `sourceAnnotations` holds those values. */
-export interface DeleteMark {
-  readonly key: SourceKey;
-  readonly uid: string;
-  readonly sourceAnnotations: Annotations;
-}
-
-export interface WorkloadMarks {
-  readonly creates: readonly CreateMark[];
-  readonly deletes: readonly DeleteMark[];
-}
-
-export const NO_MARKS: WorkloadMarks = { creates: [], deletes: [] };
 
 /** What the caches say about one source now. */
 export type SourceStatus =
@@ -82,7 +63,8 @@ export interface PlanInput {
   readonly candidates: Readonly<Partial<Record<SourceType, readonly string[]>>>;
   /** What the caches and §5.4 facts say about one source; called for every evaluated key. */
   readonly facts: (key: SourceKey) => SourceFacts;
-  readonly marks: WorkloadMarks;
+  /** The workload's §5.4 marks, as the mark store holds them. */
+  readonly marks: readonly Mark[];
   /** ms since the epoch. */
   readonly now: number;
 }

@@ -13,8 +13,9 @@ import type { WorkloadKindRow } from '../../rollout/kinds.ts';
 import { buildPatch } from '../../rollout/patch.ts';
 import { aContainer, aWorkload, configMapVolume } from '../../testing/builders.ts';
 import { applyPatchToView } from '../../testing/recording-writer.ts';
-import type { PlanInput, ReconcilePlan, SourceFacts, WorkloadMarks } from './model.ts';
-import { NO_MARKS } from './model.ts';
+import type { Mark } from '../../core/marks.ts';
+import { aCreateMark, aDeleteMark } from '../../testing/marks.ts';
+import type { PlanInput, ReconcilePlan, SourceFacts } from './model.ts';
 import { planReconcile } from './plan.ts';
 
 const NS = 'team-a';
@@ -52,7 +53,7 @@ interface Scenario {
   readonly reloadOnDelete?: boolean;
   readonly sources?: Partial<Record<SourceKey, SourceFacts>>;
   readonly candidates?: PlanInput['candidates'];
-  readonly marks?: WorkloadMarks;
+  readonly marks?: readonly Mark[];
 }
 
 function plan(scenario: Scenario): ReconcilePlan {
@@ -68,7 +69,7 @@ function plan(scenario: Scenario): ReconcilePlan {
     },
     candidates: scenario.candidates ?? {},
     facts: (key) => scenario.sources?.[key] ?? ABSENT,
-    marks: scenario.marks ?? NO_MARKS,
+    marks: scenario.marks ?? [],
     now: NOW,
   });
 }
@@ -92,11 +93,8 @@ function ruleOf(p: ReconcilePlan, key: SourceKey): string | undefined {
   return p.keys.find((k) => k.key === key)?.rule;
 }
 
-const deleteMark: WorkloadMarks = {
-  creates: [],
-  deletes: [{ key: CM, uid: 'u-old', sourceAnnotations: {} }],
-};
-const createMark = (uid: string): WorkloadMarks => ({ creates: [{ key: CM, uid }], deletes: [] });
+const deleteMark: readonly Mark[] = [aDeleteMark(CM, 'u-old')];
+const createMark = (uid: string): readonly Mark[] => [aCreateMark(CM, uid)];
 const cmOnly = (facts: SourceFacts): Scenario['sources'] => ({
   [CM]: facts,
   [SECRET]: present(H2),
@@ -296,7 +294,7 @@ interface Row55 {
   readonly facts: SourceFacts;
   readonly create?: boolean;
   readonly del?: boolean;
-  readonly marks?: WorkloadMarks;
+  readonly marks?: readonly Mark[];
   readonly row?: WorkloadKindRow;
   readonly expected: (strategy: ReloadStrategy) => Record<string, unknown>;
 }
@@ -419,7 +417,7 @@ const TABLE_5_5: readonly Row55[] = [
     facts: present(H1, 'u2'),
     create: true,
     del: true,
-    marks: { creates: [{ key: CM, uid: 'u2' }], deletes: deleteMark.deletes },
+    marks: [aCreateMark(CM, 'u2'), ...deleteMark],
     expected: () => NOTHING,
   },
 ];
@@ -512,10 +510,7 @@ describe('planReconcile: housekeeping and pruning (§5.6)', () => {
   });
 
   it('keeps B of an absent search/match source whose delete mark recorded match', () => {
-    const marks = {
-      creates: [],
-      deletes: [{ key: CM, uid: 'u1', sourceAnnotations: { [KEYS.match]: 'true' } }],
-    };
+    const marks = [aDeleteMark(CM, 'u1', { [KEYS.match]: 'true' })];
     expect(writeOf(plan({ view: searching, marks }))).toEqual(NOTHING);
   });
 

@@ -2,6 +2,7 @@
  * The pure planner of one reconcile (§5): which sources the workload tracks, D, A and B for each, the
  * rules of §5.3, and the single change of §5.6. No I/O: the reconciler gathers every input.
  */
+import { countingCreateMark } from '../../core/marks.ts';
 import type { AnnotationProblem, SourceKey } from '../../core/types.ts';
 import type { RollActionType } from '../../rollout/kinds.ts';
 import { appliedStatePlacement, rollActionOf } from '../../rollout/kinds.ts';
@@ -26,7 +27,7 @@ import { evaluateTracking, keysToEvaluate, uniqueProblems } from './tracking.ts'
 function createRolls(input: PlanInput, source: TrackedSource): boolean {
   const status = source.facts.status;
   if (!input.options.reloadOnCreate || status.state !== 'present') return false;
-  return input.marks.creates.some((mark) => mark.key === source.key && mark.uid === status.uid);
+  return countingCreateMark(input.marks, source.key, status) !== undefined;
 }
 
 function planKey(

@@ -3,6 +3,7 @@ import type { ReloadListCache } from '../../core/annotation-values.ts';
 import { decide, trackedContainer } from '../../core/decide.ts';
 import { parseSourceKey, sourceKey } from '../../core/keys.ts';
 import { referencedSources } from '../../core/references.ts';
+import type { DeleteMark, Mark } from '../../core/marks.ts';
 import type {
   AnnotationKeys,
   AnnotationProblem,
@@ -11,7 +12,7 @@ import type {
   WorkloadView,
 } from '../../core/types.ts';
 import { DELETE_MARKER } from '../../core/types.ts';
-import type { SourceFacts, TrackedSource, WorkloadMarks } from './model.ts';
+import type { SourceFacts, TrackedSource } from './model.ts';
 
 export interface TrackingOptions {
   readonly keys: AnnotationKeys;
@@ -27,7 +28,7 @@ export interface TrackingInput {
   readonly options: TrackingOptions;
   readonly keys: readonly SourceKey[];
   readonly facts: (key: SourceKey) => SourceFacts;
-  readonly marks: WorkloadMarks;
+  readonly marks: readonly Mark[];
 }
 
 export interface TrackingResult {
@@ -45,14 +46,14 @@ export function keysToEvaluate(
   view: WorkloadView,
   candidates: Readonly<Partial<Record<SourceType, readonly string[]>>>,
   stateKeys: Iterable<SourceKey>,
-  marks: WorkloadMarks,
+  marks: readonly Mark[],
 ): SourceKey[] {
   const keys = new Set<SourceKey>(referencedSources(view.podSpec));
   for (const type of SOURCE_TYPES) {
     for (const name of candidates[type] ?? []) keys.add(sourceKey(type, name));
   }
   for (const key of stateKeys) keys.add(key);
-  for (const mark of [...marks.creates, ...marks.deletes]) keys.add(mark.key);
+  for (const mark of marks) keys.add(mark.sourceKey);
   return [...keys].sort(compareKeys);
 }
 
@@ -90,7 +91,9 @@ function evaluateKey(input: TrackingInput, key: SourceKey): Evaluation {
   // A delete mark counts only while the source is absent; it then supplies S (§5.1).
   const deleteMark =
     facts.status.state === 'absent'
-      ? input.marks.deletes.find((mark) => mark.key === key)
+      ? input.marks.find(
+          (mark): mark is DeleteMark => mark.kind === 'delete' && mark.sourceKey === key,
+        )
       : undefined;
   const sourceAnnotations =
     facts.status.state === 'present'
