@@ -13,7 +13,7 @@ import type { AppDeps, App } from './cli/run.ts';
 import { resolveKubeconfig } from './config/kubeconfig.ts';
 import type { Options } from './config/parse-options.ts';
 import { ChangeRouter } from './controller/change-router.ts';
-import { CacheSourceLookup, StoreWorkloadLookup, WriteLedger } from './controller/lookups.ts';
+import { WriteLedger } from './controller/write-ledger.ts';
 import { ReconcileReporter } from './controller/reconcile-reporter.ts';
 import { WebhookMode } from './controller/webhook-mode.ts';
 import { TrackingTally } from './controller/tracking-tally.ts';
@@ -229,11 +229,17 @@ class KreloadApp implements App {
         notify: (event) => routing.router?.onSourceEvent(event),
       });
     }
-    const sourceCaches = new SourceCaches({ caches });
+    const sourceCaches = new SourceCaches({
+      caches,
+      isTypeHealthy: (type, namespace) => this.#sourceTypeHealthy(type, namespace),
+    });
+    const writes = new WriteLedger();
     const store = new WorkloadStore({
       clock,
+      timers: SYSTEM_TIMERS,
       keys,
       notify: (event) => routing.router?.onWorkloadEvent(event),
+      writeBasis: (key) => writes.basis(key),
     });
     const namespaces = new NamespaceFilter({
       scope: {
@@ -313,21 +319,17 @@ class KreloadApp implements App {
     const nsTarget = namespaceWatchTarget(options);
     if (nsTarget) watches.push(...factory.namespaces(nsTarget, namespaceSink(namespaces)));
 
-    const writes = new WriteLedger();
     const reporter = new ReconcileReporter({
       logger,
       metrics,
       events,
       alerts,
       pausePeriodKey: keys.pausePeriod,
-      sourceUid: (ref) => sourceCaches.get(ref.namespace, ref.type, ref.name)?.view.uid,
+      sourceUid: (ref) => sourceCaches.get(ref.namespace, ref.type, ref.name)?.uid,
     });
     const reconciler = new Reconciler({
-      workloads: new StoreWorkloadLookup({ store, writes }),
-      sources: new CacheSourceLookup({
-        caches: sourceCaches,
-        isTypeHealthy: (type, namespace) => this.#sourceTypeHealthy(type, namespace),
-      }),
+      workloads: store,
+      sources: sourceCaches,
       marks,
       writer: new KubeWorkloadWriter({ client: new WorkloadClient({ transport }), keys }),
       observer: reporter,

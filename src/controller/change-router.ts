@@ -104,7 +104,7 @@ export class ChangeRouter {
 
   #views(keys: readonly WorkloadKey[]): WorkloadView[] {
     return keys.flatMap((key) => {
-      const view = this.#deps.store.get(key)?.view;
+      const view = this.#deps.store.get(key);
       return view ? [view] : [];
     });
   }
@@ -127,7 +127,7 @@ export class ChangeRouter {
     if (change.kind === 'annotations') return;
     if (change.kind === 'deleted' && !this.#deps.reloadOnDelete) return;
     const refs = workloads
-      .map((key) => this.#deps.store.get(key)?.view.ref)
+      .map((key) => this.#deps.store.get(key)?.ref)
       .filter((ref): ref is WorkloadRef => ref !== undefined);
     this.#deps.onFanout({
       source: change.ref,

@@ -27,7 +27,7 @@ import { MarkStore } from '../watch/marks.ts';
 import { SourceCache, SourceCaches } from '../watch/source-cache.ts';
 import { WorkloadStore } from '../watch/workload-store.ts';
 import { ChangeRouter } from './change-router.ts';
-import { CacheSourceLookup, StoreWorkloadLookup, WriteLedger } from './lookups.ts';
+import { WriteLedger } from './write-ledger.ts';
 import { ReconcileReporter } from './reconcile-reporter.ts';
 import type { ReconcileResume } from './work-runner.ts';
 import { WorkRunner } from './work-runner.ts';
@@ -143,17 +143,19 @@ function pipeline(options: { readonly workerThreads: number }) {
       notify: (event) => routing.router?.onSourceEvent(event),
     });
   }
-  const sourceCaches = new SourceCaches({ caches });
+  const sourceCaches = new SourceCaches({ caches, isTypeHealthy: () => true });
+  const writes = new WriteLedger();
   const store = new WorkloadStore({
     clock,
+    timers: SYSTEM_TIMERS,
     keys: KEYS,
     notify: (event) => routing.router?.onWorkloadEvent(event),
+    writeBasis: (key) => writes.basis(key),
   });
   const server = new ServerWithWatch(store);
-  const writes = new WriteLedger();
   const reconciler = new Reconciler({
-    workloads: new StoreWorkloadLookup({ store, writes }),
-    sources: new CacheSourceLookup({ caches: sourceCaches, isTypeHealthy: () => true }),
+    workloads: store,
+    sources: sourceCaches,
     marks,
     writer: server,
     observer: new ReconcileReporter({

@@ -10,6 +10,7 @@ import type {
   SourceType,
   SourceView,
   WorkloadKey,
+  WorkloadKind,
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
@@ -54,12 +55,16 @@ export interface WorkloadLookup {
     timeoutMs: number,
   ): Promise<WorkloadView | undefined>;
   /**
-   * The cached Jobs in `namespace` whose controller ownerReference has UID `cronJobUid`, as views
-   * (their W annotations hold `kreload.io/source-hashes`): the idempotency guard of §7.3 item 1.
-   * Undefined when Jobs are not watched (`jobs` ignored, API forbidden or not yet synced): the guard
-   * is then skipped.
+   * The cached workloads of `kind` in `namespace` whose controller ownerReference has UID
+   * `controllerUid`: for the Jobs of a CronJob (their W annotations hold `kreload.io/source-hashes`),
+   * the idempotency guard of §7.3 item 1. Undefined when the kind is not watched (`jobs` ignored, API
+   * forbidden or not yet synced): the guard is then skipped.
    */
-  jobsOwnedBy(namespace: string, cronJobUid: string): readonly WorkloadView[] | undefined;
+  controlledBy(
+    kind: WorkloadKind,
+    namespace: string,
+    controllerUid: string,
+  ): readonly WorkloadView[] | undefined;
 }
 
 /** Marks held per workload (§5.4); the leader consumes them when a reconcile completes. */

@@ -216,7 +216,7 @@ async function createJobOnce(context: WriteContext, sourceHashes: string): Promi
   const { target, writer, workloads, memo } = context;
   const { view, plan } = target;
   if (memo.createdJobFor === sourceHashes) return;
-  const owned = workloads.jobsOwnedBy(view.ref.namespace, view.uid);
+  const owned = workloads.controlledBy('Job', view.ref.namespace, view.uid);
   if (owned?.some((job) => job.annotations[SOURCE_HASHES] === sourceHashes)) {
     memo.jobCreationSkipped = 'already-created';
     return;

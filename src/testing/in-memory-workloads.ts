@@ -1,6 +1,6 @@
 /** In-memory WorkloadLookup (the workload store); watch/marks.ts's MarkStore is the MarkLedger. */
 import { workloadKey } from '../core/keys.ts';
-import type { WorkloadKey, WorkloadView } from '../core/types.ts';
+import type { WorkloadKey, WorkloadKind, WorkloadView } from '../core/types.ts';
 import type { WorkloadLookup } from '../reconcile/ports.ts';
 
 export class InMemoryWorkloads implements WorkloadLookup {
@@ -37,13 +37,17 @@ export class InMemoryWorkloads implements WorkloadLookup {
     this.#jobsWatched = watched;
   }
 
-  jobsOwnedBy(namespace: string, cronJobUid: string): readonly WorkloadView[] | undefined {
-    if (!this.#jobsWatched) return undefined;
+  controlledBy(
+    kind: WorkloadKind,
+    namespace: string,
+    controllerUid: string,
+  ): readonly WorkloadView[] | undefined {
+    if (kind === 'Job' && !this.#jobsWatched) return undefined;
     return [...this.#views.values()].filter(
       (view) =>
-        view.ref.kind === 'Job' &&
+        view.ref.kind === kind &&
         view.ref.namespace === namespace &&
-        view.controller?.uid === cronJobUid,
+        view.controller?.uid === controllerUid,
     );
   }
 }

@@ -256,8 +256,9 @@ describe('SourceCaches', () => {
   it('looks up by type and reports unwatched types as never synced', () => {
     const { cache } = setup();
     cache.replace([app.build()]);
-    const caches = new SourceCaches({ caches: { CONFIGMAP: cache } });
-    expect(caches.get('ns', 'CONFIGMAP', 'app')?.view.uid).toBe('u1');
+    const caches = new SourceCaches({ caches: { CONFIGMAP: cache }, isTypeHealthy: () => true });
+    expect(caches.entry('ns', 'CONFIGMAP', 'app')?.view.uid).toBe('u1');
+    expect(caches.get('ns', 'CONFIGMAP', 'app')?.uid).toBe('u1');
     expect(caches.get('ns', 'SECRET', 'app')).toBeUndefined();
     expect(caches.namesInNamespace('ns', 'CONFIGMAP')).toEqual(['app']);
     expect(caches.namesInNamespace('ns', 'SECRET')).toEqual([]);
@@ -265,6 +266,34 @@ describe('SourceCaches', () => {
     expect(caches.isSynced('SECRET')).toBe(false);
     expect(caches.cache('CONFIGMAP')).toBe(cache);
     expect(aSecret('ns', 'x').build().ref.type).toBe('SECRET');
+  });
+
+  it('is healthy for a type only while it is synced and its watch of the namespace is', () => {
+    const { cache } = setup();
+    const forbidden = new Set(['CONFIGMAP/scoped']);
+    const caches = new SourceCaches({
+      caches: { CONFIGMAP: cache },
+      isTypeHealthy: (type, namespace) => !forbidden.has(`${type}/${namespace}`),
+    });
+    expect(caches.isHealthy('CONFIGMAP', 'ns')).toBe(false); // not listed yet
+    cache.replace([app.build()]);
+    expect(caches.isHealthy('CONFIGMAP', 'ns')).toBe(true);
+    expect(caches.isHealthy('CONFIGMAP', 'scoped')).toBe(false);
+    expect(caches.isHealthy('SECRET', 'ns')).toBe(false); // not watched
+    cache.invalidate();
+    expect(caches.isHealthy('CONFIGMAP', 'ns')).toBe(false);
+  });
+
+  it('gives the §5.4 times of a source by its key', () => {
+    const { cache, at } = setup();
+    cache.replace([app.build()]);
+    at(4_000);
+    cache.upsert(app.withHash(H2).build());
+    const caches = new SourceCaches({ caches: { CONFIGMAP: cache }, isTypeHealthy: () => true });
+    expect(caches.firstObserved('ns', 'configmap/app')).toBe(1_000);
+    expect(caches.lastChange('ns', 'configmap/app')).toBe(4_000);
+    expect(caches.firstObserved('ns', 'configmap/other')).toBeUndefined();
+    expect(caches.lastChange('ns', 'secret/app')).toBeUndefined();
   });
 });
 

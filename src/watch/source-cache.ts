@@ -1,4 +1,6 @@
-import type { Annotations, SourceRef, SourceType, SourceView } from '../core/types.ts';
+import { parseSourceKey } from '../core/keys.ts';
+import type { Annotations, SourceKey, SourceRef, SourceType, SourceView } from '../core/types.ts';
+import type { SourceLookup } from '../reconcile/ports.ts';
 import type { Clock, ViewSink } from './ports.ts';
 
 /** A cached source and the §5.4 facts about it. */
@@ -255,10 +257,18 @@ export function sourceSink(cache: SourceCache): ViewSink<SourceView> {
 export interface SourceCachesDeps {
   /** One cache per watched type; a type without one is not watched (its sources are unknown). */
   readonly caches: Partial<Readonly<Record<SourceType, SourceCache>>>;
+  /**
+   * False while the type's list-watch of `namespace` (or its cluster-wide one) is forbidden or
+   * absent, even if it once synced: scoped namespaces are healthy or not on their own (ADR 0021).
+   */
+  readonly isTypeHealthy: (type: SourceType, namespace: string) => boolean;
 }
 
-/** Lookups across the source types. */
-export class SourceCaches {
+/**
+ * Lookups across the source types: the reconciler's SourceLookup (§9.2). SecretProviderClasses are
+ * a cache like the others, fed by the §4.4 aggregator.
+ */
+export class SourceCaches implements SourceLookup {
   readonly #deps: SourceCachesDeps;
 
   constructor(deps: SourceCachesDeps) {
@@ -269,8 +279,13 @@ export class SourceCaches {
     return this.#deps.caches[type];
   }
 
-  get(namespace: string, type: SourceType, name: string): SourceEntry | undefined {
+  /** The cached object and its §5.4 facts. */
+  entry(namespace: string, type: SourceType, name: string): SourceEntry | undefined {
     return this.#deps.caches[type]?.get(namespace, name);
+  }
+
+  get(namespace: string, type: SourceType, name: string): SourceView | undefined {
+    return this.entry(namespace, type, name)?.view;
   }
 
   namesInNamespace(namespace: string, type: SourceType): readonly string[] {
@@ -280,5 +295,22 @@ export class SourceCaches {
   /** False for a type that is not watched, not listed yet, or invalidated: its D is unknown (R1). */
   isSynced(type: SourceType): boolean {
     return this.#deps.caches[type]?.isSynced ?? false;
+  }
+
+  isHealthy(type: SourceType, namespace: string): boolean {
+    return this.isSynced(type) && this.#deps.isTypeHealthy(type, namespace);
+  }
+
+  firstObserved(namespace: string, key: SourceKey): number | undefined {
+    return this.#entryByKey(namespace, key)?.firstObserved;
+  }
+
+  lastChange(namespace: string, key: SourceKey): number | undefined {
+    return this.#entryByKey(namespace, key)?.lastChange;
+  }
+
+  #entryByKey(namespace: string, key: SourceKey): SourceEntry | undefined {
+    const parsed = parseSourceKey(key);
+    return parsed && this.entry(namespace, parsed.type, parsed.name);
   }
 }

@@ -1,5 +1,12 @@
-import { describe, expect, it } from 'vitest';
-import { BASELINE, DEFAULT_ANNOTATION_KEYS as K, type WorkloadView } from '../core/types.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { workloadKey } from '../core/keys.ts';
+import {
+  BASELINE,
+  DEFAULT_ANNOTATION_KEYS as K,
+  type WorkloadKey,
+  type WorkloadView,
+} from '../core/types.ts';
+import { SYSTEM_TIMERS } from '../queue/timers.ts';
 import { aContainer, aVolume, aWorkload, configMapVolume, csiVolume } from '../testing/builders.ts';
 import {
   isRelevantChange,
@@ -14,14 +21,18 @@ const HASH = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
 function setup() {
   let now = 1_000;
   const events: WorkloadStoreEvent[] = [];
+  const writeBasis = new Map<WorkloadKey, number>();
   const store = new WorkloadStore({
     clock: { now: () => now },
+    timers: SYSTEM_TIMERS,
     keys: K,
     notify: (event) => events.push(event),
+    writeBasis: (key) => writeBasis.get(key),
   });
   return {
     store,
     events,
+    writeBasis,
     summary: () => events.map((event) => `${event.kind} ${event.key}`),
     at: (t: number) => {
       now = t;
@@ -130,7 +141,8 @@ describe('WorkloadStore events and relevantSince', () => {
     expect(events).toEqual([]);
     expect(store.isSynced('Deployment')).toBe(true);
     expect(store.isSynced('StatefulSet')).toBe(false);
-    expect(store.get('Deployment/ns/api')).toEqual({ view: api.build(), relevantSince: 5_000 });
+    expect(store.entry('Deployment/ns/api')).toEqual({ view: api.build(), relevantSince: 5_000 });
+    expect(store.get('Deployment/ns/api')).toEqual(api.build());
     // a kind not yet listed stays silent
     store.upsert(worker.build());
     expect(events).toEqual([]);
@@ -167,7 +179,7 @@ describe('WorkloadStore events and relevantSince', () => {
     at(2_000);
     store.upsert(next.build());
     expect(events.map((event) => event.kind)).toEqual(changed ? ['changed'] : []);
-    expect(store.get('Deployment/ns/api')?.relevantSince).toBe(moves ? 2_000 : 1_000);
+    expect(store.entry('Deployment/ns/api')?.relevantSince).toBe(moves ? 2_000 : 1_000);
   });
 
   it('a changed event carries the previous view', () => {
@@ -194,7 +206,7 @@ describe('WorkloadStore events and relevantSince', () => {
       'added Deployment/ns/api',
       'removed Deployment/ns/listed',
     ]);
-    expect(store.get('Deployment/ns/api')?.relevantSince).toBe(3_000);
+    expect(store.entry('Deployment/ns/api')?.relevantSince).toBe(3_000);
   });
 
   it('a relist is diffed by UID within its kind', () => {
@@ -222,8 +234,8 @@ describe('WorkloadStore events and relevantSince', () => {
     at(9_000);
     workloadSink(store, 'Deployment').seedNamespace?.('other', [elsewhere.build()]);
     expect(events).toEqual([]);
-    expect(store.get('Deployment/other/api')?.relevantSince).toBe(9_000);
-    expect(store.get('Deployment/ns/api')?.relevantSince).toBe(1_000);
+    expect(store.entry('Deployment/other/api')?.relevantSince).toBe(9_000);
+    expect(store.entry('Deployment/ns/api')?.relevantSince).toBe(1_000);
     expect(store.referencing('other', 'configmap/app-config')).toEqual(['Deployment/other/api']);
     store.remove(elsewhere.build().ref);
     expect(events.map((event) => `${event.kind} ${event.key}`)).toEqual([
@@ -239,6 +251,98 @@ describe('WorkloadStore events and relevantSince', () => {
     sink.remove(api.build());
     expect(summary()).toEqual(['added Deployment/ns/listed', 'removed Deployment/ns/api']);
     expect(store.isSynced('Deployment')).toBe(true);
+  });
+});
+
+describe("WorkloadStore as the reconciler's WorkloadLookup", () => {
+  it("relevantSince moves forward to kreload's last write of the workload (docs/adr/0014)", () => {
+    const { store, writeBasis, at } = setup();
+    store.replace('Deployment', [api.build(), listed.build()]);
+    writeBasis.set('Deployment/ns/api', 4_000);
+    writeBasis.set('Deployment/ns/listed', 500); // before relevantSince: no effect
+    writeBasis.set('Deployment/ns/gone', 4_000);
+    expect(store.relevantSince('Deployment/ns/api')).toBe(4_000);
+    expect(store.relevantSince('Deployment/ns/listed')).toBe(1_000);
+    expect(store.relevantSince('Deployment/ns/gone')).toBeUndefined();
+    at(6_000);
+    store.upsert(api.withAnnotation(K.auto, 'false').build()); // opt-in changed after the write
+    expect(store.relevantSince('Deployment/ns/api')).toBe(6_000);
+  });
+
+  it('finds the workloads of a kind a controller owns, only once the kind is synced', () => {
+    const { store } = setup();
+    const job = (name: string, uid: string) =>
+      aWorkload('Job', 'ns', name)
+        .withController({ apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid })
+        .build();
+    expect(store.controlledBy('Job', 'ns', 'cj-1')).toBeUndefined();
+    store.replace('Job', [job('a', 'cj-1'), job('b', 'cj-2')]);
+    store.replace('Deployment', [api.build()]);
+    expect(store.controlledBy('Job', 'ns', 'cj-1')?.map((view) => view.ref.name)).toEqual(['a']);
+    expect(store.controlledBy('Job', 'other', 'cj-1')).toEqual([]);
+    expect(store.controlledBy('CronJob', 'ns', 'cj-1')).toBeUndefined();
+  });
+});
+
+describe('WorkloadStore.newerThan (docs/adr/0015)', () => {
+  const KEY = workloadKey(api.build().ref);
+
+  function waiting() {
+    const { store } = setup();
+    store.replace('Deployment', [api.withResourceVersion('10').build()]);
+    const outcome: { value?: WorkloadView | undefined; settled: boolean } = { settled: false };
+    const wait = (resourceVersion: string, timeoutMs = 1_000): void => {
+      void store.newerThan(KEY, resourceVersion, timeoutMs).then((value) => {
+        outcome.value = value;
+        outcome.settled = true;
+      });
+    };
+    return { store, outcome, wait };
+  }
+
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 0 });
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('resolves at once with the cached view when it already differs', async () => {
+    const { outcome, wait } = waiting();
+    wait('9');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(outcome).toMatchObject({ settled: true, value: { resourceVersion: '10' } });
+  });
+
+  it('waits for the watch to deliver another version', async () => {
+    const { store, outcome, wait } = waiting();
+    wait('10');
+    await vi.advanceTimersByTimeAsync(500);
+    expect(outcome.settled).toBe(false);
+    store.upsert(api.withResourceVersion('10').build()); // the same version again: keeps waiting
+    await vi.advanceTimersByTimeAsync(0);
+    expect(outcome.settled).toBe(false);
+    store.upsert(api.withResourceVersion('11').build());
+    await vi.advanceTimersByTimeAsync(0);
+    expect(outcome).toMatchObject({ settled: true, value: { resourceVersion: '11' } });
+  });
+
+  it('gives up after the timeout, so the caller GETs', async () => {
+    const { outcome, wait } = waiting();
+    wait('10', 1_000);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(outcome.settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(outcome).toEqual({ settled: true, value: undefined });
+  });
+
+  it('resolves undefined when the workload leaves the cache', async () => {
+    const { store, outcome, wait } = waiting();
+    wait('10');
+    store.remove(api.build().ref);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(outcome).toEqual({ settled: true, value: undefined });
   });
 });
 

@@ -11,6 +11,8 @@ import type {
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
+import type { Timers } from '../queue/timers.ts';
+import type { WorkloadLookup } from '../reconcile/ports.ts';
 import { plainEqual } from './plain-equal.ts';
 import type { Clock, ViewSink } from './ports.ts';
 
@@ -37,9 +39,16 @@ export type WorkloadStoreEvent =
 
 export interface WorkloadStoreDeps {
   readonly clock: Clock;
+  /** The timeout of `newerThan`. */
+  readonly timers: Timers;
   readonly keys: AnnotationKeys;
   /** Called synchronously, after the store and index reflect the event. */
   readonly notify: (event: WorkloadStoreEvent) => void;
+  /**
+   * The start of the reconcile whose write last recorded kreload's state on the workload (the work
+   * runner's WriteLedger); undefined when this process has not written it.
+   */
+  readonly writeBasis: (key: WorkloadKey) => number | undefined;
 }
 
 const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
@@ -141,9 +150,9 @@ function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
 
 /**
  * Every watched workload as a view (§9.2 item 3), with the per-namespace index that fans a source
- * event out without an API call (§9.2 item 5).
+ * event out without an API call (§9.2 item 5). The reconciler reads it as its WorkloadLookup.
  */
-export class WorkloadStore {
+export class WorkloadStore implements WorkloadLookup {
   readonly #deps: WorkloadStoreDeps;
   readonly #entries = new Map<WorkloadKey, WorkloadEntry>();
   readonly #indexed = new Map<WorkloadKey, IndexedAs>();
@@ -163,8 +172,67 @@ export class WorkloadStore {
     return this.#syncedKinds.has(kind);
   }
 
-  get(key: WorkloadKey): WorkloadEntry | undefined {
+  /** The stored view and its §5.4 fact. */
+  entry(key: WorkloadKey): WorkloadEntry | undefined {
     return this.#entries.get(key);
+  }
+
+  get(key: WorkloadKey): WorkloadView | undefined {
+    return this.#entries.get(key)?.view;
+  }
+
+  /**
+   * §5.4 relevantSince, moved forward to kreload's last write of the workload. Without that, a
+   * GitOps tool stripping the applied hash after a roll would make the already-rolled change count
+   * as "changed after tracking began" (R7) and roll again, where §5.6 item 6 wants a baseline
+   * (see docs/adr/0014).
+   */
+  relevantSince(key: WorkloadKey): number | undefined {
+    const since = this.#entries.get(key)?.relevantSince;
+    const basis = this.#deps.writeBasis(key);
+    if (since === undefined || basis === undefined) return since;
+    return Math.max(since, basis);
+  }
+
+  /** Waits on `onUpdate`, so the watch's next store or removal of `key` settles it (docs/adr/0015). */
+  newerThan(
+    key: WorkloadKey,
+    resourceVersion: string,
+    timeoutMs: number,
+  ): Promise<WorkloadView | undefined> {
+    const newer = (): WorkloadView | undefined | 'wait' => {
+      const view = this.get(key);
+      if (view === undefined) return undefined;
+      return view.resourceVersion === resourceVersion ? 'wait' : view;
+    };
+    const now = newer();
+    if (now !== 'wait') return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const finish = (view: WorkloadView | undefined): void => {
+        stopListening();
+        cancelTimeout();
+        resolve(view);
+      };
+      const stopListening = this.onUpdate(key, () => {
+        const view = newer();
+        if (view !== 'wait') finish(view);
+      });
+      const cancelTimeout = this.#deps.timers.schedule(timeoutMs, () => {
+        finish(undefined);
+      });
+    });
+  }
+
+  controlledBy(
+    kind: WorkloadKind,
+    namespace: string,
+    controllerUid: string,
+  ): readonly WorkloadView[] | undefined {
+    if (!this.isSynced(kind)) return undefined;
+    return this.keysInNamespace(namespace).flatMap((key) => {
+      const view = this.get(key);
+      return view?.ref.kind === kind && view.controller?.uid === controllerUid ? [view] : [];
+    });
   }
 
   keys(): readonly WorkloadKey[] {
