@@ -4,6 +4,15 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 const pureModules = ['src/core/**', 'src/rollout/**'];
+/** I/O libraries, kept out of the pure modules and the planner. */
+const IO_LIBRARIES = [
+  '@kubernetes/*',
+  'winston',
+  'prom-client',
+  'p-queue',
+  'node:timers*',
+  'yargs',
+];
 /** The watch server's files that start kube/'s list-watches and discovery. */
 const WATCH_SERVER_EDGE = [
   'src/watch/kube-watches.ts',
@@ -35,33 +44,6 @@ export default tseslint.config(
     },
   },
   {
-    files: pureModules,
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: [
-                '@kubernetes/*',
-                'winston',
-                'prom-client',
-                'p-queue',
-                'node:timers*',
-                'yargs',
-              ],
-              message: 'core/ and rollout/ are pure: no I/O libraries',
-            },
-            {
-              group: ['../kube/*', '../watch/*', '../queue/*', '../reconcile/*', '../app.js'],
-              message: 'pure modules import only core/ and rollout/',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
     files: ['src/**'],
     ignores: [
       'src/kube/**',
@@ -81,6 +63,61 @@ export default tseslint.config(
             {
               group: ['@kubernetes/client-node', '**/kube/*'],
               message: 'only kube/, the watch server edge and app.ts talk to the API server',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // After the src/** block: for one file, the last block that sets a rule replaces the others.
+  {
+    files: pureModules,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: IO_LIBRARIES, message: 'core/ and rollout/ are pure: no I/O libraries' },
+            {
+              group: ['../kube/*', '../watch/*', '../queue/*', '../reconcile/*', '../app.js'],
+              message: 'pure modules import only core/ and rollout/',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The planner (docs/adr/0027): its input is gathered by the reconciler, it does no I/O itself.
+    files: ['src/reconcile/plan/**'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: [...IO_LIBRARIES, 'node:*'], message: 'the planner is pure: no I/O' },
+            {
+              group: ['../*.ts', '../../*/**', '!../../core/**', '!../../rollout/**'],
+              message: 'reconcile/plan/ imports only core/, rollout/ and plan/ (plan/model.ts)',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The stores implement the reconciler's read ports (docs/adr/0027): types only, no runtime edge.
+    files: ['src/watch/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../reconcile/**'],
+              allowTypeImports: true,
+              message: "watch/ may import the reconciler's ports as types only",
             },
           ],
         },
