@@ -2,6 +2,7 @@
  * Shared vocabulary of kreload. Everything here is plain data: no client-node types, no I/O.
  * client-node objects stop at kube/projections.ts, which turns them into these views.
  */
+import type { WorkloadKind } from '../rollout/kinds.ts';
 
 /** TYPE of the contract (§0): used in env-var names, Events, alerts and JSON. */
 export type SourceType = 'CONFIGMAP' | 'SECRET' | 'SECRETPROVIDERCLASS';
@@ -18,8 +19,8 @@ export interface SourceRef {
   readonly name: string;
 }
 
-export type WorkloadKind =
-  'Deployment' | 'DaemonSet' | 'StatefulSet' | 'CronJob' | 'Job' | 'Rollout' | 'DeploymentConfig';
+/** The supported kinds are the rows of the kind table (§2.2). */
+export type { WorkloadKind };
 
 export interface WorkloadRef {
   readonly kind: WorkloadKind;
@@ -100,6 +101,10 @@ export interface WorkloadView {
   readonly podSpec: PodSpecView;
   /** Controller ownerReference, if any. */
   readonly controller: OwnerView | undefined;
+  /*
+   * Spec facts of some kinds only: the kind's row (`specFlags` in rollout/kinds.ts) says which it
+   * reads; on other kinds they are false.
+   */
   /** Deployment / DeploymentConfig `spec.paused`. */
   readonly paused: boolean;
   /** CronJob `spec.suspend`. */

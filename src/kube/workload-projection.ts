@@ -22,40 +22,34 @@ import {
 } from '../core/types.ts';
 import type { JsonObject } from './json.ts';
 import { booleanAt, numberAt, objectAt, objectsAt, stringAt } from './json.ts';
+import type { WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
+import { kindRow } from '../rollout/kinds.ts';
 import { keptAnnotations, objectIdentity } from './projections.ts';
 
-interface KindShape {
-  /** Path of the pod template (PT). */
-  readonly templatePath: readonly string[];
-  readonly readsPaused: boolean;
-  readonly readsSuspend: boolean;
-  readonly readsManualSelector: boolean;
-  readonly readsWorkloadRef: boolean;
-  readonly readsTriggers: boolean;
+/** How each spec flag a kind's row lists is read from the object (§9.2 item 3). */
+const SPEC_FLAG_READERS: Readonly<Record<WorkloadSpecFlag, (obj: unknown) => boolean>> = {
+  paused: (obj) => booleanAt(obj, 'spec', 'paused'),
+  suspended: (obj) => booleanAt(obj, 'spec', 'suspend'),
+  manualSelector: (obj) => booleanAt(obj, 'spec', 'manualSelector'),
+  hasWorkloadRef: (obj) => objectAt(obj, 'spec', 'workloadRef') !== undefined,
+  hasConfigChangeTrigger: (obj) =>
+    objectsAt(obj, 'spec', 'triggers').some((t) => stringAt(t, 'type') === 'ConfigChange'),
+};
+
+function specFlags(
+  row: WorkloadKindRow,
+  obj: unknown,
+): Readonly<Record<WorkloadSpecFlag, boolean>> {
+  const read = (flag: WorkloadSpecFlag): boolean =>
+    row.specFlags.includes(flag) && SPEC_FLAG_READERS[flag](obj);
+  return {
+    paused: read('paused'),
+    suspended: read('suspended'),
+    manualSelector: read('manualSelector'),
+    hasWorkloadRef: read('hasWorkloadRef'),
+    hasConfigChangeTrigger: read('hasConfigChangeTrigger'),
+  };
 }
-
-const TEMPLATE_ONLY: KindShape = {
-  templatePath: ['spec', 'template'],
-  readsPaused: false,
-  readsSuspend: false,
-  readsManualSelector: false,
-  readsWorkloadRef: false,
-  readsTriggers: false,
-};
-
-const KIND_SHAPES: Readonly<Record<WorkloadKind, KindShape>> = {
-  Deployment: { ...TEMPLATE_ONLY, readsPaused: true },
-  DaemonSet: TEMPLATE_ONLY,
-  StatefulSet: TEMPLATE_ONLY,
-  CronJob: {
-    ...TEMPLATE_ONLY,
-    templatePath: ['spec', 'jobTemplate', 'spec', 'template'],
-    readsSuspend: true,
-  },
-  Job: { ...TEMPLATE_ONLY, readsManualSelector: true },
-  Rollout: { ...TEMPLATE_ONLY, readsWorkloadRef: true },
-  DeploymentConfig: { ...TEMPLATE_ONLY, readsPaused: true, readsTriggers: true },
-};
 
 /** W and PT keys the rules read (§3.1, with overrides) plus the keys kreload writes (§3.2). */
 export function workloadAnnotationKeys(keys: AnnotationKeys): readonly string[] {
@@ -137,10 +131,6 @@ function controllerOf(obj: unknown): OwnerView | undefined {
   };
 }
 
-function hasConfigChangeTrigger(obj: unknown): boolean {
-  return objectsAt(obj, 'spec', 'triggers').some((t) => stringAt(t, 'type') === 'ConfigChange');
-}
-
 export function projectWorkload(
   kind: WorkloadKind,
   obj: unknown,
@@ -148,8 +138,8 @@ export function projectWorkload(
 ): WorkloadView | undefined {
   const id = objectIdentity(obj);
   if (!id) return undefined;
-  const shape = KIND_SHAPES[kind];
-  const template = objectAt(obj, ...shape.templatePath);
+  const row = kindRow(kind);
+  const template = objectAt(obj, ...row.templatePath);
   const kept = workloadAnnotationKeys(keys);
   return {
     ref: { kind, namespace: id.namespace, name: id.name },
@@ -161,10 +151,6 @@ export function projectWorkload(
     templateAnnotations: keptAnnotations(template, kept),
     podSpec: projectPodSpec(template),
     controller: controllerOf(obj),
-    paused: shape.readsPaused && booleanAt(obj, 'spec', 'paused'),
-    suspended: shape.readsSuspend && booleanAt(obj, 'spec', 'suspend'),
-    manualSelector: shape.readsManualSelector && booleanAt(obj, 'spec', 'manualSelector'),
-    hasWorkloadRef: shape.readsWorkloadRef && objectAt(obj, 'spec', 'workloadRef') !== undefined,
-    hasConfigChangeTrigger: shape.readsTriggers && hasConfigChangeTrigger(obj),
+    ...specFlags(row, obj),
   };
 }

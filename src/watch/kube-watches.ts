@@ -140,7 +140,7 @@ export class WatchFactory {
   ): ResourceWatch[] {
     const api = workloadResource(kind);
     return this.#create({
-      resource: api.plural as ResourceType,
+      resource: api.plural,
       api,
       targets,
       project: (obj) => projectWorkload(kind, obj, this.#deps.keys),
