@@ -5,7 +5,7 @@
  * keeps only the server's `Status` message.
  */
 import { ApiException } from '@kubernetes/client-node';
-import { isJsonObject, numberAt, stringAt } from './json.ts';
+import { isJsonObject, numberAt, stringAt } from '../core/json.ts';
 
 export interface KubeApiErrorDetails {
   readonly status?: number | undefined;
@@ -86,10 +86,10 @@ export interface HttpFailure {
 /** Maps a non-2xx answer, reading `reason`, `message` and `retryAfterSeconds` from its `Status`. */
 export function kubeApiErrorFromHttp(failure: HttpFailure, now = Date.now()): KubeApiError {
   const status = parseStatusBody(failure.body);
-  const reason = stringAt(status, 'reason');
-  const message = stringAt(status, 'message');
+  const reason = stringAt(status, ['reason']);
+  const message = stringAt(status, ['message']);
   const retryAfterHeader = parseRetryAfter(headerValue(failure.headers ?? {}, 'retry-after'), now);
-  const retryAfterSeconds = numberAt(status, 'details', 'retryAfterSeconds');
+  const retryAfterSeconds = numberAt(status, ['details', 'retryAfterSeconds']);
   return new KubeApiError(
     `${failure.status}${reason ? ` ${reason}` : ''}${message ? `: ${message}` : ''}`,
     {

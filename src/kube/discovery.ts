@@ -2,7 +2,7 @@
  * Is an API served? (§2.2: Rollouts, DeploymentConfigs, the CSI secrets-store kinds.) Asked at
  * startup and at every resync, so a CRD installed later is picked up without a restart.
  */
-import { objectsAt, stringAt } from './json.ts';
+import { objectsAt, stringAt } from '../core/json.ts';
 import { toKubeApiError } from './api-error.ts';
 import { groupVersionPath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
@@ -36,6 +36,6 @@ export class ApiDiscovery {
       if (error.status === 404) return false;
       throw error;
     }
-    return objectsAt(resources, 'resources').some((r) => stringAt(r, 'name') === plural);
+    return objectsAt(resources, ['resources']).some((r) => stringAt(r, ['name']) === plural);
   }
 }

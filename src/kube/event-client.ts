@@ -4,7 +4,7 @@
  */
 import type { EventDraft, EventName, EventSink } from '../events/ports.ts';
 import { toKubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
 import { OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';

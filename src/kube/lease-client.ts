@@ -11,8 +11,8 @@ import type { LeaseId, LeaseRecord, LeaseStore, ObservedLease } from '../leader/
 // The port's error class is part of its contract: the adapter must throw exactly this type.
 import { LeaseConflictError } from '../leader/ports.ts';
 import { KubeApiError, toKubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
-import { numberAt, stringAt } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { numberAt, stringAt } from '../core/json.ts';
 import { apiVersionOf, OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
@@ -44,19 +44,19 @@ export function leaseBody(id: LeaseId, record: LeaseRecord, resourceVersion?: st
 }
 
 export function parseLease(obj: unknown): ObservedLease {
-  const resourceVersion = stringAt(obj, 'metadata', 'resourceVersion');
+  const resourceVersion = stringAt(obj, ['metadata', 'resourceVersion']);
   if (resourceVersion === undefined) {
     throw new KubeApiError('Lease answer has no resourceVersion', { retryable: false });
   }
-  const holder = stringAt(obj, 'spec', 'holderIdentity');
+  const holder = stringAt(obj, ['spec', 'holderIdentity']);
   return {
     resourceVersion,
     record: {
       holderIdentity: holder === '' ? undefined : holder,
-      leaseDurationSeconds: numberAt(obj, 'spec', 'leaseDurationSeconds'),
-      acquireTime: parseTime(stringAt(obj, 'spec', 'acquireTime')),
-      renewTime: parseTime(stringAt(obj, 'spec', 'renewTime')),
-      leaseTransitions: numberAt(obj, 'spec', 'leaseTransitions'),
+      leaseDurationSeconds: numberAt(obj, ['spec', 'leaseDurationSeconds']),
+      acquireTime: parseTime(stringAt(obj, ['spec', 'acquireTime'])),
+      renewTime: parseTime(stringAt(obj, ['spec', 'renewTime'])),
+      leaseTransitions: numberAt(obj, ['spec', 'leaseTransitions']),
     },
   };
 }

@@ -1,7 +1,7 @@
 /** ListWatch loop edge cases, driven through fake list and watch functions. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KubeApiError } from './api-error.ts';
-import { stringAt } from './json.ts';
+import { stringAt } from '../core/json.ts';
 import type { ListPage, ListPageFn, ListPageRequest, WatchFn } from './list-watch.ts';
 import { ListWatch } from './list-watch.ts';
 import { ManualTimers, RecordingConsumer } from '../testing/list-watch-testkit.ts';
@@ -77,7 +77,7 @@ function setup(listPage: ListPageFn): {
     path: '/api/v1/configmaps',
     listPage,
     watch: watch.fn,
-    project: (object) => stringAt(object, 'metadata', 'name') ?? '?',
+    project: (object) => stringAt(object, ['metadata', 'name']) ?? '?',
     consumer,
     timers,
     random: () => 0.5,

@@ -21,8 +21,8 @@
  * memory is bounded by the largest object, not by a page (ADR 0022).
  */
 import { KubeApiError, kubeApiErrorFromHttp, toKubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
-import { isJsonObject, numberAt, stringAt } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { isJsonObject, numberAt, stringAt } from '../core/json.ts';
 import type { Timers } from './list-watch-timing.ts';
 import { MalformedResponseError } from './response-decoding.ts';
 import {
@@ -319,11 +319,11 @@ export class ListWatch<T> {
   /** @returns how the watch must end, for an in-stream ERROR; undefined to keep going. */
   #handleEvent(type: string, object: JsonObject): WatchEnd | undefined {
     if (type === 'ERROR') {
-      const code = numberAt(object, 'code');
+      const code = numberAt(object, ['code']);
       if (code === 410) return { kind: 'gone' };
       return { kind: 'failed', error: kubeApiErrorFromHttp({ status: code ?? 500, body: object }) };
     }
-    const resourceVersion = stringAt(object, 'metadata', 'resourceVersion');
+    const resourceVersion = stringAt(object, ['metadata', 'resourceVersion']);
     if (resourceVersion !== undefined) this.#resourceVersion = resourceVersion;
     if (type === 'ADDED' || type === 'MODIFIED') {
       this.#deliver(() => {

@@ -10,8 +10,8 @@
  * Errors carry the HTTP status, the byte offset and a fixed description.
  */
 import { KubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
-import { isJsonObject } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { isJsonObject } from '../core/json.ts';
 
 /**
  * The largest object (one list item or one watch line) kreload decodes. etcd stores at most about

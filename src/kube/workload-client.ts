@@ -8,8 +8,8 @@
 import { PatchStrategy } from '@kubernetes/client-node';
 import type { WorkloadKind, WorkloadRef } from '../core/types.ts';
 import { KubeApiError } from './api-error.ts';
-import type { JsonObject, JsonValue } from './json.ts';
-import { isJsonObject } from './json.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
+import { isJsonObject } from '../core/json.ts';
 import { resourcePath, workloadResource } from './resources.ts';
 import type { ResourceLocation } from './resources.ts';
 import type { KubeTransport } from './transport.ts';

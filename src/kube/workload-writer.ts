@@ -11,8 +11,8 @@ import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { Patch } from '../rollout/patch.ts';
 import type { KubeApiError } from './api-error.ts';
 import { toKubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
-import { stringAt } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { stringAt } from '../core/json.ts';
 import type { WorkloadClient } from './workload-client.ts';
 import { projectWorkload } from './workload-projection.ts';
 
@@ -74,8 +74,8 @@ export class KubeWorkloadWriter implements WorkloadWriter {
   async create(row: WorkloadKindRow, namespace: string, body: JsonObject): Promise<CreatedObject> {
     const created = await mapped(() => this.#deps.client.create(row.kind, namespace, body));
     return {
-      name: stringAt(created, 'metadata', 'name') ?? '',
-      uid: stringAt(created, 'metadata', 'uid') ?? '',
+      name: stringAt(created, ['metadata', 'name']) ?? '',
+      uid: stringAt(created, ['metadata', 'uid']) ?? '',
     };
   }
 

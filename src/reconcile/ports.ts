@@ -15,7 +15,8 @@ import type {
 } from '../core/types.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { PauseNotice } from '../rollout/pause.ts';
-import type { JsonObject, Patch } from '../rollout/patch.ts';
+import type { JsonObject } from '../core/json.ts';
+import type { Patch } from '../rollout/patch.ts';
 import type { EnvVarCollision, ReconcilePlan } from './plan/plan.ts';
 
 /** `(create, K, uid)` of §5.4. */

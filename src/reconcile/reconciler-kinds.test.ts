@@ -16,7 +16,7 @@ import {
   LAST_RELOADED_FROM,
   SOURCE_HASHES,
 } from '../core/types.ts';
-import type { JsonObject } from '../rollout/json.ts';
+import type { JsonObject } from '../core/json.ts';
 import { cronJobRunName } from '../rollout/jobs.ts';
 import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';

@@ -20,8 +20,8 @@ import type {
 import { INSTANTIATE_PENDING } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
 import { WRITE_MAX_ATTEMPTS, writeRetryDelay } from '../queue/backoff.ts';
-import type { JsonObject } from '../rollout/json.ts';
-import { stringAt } from '../rollout/json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { stringAt } from '../core/json.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { instantiateDonePatch } from '../rollout/patch.ts';

@@ -21,7 +21,9 @@ import type {
 } from '../reconcile/ports.ts';
 import { WriteError } from '../reconcile/ports.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
-import type { JsonObject, JsonValue, Patch } from '../rollout/patch.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
+import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
+import type { Patch } from '../rollout/patch.ts';
 
 export type RecordedWrite =
   | { readonly verb: 'patch'; readonly key: WorkloadKey; readonly patch: Patch }
@@ -42,25 +44,6 @@ type WriterVerb = Exclude<RecordedWrite['verb'], 'journal' | 'unjournal'>;
 
 export type ScriptedVerb = WriterVerb | 'get' | 'getObject';
 
-function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function objectAt(value: JsonValue | undefined, ...path: string[]): JsonObject | undefined {
-  let current = value;
-  for (const segment of path) {
-    if (!isObject(current)) return undefined;
-    current = current[segment];
-  }
-  return isObject(current) ? current : undefined;
-}
-
-function stringAt(value: JsonValue | undefined, ...path: string[]): string | undefined {
-  const parent = objectAt(value, ...path.slice(0, -1));
-  const leaf = parent?.[path[path.length - 1] ?? ''];
-  return typeof leaf === 'string' ? leaf : undefined;
-}
-
 /** Merges an annotation patch: a string sets, null removes. */
 function mergeAnnotations(current: Annotations, patch: JsonObject | undefined): Annotations {
   if (!patch) return current;
@@ -73,11 +56,11 @@ function mergeAnnotations(current: Annotations, patch: JsonObject | undefined): 
 }
 
 function mergeContainerEnv(container: ContainerView, patches: readonly JsonValue[]): ContainerView {
-  const patch = patches.find((p) => isObject(p) && p.name === container.name);
-  const env = isObject(patch) && Array.isArray(patch.env) ? patch.env : [];
+  const patch = patches.find((p) => isJsonObject(p) && p.name === container.name);
+  const env = isJsonObject(patch) && Array.isArray(patch.env) ? patch.env : [];
   const stakaterEnv: Record<string, string> = { ...container.stakaterEnv };
   for (const entry of env) {
-    if (!isObject(entry) || typeof entry.name !== 'string') continue;
+    if (!isJsonObject(entry) || typeof entry.name !== 'string') continue;
     if (entry.name.startsWith('STAKATER_') && typeof entry.value === 'string') {
       stakaterEnv[entry.name] = entry.value;
     }
@@ -88,7 +71,8 @@ function mergeContainerEnv(container: ContainerView, patches: readonly JsonValue
 /** The pod template inside a patch body: `spec.template`, or a CronJob's job template. */
 function templateOf(body: JsonObject): JsonObject | undefined {
   return (
-    objectAt(body, 'spec', 'template') ?? objectAt(body, 'spec', 'jobTemplate', 'spec', 'template')
+    objectAt(body, ['spec', 'template']) ??
+    objectAt(body, ['spec', 'jobTemplate', 'spec', 'template'])
   );
 }
 
@@ -100,17 +84,17 @@ function templateOf(body: JsonObject): JsonObject | undefined {
 export function applyPatchToView(view: WorkloadView, patch: Patch): WorkloadView {
   const body = patch.body;
   const template = templateOf(body);
-  const containers = objectAt(template, 'spec')?.containers;
+  const containers = objectAt(template, ['spec'])?.containers;
   const containerPatches = Array.isArray(containers) ? containers : [];
-  const paused = objectAt(body, 'spec')?.paused;
+  const paused = objectAt(body, ['spec'])?.paused;
   return {
     ...view,
     resourceVersion: String(Number(view.resourceVersion) + 1),
     generation: (view.generation ?? 0) + (template === undefined ? 0 : 1),
-    annotations: mergeAnnotations(view.annotations, objectAt(body, 'metadata', 'annotations')),
+    annotations: mergeAnnotations(view.annotations, objectAt(body, ['metadata', 'annotations'])),
     templateAnnotations: mergeAnnotations(
       view.templateAnnotations,
-      objectAt(template, 'metadata', 'annotations'),
+      objectAt(template, ['metadata', 'annotations']),
     ),
     podSpec: {
       ...view.podSpec,
@@ -121,7 +105,7 @@ export function applyPatchToView(view: WorkloadView, patch: Patch): WorkloadView
 }
 
 function preconditionOf(patch: Patch): string | undefined {
-  const value = objectAt(patch.body, 'metadata')?.resourceVersion;
+  const value = objectAt(patch.body, ['metadata'])?.resourceVersion;
   return typeof value === 'string' ? value : undefined;
 }
 
@@ -219,7 +203,7 @@ export class RecordingWriter implements WorkloadWriter {
     const next = applyPatchToView(current, patch);
     this.#views.set(key, next);
     const object = this.#objects.get(key);
-    const metadata = objectAt(object, 'metadata');
+    const metadata = objectAt(object, ['metadata']);
     if (metadata) metadata.resourceVersion = next.resourceVersion;
     return this.#answer('patch', undefined);
   }
@@ -240,8 +224,8 @@ export class RecordingWriter implements WorkloadWriter {
   }
 
   create(row: WorkloadKindRow, namespace: string, body: JsonObject): Promise<CreatedObject> {
-    const requested = stringAt(body, 'metadata', 'name');
-    const generateName = stringAt(body, 'metadata', 'generateName') ?? '';
+    const requested = stringAt(body, ['metadata', 'name']);
+    const generateName = stringAt(body, ['metadata', 'generateName']) ?? '';
     this.#writes.push({
       verb: 'create',
       key: workloadKey({ kind: row.kind, namespace, name: requested ?? generateName }),
@@ -254,7 +238,7 @@ export class RecordingWriter implements WorkloadWriter {
     const key = workloadKey({ kind: row.kind, namespace, name });
     if (this.#objects.has(key) || this.#views.has(key)) return Promise.reject(alreadyExists(key));
     const uid = `uid-created-${this.#created}`;
-    const metadata = { ...(objectAt(body, 'metadata') ?? {}), name, namespace, uid };
+    const metadata = { ...(objectAt(body, ['metadata']) ?? {}), name, namespace, uid };
     this.#objects.set(key, { ...structuredClone(body), metadata });
     return this.#answer('create', { name, uid });
   }
