@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { workloadKey } from '../core/keys.ts';
 import { DEFAULT_ANNOTATION_KEYS as K, type WorkloadView } from '../core/types.ts';
-import { SYSTEM_TIMERS } from '../queue/timers.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { aContainer, aWorkload } from '../testing/builders.ts';
 import { WorkloadStore } from '../watch/workload-store.ts';
 import { StoreWorkloadLookup } from './lookups.ts';

@@ -19,7 +19,7 @@ import type {
 import type { Mark, MarkStore } from '../watch/marks.ts';
 import type { SourceCaches, SourceEntry } from '../watch/source-cache.ts';
 import type { WorkloadStore } from '../watch/workload-store.ts';
-import { SYSTEM_TIMERS, type Timers } from '../queue/timers.ts';
+import { SYSTEM_TIMERS, type Timers } from '../time/timers.ts';
 
 export interface CacheSourceLookupDeps {
   /** SecretProviderClasses are a cache like the others, fed by the §4.4 aggregator. */

@@ -15,7 +15,7 @@ import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
 import { createLogger } from '../log/logger.ts';
 import { createMetrics } from '../metrics/metrics.ts';
-import { SYSTEM_TIMERS } from '../queue/timers.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { WorkQueue } from '../queue/work-queue.ts';
 import type { WorkloadWriter } from '../reconcile/ports.ts';
 import { WriteError } from '../reconcile/ports.ts';

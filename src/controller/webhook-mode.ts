@@ -8,7 +8,7 @@ import { sourceKeyOf } from '../core/keys.ts';
 import type { AnnotationKeys, WorkloadView } from '../core/types.ts';
 import { DELETE_MARKER } from '../core/types.ts';
 import type { WebhookEvent, WebhookNotification } from '../alerts/webhook-notifier.ts';
-import type { Timers } from '../queue/timers.ts';
+import type { Timers } from '../time/timers.ts';
 import type { SourceChange } from '../watch/source-cache.ts';
 
 export interface WebhookModeDeps {

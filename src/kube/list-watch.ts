@@ -23,14 +23,10 @@
 import { KubeApiError, kubeApiErrorFromHttp, toKubeApiError } from './api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import { isJsonObject, numberAt, stringAt } from '../core/json.ts';
-import type { Timers } from './list-watch-timing.ts';
+import type { Timers } from '../time/timers.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { MalformedResponseError } from './response-decoding.ts';
-import {
-  backoffDelay,
-  LIST_WATCH_TIMING,
-  realTimers,
-  watchTimeoutSeconds,
-} from './list-watch-timing.ts';
+import { backoffDelay, LIST_WATCH_TIMING, watchTimeoutSeconds } from './list-watch-timing.ts';
 
 export type ListWatchStatus = 'syncing' | 'ok' | 'forbidden' | 'absent';
 export type ListWatchPhase = 'list' | 'watch' | 'consumer';
@@ -135,7 +131,7 @@ export class ListWatch<T> {
 
   constructor(deps: ListWatchDeps<T>) {
     this.#deps = deps;
-    this.#timers = deps.timers ?? realTimers;
+    this.#timers = deps.timers ?? SYSTEM_TIMERS;
     this.#random = deps.random ?? Math.random;
   }
 

@@ -7,7 +7,7 @@ import type { JsonObject } from '../core/json.ts';
 import { stringAt } from '../core/json.ts';
 import type { ListPageFn, ListWatchConsumer, WatchFn } from './list-watch.ts';
 import { ListWatch } from './list-watch.ts';
-import type { Timers } from './list-watch-timing.ts';
+import type { Timers } from '../time/timers.ts';
 import type { ApiResource } from './resources.ts';
 import { resourcePath } from './resources.ts';
 import { ListBodyDecoder, WatchStreamDecoder } from './response-decoding.ts';

@@ -36,15 +36,3 @@ export interface LeaseStore {
   /** Rejects with `LeaseConflictError` when `resourceVersion` is no longer current. */
   replace(id: LeaseId, record: LeaseRecord, resourceVersion: string): Promise<ObservedLease>;
 }
-
-export interface Clock {
-  /** Monotonic milliseconds: the only time expiry and deadlines are judged by. */
-  monotonicMs(): number;
-  /** Wall-clock time, only for the timestamps written into the Lease. */
-  now(): Date;
-}
-
-export interface Timers {
-  /** Runs `callback` once after `delayMs`, unless the returned function is called first. */
-  schedule(callback: () => void, delayMs: number): () => void;
-}

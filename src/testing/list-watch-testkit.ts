@@ -1,7 +1,7 @@
 /** Test support for list-watch tests: a manual clock and a recording consumer. */
 import type { KubeApiError } from '../kube/api-error.ts';
 import type { ListWatchConsumer, ListWatchPhase, ListWatchStatus } from '../kube/list-watch.ts';
-import type { Timers } from '../kube/list-watch-timing.ts';
+import type { Timers } from '../time/timers.ts';
 
 interface PendingTimer {
   readonly ms: number;

@@ -7,7 +7,7 @@
  */
 import { toKubeApiError } from '../kube/api-error.ts';
 import { backoffDelay } from '../kube/list-watch-timing.ts';
-import type { Timers } from '../queue/timers.ts';
+import type { Timers } from '../time/timers.ts';
 
 export type ApiAvailability = 'served' | 'absent' | 'error';
 

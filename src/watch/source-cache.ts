@@ -1,5 +1,6 @@
 import type { Annotations, SourceRef, SourceType, SourceView } from '../core/types.ts';
-import type { Clock, ViewSink } from './ports.ts';
+import type { Clock } from '../time/timers.ts';
+import type { ViewSink } from './ports.ts';
 
 /** A cached source and the §5.4 facts about it. */
 export interface SourceEntry {
@@ -43,7 +44,8 @@ export type SourceCacheEvent = SourceChange | SourceUnchanged;
 
 export interface SourceCacheDeps {
   readonly type: SourceType;
-  readonly clock: Clock;
+  /** Wall time of the §5.4 timestamps. */
+  readonly clock: Pick<Clock, 'now'>;
   /** Called synchronously, after the cache reflects the event. Never called before the initial sync. */
   readonly notify: (event: SourceCacheEvent) => void;
 }

@@ -12,7 +12,8 @@ import type {
   WorkloadView,
 } from '../core/types.ts';
 import { plainEqual } from './plain-equal.ts';
-import type { Clock, ViewSink } from './ports.ts';
+import type { Clock } from '../time/timers.ts';
+import type { ViewSink } from './ports.ts';
 
 /** A stored workload and the §5.4 fact about it. */
 export interface WorkloadEntry {
@@ -36,7 +37,8 @@ export type WorkloadStoreEvent =
   | { readonly kind: 'removed'; readonly key: WorkloadKey; readonly view: WorkloadView };
 
 export interface WorkloadStoreDeps {
-  readonly clock: Clock;
+  /** Wall time of the §5.4 timestamps. */
+  readonly clock: Pick<Clock, 'now'>;
   readonly keys: AnnotationKeys;
   /** Called synchronously, after the store and index reflect the event. */
   readonly notify: (event: WorkloadStoreEvent) => void;
