@@ -20,7 +20,8 @@
  * the consumer keeps as soon as it is decoded, so a raw Secret lives only until it is hashed and
  * memory is bounded by the largest object, not by a page (ADR 0022).
  */
-import { KubeApiError, kubeApiErrorFromHttp, toKubeApiError } from './api-error.ts';
+import { apiErrorFromHttp, toApiError } from './api-error.ts';
+import { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import { isJsonObject, numberAt, stringAt } from '../core/json.ts';
 import type { Timers } from '../time/timers.ts';
@@ -38,7 +39,7 @@ export interface ListWatchConsumer<T> {
   upsert(item: T, added: boolean): void;
   remove(item: T): void;
   /** Every failure, before the loop backs off (count restarts, log). */
-  onError?(error: KubeApiError, phase: ListWatchPhase): void;
+  onError?(error: ApiError, phase: ListWatchPhase): void;
   onStatus?(status: ListWatchStatus): void;
 }
 
@@ -88,25 +89,25 @@ type WatchEnd =
   | { readonly kind: 'closed'; readonly sawEvent: boolean }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'gone' }
-  | { readonly kind: 'malformed'; readonly error: KubeApiError }
-  | { readonly kind: 'failed'; readonly error: KubeApiError };
+  | { readonly kind: 'malformed'; readonly error: ApiError }
+  | { readonly kind: 'failed'; readonly error: ApiError };
 
 function classifyWatchEnd(err: unknown, sawEvent: boolean): WatchEnd {
   if (err === null || err === undefined) return { kind: 'closed', sawEvent };
   if (err instanceof MalformedResponseError) return { kind: 'malformed', error: err };
   const timedOut =
-    err instanceof KubeApiError
+    err instanceof ApiError
       ? err.reason === 'Timeout'
       : err instanceof Error && err.name === 'TimeoutError';
   if (timedOut) return { kind: 'timeout' };
-  const error = toKubeApiError(err);
+  const error = toApiError(err);
   return error.status === 410 ? { kind: 'gone' } : { kind: 'failed', error };
 }
 
 /** For a WatchFn that hands over an event whose object is not a JSON object. */
 const NOT_AN_OBJECT: WatchEnd = {
   kind: 'malformed',
-  error: new KubeApiError('malformed watch event: its object is not a JSON object', {
+  error: new ApiError('malformed watch event: its object is not a JSON object', {
     reason: 'MalformedResponse',
     retryable: true,
   }),
@@ -174,7 +175,7 @@ export class ListWatch<T> {
           this.#resourceVersion === undefined ? await this.#listStep() : await this.#watchStep();
       } catch (err) {
         // Steps catch their own failures; this only keeps a bug from ending the loop for good.
-        delayMs = this.#afterFailure(toKubeApiError(err), 'watch');
+        delayMs = this.#afterFailure(toApiError(err), 'watch');
       }
       if (this.#stopped()) return;
       if (delayMs > 0) await this.#sleep(delayMs);
@@ -187,7 +188,7 @@ export class ListWatch<T> {
     try {
       result = await this.#listWithRestarts();
     } catch (err) {
-      return this.#stopped() ? 0 : this.#afterFailure(toKubeApiError(err), 'list');
+      return this.#stopped() ? 0 : this.#afterFailure(toApiError(err), 'list');
     }
     if (result === undefined || this.#stopped()) return 0;
     this.#deliver(() => {
@@ -231,8 +232,7 @@ export class ListWatch<T> {
           },
         });
       } catch (err) {
-        if (token !== undefined && mayRestart && toKubeApiError(err).status === 410)
-          return 'expired';
+        if (token !== undefined && mayRestart && toApiError(err).status === 410) return 'expired';
         throw err;
       }
       if (this.#stopped()) return undefined;
@@ -317,7 +317,7 @@ export class ListWatch<T> {
     if (type === 'ERROR') {
       const code = numberAt(object, ['code']);
       if (code === 410) return { kind: 'gone' };
-      return { kind: 'failed', error: kubeApiErrorFromHttp({ status: code ?? 500, body: object }) };
+      return { kind: 'failed', error: apiErrorFromHttp({ status: code ?? 500, body: object }) };
     }
     const resourceVersion = stringAt(object, ['metadata', 'resourceVersion']);
     if (resourceVersion !== undefined) this.#resourceVersion = resourceVersion;
@@ -338,11 +338,11 @@ export class ListWatch<T> {
     try {
       call();
     } catch (err) {
-      this.#report(toKubeApiError(err), 'consumer');
+      this.#report(toApiError(err), 'consumer');
     }
   }
 
-  #afterFailure(error: KubeApiError, phase: ListWatchPhase): number {
+  #afterFailure(error: ApiError, phase: ListWatchPhase): number {
     this.#report(error, phase);
     if (error.status === 403 || error.status === 404) {
       const now = this.#timers.now();
@@ -386,7 +386,7 @@ export class ListWatch<T> {
     this.#deliver(() => this.#deps.consumer.onStatus?.(status));
   }
 
-  #report(error: KubeApiError, phase: ListWatchPhase): void {
+  #report(error: ApiError, phase: ListWatchPhase): void {
     try {
       this.#deps.consumer.onError?.(error, phase);
     } catch {

@@ -1,3 +1,5 @@
+import { ApiError } from '../core/api-error.ts';
+
 /** Which Lease the election runs on. */
 export interface LeaseId {
   readonly namespace: string;
@@ -22,9 +24,20 @@ export interface ObservedLease {
   readonly resourceVersion: string;
 }
 
-/** Thrown by `create` when the Lease already exists and by `replace` on a stale resourceVersion. */
-export class LeaseConflictError extends Error {
-  override readonly name = 'LeaseConflictError';
+/**
+ * Thrown by `create` when the Lease already exists and by `replace` on a stale resourceVersion: the
+ * 409 `ApiError` of a Lease write, typed apart because for the election it is no failure at all —
+ * another replica wrote first, and the next read shows who.
+ */
+export class LeaseConflictError extends ApiError {
+  constructor(
+    message: string,
+    options: { readonly reason?: string | undefined; readonly cause?: unknown } = {},
+  ) {
+    const { reason = 'Conflict', cause } = options;
+    super(message, { status: 409, reason, retryable: true, cause });
+    this.name = 'LeaseConflictError';
+  }
 }
 
 /** Lease access, implemented by kube/ (get, create, update on leases) and in memory for tests. */

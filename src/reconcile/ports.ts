@@ -15,6 +15,7 @@ import type {
 } from '../core/types.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { PauseNotice } from '../rollout/pause.ts';
+import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { Patch } from '../rollout/patch.ts';
 import type { EnvVarCollision, ReconcilePlan } from './plan/plan.ts';
@@ -90,31 +91,6 @@ export interface MarkLedger {
   consume(key: WorkloadKey, marks: WorkloadMarks): void;
 }
 
-export interface WriteErrorOptions {
-  readonly message: string;
-  /** HTTP status; undefined for timeouts and network errors. */
-  readonly status?: number | undefined;
-  readonly retryable: boolean;
-  /** 429 `Retry-After`, in ms. */
-  readonly retryAfterMs?: number | undefined;
-  readonly cause?: unknown;
-}
-
-/** A failed workload write, as the kube adapter maps it (§10). */
-export class WriteError extends Error {
-  readonly status: number | undefined;
-  readonly retryable: boolean;
-  readonly retryAfterMs: number | undefined;
-
-  constructor(options: WriteErrorOptions) {
-    super(options.message, { cause: options.cause });
-    this.name = 'WriteError';
-    this.status = options.status;
-    this.retryable = options.retryable;
-    this.retryAfterMs = options.retryAfterMs;
-  }
-}
-
 /** `DeleteOptions.preconditions` of a Job deletion (§7.4 item 2). */
 export interface DeletePreconditions {
   readonly uid: string;
@@ -130,7 +106,7 @@ export interface CreatedObject {
 
 /**
  * Workload API calls (§10), implemented by kube/workload-client.ts. Every method rejects with
- * WriteError (HTTP status kept, `retryable` per §10: 409, 429, 5xx, timeouts and network errors) and
+ * ApiError (HTTP status kept, `retryable` per §10: 409, 429, 5xx, timeouts and network errors) and
  * every mutating call sends `fieldManager=kreload`. `ref.kind` selects the resource through
  * `kindRow(ref.kind)` (group, version, plural).
  */
@@ -195,7 +171,7 @@ export interface FailedEvent {
   readonly key: WorkloadKey;
   readonly view: WorkloadView;
   readonly plan: ReconcilePlan;
-  readonly error: WriteError;
+  readonly error: ApiError;
   /** True after the last retryable attempt; false for an error that is never retried. */
   readonly gaveUp: boolean;
   readonly attempts: number;
@@ -209,7 +185,7 @@ export interface FailedEvent {
 
 export interface RetryEvent {
   readonly key: WorkloadKey;
-  readonly error: WriteError;
+  readonly error: ApiError;
   /** The attempt that failed, from 1. */
   readonly attempt: number;
   readonly delayMs: number;
@@ -232,7 +208,7 @@ export interface JournalEntry {
 
 /**
  * Durable storage of Job recreations (docs/adr/0019), so a crash, an OOM kill or a failover
- * between the DELETE and the CREATE loses no Job. Every method rejects with WriteError.
+ * between the DELETE and the CREATE loses no Job. Every method rejects with ApiError.
  */
 export interface RecreationJournal {
   /** Stores `entry` (replacing one for the same Job); resolves once it is durable. */
@@ -252,7 +228,7 @@ export type RecreationRetryEvent =
   | { readonly key: WorkloadKey; readonly result: 'not-deleted' }
   /** The lease was lost between the DELETE and the CREATE: the next leader replays the journal. */
   | { readonly key: WorkloadKey; readonly result: 'handed-over' }
-  | { readonly key: WorkloadKey; readonly result: 'failed'; readonly error: WriteError };
+  | { readonly key: WorkloadKey; readonly result: 'failed'; readonly error: ApiError };
 
 /** Hooks for metrics, Events and logs; every hook fires once per occasion (§13.2). */
 export interface ReconcileObserver {

@@ -41,7 +41,7 @@ import type {
   WorkloadMarks,
   WorkloadWriter,
 } from './ports.ts';
-import { WriteError } from './ports.ts';
+import { ApiError } from '../core/api-error.ts';
 import { uniqueProblems } from './plan/tracking.ts';
 import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
 import {
@@ -156,7 +156,7 @@ export interface ReconcileResult {
   readonly skip?: SkipReason | undefined;
   /** Attempts of the reconcile's write so far (0 without a write). */
   readonly attempts: number;
-  readonly error?: WriteError | undefined;
+  readonly error?: ApiError | undefined;
   /** Outcome `retrying` only: the next attempt. */
   readonly retry?: ReconcileRetry | undefined;
   /**
@@ -206,7 +206,7 @@ interface Attempt {
 export const CONFLICT_WATCH_WAIT_MS = 1_000;
 
 /** Whether to retry a follow-up after `error`; `waitedMs` includes the delay before the retry. */
-type RetryPolicy = (error: WriteError, attempt: number, waitedMs: number) => boolean;
+type RetryPolicy = (error: ApiError, attempt: number, waitedMs: number) => boolean;
 
 const FOLLOW_UP_POLICIES: Readonly<Record<FollowUp['kind'], RetryPolicy>> = {
   // AlreadyExists (409) while the old Job is still being deleted, besides the §10 retryables.
@@ -238,9 +238,9 @@ function hasWrite(target: Target): boolean {
   return plansWrite(target) || target.pause.write !== undefined;
 }
 
-function asWriteError(error: unknown): WriteError {
+function asApiError(error: unknown): ApiError {
   // Anything else is a bug in an adapter or a builder: let the queue count it as a handler error.
-  if (error instanceof WriteError) return error;
+  if (error instanceof ApiError) return error;
   throw error;
 }
 
@@ -272,7 +272,7 @@ export class Reconciler {
   /**
    * Reads the journal (docs/adr/0019) and returns every key with a pending Job creation: at start,
    * on gaining leadership and at each resync, so recreations journalled by a process that stopped
-   * are finished here. Rejects with WriteError when the journal cannot be read.
+   * are finished here. Rejects with ApiError when the journal cannot be read.
    */
   replayRecreations(): Promise<readonly WorkloadKey[]> {
     return this.#pending.replay();
@@ -457,7 +457,7 @@ export class Reconciler {
       });
     } catch (error) {
       if (error instanceof LeadershipLostError) return { ...NOT_LEADER, attempts: attempt.attempt };
-      return this.#writeFailed(pass, attempt, asWriteError(error), false);
+      return this.#writeFailed(pass, attempt, asApiError(error), false);
     }
     return this.#complete(pass, attempt, followUp);
   }
@@ -490,7 +490,7 @@ export class Reconciler {
       return this.#writeFailed(
         pass,
         { ...failed, startedAt: resume.startedAt },
-        asWriteError(error),
+        asApiError(error),
         resume.conflict,
       );
     }
@@ -531,12 +531,7 @@ export class Reconciler {
    * due after the §10 backoff or `Retry-After`. After a 409 it waits for the watch instead (up to
    * CONFLICT_WATCH_WAIT_MS, docs/adr/0015), or for nothing when the view was fetched.
    */
-  #writeFailed(
-    pass: Pass,
-    attempt: Attempt,
-    error: WriteError,
-    conflict: boolean,
-  ): ReconcileResult {
+  #writeFailed(pass: Pass, attempt: Attempt, error: ApiError, conflict: boolean): ReconcileResult {
     const { target, fetched } = attempt;
     const final = this.#finalFailure(pass, target, error, attempt.attempt);
     if (final) return final;
@@ -613,7 +608,7 @@ export class Reconciler {
     try {
       createdJob = await this.#sendFollowUp(pass, timing.target, followUp);
     } catch (error) {
-      return this.#followUpFailed(pass, timing, deferred, asWriteError(error));
+      return this.#followUpFailed(pass, timing, deferred, asApiError(error));
     }
     if (followUp.kind === 'create-job') {
       await this.#settleRecreation(pass.key);
@@ -652,7 +647,7 @@ export class Reconciler {
     pass: Pass,
     timing: Attempt,
     deferred: DeferredFollowUp,
-    error: WriteError,
+    error: ApiError,
   ): ReconcileResult {
     const { followUp, target } = deferred;
     const tries = deferred.tries + 1;
@@ -700,7 +695,7 @@ export class Reconciler {
     try {
       return await writer.create(kindRow('Job'), ref.namespace, manifest);
     } catch (error) {
-      if (!(error instanceof WriteError) || error.status !== 409) throw error;
+      if (!(error instanceof ApiError) || error.status !== 409) throw error;
       const uid = stringAt(await writer.getObject(ref), ['metadata', 'uid']);
       if (uid === undefined || uid === deletedUid) throw error;
       return { name: ref.name, uid };
@@ -715,7 +710,7 @@ export class Reconciler {
       this.#deps.observer.onRecreationRetried({
         key,
         result: 'failed',
-        error: asWriteError(error),
+        error: asApiError(error),
       });
     }
   }
@@ -758,7 +753,7 @@ export class Reconciler {
         await this.#sendFollowUp(pass, target, instantiateFollowUp(view));
       } catch (error) {
         const attempt: Attempt = { target, fetched: false, ...timing };
-        return this.#writeFailed(pass, attempt, asWriteError(error), false);
+        return this.#writeFailed(pass, attempt, asApiError(error), false);
       }
     }
     await this.#clearInstantiatePending(pass, view);
@@ -775,7 +770,7 @@ export class Reconciler {
     } catch (error) {
       this.#deps.observer.onRetry({
         key: pass.key,
-        error: asWriteError(error),
+        error: asApiError(error),
         attempt: 1,
         delayMs: 0,
       });
@@ -821,7 +816,7 @@ export class Reconciler {
   #finalFailure(
     pass: Pass,
     target: Target,
-    error: WriteError,
+    error: ApiError,
     attempt: number,
   ): ReconcileResult | undefined {
     if (error.status === 404) return this.#gone(pass, attempt);
@@ -840,7 +835,7 @@ export class Reconciler {
     return { outcome: 'failed', plan: target.plan, attempts: attempt, error };
   }
 
-  #delay(error: WriteError, attempt: number): number {
+  #delay(error: ApiError, attempt: number): number {
     return writeRetryDelay({
       retry: attempt - 1,
       random: this.#deps.random,
@@ -864,7 +859,7 @@ export class Reconciler {
     try {
       served = await writer.getObject(pending.ref);
     } catch (error) {
-      return this.#recreationFailed(key, asWriteError(error));
+      return this.#recreationFailed(key, asApiError(error));
     }
     if (served) {
       if (stringAt(served, ['metadata', 'uid']) !== pending.deletedUid) {
@@ -882,7 +877,7 @@ export class Reconciler {
       observer.onRecreationRetried({ key, result: 'created', createdJob });
       return { outcome: 'recreated', attempts: 1 };
     } catch (error) {
-      return this.#recreationFailed(key, asWriteError(error));
+      return this.#recreationFailed(key, asApiError(error));
     }
   }
 
@@ -895,17 +890,16 @@ export class Reconciler {
     return undefined;
   }
 
-  #recreationFailed(key: WorkloadKey, error: WriteError): ReconcileResult {
+  #recreationFailed(key: WorkloadKey, error: ApiError): ReconcileResult {
     this.#deps.observer.onRecreationRetried({ key, result: 'failed', error });
     return { outcome: 'failed', attempts: 1, error };
   }
 }
 
 /** The old Job of a pending recreation still exists with a deletionTimestamp (finalizers). */
-function stillDeleting(pending: PendingRecreation): WriteError {
+function stillDeleting(pending: PendingRecreation): ApiError {
   const { namespace, name } = pending.ref;
-  return new WriteError({
-    message: `Job ${namespace}/${name} is still being deleted`,
+  return new ApiError(`Job ${namespace}/${name} is still being deleted`, {
     status: 409,
     retryable: true,
   });

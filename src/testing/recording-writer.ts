@@ -19,7 +19,7 @@ import type {
   JournalEntry,
   WorkloadWriter,
 } from '../reconcile/ports.ts';
-import { WriteError } from '../reconcile/ports.ts';
+import { ApiError } from '../core/api-error.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
@@ -113,8 +113,8 @@ export class RecordingWriter implements WorkloadWriter {
   readonly #views = new Map<WorkloadKey, WorkloadView>();
   readonly #objects = new Map<WorkloadKey, JsonObject>();
   readonly #writes: RecordedWrite[] = [];
-  readonly #failures = new Map<ScriptedVerb, WriteError[]>();
-  readonly #lostAnswers = new Map<WriterVerb, WriteError[]>();
+  readonly #failures = new Map<ScriptedVerb, ApiError[]>();
+  readonly #lostAnswers = new Map<WriterVerb, ApiError[]>();
   #gets = 0;
   #objectGets = 0;
   #created = 0;
@@ -139,7 +139,7 @@ export class RecordingWriter implements WorkloadWriter {
   }
 
   /** The next calls of `verb` fail with these errors, in order. */
-  failNextCall(verb: ScriptedVerb, ...errors: WriteError[]): void {
+  failNextCall(verb: ScriptedVerb, ...errors: ApiError[]): void {
     this.#failures.set(verb, [...(this.#failures.get(verb) ?? []), ...errors]);
   }
 
@@ -147,7 +147,7 @@ export class RecordingWriter implements WorkloadWriter {
    * The next calls of `verb` take effect and then fail with these errors, in order: the server
    * committed the write and its answer was lost (a timeout, a reset, a 504).
    */
-  loseNextAnswer(verb: WriterVerb, ...errors: WriteError[]): void {
+  loseNextAnswer(verb: WriterVerb, ...errors: ApiError[]): void {
     this.#lostAnswers.set(verb, [...(this.#lostAnswers.get(verb) ?? []), ...errors]);
   }
 
@@ -157,12 +157,12 @@ export class RecordingWriter implements WorkloadWriter {
   }
 
   /** The next patch calls fail with these errors, in order. */
-  failNext(...errors: WriteError[]): void {
+  failNext(...errors: ApiError[]): void {
     this.failNextCall('patch', ...errors);
   }
 
   /** The next get calls fail with these errors, in order. */
-  failNextGet(...errors: WriteError[]): void {
+  failNextGet(...errors: ApiError[]): void {
     this.failNextCall('get', ...errors);
   }
 
@@ -184,7 +184,7 @@ export class RecordingWriter implements WorkloadWriter {
     return this.#objectGets;
   }
 
-  #scripted(verb: ScriptedVerb): WriteError | undefined {
+  #scripted(verb: ScriptedVerb): ApiError | undefined {
     return this.#failures.get(verb)?.shift();
   }
 
@@ -272,18 +272,17 @@ export class RecordingWriter implements WorkloadWriter {
   }
 }
 
-function notFound(key: WorkloadKey): WriteError {
-  return new WriteError({ message: `${key} not found`, status: 404, retryable: false });
+function notFound(key: WorkloadKey): ApiError {
+  return new ApiError(`${key} not found`, { status: 404, retryable: false });
 }
 
-function conflict(key: WorkloadKey): WriteError {
-  return new WriteError({
-    message: `Operation cannot be fulfilled on ${key}: the object has been modified`,
+function conflict(key: WorkloadKey): ApiError {
+  return new ApiError(`Operation cannot be fulfilled on ${key}: the object has been modified`, {
     status: 409,
     retryable: true,
   });
 }
 
-function alreadyExists(key: WorkloadKey): WriteError {
-  return new WriteError({ message: `${key} already exists`, status: 409, retryable: true });
+function alreadyExists(key: WorkloadKey): ApiError {
+  return new ApiError(`${key} already exists`, { status: 409, retryable: true });
 }
