@@ -1,5 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { WebhookNotification } from '../alerts/webhook-notifier.ts';
 import { DEFAULT_ANNOTATION_KEYS, DELETE_MARKER } from '../core/types.ts';
 import { aContainer, aWorkload } from '../testing/builders.ts';

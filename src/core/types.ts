@@ -87,7 +87,10 @@ export interface OwnerView {
   readonly uid: string;
 }
 
-/** A workload reduced to what reconciliation needs (§9.2 item 3). */
+/**
+ * A workload reduced to what reconciliation needs (§9.2 item 3). The spec flags are read only for
+ * the kinds whose row lists them (`specFlags` in rollout/kinds.ts); on other kinds they are false.
+ */
 export interface WorkloadView {
   readonly ref: WorkloadRef;
   readonly uid: string;
@@ -101,10 +104,6 @@ export interface WorkloadView {
   readonly podSpec: PodSpecView;
   /** Controller ownerReference, if any. */
   readonly controller: OwnerView | undefined;
-  /*
-   * Spec facts of some kinds only: the kind's row (`specFlags` in rollout/kinds.ts) says which it
-   * reads; on other kinds they are false.
-   */
   /** Deployment / DeploymentConfig `spec.paused`. */
   readonly paused: boolean;
   /** CronJob `spec.suspend`. */
