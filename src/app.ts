@@ -47,11 +47,10 @@ import { KubeWorkloadWriter } from './kube/workload-writer.ts';
 import { JOURNAL_NAME, KubeRecreationJournal } from './kube/recreation-journal.ts';
 import type { RecreationJournal } from './reconcile/ports.ts';
 import { LeaderElector } from './leader/leader-elector.ts';
-import { systemClock, systemTimers } from './leader/system-time.ts';
 import type { Logger } from './log/logger.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import type { Metrics } from './metrics/metrics.ts';
-import { SYSTEM_TIMERS } from './queue/timers.ts';
+import { SYSTEM_CLOCK, SYSTEM_TIMERS } from './time/timers.ts';
 import { WorkQueue } from './queue/work-queue.ts';
 import { Reconciler } from './reconcile/reconciler.ts';
 import { findKindRow } from './rollout/kinds.ts';
@@ -218,14 +217,13 @@ class KreloadApp implements App {
     const keys = options.annotationKeys;
     const reloadLists = new ReloadListCache();
     const marks = new MarkStore();
-    const clock = { now: () => Date.now() };
     const routing: { router?: ChangeRouter } = {};
     const caches: Partial<Record<SourceType, SourceCache>> = {};
     for (const resource of watchedSourceResources(options)) {
       const type = SOURCE_RESOURCES[resource];
       caches[type] = new SourceCache({
         type,
-        clock,
+        clock: SYSTEM_CLOCK,
         notify: (event) => routing.router?.onSourceEvent(event),
       });
     }
@@ -235,7 +233,7 @@ class KreloadApp implements App {
     });
     const writes = new WriteLedger();
     const store = new WorkloadStore({
-      clock,
+      clock: SYSTEM_CLOCK,
       timers: SYSTEM_TIMERS,
       keys,
       notify: (event) => routing.router?.onWorkloadEvent(event),
@@ -256,7 +254,7 @@ class KreloadApp implements App {
 
     const events = new EventRecorder({
       sink: new EventClient({ transport }),
-      clock: { now: () => new Date() },
+      clock: SYSTEM_CLOCK,
       component: 'kreload',
       instance: options.podName ?? 'kreload',
       canWrite: () => this.#mayWrite(),
@@ -268,7 +266,7 @@ class KreloadApp implements App {
         });
       },
     });
-    const fanouts = new FanoutTracker({ events, clock: { now: () => new Date() } });
+    const fanouts = new FanoutTracker({ events, clock: SYSTEM_CLOCK });
     const alerts = this.#createAlerts(metrics, logger);
 
     const watches: ResourceWatch[] = [];
@@ -467,7 +465,7 @@ class KreloadApp implements App {
       sink: alerts.sink,
       additionalInfo: alerts.additionalInfo,
       fetch: transport.fetch,
-      timers: systemTimers,
+      timers: SYSTEM_TIMERS,
       errors: metrics,
       onFailure: (error) => {
         logger.warn('alert not delivered', { error: error.message });
@@ -485,7 +483,7 @@ class KreloadApp implements App {
     const notifier = new WebhookNotifier({
       url: options.webhookUrl,
       fetch: transport.fetch,
-      timers: systemTimers,
+      timers: SYSTEM_TIMERS,
       errors: metrics,
       onFailure: (error) => {
         logger.warn('webhook not delivered', { error: error.message });
@@ -516,7 +514,7 @@ class KreloadApp implements App {
   #csiWatches(csi: CsiWiring): ResourceWatch[] {
     const cache = new SourceCache({
       type: 'SECRETPROVIDERCLASS',
-      clock: { now: () => Date.now() },
+      clock: SYSTEM_CLOCK,
       notify: (event) => csi.routing.router?.onSourceEvent(event),
     });
     csi.caches.SECRETPROVIDERCLASS = cache;
@@ -634,8 +632,8 @@ class KreloadApp implements App {
       identity: leaderElection.identity ?? this.#options.podName ?? 'kreload',
       name: leaderElection.id,
       namespace: leaderElection.namespace,
-      clock: systemClock,
-      timers: systemTimers,
+      clock: SYSTEM_CLOCK,
+      timers: SYSTEM_TIMERS,
       onStartedLeading: () => {
         logger.info('leadership acquired', { lease: leaderElection.id });
         this.#lead();
@@ -799,7 +797,7 @@ class KreloadApp implements App {
       unwatched: this.#unwatchedKinds(),
       apiServer: this.#apiServerStatus(),
       leaderElection,
-      leaseReadAgoMs: lastRead === undefined ? undefined : systemClock.monotonicMs() - lastRead,
+      leaseReadAgoMs: lastRead === undefined ? undefined : SYSTEM_CLOCK.monotonicMs() - lastRead,
       shuttingDown: this.#shuttingDown,
     });
   }

@@ -4,7 +4,7 @@
  * and no typed deserialisation costs the reactor time it would not have in a real controller.
  */
 import { HttpMethod, type KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError } from '../../src/kube/api-error.ts';
+import { ApiError } from '../../src/core/api-error.ts';
 import { createKubeTransport, type KubeTransport } from '../../src/kube/transport.ts';
 
 export type QueryValue = string | number | boolean | undefined;
@@ -69,7 +69,7 @@ export class KubeRaw {
           : { signal: AbortSignal.timeout(request.timeoutMs) }),
       });
     } catch (error) {
-      const status = error instanceof KubeApiError ? (error.status ?? 0) : 0;
+      const status = error instanceof ApiError ? (error.status ?? 0) : 0;
       throw new KubeRequestError({
         message: `${request.method} ${request.path}: ${error instanceof Error ? error.message : String(error)}`,
         status,

@@ -26,7 +26,7 @@ function recordingTimers(): DeliveryTimers & { delays: number[] } {
   const delays: number[] = [];
   return {
     delays,
-    schedule: (callback, delayMs) => {
+    schedule: (delayMs, callback) => {
       if (delayMs >= 60_000) return () => undefined; // per-attempt timeouts: never due here
       delays.push(delayMs);
       const immediate = setImmediate(callback);
@@ -128,7 +128,7 @@ describe('deliver', () => {
   it('counts a timed-out attempt as retryable', async () => {
     let timeoutCallback: (() => void) | undefined;
     const timers: DeliveryTimers = {
-      schedule: (callback, delayMs) => {
+      schedule: (delayMs, callback) => {
         if (delayMs === POLICY.timeoutMs) timeoutCallback ??= callback;
         else setImmediate(callback);
         return () => undefined;

@@ -54,10 +54,10 @@ function sleep(timers: DeliveryTimers, ms: number, signal: AbortSignal): Promise
       resolve();
       return;
     }
-    const cancel = timers.schedule(() => {
+    const cancel = timers.schedule(ms, () => {
       signal.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    });
     const onAbort = (): void => {
       cancel();
       resolve();
@@ -71,9 +71,9 @@ async function attemptOnce(
 ): Promise<{ verdict: AnswerVerdict; reason: string }> {
   const { fetch, timers, url, headers, body, policy, signal } = attempt;
   const timeout = new AbortController();
-  const cancelTimeout = timers.schedule(() => {
+  const cancelTimeout = timers.schedule(policy.timeoutMs, () => {
     timeout.abort();
-  }, policy.timeoutMs);
+  });
   try {
     const response = await fetch(url, {
       method: 'POST',

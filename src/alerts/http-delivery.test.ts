@@ -81,7 +81,7 @@ function instantTimers(): DeliveryTimers & { delays: number[] } {
   const delays: number[] = [];
   return {
     delays,
-    schedule: (callback, delayMs) => {
+    schedule: (delayMs, callback) => {
       if (delayMs >= 60_000) return () => undefined;
       delays.push(delayMs);
       const immediate = setImmediate(callback);

@@ -1,4 +1,5 @@
 import type { ErrorType } from '../metrics/metrics.ts';
+import type { Timers } from '../time/timers.ts';
 
 /** One outgoing POST. Redirects are never followed: a 3xx answer is a failure (§13.6). */
 export interface HttpRequest {
@@ -17,10 +18,8 @@ export interface HttpResponse {
 /** The global `fetch`, or one bound to a proxy (see `createHttpTransport`). */
 export type HttpFetch = (url: string, request: HttpRequest) => Promise<HttpResponse>;
 
-export interface DeliveryTimers {
-  /** Runs `callback` once after `delayMs`, unless the returned function is called first. */
-  schedule(callback: () => void, delayMs: number): () => void;
-}
+/** Deliveries only wait: the one `Timers` (time/timers.ts), without its clock. */
+export type DeliveryTimers = Pick<Timers, 'schedule'>;
 
 /** Where failed and dropped deliveries are counted (`reloader_errors_total`). */
 export interface DeliveryErrorCounter {

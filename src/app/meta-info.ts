@@ -3,7 +3,7 @@
  * by the leader once per leadership term when `RELOADER_NAMESPACE` is set.
  */
 import type { Options } from '../config/parse-options.ts';
-import type { JsonObject } from '../kube/json.ts';
+import type { JsonObject } from '../core/json.ts';
 import { redactUrl } from '../log/redact-url.ts';
 
 export const META_INFO_NAME = 'reloader-meta-info';

@@ -1,9 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LeaderElector } from '../leader/leader-elector.ts';
 import type { LeaseId, LeaseRecord, LeaseStore, ObservedLease } from '../leader/ports.ts';
-import { systemClock, systemTimers } from '../leader/system-time.ts';
 import type { Logger } from '../log/logger.ts';
-import { SYSTEM_TIMERS } from '../queue/timers.ts';
+import { SYSTEM_CLOCK, SYSTEM_TIMERS } from '../time/timers.ts';
 import { DrainDeadlineError, WorkQueue, type WorkHandler } from '../queue/work-queue.ts';
 import { drainAndRelease, STOP_DEADLINES } from './shutdown.ts';
 
@@ -66,8 +65,8 @@ async function aLeader(store: LeaseStore): Promise<LeaderElector> {
     identity: 'me',
     name: 'kreload',
     namespace: 'ops',
-    clock: systemClock,
-    timers: systemTimers,
+    clock: SYSTEM_CLOCK,
+    timers: SYSTEM_TIMERS,
     onStartedLeading: () => undefined,
     onLostLeading: () => undefined,
   });

@@ -2,6 +2,7 @@
  * Every option of kreload, one row each (§12). The rows drive the command-line parser, the env binding,
  * the help text, docs/configuration.md and the Helm chart check; nothing else lists flags.
  */
+import type { IgnorablePlural } from '../rollout/kinds.ts';
 
 /**
  * How a raw string is parsed and validated:
@@ -74,7 +75,8 @@ const DAY_MS = 24 * HOUR_MS;
 export const RESOURCE_TYPES = ['configmaps', 'secrets'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
-export const IGNORABLE_WORKLOAD_TYPES = ['jobs', 'cronjobs'] as const;
+/** In the documented order; the type keeps it to the kind table's `ignorable` rows. */
+export const IGNORABLE_WORKLOAD_TYPES = ['jobs', 'cronjobs'] as const satisfies IgnorablePlural[];
 export type IgnorableWorkloadType = (typeof IGNORABLE_WORKLOAD_TYPES)[number];
 
 export const RELOAD_STRATEGIES = ['env-vars', 'annotations'] as const;

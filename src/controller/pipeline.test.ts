@@ -15,10 +15,10 @@ import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
 import { createLogger } from '../log/logger.ts';
 import { createMetrics } from '../metrics/metrics.ts';
-import { SYSTEM_TIMERS } from '../queue/timers.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { WorkQueue } from '../queue/work-queue.ts';
 import type { WorkloadWriter } from '../reconcile/ports.ts';
-import { WriteError } from '../reconcile/ports.ts';
+import { ApiError } from '../core/api-error.ts';
 import { Reconciler } from '../reconcile/reconciler.ts';
 import type { Patch } from '../rollout/patch.ts';
 import { aConfigMap, aContainer, aSecret, aWorkload } from '../testing/builders.ts';
@@ -57,9 +57,9 @@ const WEB = dependent('web');
 const API_KEY = workloadKey(API.ref);
 const WEB_KEY = workloadKey(WEB.ref);
 
-function status(code: number, retryAfterMs?: number): WriteError {
+function status(code: number, retryAfterMs?: number): ApiError {
   const retryable = code === 409 || code === 429 || code >= 500;
-  return new WriteError({ message: `HTTP ${code}`, status: code, retryable, retryAfterMs });
+  return new ApiError(`HTTP ${code}`, { status: code, retryable, retryAfterMs });
 }
 
 /** The API server's writes as they happened, with the time each was sent. */
@@ -80,14 +80,14 @@ class ServerWithWatch implements WorkloadWriter {
   readonly sent: SentWrite[] = [];
   watchLagMs = 5;
   readonly #store: WorkloadStore;
-  readonly #failures = new Map<string, WriteError[]>();
+  readonly #failures = new Map<string, ApiError[]>();
 
   constructor(store: WorkloadStore) {
     this.#store = store;
   }
 
   /** The next patches of `key` fail with these errors, in order. */
-  failPatchesOf(key: string, ...errors: WriteError[]): void {
+  failPatchesOf(key: string, ...errors: ApiError[]): void {
     this.#failures.set(key, [...(this.#failures.get(key) ?? []), ...errors]);
   }
 

@@ -8,7 +8,8 @@ import { sourceKeyOf } from '../core/keys.ts';
 import type { AnnotationKeys, WorkloadView } from '../core/types.ts';
 import { DELETE_MARKER } from '../core/types.ts';
 import type { WebhookEvent, WebhookNotification } from '../alerts/webhook-notifier.ts';
-import type { Timers } from '../queue/timers.ts';
+import { Debouncer } from '../queue/debouncer.ts';
+import type { Timers } from '../time/timers.ts';
 import type { SourceChange } from '../watch/source-cache.ts';
 
 export interface WebhookModeDeps {
@@ -22,11 +23,10 @@ export interface WebhookModeDeps {
   readonly reloadOnDelete: boolean;
 }
 
-interface Pending {
-  readonly firstAt: number;
-  change: SourceChange;
-  workloads: readonly WorkloadView[];
-  cancel: () => void;
+/** The latest change of a pending source and the workloads it had then. */
+interface PendingPost {
+  readonly change: SourceChange;
+  readonly workloads: readonly WorkloadView[];
 }
 
 const EVENT_OF: Readonly<Record<SourceChange['kind'], WebhookEvent | undefined>> = {
@@ -36,12 +36,16 @@ const EVENT_OF: Readonly<Record<SourceChange['kind'], WebhookEvent | undefined>>
   annotations: undefined,
 };
 
+/** One pending post per source, debounced by the queue's §8 arithmetic (`Debouncer`). */
 export class WebhookMode {
   readonly #deps: WebhookModeDeps;
-  readonly #pending = new Map<string, Pending>();
+  readonly #debouncer: Debouncer<string>;
+  readonly #pending = new Map<string, PendingPost>();
+  #cancelWake: (() => void) | undefined;
 
   constructor(deps: WebhookModeDeps) {
     this.#deps = deps;
+    this.#debouncer = new Debouncer({ settings: deps });
   }
 
   /** `candidates` are the workloads the index associates with the source. */
@@ -51,25 +55,36 @@ export class WebhookMode {
     if (event === 'create' && !this.#deps.reloadOnCreate) return;
     if (event === 'delete' && !this.#deps.reloadOnDelete) return;
     const id = `${change.ref.namespace}/${sourceKeyOf(change.ref)}`;
-    const now = this.#deps.timers.now();
-    const known = this.#pending.get(id);
-    known?.cancel();
-    const firstAt = known?.firstAt ?? now;
-    const dueAt = Math.min(now + this.#deps.syncDelayMs, firstAt + this.#deps.syncMaxDelayMs);
-    const pending: Pending = {
-      firstAt,
-      change,
-      workloads: candidates,
-      cancel: this.#deps.timers.schedule(Math.max(0, dueAt - now), () => {
-        this.#flush(id);
-      }),
-    };
-    this.#pending.set(id, pending);
+    this.#pending.set(id, { change, workloads: candidates });
+    this.#debouncer.trigger(id, { at: this.#deps.timers.now(), debounced: true });
+    this.#armWake();
   }
 
   stop(): void {
-    for (const pending of this.#pending.values()) pending.cancel();
+    this.#cancelWake?.();
+    this.#cancelWake = undefined;
+    this.#debouncer.clear();
     this.#pending.clear();
+  }
+
+  /** One timer, for the earliest due source; re-armed whenever that may have moved. */
+  #armWake(): void {
+    this.#cancelWake?.();
+    this.#cancelWake = undefined;
+    const next = this.#debouncer.nextDueAt();
+    if (next === undefined) return;
+    this.#cancelWake = this.#deps.timers.schedule(next - this.#deps.timers.now(), () => {
+      this.#cancelWake = undefined;
+      this.#flushDue();
+    });
+  }
+
+  #flushDue(): void {
+    const now = this.#deps.timers.now();
+    for (let due = this.#debouncer.takeDue(now); due; due = this.#debouncer.takeDue(now)) {
+      this.#flush(due.key);
+    }
+    this.#armWake();
   }
 
   #flush(id: string): void {

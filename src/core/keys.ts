@@ -4,9 +4,9 @@ import type {
   SourceRef,
   SourceType,
   WorkloadKey,
-  WorkloadKind,
   WorkloadRef,
 } from './types.ts';
+import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { ownValue } from './records.ts';
 
 const PREFIX_BY_TYPE: Readonly<Record<SourceType, SourceKeyPrefix>> = {
@@ -42,19 +42,9 @@ export function workloadKey(ref: WorkloadRef): WorkloadKey {
   return `${ref.kind}/${ref.namespace}/${ref.name}`;
 }
 
-const WORKLOAD_KINDS: readonly WorkloadKind[] = [
-  'Deployment',
-  'DaemonSet',
-  'StatefulSet',
-  'CronJob',
-  'Job',
-  'Rollout',
-  'DeploymentConfig',
-];
-
 export function parseWorkloadKey(key: string): WorkloadRef | undefined {
   const [kind, namespace, name, ...rest] = key.split('/');
   if (rest.length > 0 || !kind || !namespace || !name) return undefined;
-  const found = WORKLOAD_KINDS.find((k) => k === kind);
-  return found ? { kind: found, namespace, name } : undefined;
+  const found = WORKLOAD_KINDS.find((row) => row.kind === kind);
+  return found ? { kind: found.kind, namespace, name } : undefined;
 }

@@ -2,6 +2,7 @@
  * Shared vocabulary of kreload. Everything here is plain data: no client-node types, no I/O.
  * client-node objects stop at kube/projections.ts, which turns them into these views.
  */
+import type { WorkloadKind } from '../rollout/kinds.ts';
 
 /** TYPE of the contract (§0): used in env-var names, Events, alerts and JSON. */
 export type SourceType = 'CONFIGMAP' | 'SECRET' | 'SECRETPROVIDERCLASS';
@@ -18,8 +19,8 @@ export interface SourceRef {
   readonly name: string;
 }
 
-export type WorkloadKind =
-  'Deployment' | 'DaemonSet' | 'StatefulSet' | 'CronJob' | 'Job' | 'Rollout' | 'DeploymentConfig';
+/** The supported kinds are the rows of the kind table (§2.2). */
+export type { WorkloadKind };
 
 export interface WorkloadRef {
   readonly kind: WorkloadKind;
@@ -86,7 +87,10 @@ export interface OwnerView {
   readonly uid: string;
 }
 
-/** A workload reduced to what reconciliation needs (§9.2 item 3). */
+/**
+ * A workload reduced to what reconciliation needs (§9.2 item 3). The spec flags are read only for
+ * the kinds whose row lists them (`specFlags` in rollout/kinds.ts); on other kinds they are false.
+ */
 export interface WorkloadView {
   readonly ref: WorkloadRef;
   readonly uid: string;

@@ -43,7 +43,7 @@ function setup(
   const errors: EventRecordError[] = [];
   const recorder = new EventRecorder({
     sink,
-    clock: { now: () => new Date(now) },
+    clock: { now: () => now },
     component: 'kreload',
     instance: 'kreload-7d9f-abcde',
     onError: (error) => errors.push(error),

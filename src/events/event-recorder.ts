@@ -110,7 +110,7 @@ export class EventRecorder {
   async #write(key: string, request: EventRequest): Promise<void> {
     // Checked again here: a write queued behind another may start after leadership ended.
     if (!this.#mayWrite()) return;
-    const now = this.#deps.clock.now();
+    const now = new Date(this.#deps.clock.now());
     const written = this.#written.get(key);
     const windowMs = this.#deps.foldWindowMs ?? TEN_MINUTES_MS;
     if (written && now.getTime() - written.lastSeenMs < windowMs) {

@@ -15,7 +15,7 @@ function setup(maxOpenMs?: number) {
   const recorded: EventRequest[] = [];
   const tracker = new FanoutTracker({
     events: { record: (request) => recorded.push(request) },
-    clock: { now: () => new Date(now) },
+    clock: { now: () => now },
     maxOpenMs,
   });
   return {

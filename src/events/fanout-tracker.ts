@@ -82,7 +82,7 @@ export class FanoutTracker {
       source: start.source,
       uid: start.uid,
       hash: start.hash,
-      openedAtMs: this.#deps.clock.now().getTime(),
+      openedAtMs: this.#deps.clock.now(),
       pending: new Set(start.workloads.map(workloadKey)),
       finished: new Set(),
       rolled: [],
@@ -107,7 +107,7 @@ export class FanoutTracker {
 
   /** Closes fan-outs open for longer than `maxOpenMs`. */
   sweep(): void {
-    const nowMs = this.#deps.clock.now().getTime();
+    const nowMs = this.#deps.clock.now();
     const maxOpenMs = this.#deps.maxOpenMs ?? FIFTEEN_MINUTES_MS;
     for (const [key, fanout] of this.#open) {
       if (nowMs - fanout.openedAtMs >= maxOpenMs) this.#close(key, fanout);

@@ -1,3 +1,5 @@
+import type { Clock } from '../time/timers.ts';
+
 /** The object an Event is about (`involvedObject`). */
 export interface EventObjectRef {
   readonly apiVersion: string;
@@ -41,7 +43,5 @@ export interface EventSink {
   patchCount(ref: EventName, count: number, lastTimestamp: Date): Promise<'patched' | 'not-found'>;
 }
 
-export interface EventClock {
-  /** Wall-clock time: Event timestamps and the 10-minute folding window. */
-  now(): Date;
-}
+/** Wall-clock time: Event timestamps and the 10-minute folding window. */
+export type EventClock = Pick<Clock, 'now'>;

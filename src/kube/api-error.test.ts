@@ -1,6 +1,7 @@
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { KubeApiError, kubeApiErrorFromHttp, toKubeApiError } from './api-error.ts';
+import { apiErrorFromHttp, toApiError } from './api-error.ts';
+import { ApiError } from '../core/api-error.ts';
 
 function statusBody(code: number, reason: string, message: string): string {
   return JSON.stringify({
@@ -13,7 +14,7 @@ function statusBody(code: number, reason: string, message: string): string {
   });
 }
 
-describe('toKubeApiError from ApiException', () => {
+describe('toApiError from ApiException', () => {
   it.each([
     [400, 'BadRequest', false],
     [403, 'Forbidden', false],
@@ -28,10 +29,10 @@ describe('toKubeApiError from ApiException', () => {
     [503, 'ServiceUnavailable', true],
     [504, 'Timeout', true],
   ])('%i %s → retryable %s', (code, reason, retryable) => {
-    const err = toKubeApiError(
+    const err = toApiError(
       new ApiException(code, 'Unknown API Status Code!', statusBody(code, reason, 'boom'), {}),
     );
-    expect(err).toBeInstanceOf(KubeApiError);
+    expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({
       status: code,
       reason,
@@ -47,7 +48,7 @@ describe('toKubeApiError from ApiException', () => {
       statusBody(409, 'Conflict', 'the object has been modified'),
       {},
     );
-    const err = toKubeApiError(original);
+    const err = toApiError(original);
     expect(err.cause).toBe(original);
     expect(err.message).toBe('409 Conflict: the object has been modified');
   });
@@ -64,13 +65,13 @@ describe('toKubeApiError from ApiException', () => {
       reason: 'TooManyRequests',
       details: detailSeconds === undefined ? {} : { retryAfterSeconds: detailSeconds },
     });
-    const err = toKubeApiError(new ApiException(429, 'x', body, headers));
+    const err = toApiError(new ApiException(429, 'x', body, headers));
     expect(err.retryAfterMs).toBe(expected);
   });
 
   it('reads an HTTP-date Retry-After relative to now', () => {
     const now = Date.parse('2026-01-02T03:04:05Z');
-    const err = kubeApiErrorFromHttp(
+    const err = apiErrorFromHttp(
       { status: 503, headers: { 'retry-after': 'Fri, 02 Jan 2026 03:04:15 GMT' } },
       now,
     );
@@ -81,7 +82,7 @@ describe('toKubeApiError from ApiException', () => {
     ['a Buffer body', Buffer.from(statusBody(422, 'Invalid', 'bad'))],
     ['a parsed body', JSON.parse(statusBody(422, 'Invalid', 'bad')) as unknown],
   ])('parses %s', (_name, body) => {
-    expect(toKubeApiError(new ApiException(422, 'x', body, {}))).toMatchObject({
+    expect(toApiError(new ApiException(422, 'x', body, {}))).toMatchObject({
       status: 422,
       reason: 'Invalid',
       retryable: false,
@@ -89,12 +90,12 @@ describe('toKubeApiError from ApiException', () => {
   });
 
   it('survives a non-JSON body (proxy error page)', () => {
-    const err = toKubeApiError(new ApiException(502, 'x', '<html>bad gateway</html>', {}));
+    const err = toApiError(new ApiException(502, 'x', '<html>bad gateway</html>', {}));
     expect(err).toMatchObject({ status: 502, reason: undefined, retryable: true, message: '502' });
   });
 });
 
-describe('toKubeApiError from other failures', () => {
+describe('toApiError from other failures', () => {
   function fetchFailed(code: string): TypeError {
     const cause = Object.assign(new Error(`connect ${code}`), { code });
     return new TypeError('fetch failed', { cause });
@@ -103,7 +104,7 @@ describe('toKubeApiError from other failures', () => {
   it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'])(
     'fetch failed with %s is a retryable network error',
     (code) => {
-      expect(toKubeApiError(fetchFailed(code))).toMatchObject({
+      expect(toApiError(fetchFailed(code))).toMatchObject({
         status: undefined,
         reason: code,
         retryable: true,
@@ -113,25 +114,25 @@ describe('toKubeApiError from other failures', () => {
   );
 
   it('a bare fetch failed without a code is still a network error', () => {
-    expect(toKubeApiError(new TypeError('fetch failed'))).toMatchObject({ retryable: true });
+    expect(toApiError(new TypeError('fetch failed'))).toMatchObject({ retryable: true });
   });
 
   it('a watch status error uses statusCode', () => {
     const err = Object.assign(new Error('Gone'), { statusCode: 410 });
-    expect(toKubeApiError(err)).toMatchObject({ status: 410, retryable: false });
+    expect(toApiError(err)).toMatchObject({ status: 410, retryable: false });
   });
 
   it('TimeoutError is retryable, AbortError is not', () => {
     const timeout = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
     const abort = new DOMException('This operation was aborted', 'AbortError');
-    expect(toKubeApiError(timeout)).toMatchObject({ reason: 'Timeout', retryable: true });
-    expect(toKubeApiError(abort)).toMatchObject({ reason: 'Aborted', retryable: false });
+    expect(toApiError(timeout)).toMatchObject({ reason: 'Timeout', retryable: true });
+    expect(toApiError(abort)).toMatchObject({ reason: 'Aborted', retryable: false });
   });
 
-  it('a plain Error is not retryable; a KubeApiError passes through', () => {
-    expect(toKubeApiError(new Error('bug'))).toMatchObject({ message: 'bug', retryable: false });
-    const original = new KubeApiError('x', { retryable: true });
-    expect(toKubeApiError(original)).toBe(original);
-    expect(toKubeApiError('weird')).toMatchObject({ message: 'weird', retryable: false });
+  it('a plain Error is not retryable; a ApiError passes through', () => {
+    expect(toApiError(new Error('bug'))).toMatchObject({ message: 'bug', retryable: false });
+    const original = new ApiError('x', { retryable: true });
+    expect(toApiError(original)).toBe(original);
+    expect(toApiError('weird')).toMatchObject({ message: 'weird', retryable: false });
   });
 });

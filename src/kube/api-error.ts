@@ -1,42 +1,12 @@
 /**
- * One error type for everything that can go wrong talking to the API server (§10): HTTP statuses
- * from client-node's `ApiException`, from `Watch` (`statusCode`) and from our own requests, plus
- * network failures and timeouts. `ApiException`'s message embeds the whole body and headers; this
- * keeps only the server's `Status` message.
+ * Maps everything that can go wrong talking to the API server (§10) to the one `ApiError`
+ * (core/api-error.ts): HTTP statuses from client-node's `ApiException`, from `Watch` (`statusCode`)
+ * and from our own requests, plus network failures and timeouts. `ApiException`'s message embeds
+ * the whole body and headers; this keeps only the server's `Status` message.
  */
 import { ApiException } from '@kubernetes/client-node';
-import { isJsonObject, numberAt, stringAt } from './json.ts';
-
-export interface KubeApiErrorDetails {
-  readonly status?: number | undefined;
-  readonly reason?: string | undefined;
-  readonly retryable: boolean;
-  readonly retryAfterMs?: number | undefined;
-  readonly cause?: unknown;
-}
-
-export class KubeApiError extends Error {
-  readonly status: number | undefined;
-  /** `Status.reason` (e.g. `Conflict`, `Forbidden`, `Expired`), or the network error code. */
-  readonly reason: string | undefined;
-  readonly retryable: boolean;
-  /** From `Retry-After` or `Status.details.retryAfterSeconds`; not capped here. */
-  readonly retryAfterMs: number | undefined;
-
-  constructor(message: string, details: KubeApiErrorDetails) {
-    super(message, { cause: details.cause });
-    this.name = 'KubeApiError';
-    this.status = details.status;
-    this.reason = details.reason;
-    this.retryable = details.retryable;
-    this.retryAfterMs = details.retryAfterMs;
-  }
-}
-
-/** 409 means "re-read and re-decide"; 408, 429 and 5xx are transient (§10). */
-export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
-}
+import { ApiError, isRetryableStatus } from '../core/api-error.ts';
+import { isJsonObject, numberAt, stringAt } from '../core/json.ts';
 
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
@@ -84,13 +54,13 @@ export interface HttpFailure {
 }
 
 /** Maps a non-2xx answer, reading `reason`, `message` and `retryAfterSeconds` from its `Status`. */
-export function kubeApiErrorFromHttp(failure: HttpFailure, now = Date.now()): KubeApiError {
+export function apiErrorFromHttp(failure: HttpFailure, now = Date.now()): ApiError {
   const status = parseStatusBody(failure.body);
-  const reason = stringAt(status, 'reason');
-  const message = stringAt(status, 'message');
+  const reason = stringAt(status, ['reason']);
+  const message = stringAt(status, ['message']);
   const retryAfterHeader = parseRetryAfter(headerValue(failure.headers ?? {}, 'retry-after'), now);
-  const retryAfterSeconds = numberAt(status, 'details', 'retryAfterSeconds');
-  return new KubeApiError(
+  const retryAfterSeconds = numberAt(status, ['details', 'retryAfterSeconds']);
+  return new ApiError(
     `${failure.status}${reason ? ` ${reason}` : ''}${message ? `: ${message}` : ''}`,
     {
       status: failure.status,
@@ -111,23 +81,23 @@ function errorCode(err: unknown): string | undefined {
   return own ?? (cause === undefined ? undefined : errorCode(cause));
 }
 
-function fromNonHttpError(err: Error): KubeApiError {
+function fromNonHttpError(err: Error): ApiError {
   if (err.name === 'TimeoutError') {
-    return new KubeApiError('request timed out', {
+    return new ApiError('request timed out', {
       reason: 'Timeout',
       retryable: true,
       cause: err,
     });
   }
   if (err.name === 'AbortError') {
-    return new KubeApiError('request aborted', { reason: 'Aborted', retryable: false, cause: err });
+    return new ApiError('request aborted', { reason: 'Aborted', retryable: false, cause: err });
   }
   const code = errorCode(err);
   // undici reports every connection-level failure as `TypeError: fetch failed` with the cause attached.
   const network =
     (code !== undefined && (NETWORK_CODES.has(code) || code.startsWith('UND_ERR'))) ||
     (err instanceof TypeError && err.message === 'fetch failed');
-  return new KubeApiError(network ? `network error${code ? ` ${code}` : ''}` : err.message, {
+  return new ApiError(network ? `network error${code ? ` ${code}` : ''}` : err.message, {
     reason: code,
     retryable: network,
     cause: err,
@@ -138,16 +108,16 @@ function watchStatusCode(err: Error): number | undefined {
   return 'statusCode' in err && typeof err.statusCode === 'number' ? err.statusCode : undefined;
 }
 
-export function toKubeApiError(err: unknown): KubeApiError {
-  if (err instanceof KubeApiError) return err;
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
   if (err instanceof ApiException) {
     const body: unknown = err.body;
-    return kubeApiErrorFromHttp({ status: err.code, body, headers: err.headers, cause: err });
+    return apiErrorFromHttp({ status: err.code, body, headers: err.headers, cause: err });
   }
   if (err instanceof Error) {
     const statusCode = watchStatusCode(err);
-    if (statusCode !== undefined) return kubeApiErrorFromHttp({ status: statusCode, cause: err });
+    if (statusCode !== undefined) return apiErrorFromHttp({ status: statusCode, cause: err });
     return fromNonHttpError(err);
   }
-  return new KubeApiError(String(err), { retryable: false, cause: err });
+  return new ApiError(String(err), { retryable: false, cause: err });
 }

@@ -1,7 +1,7 @@
-/** Create-or-update of one ConfigMap (the meta-info ConfigMap of §13.10). Rejects with KubeApiError. */
-import { toKubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
-import { stringAt } from './json.ts';
+/** Create-or-update of one ConfigMap (the meta-info ConfigMap of §13.10). Rejects with ApiError. */
+import { toApiError } from './api-error.ts';
+import type { JsonObject } from '../core/json.ts';
+import { stringAt } from '../core/json.ts';
 import { OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
@@ -24,7 +24,7 @@ export class ConfigMapClient {
         path: resourcePath(api, { namespace, name }),
       });
     } catch (err) {
-      if (toKubeApiError(err).status !== 404) throw toKubeApiError(err);
+      if (toApiError(err).status !== 404) throw toApiError(err);
       await this.#transport.request({
         method: HttpMethod.POST,
         path: resourcePath(api, { namespace }),
@@ -33,7 +33,7 @@ export class ConfigMapClient {
       });
       return;
     }
-    const resourceVersion = stringAt(existing, 'metadata', 'resourceVersion');
+    const resourceVersion = stringAt(existing, ['metadata', 'resourceVersion']);
     const metadata = { ...(body.metadata as JsonObject), resourceVersion };
     await this.#transport.request({
       method: HttpMethod.PUT,

@@ -53,7 +53,7 @@ describe('ApiDiscovery.isApiServed', () => {
   ])('%s answering %i rejects instead of guessing', async (group, status, retryable) => {
     const version = group === 'metrics.k8s.io' ? 'v1beta1' : 'v1';
     await expect(discovery.isApiServed(group, version, 'x')).rejects.toMatchObject({
-      name: 'KubeApiError',
+      name: 'ApiError',
       status,
       retryable,
     });

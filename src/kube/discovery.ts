@@ -2,8 +2,8 @@
  * Is an API served? (§2.2: Rollouts, DeploymentConfigs, the CSI secrets-store kinds.) Asked at
  * startup and at every resync, so a CRD installed later is picked up without a restart.
  */
-import { objectsAt, stringAt } from './json.ts';
-import { toKubeApiError } from './api-error.ts';
+import { objectsAt, stringAt } from '../core/json.ts';
+import { toApiError } from './api-error.ts';
 import { groupVersionPath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
@@ -22,7 +22,7 @@ export class ApiDiscovery {
   /**
    * True when `group/version` is served and lists `plural`; false when the group version is
    * unknown (404). Other failures (403, 503 from an unavailable aggregated API, network) reject
-   * with `KubeApiError`: "could not tell" is not "absent".
+   * with `ApiError`: "could not tell" is not "absent".
    */
   async isApiServed(group: string, version: string, plural: string): Promise<boolean> {
     let resources: unknown;
@@ -32,10 +32,10 @@ export class ApiDiscovery {
         path: groupVersionPath(group, version),
       });
     } catch (err) {
-      const error = toKubeApiError(err);
+      const error = toApiError(err);
       if (error.status === 404) return false;
       throw error;
     }
-    return objectsAt(resources, 'resources').some((r) => stringAt(r, 'name') === plural);
+    return objectsAt(resources, ['resources']).some((r) => stringAt(r, ['name']) === plural);
   }
 }

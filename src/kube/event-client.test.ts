@@ -103,7 +103,7 @@ describe('EventClient', () => {
     await expect(
       client.patchCount({ namespace: 'n', name: 'e' }, 2, new Date(0)),
     ).rejects.toMatchObject({
-      name: 'KubeApiError',
+      name: 'ApiError',
       status: 403,
     });
     await expect(client.create(DRAFT)).rejects.toMatchObject({ status: 403, retryable: false });

@@ -3,8 +3,8 @@
  * into one is the recorder's job; this only creates an Event and bumps an existing one's count.
  */
 import type { EventDraft, EventName, EventSink } from '../events/ports.ts';
-import { toKubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
+import { toApiError } from './api-error.ts';
+import type { JsonObject } from '../core/json.ts';
 import { OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
@@ -45,7 +45,7 @@ export interface EventClientDeps {
   readonly transport: KubeTransport;
 }
 
-/** Rejects with `KubeApiError`. */
+/** Rejects with `ApiError`. */
 export class EventClient implements EventSink {
   readonly #transport: KubeTransport;
 
@@ -78,7 +78,7 @@ export class EventClient implements EventSink {
       });
       return 'patched';
     } catch (err) {
-      const error = toKubeApiError(err);
+      const error = toApiError(err);
       if (error.status === 404) return 'not-found';
       throw error;
     }

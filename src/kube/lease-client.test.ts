@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LeaseRecord } from '../leader/ports.ts';
+import { ApiError } from '../core/api-error.ts';
 import { LeaseConflictError } from '../leader/ports.ts';
 import { formatMicroTime, LeaseClient } from './lease-client.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
@@ -125,18 +126,22 @@ describe('LeaseClient', () => {
     server.handle((_request, response) => {
       sendStatus(response, 409, reason);
     });
-    await expect(write()).rejects.toBeInstanceOf(LeaseConflictError);
+    const failure = write();
+    await expect(failure).rejects.toBeInstanceOf(LeaseConflictError);
+    // Still the one API error type, with what the server said.
+    await expect(failure).rejects.toBeInstanceOf(ApiError);
+    await expect(failure).rejects.toMatchObject({ status: 409, reason, retryable: true });
   });
 
-  it('other failures reject with KubeApiError', async () => {
+  it('other failures reject with ApiError', async () => {
     server.handle((_request, response) => {
       sendStatus(response, 403, 'Forbidden');
     });
     await expect(client.replace(ID, RECORD, '1')).rejects.toMatchObject({
-      name: 'KubeApiError',
+      name: 'ApiError',
       status: 403,
     });
-    await expect(client.get(ID)).rejects.toMatchObject({ name: 'KubeApiError', status: 403 });
+    await expect(client.get(ID)).rejects.toMatchObject({ name: 'ApiError', status: 403 });
   });
 
   it.each([

@@ -10,9 +10,10 @@
 import type { LeaseId, LeaseRecord, LeaseStore, ObservedLease } from '../leader/ports.ts';
 // The port's error class is part of its contract: the adapter must throw exactly this type.
 import { LeaseConflictError } from '../leader/ports.ts';
-import { KubeApiError, toKubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
-import { numberAt, stringAt } from './json.ts';
+import { toApiError } from './api-error.ts';
+import { ApiError } from '../core/api-error.ts';
+import type { JsonObject } from '../core/json.ts';
+import { numberAt, stringAt } from '../core/json.ts';
 import { apiVersionOf, OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
@@ -44,19 +45,19 @@ export function leaseBody(id: LeaseId, record: LeaseRecord, resourceVersion?: st
 }
 
 export function parseLease(obj: unknown): ObservedLease {
-  const resourceVersion = stringAt(obj, 'metadata', 'resourceVersion');
+  const resourceVersion = stringAt(obj, ['metadata', 'resourceVersion']);
   if (resourceVersion === undefined) {
-    throw new KubeApiError('Lease answer has no resourceVersion', { retryable: false });
+    throw new ApiError('Lease answer has no resourceVersion', { retryable: false });
   }
-  const holder = stringAt(obj, 'spec', 'holderIdentity');
+  const holder = stringAt(obj, ['spec', 'holderIdentity']);
   return {
     resourceVersion,
     record: {
       holderIdentity: holder === '' ? undefined : holder,
-      leaseDurationSeconds: numberAt(obj, 'spec', 'leaseDurationSeconds'),
-      acquireTime: parseTime(stringAt(obj, 'spec', 'acquireTime')),
-      renewTime: parseTime(stringAt(obj, 'spec', 'renewTime')),
-      leaseTransitions: numberAt(obj, 'spec', 'leaseTransitions'),
+      leaseDurationSeconds: numberAt(obj, ['spec', 'leaseDurationSeconds']),
+      acquireTime: parseTime(stringAt(obj, ['spec', 'acquireTime'])),
+      renewTime: parseTime(stringAt(obj, ['spec', 'renewTime'])),
+      leaseTransitions: numberAt(obj, ['spec', 'leaseTransitions']),
     },
   };
 }
@@ -65,7 +66,7 @@ export interface LeaseClientDeps {
   readonly transport: KubeTransport;
 }
 
-/** Rejects with `LeaseConflictError` on 409, with `KubeApiError` otherwise. */
+/** Rejects with `LeaseConflictError` on 409, with `ApiError` otherwise. */
 export class LeaseClient implements LeaseStore {
   readonly #transport: KubeTransport;
 
@@ -82,7 +83,7 @@ export class LeaseClient implements LeaseStore {
         }),
       );
     } catch (err) {
-      const error = toKubeApiError(err);
+      const error = toApiError(err);
       if (error.status === 404) return undefined;
       throw error;
     }
@@ -116,8 +117,9 @@ export class LeaseClient implements LeaseStore {
         }),
       );
     } catch (err) {
-      const error = toKubeApiError(err);
-      if (error.status === 409) throw new LeaseConflictError(error.message, { cause: error });
+      const error = toApiError(err);
+      if (error.status === 409)
+        throw new LeaseConflictError(error.message, { reason: error.reason, cause: error });
       throw error;
     }
   }

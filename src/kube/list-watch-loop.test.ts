@@ -1,7 +1,7 @@
 /** ListWatch loop edge cases, driven through fake list and watch functions. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { KubeApiError } from './api-error.ts';
-import { stringAt } from './json.ts';
+import { ApiError } from '../core/api-error.ts';
+import { stringAt } from '../core/json.ts';
 import type { ListPage, ListPageFn, ListPageRequest, WatchFn } from './list-watch.ts';
 import { ListWatch } from './list-watch.ts';
 import { ManualTimers, RecordingConsumer } from '../testing/list-watch-testkit.ts';
@@ -77,7 +77,7 @@ function setup(listPage: ListPageFn): {
     path: '/api/v1/configmaps',
     listPage,
     watch: watch.fn,
-    project: (object) => stringAt(object, 'metadata', 'name') ?? '?',
+    project: (object) => stringAt(object, ['metadata', 'name']) ?? '?',
     consumer,
     timers,
     random: () => 0.5,
@@ -199,7 +199,7 @@ describe('ListWatch loop', () => {
     });
     const stopping = lw.stop();
     expect(signal?.aborted).toBe(true);
-    pending.reject(new KubeApiError('request aborted', { reason: 'Aborted', retryable: false }));
+    pending.reject(new ApiError('request aborted', { reason: 'Aborted', retryable: false }));
     await stopping;
     expect(consumer.calls).toEqual([]);
     expect(watch.calls).toHaveLength(0);
@@ -207,7 +207,7 @@ describe('ListWatch loop', () => {
   });
 
   it('a 410 on continue restarts at most twice, then backs off', async () => {
-    const gone = new KubeApiError('410 Expired', { status: 410, retryable: false });
+    const gone = new ApiError('410 Expired', { status: 410, retryable: false });
     const list = vi.fn<ListPageFn>((request) =>
       request.continue === undefined
         ? Promise.resolve({ ...page(request, ['a'], '10'), continue: 'tok' })

@@ -1,17 +1,5 @@
-/** Timing rules of the list-watch loop (§9.1), pure apart from the real timer source. */
-import { setLongTimeout } from '../time/long-timeout.ts';
+/** Timing rules of the list-watch loop (§9.1). */
 import { BACKOFF_POLICIES, watchRetryDelay } from '../queue/backoff.ts';
-
-/** Injectable clock and one-shot timers; `schedule` returns a cancel function. */
-export interface Timers {
-  now(): number;
-  schedule(ms: number, fn: () => void): () => void;
-}
-
-export const realTimers: Timers = {
-  now: () => Date.now(),
-  schedule: (ms, fn) => setLongTimeout(fn, ms),
-};
 
 export const LIST_WATCH_TIMING = {
   pageSize: 500,

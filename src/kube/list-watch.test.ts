@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { stringAt } from './json.ts';
+import { stringAt } from '../core/json.ts';
 import type { ListWatch } from './list-watch.ts';
 import { ManualTimers, RecordingConsumer } from '../testing/list-watch-testkit.ts';
 import { createResourceListWatch } from './resource-list-watch.ts';
@@ -82,7 +82,7 @@ function start(
     resource: OTHER_RESOURCES.configMaps,
     namespace: 'ns',
     ...selectors,
-    project: (object) => stringAt(object, 'metadata', 'name') ?? '?',
+    project: (object) => stringAt(object, ['metadata', 'name']) ?? '?',
     consumer,
     timers,
     random: () => 0.5,

@@ -20,17 +20,14 @@
  * the consumer keeps as soon as it is decoded, so a raw Secret lives only until it is hashed and
  * memory is bounded by the largest object, not by a page (ADR 0022).
  */
-import { KubeApiError, kubeApiErrorFromHttp, toKubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
-import { isJsonObject, numberAt, stringAt } from './json.ts';
-import type { Timers } from './list-watch-timing.ts';
+import { apiErrorFromHttp, toApiError } from './api-error.ts';
+import { ApiError } from '../core/api-error.ts';
+import type { JsonObject } from '../core/json.ts';
+import { isJsonObject, numberAt, stringAt } from '../core/json.ts';
+import type { Timers } from '../time/timers.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { MalformedResponseError } from './response-decoding.ts';
-import {
-  backoffDelay,
-  LIST_WATCH_TIMING,
-  realTimers,
-  watchTimeoutSeconds,
-} from './list-watch-timing.ts';
+import { backoffDelay, LIST_WATCH_TIMING, watchTimeoutSeconds } from './list-watch-timing.ts';
 
 export type ListWatchStatus = 'syncing' | 'ok' | 'forbidden' | 'absent';
 export type ListWatchPhase = 'list' | 'watch' | 'consumer';
@@ -42,7 +39,7 @@ export interface ListWatchConsumer<T> {
   upsert(item: T, added: boolean): void;
   remove(item: T): void;
   /** Every failure, before the loop backs off (count restarts, log). */
-  onError?(error: KubeApiError, phase: ListWatchPhase): void;
+  onError?(error: ApiError, phase: ListWatchPhase): void;
   onStatus?(status: ListWatchStatus): void;
 }
 
@@ -92,25 +89,25 @@ type WatchEnd =
   | { readonly kind: 'closed'; readonly sawEvent: boolean }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'gone' }
-  | { readonly kind: 'malformed'; readonly error: KubeApiError }
-  | { readonly kind: 'failed'; readonly error: KubeApiError };
+  | { readonly kind: 'malformed'; readonly error: ApiError }
+  | { readonly kind: 'failed'; readonly error: ApiError };
 
 function classifyWatchEnd(err: unknown, sawEvent: boolean): WatchEnd {
   if (err === null || err === undefined) return { kind: 'closed', sawEvent };
   if (err instanceof MalformedResponseError) return { kind: 'malformed', error: err };
   const timedOut =
-    err instanceof KubeApiError
+    err instanceof ApiError
       ? err.reason === 'Timeout'
       : err instanceof Error && err.name === 'TimeoutError';
   if (timedOut) return { kind: 'timeout' };
-  const error = toKubeApiError(err);
+  const error = toApiError(err);
   return error.status === 410 ? { kind: 'gone' } : { kind: 'failed', error };
 }
 
 /** For a WatchFn that hands over an event whose object is not a JSON object. */
 const NOT_AN_OBJECT: WatchEnd = {
   kind: 'malformed',
-  error: new KubeApiError('malformed watch event: its object is not a JSON object', {
+  error: new ApiError('malformed watch event: its object is not a JSON object', {
     reason: 'MalformedResponse',
     retryable: true,
   }),
@@ -135,7 +132,7 @@ export class ListWatch<T> {
 
   constructor(deps: ListWatchDeps<T>) {
     this.#deps = deps;
-    this.#timers = deps.timers ?? realTimers;
+    this.#timers = deps.timers ?? SYSTEM_TIMERS;
     this.#random = deps.random ?? Math.random;
   }
 
@@ -178,7 +175,7 @@ export class ListWatch<T> {
           this.#resourceVersion === undefined ? await this.#listStep() : await this.#watchStep();
       } catch (err) {
         // Steps catch their own failures; this only keeps a bug from ending the loop for good.
-        delayMs = this.#afterFailure(toKubeApiError(err), 'watch');
+        delayMs = this.#afterFailure(toApiError(err), 'watch');
       }
       if (this.#stopped()) return;
       if (delayMs > 0) await this.#sleep(delayMs);
@@ -191,7 +188,7 @@ export class ListWatch<T> {
     try {
       result = await this.#listWithRestarts();
     } catch (err) {
-      return this.#stopped() ? 0 : this.#afterFailure(toKubeApiError(err), 'list');
+      return this.#stopped() ? 0 : this.#afterFailure(toApiError(err), 'list');
     }
     if (result === undefined || this.#stopped()) return 0;
     this.#deliver(() => {
@@ -235,8 +232,7 @@ export class ListWatch<T> {
           },
         });
       } catch (err) {
-        if (token !== undefined && mayRestart && toKubeApiError(err).status === 410)
-          return 'expired';
+        if (token !== undefined && mayRestart && toApiError(err).status === 410) return 'expired';
         throw err;
       }
       if (this.#stopped()) return undefined;
@@ -319,11 +315,11 @@ export class ListWatch<T> {
   /** @returns how the watch must end, for an in-stream ERROR; undefined to keep going. */
   #handleEvent(type: string, object: JsonObject): WatchEnd | undefined {
     if (type === 'ERROR') {
-      const code = numberAt(object, 'code');
+      const code = numberAt(object, ['code']);
       if (code === 410) return { kind: 'gone' };
-      return { kind: 'failed', error: kubeApiErrorFromHttp({ status: code ?? 500, body: object }) };
+      return { kind: 'failed', error: apiErrorFromHttp({ status: code ?? 500, body: object }) };
     }
-    const resourceVersion = stringAt(object, 'metadata', 'resourceVersion');
+    const resourceVersion = stringAt(object, ['metadata', 'resourceVersion']);
     if (resourceVersion !== undefined) this.#resourceVersion = resourceVersion;
     if (type === 'ADDED' || type === 'MODIFIED') {
       this.#deliver(() => {
@@ -342,11 +338,11 @@ export class ListWatch<T> {
     try {
       call();
     } catch (err) {
-      this.#report(toKubeApiError(err), 'consumer');
+      this.#report(toApiError(err), 'consumer');
     }
   }
 
-  #afterFailure(error: KubeApiError, phase: ListWatchPhase): number {
+  #afterFailure(error: ApiError, phase: ListWatchPhase): number {
     this.#report(error, phase);
     if (error.status === 403 || error.status === 404) {
       const now = this.#timers.now();
@@ -390,7 +386,7 @@ export class ListWatch<T> {
     this.#deliver(() => this.#deps.consumer.onStatus?.(status));
   }
 
-  #report(error: KubeApiError, phase: ListWatchPhase): void {
+  #report(error: ApiError, phase: ListWatchPhase): void {
     try {
       this.#deps.consumer.onError?.(error, phase);
     } catch {

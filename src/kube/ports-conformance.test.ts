@@ -11,7 +11,7 @@ import type {
   ProviderClassView,
   Projection,
 } from '../watch/ports.ts';
-import type { JsonObject } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
 import type { ListWatchConsumer } from './list-watch.ts';
 import type {
   projectConfigMap,

@@ -7,7 +7,7 @@
 import { hashConfigMap, hashSecret, hashSecretProviderClassPodStatus } from '../core/hash.ts';
 import type { AnnotationKeys, Annotations, SourceType, SourceView } from '../core/types.ts';
 import type { PodStatusView, ProviderClassView } from '../watch/ports.ts';
-import { objectsAt, stringAt, stringMapAt } from './json.ts';
+import { objectsAt, stringAt, stringMapAt } from '../core/json.ts';
 
 /** The S keys a source view keeps (§3.1): `ignore` and `match`, with their override flags. */
 export type SourceAnnotationKeys = Pick<AnnotationKeys, 'ignore' | 'match'>;
@@ -21,22 +21,22 @@ export interface ObjectIdentity {
 }
 
 export function objectIdentity(obj: unknown): ObjectIdentity | undefined {
-  const namespace = stringAt(obj, 'metadata', 'namespace');
-  const name = stringAt(obj, 'metadata', 'name');
-  const uid = stringAt(obj, 'metadata', 'uid');
+  const namespace = stringAt(obj, ['metadata', 'namespace']);
+  const name = stringAt(obj, ['metadata', 'name']);
+  const uid = stringAt(obj, ['metadata', 'uid']);
   if (!namespace || !name || !uid) return undefined;
   return {
     namespace,
     name,
     uid,
-    resourceVersion: stringAt(obj, 'metadata', 'resourceVersion') ?? '',
-    creationTimestamp: stringAt(obj, 'metadata', 'creationTimestamp'),
+    resourceVersion: stringAt(obj, ['metadata', 'resourceVersion']) ?? '',
+    creationTimestamp: stringAt(obj, ['metadata', 'creationTimestamp']),
   };
 }
 
 /** A new map holding only `keys` (in the given order) that are present with a string value. */
 export function keptAnnotations(obj: unknown, keys: readonly string[]): Annotations {
-  const all = stringMapAt(obj, 'metadata', 'annotations') ?? {};
+  const all = stringMapAt(obj, ['metadata', 'annotations']) ?? {};
   const kept: Record<string, string> = {};
   for (const key of keys) {
     const value = all[key];
@@ -65,23 +65,23 @@ function sourceView(
 
 export function projectConfigMap(obj: unknown, keys: SourceAnnotationKeys): SourceView | undefined {
   return sourceView(obj, 'CONFIGMAP', keys, (o) =>
-    hashConfigMap(stringMapAt(o, 'data'), stringMapAt(o, 'binaryData')),
+    hashConfigMap(stringMapAt(o, ['data']), stringMapAt(o, ['binaryData'])),
   );
 }
 
 /** `stringData` never comes back from the API server and `type` is not hashed (§4.1). */
 export function projectSecret(obj: unknown, keys: SourceAnnotationKeys): SourceView | undefined {
-  return sourceView(obj, 'SECRET', keys, (o) => hashSecret(stringMapAt(o, 'data')));
+  return sourceView(obj, 'SECRET', keys, (o) => hashSecret(stringMapAt(o, ['data'])));
 }
 
 /** Undefined without `status.secretProviderClassName`: such an SPCPS cannot be attributed (§14). */
 export function projectSecretProviderClassPodStatus(obj: unknown): PodStatusView | undefined {
   const id = objectIdentity(obj);
-  const className = stringAt(obj, 'status', 'secretProviderClassName');
+  const className = stringAt(obj, ['status', 'secretProviderClassName']);
   if (!id || !className) return undefined;
-  const objects = objectsAt(obj, 'status', 'objects').map((entry) => ({
-    id: stringAt(entry, 'id') ?? '',
-    version: stringAt(entry, 'version') ?? '',
+  const objects = objectsAt(obj, ['status', 'objects']).map((entry) => ({
+    id: stringAt(entry, ['id']) ?? '',
+    version: stringAt(entry, ['version']) ?? '',
   }));
   return { ...id, className, hash: hashSecretProviderClassPodStatus(className, objects) };
 }
@@ -102,6 +102,6 @@ export function projectSecretProviderClass(
 
 /** Namespaces (for `--namespace-selector`) are kept by name only. */
 export function projectNamespaceName(obj: unknown): string | undefined {
-  const name = stringAt(obj, 'metadata', 'name');
+  const name = stringAt(obj, ['metadata', 'name']);
   return name === '' ? undefined : name;
 }

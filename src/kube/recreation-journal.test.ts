@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JournalEntry } from '../reconcile/ports.ts';
-import { WriteError } from '../reconcile/ports.ts';
+import { ApiError } from '../core/api-error.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
 import type { TestApiServer, TestHandler } from '../testing/test-api-server.ts';
 import {
@@ -86,14 +86,14 @@ describe('KubeRecreationJournal', () => {
     expect(server.requests.map((r) => r.method)).toEqual(['PATCH', 'POST', 'PATCH']);
   });
 
-  it('a refused write rejects with WriteError (the Job is then not deleted)', async () => {
+  it('a refused write rejects with ApiError (the Job is then not deleted)', async () => {
     answer((_request, response) => {
       sendStatus(response, 403, 'Forbidden', 'configmaps is forbidden');
     });
     const error = await journal.record(ENTRY).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(WriteError);
+    expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 403, retryable: false });
-    expect((error as WriteError).message).toBe(
+    expect((error as ApiError).message).toBe(
       'cannot journal Job team-a/migrate before deleting it (not deleted): 403 Forbidden: configmaps is forbidden',
     );
   });
@@ -101,8 +101,8 @@ describe('KubeRecreationJournal', () => {
   it('an entry larger than a ConfigMap holds is refused before any request', async () => {
     const huge = { ...ENTRY, manifest: { spec: { note: 'x'.repeat(CONFIG_MAP_DATA_MAX_BYTES) } } };
     const error = await journal.record(huge).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(WriteError);
-    expect((error as WriteError).message).toMatch(/cannot be journalled, so it is not deleted/);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).message).toMatch(/cannot be journalled, so it is not deleted/);
     expect(server.requests).toEqual([]);
   });
 

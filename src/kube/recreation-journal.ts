@@ -7,15 +7,14 @@
  */
 import type { WorkloadRef } from '../core/types.ts';
 import type { JournalEntry, RecreationJournal } from '../reconcile/ports.ts';
-import { WriteError } from '../reconcile/ports.ts';
-import { toKubeApiError } from './api-error.ts';
-import type { JsonObject, JsonValue } from './json.ts';
-import { isJsonObject } from './json.ts';
+import { ApiError } from '../core/api-error.ts';
+import { toApiError } from './api-error.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
+import { isJsonObject } from '../core/json.ts';
 import { OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
 import { FIELD_MANAGER } from './workload-client.ts';
-import { toWriteError } from './workload-writer.ts';
 
 export const JOURNAL_NAME = 'kreload-job-recreations';
 /** The API server's limit on a ConfigMap's data: a bigger entry can never be journalled. */
@@ -65,25 +64,28 @@ export function decodeEntry(text: string): JournalEntry | string {
   return { ref: { kind: 'Job', namespace, name }, deletedUid, since, manifest };
 }
 
-function tooLarge(entry: JournalEntry, bytes: number): WriteError {
-  return new WriteError({
-    message:
-      `Job ${entry.ref.namespace}/${entry.ref.name} is ${bytes} bytes, more than a ConfigMap holds ` +
+function tooLarge(entry: JournalEntry, bytes: number): ApiError {
+  return new ApiError(
+    `Job ${entry.ref.namespace}/${entry.ref.name} is ${bytes} bytes, more than a ConfigMap holds ` +
       `(${CONFIG_MAP_DATA_MAX_BYTES}): it cannot be journalled, so it is not deleted`,
-    retryable: false,
-  });
+    {
+      retryable: false,
+    },
+  );
 }
 
 /** Names the Job and says that nothing was deleted; status and retryability stay the server's. */
-function notJournalled(entry: JournalEntry, error: unknown): WriteError {
-  const cause = error instanceof WriteError ? error : toWriteError(toKubeApiError(error));
-  return new WriteError({
-    message: `cannot journal Job ${entry.ref.namespace}/${entry.ref.name} before deleting it (not deleted): ${cause.message}`,
-    status: cause.status,
-    retryable: cause.retryable,
-    retryAfterMs: cause.retryAfterMs,
-    cause,
-  });
+function notJournalled(entry: JournalEntry, error: unknown): ApiError {
+  const cause = error instanceof ApiError ? error : toApiError(error);
+  return new ApiError(
+    `cannot journal Job ${entry.ref.namespace}/${entry.ref.name} before deleting it (not deleted): ${cause.message}`,
+    {
+      status: cause.status,
+      retryable: cause.retryable,
+      retryAfterMs: cause.retryAfterMs,
+      cause,
+    },
+  );
 }
 
 export class KubeRecreationJournal implements RecreationJournal {
@@ -102,7 +104,7 @@ export class KubeRecreationJournal implements RecreationJournal {
       try {
         await this.#patch(data);
       } catch (error) {
-        if (toKubeApiError(error).status !== 404) throw toWriteError(toKubeApiError(error));
+        if (toApiError(error).status !== 404) throw toApiError(error);
         await this.#create(data);
       }
     } catch (error) {
@@ -114,7 +116,7 @@ export class KubeRecreationJournal implements RecreationJournal {
     try {
       await this.#patch({ [journalKey(ref)]: null });
     } catch (error) {
-      if (toKubeApiError(error).status !== 404) throw toWriteError(toKubeApiError(error));
+      if (toApiError(error).status !== 404) throw toApiError(error);
     }
   }
 
@@ -126,8 +128,8 @@ export class KubeRecreationJournal implements RecreationJournal {
         path: this.#path(),
       })) as JsonValue;
     } catch (error) {
-      if (toKubeApiError(error).status === 404) return [];
-      throw toWriteError(toKubeApiError(error));
+      if (toApiError(error).status === 404) return [];
+      throw toApiError(error);
     }
     const data = isJsonObject(served) ? served.data : undefined;
     if (!isJsonObject(data)) return [];
@@ -176,10 +178,10 @@ export class KubeRecreationJournal implements RecreationJournal {
         contentType: 'application/json',
       });
     } catch (error) {
-      const apiError = toKubeApiError(error);
-      if (apiError.status !== 409) throw toWriteError(apiError);
+      const apiError = toApiError(error);
+      if (apiError.status !== 409) throw apiError;
       await this.#patch(data).catch((again: unknown) => {
-        throw toWriteError(toKubeApiError(again));
+        throw toApiError(again);
       });
     }
   }

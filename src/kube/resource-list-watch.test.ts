@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import PQueue from 'p-queue';
 import { describe, expect, it } from 'vitest';
 import { createListPageFn } from './resource-list-watch.ts';
-import type { JsonObject } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
 import type { ListPageRequest } from './list-watch.ts';
 import type { KubeResponseStream, KubeStreamRequest, StreamingKubeTransport } from './transport.ts';
 

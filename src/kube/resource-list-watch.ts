@@ -3,11 +3,11 @@
  * are both streamed and decoded one object at a time (ADR 0022), so memory is bounded by the
  * largest object, not by a page, and every request shows in `rest_client_*`.
  */
-import type { JsonObject } from './json.ts';
-import { stringAt } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { stringAt } from '../core/json.ts';
 import type { ListPageFn, ListWatchConsumer, WatchFn } from './list-watch.ts';
 import { ListWatch } from './list-watch.ts';
-import type { Timers } from './list-watch-timing.ts';
+import type { Timers } from '../time/timers.ts';
 import type { ApiResource } from './resources.ts';
 import { resourcePath } from './resources.ts';
 import { ListBodyDecoder, WatchStreamDecoder } from './response-decoding.ts';
@@ -51,8 +51,8 @@ export function createListPageFn(
       for await (const chunk of response.chunks) decoder.push(chunk);
       const { metadata } = decoder.end();
       return {
-        resourceVersion: stringAt(metadata, 'resourceVersion') ?? '',
-        continue: stringAt(metadata, 'continue'),
+        resourceVersion: stringAt(metadata, ['resourceVersion']) ?? '',
+        continue: stringAt(metadata, ['continue']),
       };
     });
 }

@@ -3,6 +3,7 @@
  * them. Workload kinds take theirs from `rollout/kinds.ts`, the one table of kinds.
  */
 import type { WorkloadKind } from '../core/types.ts';
+import type { WorkloadPlural } from '../rollout/kinds.ts';
 import { kindRow } from '../rollout/kinds.ts';
 
 export interface ApiResource {
@@ -14,7 +15,9 @@ export interface ApiResource {
 }
 
 /** A workload kind's API coordinates, from its `rollout/kinds.ts` row. */
-export function workloadResource(kind: WorkloadKind): ApiResource {
+export function workloadResource(
+  kind: WorkloadKind,
+): ApiResource & { readonly plural: WorkloadPlural } {
   const { group, version, plural } = kindRow(kind);
   return { group, version, plural, namespaced: true };
 }

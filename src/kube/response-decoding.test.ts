@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
 import type { WatchEvent } from './response-decoding.ts';
 import {
   ListBodyDecoder,

@@ -9,9 +9,9 @@
  * No error here quotes the body: a Secret list's bytes must never reach a log line or `/readyz`.
  * Errors carry the HTTP status, the byte offset and a fixed description.
  */
-import { KubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
-import { isJsonObject } from './json.ts';
+import { ApiError } from '../core/api-error.ts';
+import type { JsonObject } from '../core/json.ts';
+import { isJsonObject } from '../core/json.ts';
 
 /**
  * The largest object (one list item or one watch line) kreload decodes. etcd stores at most about
@@ -20,7 +20,7 @@ import { isJsonObject } from './json.ts';
 export const MAX_OBJECT_BYTES = 16 * 1024 * 1024;
 
 /** An answer kreload cannot decode; `offset` is the byte where decoding stopped. */
-export class MalformedResponseError extends KubeApiError {
+export class MalformedResponseError extends ApiError {
   readonly offset: number;
 
   constructor(description: string, details: { status: number; offset: number }) {

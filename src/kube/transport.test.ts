@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KubeApiError } from './api-error.ts';
+import { ApiError } from '../core/api-error.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
 import type { TestApiServer } from '../testing/test-api-server.ts';
 import { Registry } from 'prom-client';
@@ -83,13 +83,13 @@ describe('createKubeTransport', () => {
     expect(server.requests[0]?.body).toBe('');
   });
 
-  it('maps a Status answer to KubeApiError', async () => {
+  it('maps a Status answer to ApiError', async () => {
     server.handle((_request, response) => {
       sendStatus(response, 422, 'Invalid', 'metadata.annotations: Too long');
     });
     const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
     const failure = transport.request({ method: HttpMethod.GET, path: '/x' });
-    await expect(failure).rejects.toBeInstanceOf(KubeApiError);
+    await expect(failure).rejects.toBeInstanceOf(ApiError);
     await expect(failure).rejects.toMatchObject({
       status: 422,
       reason: 'Invalid',
@@ -150,7 +150,7 @@ describe('createKubeTransport: answers that are not JSON', () => {
       () => undefined,
       (err: unknown) => err,
     );
-    expect(error).toBeInstanceOf(KubeApiError);
+    expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 200, reason: 'MalformedResponse', cause: undefined });
     expect(String(error)).toMatch(/malformed 200 response: \d+ bytes that are not valid JSON/);
     expect(
@@ -267,7 +267,7 @@ describe('createKubeTransport: rest_client series in the registry', () => {
 });
 
 describe('createKubeTransport: streams', () => {
-  it('a non-2xx stream rejects with the Status as a KubeApiError', async () => {
+  it('a non-2xx stream rejects with the Status as a ApiError', async () => {
     server.handle((_request, response) => {
       sendStatus(response, 410, 'Expired', 'too old');
     });

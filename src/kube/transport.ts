@@ -14,7 +14,8 @@ import type { Dispatcher } from 'undici';
 import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from '@kubernetes/client-node';
 import type { ResponseContext } from '@kubernetes/client-node';
 import type { RestRequestRecord } from '../metrics/metrics.ts';
-import { KubeApiError, kubeApiErrorFromHttp, toKubeApiError } from './api-error.ts';
+import { apiErrorFromHttp, toApiError } from './api-error.ts';
+import { ApiError } from '../core/api-error.ts';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -29,7 +30,7 @@ export interface KubeRequest {
   readonly signal?: AbortSignal;
 }
 
-/** Resolves with the parsed response body; rejects with a `KubeApiError`. */
+/** Resolves with the parsed response body; rejects with a `ApiError`. */
 export interface KubeTransport {
   request(request: KubeRequest): Promise<unknown>;
 }
@@ -40,20 +41,20 @@ export interface KubeStreamRequest {
   readonly signal?: AbortSignal;
   /**
    * Once the headers are in, the longest wait for the next chunk; then the stream fails with a
-   * `Timeout` KubeApiError. Also catches half-open connections.
+   * `Timeout` ApiError. Also catches half-open connections.
    */
   readonly idleTimeoutMs: number;
 }
 
 export interface KubeResponseStream {
   readonly status: number;
-  /** The body chunk by chunk; a broken connection throws a `KubeApiError`. Iterate it once. */
+  /** The body chunk by chunk; a broken connection throws a `ApiError`. Iterate it once. */
   readonly chunks: AsyncIterable<Uint8Array>;
 }
 
 /** A transport that can also stream a GET's body (lists and watches, ADR 0022). */
 export interface StreamingKubeTransport extends KubeTransport {
-  /** Resolves once a 2xx answer's headers are in; a non-2xx rejects with a `KubeApiError`. */
+  /** Resolves once a 2xx answer's headers are in; a non-2xx rejects with a `ApiError`. */
   stream(request: KubeStreamRequest): Promise<KubeResponseStream>;
 }
 
@@ -124,10 +125,10 @@ export const NO_ANSWER_CODE = '<error>';
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /** A 2xx body that `JSON.parse` rejects. The SyntaxError (which quotes the body) is not kept. */
-function invalidJson(status: number, text: string, error: unknown): KubeApiError {
+function invalidJson(status: number, text: string, error: unknown): ApiError {
   const position =
     error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
-  return new KubeApiError(
+  return new ApiError(
     `malformed ${String(status)} response: ${String(Buffer.byteLength(text))} bytes that are not valid JSON${position === undefined ? '' : ` (at position ${position})`}`,
     { status, reason: 'MalformedResponse', retryable: true },
   );
@@ -179,7 +180,7 @@ async function* chunksOf(
       try {
         next = await reader.read();
       } catch (err) {
-        throw toKubeApiError(controller.signal.reason ?? err);
+        throw toApiError(controller.signal.reason ?? err);
       }
       // The wait for the consumer is not the server's silence.
       clearTimeout(timer);
@@ -237,12 +238,12 @@ export function createKubeTransport(options: KubeTransportOptions): StreamingKub
     return http.send(context).toPromise();
   }
 
-  /** Opens the request; a non-2xx answer becomes a `KubeApiError` built from its `Status`. */
+  /** Opens the request; a non-2xx answer becomes a `ApiError` built from its `Status`. */
   async function openOk(request: KubeRequest, signal: AbortSignal): Promise<ResponseContext> {
     const response = await open(request, signal);
     const status = response.httpStatusCode;
     if (status < 200 || status > 299) {
-      throw kubeApiErrorFromHttp({
+      throw apiErrorFromHttp({
         status,
         body: await readErrorBody(response),
         headers: response.headers,
@@ -262,7 +263,7 @@ export function createKubeTransport(options: KubeTransportOptions): StreamingKub
       record(method, startedAt, String(result.status));
       return result;
     } catch (err) {
-      const error = toKubeApiError(err);
+      const error = toApiError(err);
       record(method, startedAt, error.status === undefined ? NO_ANSWER_CODE : String(error.status));
       throw error;
     }
@@ -300,7 +301,7 @@ export function createKubeTransport(options: KubeTransportOptions): StreamingKub
       try {
         return await measured(HttpMethod.GET, async () => {
           const response = await openOk(get, signal).catch((err: unknown) => {
-            throw toKubeApiError(controller.signal.reason ?? err);
+            throw toApiError(controller.signal.reason ?? err);
           });
           const chunks = chunksOf(response, controller, request.idleTimeoutMs);
           return { status: response.httpStatusCode, chunks };

@@ -144,12 +144,12 @@ describe('WorkloadClient', () => {
     [415, 'UnsupportedMediaType', false],
     [422, 'Invalid', false],
     [503, 'ServiceUnavailable', true],
-  ])('maps %i %s to KubeApiError (retryable %s)', async (code, reason, retryable) => {
+  ])('maps %i %s to ApiError (retryable %s)', async (code, reason, retryable) => {
     server.handle((_request, response) => {
       sendStatus(response, code, reason, 'server says no');
     });
     await expect(client.patch(ref('Deployment'), PATCHES[0]![0])).rejects.toMatchObject({
-      name: 'KubeApiError',
+      name: 'ApiError',
       status: code,
       reason,
       retryable,

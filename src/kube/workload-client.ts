@@ -3,13 +3,13 @@
  * with `fieldManager=kreload` where the API has one (DELETE has none). Raw JSON through the
  * transport, so a GET returns the object exactly as served (a Job recreated from it loses no
  * field client-node's models do not know) and custom resources need no special path.
- * Every method rejects with `KubeApiError`.
+ * Every method rejects with `ApiError`.
  */
 import { PatchStrategy } from '@kubernetes/client-node';
 import type { WorkloadKind, WorkloadRef } from '../core/types.ts';
-import { KubeApiError } from './api-error.ts';
-import type { JsonObject, JsonValue } from './json.ts';
-import { isJsonObject } from './json.ts';
+import { ApiError } from '../core/api-error.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
+import { isJsonObject } from '../core/json.ts';
 import { resourcePath, workloadResource } from './resources.ts';
 import type { ResourceLocation } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
@@ -44,7 +44,7 @@ export interface WorkloadClientDeps {
 
 function asObject(value: unknown, what: string): JsonObject {
   if (isJsonObject(value)) return value;
-  throw new KubeApiError(`unexpected answer to ${what}: not a JSON object`, { retryable: false });
+  throw new ApiError(`unexpected answer to ${what}: not a JSON object`, { retryable: false });
 }
 
 export class WorkloadClient {

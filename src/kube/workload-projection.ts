@@ -20,42 +20,36 @@ import {
   LAST_RELOADED_FROM,
   SOURCE_HASHES,
 } from '../core/types.ts';
-import type { JsonObject } from './json.ts';
-import { booleanAt, numberAt, objectAt, objectsAt, stringAt } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { booleanAt, numberAt, objectAt, objectsAt, stringAt } from '../core/json.ts';
+import type { WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
+import { kindRow } from '../rollout/kinds.ts';
 import { keptAnnotations, objectIdentity } from './projections.ts';
 
-interface KindShape {
-  /** Path of the pod template (PT). */
-  readonly templatePath: readonly string[];
-  readonly readsPaused: boolean;
-  readonly readsSuspend: boolean;
-  readonly readsManualSelector: boolean;
-  readonly readsWorkloadRef: boolean;
-  readonly readsTriggers: boolean;
+/** How each spec flag a kind's row lists is read from the object (§9.2 item 3). */
+const SPEC_FLAG_READERS: Readonly<Record<WorkloadSpecFlag, (obj: unknown) => boolean>> = {
+  paused: (obj) => booleanAt(obj, ['spec', 'paused']),
+  suspended: (obj) => booleanAt(obj, ['spec', 'suspend']),
+  manualSelector: (obj) => booleanAt(obj, ['spec', 'manualSelector']),
+  hasWorkloadRef: (obj) => objectAt(obj, ['spec', 'workloadRef']) !== undefined,
+  hasConfigChangeTrigger: (obj) =>
+    objectsAt(obj, ['spec', 'triggers']).some((t) => stringAt(t, ['type']) === 'ConfigChange'),
+};
+
+function specFlags(
+  row: WorkloadKindRow,
+  obj: unknown,
+): Readonly<Record<WorkloadSpecFlag, boolean>> {
+  const read = (flag: WorkloadSpecFlag): boolean =>
+    row.specFlags.includes(flag) && SPEC_FLAG_READERS[flag](obj);
+  return {
+    paused: read('paused'),
+    suspended: read('suspended'),
+    manualSelector: read('manualSelector'),
+    hasWorkloadRef: read('hasWorkloadRef'),
+    hasConfigChangeTrigger: read('hasConfigChangeTrigger'),
+  };
 }
-
-const TEMPLATE_ONLY: KindShape = {
-  templatePath: ['spec', 'template'],
-  readsPaused: false,
-  readsSuspend: false,
-  readsManualSelector: false,
-  readsWorkloadRef: false,
-  readsTriggers: false,
-};
-
-const KIND_SHAPES: Readonly<Record<WorkloadKind, KindShape>> = {
-  Deployment: { ...TEMPLATE_ONLY, readsPaused: true },
-  DaemonSet: TEMPLATE_ONLY,
-  StatefulSet: TEMPLATE_ONLY,
-  CronJob: {
-    ...TEMPLATE_ONLY,
-    templatePath: ['spec', 'jobTemplate', 'spec', 'template'],
-    readsSuspend: true,
-  },
-  Job: { ...TEMPLATE_ONLY, readsManualSelector: true },
-  Rollout: { ...TEMPLATE_ONLY, readsWorkloadRef: true },
-  DeploymentConfig: { ...TEMPLATE_ONLY, readsPaused: true, readsTriggers: true },
-};
 
 /** W and PT keys the rules read (§3.1, with overrides) plus the keys kreload writes (§3.2). */
 export function workloadAnnotationKeys(keys: AnnotationKeys): readonly string[] {
@@ -77,68 +71,64 @@ function uniqueStrings(values: readonly (string | undefined)[]): string[] {
 }
 
 function projectContainer(container: JsonObject): ContainerView {
-  const env = objectsAt(container, 'env');
-  const envFrom = objectsAt(container, 'envFrom');
+  const env = objectsAt(container, ['env']);
+  const envFrom = objectsAt(container, ['envFrom']);
   const stakaterEnv: Record<string, string> = {};
   for (const entry of env) {
-    const name = stringAt(entry, 'name');
-    const value = stringAt(entry, 'value');
+    const name = stringAt(entry, ['name']);
+    const value = stringAt(entry, ['value']);
     if (name?.startsWith('STAKATER_') && value !== undefined) stakaterEnv[name] = value;
   }
   return {
-    name: stringAt(container, 'name') ?? '',
+    name: stringAt(container, ['name']) ?? '',
     stakaterEnv,
     envConfigMaps: uniqueStrings([
-      ...env.map((e) => stringAt(e, 'valueFrom', 'configMapKeyRef', 'name')),
-      ...envFrom.map((e) => stringAt(e, 'configMapRef', 'name')),
+      ...env.map((e) => stringAt(e, ['valueFrom', 'configMapKeyRef', 'name'])),
+      ...envFrom.map((e) => stringAt(e, ['configMapRef', 'name'])),
     ]),
     envSecrets: uniqueStrings([
-      ...env.map((e) => stringAt(e, 'valueFrom', 'secretKeyRef', 'name')),
-      ...envFrom.map((e) => stringAt(e, 'secretRef', 'name')),
+      ...env.map((e) => stringAt(e, ['valueFrom', 'secretKeyRef', 'name'])),
+      ...envFrom.map((e) => stringAt(e, ['secretRef', 'name'])),
     ]),
     volumeMounts: uniqueStrings(
-      objectsAt(container, 'volumeMounts').map((m) => stringAt(m, 'name')),
+      objectsAt(container, ['volumeMounts']).map((m) => stringAt(m, ['name'])),
     ),
   };
 }
 
 function projectVolume(volume: JsonObject): VolumeView {
-  const projected = objectsAt(volume, 'projected', 'sources');
+  const projected = objectsAt(volume, ['projected', 'sources']);
   return {
-    name: stringAt(volume, 'name') ?? '',
+    name: stringAt(volume, ['name']) ?? '',
     configMaps: uniqueStrings([
-      stringAt(volume, 'configMap', 'name'),
-      ...projected.map((s) => stringAt(s, 'configMap', 'name')),
+      stringAt(volume, ['configMap', 'name']),
+      ...projected.map((s) => stringAt(s, ['configMap', 'name'])),
     ]),
     secrets: uniqueStrings([
-      stringAt(volume, 'secret', 'secretName'),
-      ...projected.map((s) => stringAt(s, 'secret', 'name')),
+      stringAt(volume, ['secret', 'secretName']),
+      ...projected.map((s) => stringAt(s, ['secret', 'name'])),
     ]),
-    secretProviderClass: stringAt(volume, 'csi', 'volumeAttributes', 'secretProviderClass'),
+    secretProviderClass: stringAt(volume, ['csi', 'volumeAttributes', 'secretProviderClass']),
   };
 }
 
 function projectPodSpec(template: JsonObject | undefined): PodSpecView {
   return {
-    containers: objectsAt(template, 'spec', 'containers').map(projectContainer),
-    initContainers: objectsAt(template, 'spec', 'initContainers').map(projectContainer),
-    volumes: objectsAt(template, 'spec', 'volumes').map(projectVolume),
+    containers: objectsAt(template, ['spec', 'containers']).map(projectContainer),
+    initContainers: objectsAt(template, ['spec', 'initContainers']).map(projectContainer),
+    volumes: objectsAt(template, ['spec', 'volumes']).map(projectVolume),
   };
 }
 
 function controllerOf(obj: unknown): OwnerView | undefined {
-  const owner = objectsAt(obj, 'metadata', 'ownerReferences').find((o) => o.controller === true);
+  const owner = objectsAt(obj, ['metadata', 'ownerReferences']).find((o) => o.controller === true);
   if (!owner) return undefined;
   return {
-    apiVersion: stringAt(owner, 'apiVersion') ?? '',
-    kind: stringAt(owner, 'kind') ?? '',
-    name: stringAt(owner, 'name') ?? '',
-    uid: stringAt(owner, 'uid') ?? '',
+    apiVersion: stringAt(owner, ['apiVersion']) ?? '',
+    kind: stringAt(owner, ['kind']) ?? '',
+    name: stringAt(owner, ['name']) ?? '',
+    uid: stringAt(owner, ['uid']) ?? '',
   };
-}
-
-function hasConfigChangeTrigger(obj: unknown): boolean {
-  return objectsAt(obj, 'spec', 'triggers').some((t) => stringAt(t, 'type') === 'ConfigChange');
 }
 
 export function projectWorkload(
@@ -148,23 +138,19 @@ export function projectWorkload(
 ): WorkloadView | undefined {
   const id = objectIdentity(obj);
   if (!id) return undefined;
-  const shape = KIND_SHAPES[kind];
-  const template = objectAt(obj, ...shape.templatePath);
+  const row = kindRow(kind);
+  const template = objectAt(obj, row.templatePath);
   const kept = workloadAnnotationKeys(keys);
   return {
     ref: { kind, namespace: id.namespace, name: id.name },
     uid: id.uid,
     resourceVersion: id.resourceVersion,
-    generation: numberAt(obj, 'metadata', 'generation'),
+    generation: numberAt(obj, ['metadata', 'generation']),
     creationTimestamp: id.creationTimestamp,
     annotations: keptAnnotations(obj, kept),
     templateAnnotations: keptAnnotations(template, kept),
     podSpec: projectPodSpec(template),
     controller: controllerOf(obj),
-    paused: shape.readsPaused && booleanAt(obj, 'spec', 'paused'),
-    suspended: shape.readsSuspend && booleanAt(obj, 'spec', 'suspend'),
-    manualSelector: shape.readsManualSelector && booleanAt(obj, 'spec', 'manualSelector'),
-    hasWorkloadRef: shape.readsWorkloadRef && objectAt(obj, 'spec', 'workloadRef') !== undefined,
-    hasConfigChangeTrigger: shape.readsTriggers && hasConfigChangeTrigger(obj),
+    ...specFlags(row, obj),
   };
 }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
 import type { WorkloadRef } from '../core/types.ts';
-import { WriteError } from '../reconcile/ports.ts';
+import { ApiError } from '../core/api-error.ts';
 import { kindRow } from '../rollout/kinds.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
 import type { TestApiServer } from '../testing/test-api-server.ts';
@@ -50,23 +50,22 @@ describe('KubeWorkloadWriter', () => {
     [429, 'TooManyRequests', true, 3000],
     [403, 'Forbidden', false, undefined],
     [422, 'Invalid', false, undefined],
-  ])(
-    'rejects a %i with WriteError (retryable %s)',
-    async (code, reason, retryable, retryAfterMs) => {
-      server.handle((_request, response) => {
-        if (code === 429) response.setHeader('retry-after', '3');
-        sendStatus(response, code, reason, 'nope');
-      });
-      const failure = writer.patch(REF, { type: 'strategic', body: {} });
-      await expect(failure).rejects.toBeInstanceOf(WriteError);
-      await expect(failure).rejects.toMatchObject({
-        status: code,
-        retryable,
-        retryAfterMs,
-        message: `${String(code)} ${reason}: nope`,
-      });
-    },
-  );
+  ])('rejects a %i with ApiError (retryable %s)', async (code, reason, retryable, retryAfterMs) => {
+    server.handle((_request, response) => {
+      if (code === 429) response.setHeader('retry-after', '3');
+      sendStatus(response, code, reason, 'nope');
+    });
+    const failure = writer.patch(REF, { type: 'strategic', body: {} });
+    await expect(failure).rejects.toBeInstanceOf(ApiError);
+    // The client's ApiError itself, not a copy: the server's reason survives.
+    await expect(failure).rejects.toMatchObject({
+      status: code,
+      reason,
+      retryable,
+      retryAfterMs,
+      message: `${String(code)} ${reason}: nope`,
+    });
+  });
 
   it('get projects the fresh object', async () => {
     server.handle((_request, response) => {
@@ -95,7 +94,7 @@ describe('KubeWorkloadWriter', () => {
     });
   });
 
-  it('get is undefined for a 404 and rejects with WriteError otherwise', async () => {
+  it('get is undefined for a 404 and rejects with ApiError otherwise', async () => {
     server.handle((_request, response) => {
       sendStatus(response, 404, 'NotFound');
     });
@@ -104,7 +103,7 @@ describe('KubeWorkloadWriter', () => {
       sendStatus(response, 500, 'InternalError');
     });
     await expect(writer.get(REF)).rejects.toMatchObject({
-      name: 'WriteError',
+      name: 'ApiError',
       status: 500,
       retryable: true,
     });
@@ -141,24 +140,24 @@ describe('KubeWorkloadWriter', () => {
     expect(server.requests[0]?.query.get('fieldManager')).toBe('kreload');
   });
 
-  it('create rejects AlreadyExists as a retryable 409 WriteError', async () => {
+  it('create rejects AlreadyExists as a retryable 409 ApiError', async () => {
     server.handle((_request, response) => {
       sendStatus(response, 409, 'AlreadyExists');
     });
     await expect(writer.create(kindRow('Job'), 'ns', {})).rejects.toMatchObject({
-      name: 'WriteError',
+      name: 'ApiError',
       status: 409,
       retryable: true,
     });
   });
 
-  it('delete sends the preconditions; a failed precondition is a 409 WriteError', async () => {
+  it('delete sends the preconditions; a failed precondition is a 409 ApiError', async () => {
     server.handle((_request, response) => {
       sendStatus(response, 409, 'Conflict', 'Precondition failed: UID in precondition: u');
     });
     const job: WorkloadRef = { kind: 'Job', namespace: 'ns', name: 'migrate' };
     await expect(writer.delete(job, { uid: 'u', resourceVersion: '3' })).rejects.toMatchObject({
-      name: 'WriteError',
+      name: 'ApiError',
       status: 409,
     });
     expect(server.requests[0]).toMatchObject({

@@ -1,18 +1,15 @@
 /**
- * The reconciler's `WorkloadWriter` port (reconcile/ports.ts) on top of `WorkloadClient`: API errors
- * become the port's `WriteError` (status and retryability kept), a GET of a missing workload is
+ * The reconciler's `WorkloadWriter` port (reconcile/ports.ts) on top of `WorkloadClient`: every
+ * failure rejects with the one `ApiError` (core/api-error.ts), a GET of a missing workload is
  * undefined, and a fresh GET can come back projected to a view.
  */
 import type { AnnotationKeys, WorkloadRef, WorkloadView } from '../core/types.ts';
 import type { CreatedObject, DeletePreconditions, WorkloadWriter } from '../reconcile/ports.ts';
-// The port's error class is part of its contract: the adapter must throw exactly this type.
-import { WriteError } from '../reconcile/ports.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { Patch } from '../rollout/patch.ts';
-import type { KubeApiError } from './api-error.ts';
-import { toKubeApiError } from './api-error.ts';
-import type { JsonObject } from './json.ts';
-import { stringAt } from './json.ts';
+import { toApiError } from './api-error.ts';
+import type { JsonObject } from '../core/json.ts';
+import { stringAt } from '../core/json.ts';
 import type { WorkloadClient } from './workload-client.ts';
 import { projectWorkload } from './workload-projection.ts';
 
@@ -21,21 +18,11 @@ export interface KubeWorkloadWriterDeps {
   readonly keys: AnnotationKeys;
 }
 
-export function toWriteError(error: KubeApiError): WriteError {
-  return new WriteError({
-    message: error.message,
-    status: error.status,
-    retryable: error.retryable,
-    retryAfterMs: error.retryAfterMs,
-    cause: error,
-  });
-}
-
 async function mapped<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    throw toWriteError(toKubeApiError(err));
+    throw toApiError(err);
   }
 }
 
@@ -44,9 +31,9 @@ async function unlessGone<T>(call: () => Promise<T>): Promise<T | undefined> {
   try {
     return await call();
   } catch (err) {
-    const error = toKubeApiError(err);
+    const error = toApiError(err);
     if (error.status === 404) return undefined;
-    throw toWriteError(error);
+    throw error;
   }
 }
 
@@ -74,8 +61,8 @@ export class KubeWorkloadWriter implements WorkloadWriter {
   async create(row: WorkloadKindRow, namespace: string, body: JsonObject): Promise<CreatedObject> {
     const created = await mapped(() => this.#deps.client.create(row.kind, namespace, body));
     return {
-      name: stringAt(created, 'metadata', 'name') ?? '',
-      uid: stringAt(created, 'metadata', 'uid') ?? '',
+      name: stringAt(created, ['metadata', 'name']) ?? '',
+      uid: stringAt(created, ['metadata', 'uid']) ?? '',
     };
   }
 

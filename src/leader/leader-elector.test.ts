@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LeaderElector } from './leader-elector.ts';
 import type { LeaderElectionError } from './leader-elector.ts';
 import { LeaseConflictError } from './ports.ts';
-import type { Clock, LeaseId, LeaseRecord, LeaseStore, ObservedLease, Timers } from './ports.ts';
+import type { LeaseId, LeaseRecord, LeaseStore, ObservedLease } from './ports.ts';
+import type { Clock, Timers } from '../time/timers.ts';
 
 const ID: LeaseId = { namespace: 'kreload', name: 'kreload-leader' };
 
@@ -75,9 +76,10 @@ class InMemoryLeaseStore implements LeaseStore {
   }
 }
 
-const clock: Clock = { monotonicMs: () => Date.now(), now: () => new Date() };
+const clock: Clock = { monotonicMs: () => Date.now(), now: () => Date.now() };
 const timers: Timers = {
-  schedule: (callback, delayMs) => {
+  now: () => Date.now(),
+  schedule: (delayMs, callback) => {
     const timer = setTimeout(callback, delayMs);
     return () => {
       clearTimeout(timer);

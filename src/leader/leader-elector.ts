@@ -8,7 +8,8 @@ import {
 } from './lease-decision.ts';
 import type { LeaseAction, LeaseObservation, LeaseTimings } from './lease-decision.ts';
 import { LeaseConflictError } from './ports.ts';
-import type { Clock, LeaseId, LeaseStore, ObservedLease, Timers } from './ports.ts';
+import type { LeaseId, LeaseStore, ObservedLease } from './ports.ts';
+import type { Clock, Timers } from '../time/timers.ts';
 
 export type LeaderState = 'leader' | 'follower' | 'lost';
 
@@ -135,9 +136,9 @@ export class LeaderElector {
       .finally(() => {
         this.#cycle = undefined;
         if (this.#running && this.#state !== 'lost') {
-          this.#cancelTick = this.#deps.timers.schedule(() => {
+          this.#cancelTick = this.#deps.timers.schedule(this.#timings.retryPeriodMs, () => {
             this.#runCycle();
-          }, this.#timings.retryPeriodMs);
+          });
         }
       });
     this.#cycle = cycle;
@@ -149,7 +150,7 @@ export class LeaderElector {
     if (!cycle) return;
     let cancel = (): void => undefined;
     const bound = new Promise<void>((resolve) => {
-      cancel = this.#deps.timers.schedule(resolve, this.#timings.retryPeriodMs);
+      cancel = this.#deps.timers.schedule(this.#timings.retryPeriodMs, resolve);
     });
     await Promise.race([cycle, bound]);
     cancel();
@@ -202,7 +203,7 @@ export class LeaderElector {
       action,
       previous: lease?.record,
       identity: this.#deps.identity,
-      now: this.#deps.clock.now(),
+      now: new Date(this.#deps.clock.now()),
       timings: this.#timings,
     });
     // The deadline counts from when the request left, not from when it was acknowledged.
@@ -236,12 +237,9 @@ export class LeaderElector {
   #armDeadline(sentAtMs: number): void {
     this.#cancelDeadline?.();
     const remainingMs = sentAtMs + this.#timings.renewDeadlineMs - this.#deps.clock.monotonicMs();
-    this.#cancelDeadline = this.#deps.timers.schedule(
-      () => {
-        this.#lose('renew deadline exceeded');
-      },
-      Math.max(0, remainingMs),
-    );
+    this.#cancelDeadline = this.#deps.timers.schedule(Math.max(0, remainingMs), () => {
+      this.#lose('renew deadline exceeded');
+    });
   }
 
   #lose(reason: string): void {
@@ -255,7 +253,7 @@ export class LeaderElector {
   async #writeRelease(): Promise<void> {
     const lease = this.#lastLease;
     if (lease?.record.holderIdentity !== this.#deps.identity) return;
-    const record = releaseRecord(lease.record, this.#deps.clock.now());
+    const record = releaseRecord(lease.record, new Date(this.#deps.clock.now()));
     try {
       await this.#deps.store.replace(this.#id, record, lease.resourceVersion);
     } catch (error) {
@@ -265,7 +263,7 @@ export class LeaderElector {
       if (current?.record.holderIdentity !== this.#deps.identity) return;
       await this.#deps.store.replace(
         this.#id,
-        releaseRecord(current.record, this.#deps.clock.now()),
+        releaseRecord(current.record, new Date(this.#deps.clock.now())),
         current.resourceVersion,
       );
     }

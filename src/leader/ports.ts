@@ -1,3 +1,5 @@
+import { ApiError } from '../core/api-error.ts';
+
 /** Which Lease the election runs on. */
 export interface LeaseId {
   readonly namespace: string;
@@ -22,9 +24,20 @@ export interface ObservedLease {
   readonly resourceVersion: string;
 }
 
-/** Thrown by `create` when the Lease already exists and by `replace` on a stale resourceVersion. */
-export class LeaseConflictError extends Error {
-  override readonly name = 'LeaseConflictError';
+/**
+ * Thrown by `create` when the Lease already exists and by `replace` on a stale resourceVersion: the
+ * 409 `ApiError` of a Lease write, typed apart because for the election it is no failure at all —
+ * another replica wrote first, and the next read shows who.
+ */
+export class LeaseConflictError extends ApiError {
+  constructor(
+    message: string,
+    options: { readonly reason?: string | undefined; readonly cause?: unknown } = {},
+  ) {
+    const { reason = 'Conflict', cause } = options;
+    super(message, { status: 409, reason, retryable: true, cause });
+    this.name = 'LeaseConflictError';
+  }
 }
 
 /** Lease access, implemented by kube/ (get, create, update on leases) and in memory for tests. */
@@ -35,16 +48,4 @@ export interface LeaseStore {
   create(id: LeaseId, record: LeaseRecord): Promise<ObservedLease>;
   /** Rejects with `LeaseConflictError` when `resourceVersion` is no longer current. */
   replace(id: LeaseId, record: LeaseRecord, resourceVersion: string): Promise<ObservedLease>;
-}
-
-export interface Clock {
-  /** Monotonic milliseconds: the only time expiry and deadlines are judged by. */
-  monotonicMs(): number;
-  /** Wall-clock time, only for the timestamps written into the Lease. */
-  now(): Date;
-}
-
-export interface Timers {
-  /** Runs `callback` once after `delayMs`, unless the returned function is called first. */
-  schedule(callback: () => void, delayMs: number): () => void;
 }

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { SkipReason, SourceType, WorkloadKind } from '../core/types.ts';
 import type { WatchStatus } from '../http/readiness.ts';
+import type { WorkloadPlural } from '../rollout/kinds.ts';
 
 /** `result` of `reloader_reconcile_total` and `reloader_reconcile_duration_seconds`. */
 export type ReconcileResult = 'success' | 'skipped' | 'error';
@@ -13,20 +14,17 @@ export type ErrorType =
 /** `event_type` of the event counters: the real notification type (Reloader reports `unknown`). */
 export type NotificationType = 'add' | 'update' | 'delete';
 
-/** `resource_type` of the event counters: the plural resource a notification came from. */
+/**
+ * `resource_type` of the event counters: the plural resource a notification came from. Workload
+ * kinds add theirs through the `plural` of their kind-table row.
+ */
 export type ResourceType =
   | 'configmaps'
   | 'secrets'
   | 'namespaces'
   | 'secretproviderclasspodstatuses'
   | 'secretproviderclasses'
-  | 'deployments'
-  | 'daemonsets'
-  | 'statefulsets'
-  | 'cronjobs'
-  | 'jobs'
-  | 'rollouts'
-  | 'deploymentconfigs';
+  | WorkloadPlural;
 
 /** `result` of `reloader_events_processed_total`: `dropped` = filtered out or malformed. */
 export type ProcessedResult = 'success' | 'dropped';

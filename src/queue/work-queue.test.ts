@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { WorkloadKey } from '../core/types.ts';
 import type { PendingEntry } from './debouncer.ts';
-import { SYSTEM_TIMERS } from './timers.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
 import {
   WorkQueue,
   type WorkContext,

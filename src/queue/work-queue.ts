@@ -9,7 +9,7 @@ import {
   type PendingEntry,
   type TriggerOutcome,
 } from './debouncer.ts';
-import type { Timers } from './timers.ts';
+import type { Timers } from '../time/timers.ts';
 
 /**
  * A run that asks to be run again: the handler made one attempt, and says when the next one is due

@@ -44,7 +44,7 @@ export class PendingRecreations {
     return this.#entries.size;
   }
 
-  /** Journals `entry`; rejects with WriteError when it is not durable, and then nothing is kept. */
+  /** Journals `entry`; rejects with ApiError when it is not durable, and then nothing is kept. */
   async record(entry: PendingRecreation): Promise<PendingRecreation> {
     await this.#journal.record(entry);
     this.#entries.set(workloadKey(entry.ref), entry);

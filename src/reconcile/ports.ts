@@ -16,7 +16,9 @@ import type {
 } from '../core/types.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { PauseNotice } from '../rollout/pause.ts';
-import type { JsonObject, Patch } from '../rollout/patch.ts';
+import type { ApiError } from '../core/api-error.ts';
+import type { JsonObject } from '../core/json.ts';
+import type { Patch } from '../rollout/patch.ts';
 import type { EnvVarCollision, ReconcilePlan } from './plan/model.ts';
 
 /** Source caches as the reconciler reads them (§9.2). Times are ms since the epoch. */
@@ -74,31 +76,6 @@ export interface MarkLedger {
   consume(key: WorkloadKey, marks: readonly Mark[]): void;
 }
 
-export interface WriteErrorOptions {
-  readonly message: string;
-  /** HTTP status; undefined for timeouts and network errors. */
-  readonly status?: number | undefined;
-  readonly retryable: boolean;
-  /** 429 `Retry-After`, in ms. */
-  readonly retryAfterMs?: number | undefined;
-  readonly cause?: unknown;
-}
-
-/** A failed workload write, as the kube adapter maps it (§10). */
-export class WriteError extends Error {
-  readonly status: number | undefined;
-  readonly retryable: boolean;
-  readonly retryAfterMs: number | undefined;
-
-  constructor(options: WriteErrorOptions) {
-    super(options.message, { cause: options.cause });
-    this.name = 'WriteError';
-    this.status = options.status;
-    this.retryable = options.retryable;
-    this.retryAfterMs = options.retryAfterMs;
-  }
-}
-
 /** `DeleteOptions.preconditions` of a Job deletion (§7.4 item 2). */
 export interface DeletePreconditions {
   readonly uid: string;
@@ -114,7 +91,7 @@ export interface CreatedObject {
 
 /**
  * Workload API calls (§10), implemented by kube/workload-client.ts. Every method rejects with
- * WriteError (HTTP status kept, `retryable` per §10: 409, 429, 5xx, timeouts and network errors) and
+ * ApiError (HTTP status kept, `retryable` per §10: 409, 429, 5xx, timeouts and network errors) and
  * every mutating call sends `fieldManager=kreload`. `ref.kind` selects the resource through
  * `kindRow(ref.kind)` (group, version, plural).
  */
@@ -179,7 +156,7 @@ export interface FailedEvent {
   readonly key: WorkloadKey;
   readonly view: WorkloadView;
   readonly plan: ReconcilePlan;
-  readonly error: WriteError;
+  readonly error: ApiError;
   /** True after the last retryable attempt; false for an error that is never retried. */
   readonly gaveUp: boolean;
   readonly attempts: number;
@@ -193,7 +170,7 @@ export interface FailedEvent {
 
 export interface RetryEvent {
   readonly key: WorkloadKey;
-  readonly error: WriteError;
+  readonly error: ApiError;
   /** The attempt that failed, from 1. */
   readonly attempt: number;
   readonly delayMs: number;
@@ -216,7 +193,7 @@ export interface JournalEntry {
 
 /**
  * Durable storage of Job recreations (docs/adr/0019), so a crash, an OOM kill or a failover
- * between the DELETE and the CREATE loses no Job. Every method rejects with WriteError.
+ * between the DELETE and the CREATE loses no Job. Every method rejects with ApiError.
  */
 export interface RecreationJournal {
   /** Stores `entry` (replacing one for the same Job); resolves once it is durable. */
@@ -236,7 +213,7 @@ export type RecreationRetryEvent =
   | { readonly key: WorkloadKey; readonly result: 'not-deleted' }
   /** The lease was lost between the DELETE and the CREATE: the next leader replays the journal. */
   | { readonly key: WorkloadKey; readonly result: 'handed-over' }
-  | { readonly key: WorkloadKey; readonly result: 'failed'; readonly error: WriteError };
+  | { readonly key: WorkloadKey; readonly result: 'failed'; readonly error: ApiError };
 
 /** Hooks for metrics, Events and logs; every hook fires once per occasion (§13.2). */
 export interface ReconcileObserver {

@@ -16,7 +16,7 @@ import {
   LAST_RELOADED_FROM,
   SOURCE_HASHES,
 } from '../core/types.ts';
-import type { JsonObject } from '../rollout/json.ts';
+import type { JsonObject } from '../core/json.ts';
 import { cronJobRunName } from '../rollout/jobs.ts';
 import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
@@ -29,7 +29,7 @@ import { RecordingObserver } from '../testing/recording-observer.ts';
 import type { RecordedWrite } from '../testing/recording-writer.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
 import type { RecreationJournal } from './ports.ts';
-import { WriteError } from './ports.ts';
+import { ApiError } from '../core/api-error.ts';
 import type { ReconcileOptions } from './reconciler.ts';
 import type { ReconcilerDeps } from './reconciler.ts';
 import { Reconciler } from './reconciler.ts';
@@ -58,13 +58,13 @@ const TRIGGER = { observedAt: new Map([['configmap/app-config' as const, OBSERVE
 const OPTIONS: ReconcileOptions = DEFAULT_RECONCILE_OPTIONS;
 
 /** No answer: the request may or may not have taken effect. */
-function timeout(): WriteError {
-  return new WriteError({ message: 'request timed out', retryable: true });
+function timeout(): ApiError {
+  return new ApiError('request timed out', { retryable: true });
 }
 
-function status(code: number): WriteError {
+function status(code: number): ApiError {
   const retryable = code === 409 || code === 429 || code >= 500;
-  return new WriteError({ message: `HTTP ${code}`, status: code, retryable });
+  return new ApiError(`HTTP ${code}`, { status: code, retryable });
 }
 
 let workloads: InMemoryWorkloads;
@@ -371,7 +371,7 @@ describe('a roll of every kind × strategy: the exact API writes', () => {
 
 describe('Job (§7.4)', () => {
   const KEY = 'Job/team-a/w' as const;
-  const ALREADY_EXISTS = (): WriteError => status(409);
+  const ALREADY_EXISTS = (): ApiError => status(409);
 
   it('deletes, then creates, and reports the created Job', async () => {
     givenTracked('Job');
@@ -534,7 +534,7 @@ describe('Job recreation journal (ADR 0019)', () => {
     return writer.writes.slice(from).map((w) => `${w.verb} ${w.key}`);
   }
 
-  /** The process dies inside a request: not a WriteError, so the reconcile rejects with it. */
+  /** The process dies inside a request: not a ApiError, so the reconcile rejects with it. */
   class Killed extends Error {}
 
   const ROLL = ['journal', 'delete', 'create', 'unjournal'].map((verb) => `${verb} ${KEY}`);
@@ -1003,8 +1003,7 @@ describe('DeploymentConfig (§7.6)', () => {
     let calls = 0;
     writer.patch = async (ref, body) => {
       calls += 1;
-      if (calls === 2)
-        throw new WriteError({ message: 'unavailable', status: 503, retryable: true });
+      if (calls === 2) throw new ApiError('unavailable', { status: 503, retryable: true });
       await patch(ref, body);
     };
     expect(await r.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'rolled' });

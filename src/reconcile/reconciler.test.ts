@@ -10,7 +10,7 @@ import { aDeleteMark } from '../testing/marks.ts';
 import { MarkStore } from '../watch/marks.ts';
 import { RecordingObserver } from '../testing/recording-observer.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
-import { WriteError } from './ports.ts';
+import { ApiError } from '../core/api-error.ts';
 import type { ReconcileOptions } from './reconciler.ts';
 import type { ReconcilerDeps } from './reconciler.ts';
 import { Reconciler } from './reconciler.ts';
@@ -45,9 +45,9 @@ const BASELINED = API.withAnnotation(BASELINE, `{"${CM}":"${H1}","${SECRET}":"${
 
 const OPTIONS: ReconcileOptions = DEFAULT_RECONCILE_OPTIONS;
 
-function serverError(status: number, extra: { retryAfterMs?: number } = {}): WriteError {
+function serverError(status: number, extra: { retryAfterMs?: number } = {}): ApiError {
   const retryable = status === 409 || status === 429 || status >= 500;
-  return new WriteError({ message: `HTTP ${status}`, status, retryable, ...extra });
+  return new ApiError(`HTTP ${status}`, { status, retryable, ...extra });
 }
 
 let workloads: InMemoryWorkloads;

@@ -21,8 +21,8 @@ import type {
 import { INSTANTIATE_PENDING } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
 import { WRITE_MAX_ATTEMPTS, writeRetryDelay } from '../queue/backoff.ts';
-import type { JsonObject } from '../rollout/json.ts';
-import { stringAt } from '../rollout/json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { stringAt } from '../core/json.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { instantiateDonePatch } from '../rollout/patch.ts';
@@ -41,7 +41,7 @@ import type {
   WorkloadLookup,
   WorkloadWriter,
 } from './ports.ts';
-import { WriteError } from './ports.ts';
+import { ApiError } from '../core/api-error.ts';
 import { uniqueProblems } from './plan/tracking.ts';
 import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
 import {
@@ -156,7 +156,7 @@ export interface ReconcileResult {
   readonly skip?: SkipReason | undefined;
   /** Attempts of the reconcile's write so far (0 without a write). */
   readonly attempts: number;
-  readonly error?: WriteError | undefined;
+  readonly error?: ApiError | undefined;
   /** Outcome `retrying` only: the next attempt. */
   readonly retry?: ReconcileRetry | undefined;
   /**
@@ -206,7 +206,7 @@ interface Attempt {
 export const CONFLICT_WATCH_WAIT_MS = 1_000;
 
 /** Whether to retry a follow-up after `error`; `waitedMs` includes the delay before the retry. */
-type RetryPolicy = (error: WriteError, attempt: number, waitedMs: number) => boolean;
+type RetryPolicy = (error: ApiError, attempt: number, waitedMs: number) => boolean;
 
 const FOLLOW_UP_POLICIES: Readonly<Record<FollowUp['kind'], RetryPolicy>> = {
   // AlreadyExists (409) while the old Job is still being deleted, besides the §10 retryables.
@@ -234,9 +234,9 @@ function hasWrite(target: Target): boolean {
   return plansWrite(target) || target.pause.write !== undefined;
 }
 
-function asWriteError(error: unknown): WriteError {
+function asApiError(error: unknown): ApiError {
   // Anything else is a bug in an adapter or a builder: let the queue count it as a handler error.
-  if (error instanceof WriteError) return error;
+  if (error instanceof ApiError) return error;
   throw error;
 }
 
@@ -268,7 +268,7 @@ export class Reconciler {
   /**
    * Reads the journal (docs/adr/0019) and returns every key with a pending Job creation: at start,
    * on gaining leadership and at each resync, so recreations journalled by a process that stopped
-   * are finished here. Rejects with WriteError when the journal cannot be read.
+   * are finished here. Rejects with ApiError when the journal cannot be read.
    */
   replayRecreations(): Promise<readonly WorkloadKey[]> {
     return this.#pending.replay();
@@ -453,7 +453,7 @@ export class Reconciler {
       });
     } catch (error) {
       if (error instanceof LeadershipLostError) return { ...NOT_LEADER, attempts: attempt.attempt };
-      return this.#writeFailed(pass, attempt, asWriteError(error), false);
+      return this.#writeFailed(pass, attempt, asApiError(error), false);
     }
     return this.#complete(pass, attempt, followUp);
   }
@@ -486,7 +486,7 @@ export class Reconciler {
       return this.#writeFailed(
         pass,
         { ...failed, startedAt: resume.startedAt },
-        asWriteError(error),
+        asApiError(error),
         resume.conflict,
       );
     }
@@ -527,12 +527,7 @@ export class Reconciler {
    * due after the §10 backoff or `Retry-After`. After a 409 it waits for the watch instead (up to
    * CONFLICT_WATCH_WAIT_MS, docs/adr/0015), or for nothing when the view was fetched.
    */
-  #writeFailed(
-    pass: Pass,
-    attempt: Attempt,
-    error: WriteError,
-    conflict: boolean,
-  ): ReconcileResult {
+  #writeFailed(pass: Pass, attempt: Attempt, error: ApiError, conflict: boolean): ReconcileResult {
     const { target, fetched } = attempt;
     const final = this.#finalFailure(pass, target, error, attempt.attempt);
     if (final) return final;
@@ -609,7 +604,7 @@ export class Reconciler {
     try {
       createdJob = await this.#sendFollowUp(pass, timing.target, followUp);
     } catch (error) {
-      return this.#followUpFailed(pass, timing, deferred, asWriteError(error));
+      return this.#followUpFailed(pass, timing, deferred, asApiError(error));
     }
     if (followUp.kind === 'create-job') {
       await this.#settleRecreation(pass.key);
@@ -648,7 +643,7 @@ export class Reconciler {
     pass: Pass,
     timing: Attempt,
     deferred: DeferredFollowUp,
-    error: WriteError,
+    error: ApiError,
   ): ReconcileResult {
     const { followUp, target } = deferred;
     const tries = deferred.tries + 1;
@@ -696,7 +691,7 @@ export class Reconciler {
     try {
       return await writer.create(kindRow('Job'), ref.namespace, manifest);
     } catch (error) {
-      if (!(error instanceof WriteError) || error.status !== 409) throw error;
+      if (!(error instanceof ApiError) || error.status !== 409) throw error;
       const uid = stringAt(await writer.getObject(ref), ['metadata', 'uid']);
       if (uid === undefined || uid === deletedUid) throw error;
       return { name: ref.name, uid };
@@ -711,7 +706,7 @@ export class Reconciler {
       this.#deps.observer.onRecreationRetried({
         key,
         result: 'failed',
-        error: asWriteError(error),
+        error: asApiError(error),
       });
     }
   }
@@ -754,7 +749,7 @@ export class Reconciler {
         await this.#sendFollowUp(pass, target, instantiateFollowUp(view));
       } catch (error) {
         const attempt: Attempt = { target, fetched: false, ...timing };
-        return this.#writeFailed(pass, attempt, asWriteError(error), false);
+        return this.#writeFailed(pass, attempt, asApiError(error), false);
       }
     }
     await this.#clearInstantiatePending(pass, view);
@@ -771,7 +766,7 @@ export class Reconciler {
     } catch (error) {
       this.#deps.observer.onRetry({
         key: pass.key,
-        error: asWriteError(error),
+        error: asApiError(error),
         attempt: 1,
         delayMs: 0,
       });
@@ -817,7 +812,7 @@ export class Reconciler {
   #finalFailure(
     pass: Pass,
     target: Target,
-    error: WriteError,
+    error: ApiError,
     attempt: number,
   ): ReconcileResult | undefined {
     if (error.status === 404) return this.#gone(pass, attempt);
@@ -836,7 +831,7 @@ export class Reconciler {
     return { outcome: 'failed', plan: target.plan, attempts: attempt, error };
   }
 
-  #delay(error: WriteError, attempt: number): number {
+  #delay(error: ApiError, attempt: number): number {
     return writeRetryDelay({
       retry: attempt - 1,
       random: this.#deps.random,
@@ -860,7 +855,7 @@ export class Reconciler {
     try {
       served = await writer.getObject(pending.ref);
     } catch (error) {
-      return this.#recreationFailed(key, asWriteError(error));
+      return this.#recreationFailed(key, asApiError(error));
     }
     if (served) {
       if (stringAt(served, ['metadata', 'uid']) !== pending.deletedUid) {
@@ -878,7 +873,7 @@ export class Reconciler {
       observer.onRecreationRetried({ key, result: 'created', createdJob });
       return { outcome: 'recreated', attempts: 1 };
     } catch (error) {
-      return this.#recreationFailed(key, asWriteError(error));
+      return this.#recreationFailed(key, asApiError(error));
     }
   }
 
@@ -891,17 +886,16 @@ export class Reconciler {
     return undefined;
   }
 
-  #recreationFailed(key: WorkloadKey, error: WriteError): ReconcileResult {
+  #recreationFailed(key: WorkloadKey, error: ApiError): ReconcileResult {
     this.#deps.observer.onRecreationRetried({ key, result: 'failed', error });
     return { outcome: 'failed', attempts: 1, error };
   }
 }
 
 /** The old Job of a pending recreation still exists with a deletionTimestamp (finalizers). */
-function stillDeleting(pending: PendingRecreation): WriteError {
+function stillDeleting(pending: PendingRecreation): ApiError {
   const { namespace, name } = pending.ref;
-  return new WriteError({
-    message: `Job ${namespace}/${name} is still being deleted`,
+  return new ApiError(`Job ${namespace}/${name} is still being deleted`, {
     status: 409,
     retryable: true,
   });

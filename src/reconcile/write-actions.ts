@@ -8,8 +8,8 @@ import { workloadKey } from '../core/keys.ts';
 import { SOURCE_HASHES } from '../core/types.ts';
 import type { WorkloadRef, WorkloadView } from '../core/types.ts';
 import { buildJobFromCronJob, buildRecreatedJob, cronJobRunName } from '../rollout/jobs.ts';
-import type { JsonObject, JsonValue } from '../rollout/json.ts';
-import { isJsonObject, objectAt, stringAt } from '../rollout/json.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
+import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
 import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
 import { kindRow } from '../rollout/kinds.ts';
 import type { PausePlan } from '../rollout/pause.ts';
@@ -24,7 +24,7 @@ import {
 import type { PendingRecreation, PendingRecreations } from './pending-recreations.ts';
 import type { ReconcilePlan } from './plan/model.ts';
 import type { CreatedObject, JobCreationSkip, WorkloadLookup, WorkloadWriter } from './ports.ts';
-import { WriteError } from './ports.ts';
+import { ApiError } from '../core/api-error.ts';
 
 /** What one write acts on: the view it was planned from, the plan and the pause rules' verdict. */
 export interface Target {
@@ -82,23 +82,21 @@ function ensureLeader(context: WriteContext): void {
 }
 
 export interface WriteStrategy {
-  /** Sends this attempt's requests; rejects with WriteError. Resolves to the follow-up, if any. */
+  /** Sends this attempt's requests; rejects with ApiError. Resolves to the follow-up, if any. */
   write(context: WriteContext): Promise<FollowUp | undefined>;
 }
 
 /** A 404 seen as an absent object: the workload vanished between the cache and the write. */
-export function vanished(ref: WorkloadRef): WriteError {
-  return new WriteError({
-    message: `${ref.kind} ${ref.namespace}/${ref.name} not found`,
+export function vanished(ref: WorkloadRef): ApiError {
+  return new ApiError(`${ref.kind} ${ref.namespace}/${ref.name} not found`, {
     status: 404,
     retryable: false,
   });
 }
 
 /** The served object has another UID than the cached view: re-read and plan again (§10). */
-function replaced(ref: WorkloadRef): WriteError {
-  return new WriteError({
-    message: `${ref.kind} ${ref.namespace}/${ref.name} was replaced by another object`,
+function replaced(ref: WorkloadRef): ApiError {
+  return new ApiError(`${ref.kind} ${ref.namespace}/${ref.name} was replaced by another object`, {
     status: 409,
     retryable: true,
   });
@@ -184,7 +182,7 @@ function cronJobSourceHashes(target: Target): string {
 async function existingRun(
   context: WriteContext,
   name: string,
-  clash: WriteError,
+  clash: ApiError,
 ): Promise<CreatedObject | undefined> {
   const { view } = context.target;
   const job = await context.writer.getObject({ kind: 'Job', namespace: view.ref.namespace, name });
@@ -194,12 +192,14 @@ async function existingRun(
   const ownedHere =
     Array.isArray(owners) && owners.some((owner) => isControllerOf(owner, view.uid));
   if (!ownedHere) {
-    throw new WriteError({
-      message: `Job ${view.ref.namespace}/${name} exists and is not controlled by CronJob ${view.ref.name}`,
-      status: 409,
-      retryable: false,
-      cause: clash,
-    });
+    throw new ApiError(
+      `Job ${view.ref.namespace}/${name} exists and is not controlled by CronJob ${view.ref.name}`,
+      {
+        status: 409,
+        retryable: false,
+        cause: clash,
+      },
+    );
   }
   return { name, uid: stringAt(job, ['metadata', 'uid']) ?? '' };
 }
@@ -238,7 +238,7 @@ async function createJobOnce(context: WriteContext, sourceHashes: string): Promi
   try {
     memo.createdJob = await writer.create(kindRow('Job'), view.ref.namespace, body);
   } catch (error) {
-    if (!(error instanceof WriteError) || error.status !== 409) throw error;
+    if (!(error instanceof ApiError) || error.status !== 409) throw error;
     const existing = await existingRun(context, name, error);
     if (existing) memo.createdJob = existing;
     else memo.jobCreationSkipped = 'already-created';
@@ -294,7 +294,7 @@ const RECREATE_JOB: WriteStrategy = {
     try {
       await writer.delete(view.ref, { uid: view.uid, resourceVersion: view.resourceVersion });
     } catch (error) {
-      if (error instanceof WriteError && error.status === 404) {
+      if (error instanceof ApiError && error.status === 404) {
         await recreations.settle(workloadKey(view.ref));
       }
       throw error;

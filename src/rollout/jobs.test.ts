@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from './json.ts';
-import { objectAt } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { objectAt } from '../core/json.ts';
 import type { CronJobRunIdentity } from './jobs.ts';
 import {
   JOB_NAME_MAX_LENGTH,

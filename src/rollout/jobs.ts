@@ -4,8 +4,8 @@
  */
 import { sha1Hex } from '../core/hash.ts';
 import { BASELINE, CRONJOB_INSTANTIATE, SOURCE_HASHES } from '../core/types.ts';
-import type { JsonObject } from './json.ts';
-import { cloneJson, ensureObjectAt, isJsonObject, objectAt, stringAt } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { cloneJson, ensureObjectAt, isJsonObject, objectAt, stringAt } from '../core/json.ts';
 import type { WorkloadChanges } from './patch.ts';
 import type { TemplateChange } from './template-change.ts';
 import { applyTemplateChange } from './template-change.ts';

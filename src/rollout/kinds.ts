@@ -1,4 +1,12 @@
-import type { Annotations, OwnerView, WorkloadKind } from '../core/types.ts';
+/**
+ * The one table of workload kinds (§2.2): every fact that varies by kind is a field of its row, and
+ * the `WorkloadKind` union, the metric `resource_type` values and the planned watches derive from
+ * it. This module imports nothing, so core/types.ts can take the kind union from here without an
+ * import cycle.
+ */
+
+/** W or PT annotations of one object (the same type as core's `Annotations`). */
+type AnnotationMap = Readonly<Record<string, string>>;
 
 /**
  * Content type of a patch (§10): strategic merge for built-in kinds (apps, batch, DeploymentConfig),
@@ -19,9 +27,16 @@ export type AppliedStatePlacement = 'PT' | 'W';
 export type RollActionType =
   'template-patch' | 'create-job-from-cronjob' | 'recreate-job' | 'rollout-restart';
 
+/**
+ * A per-kind spec fact the projection copies onto the view (§9.2 item 3), named as the `WorkloadView`
+ * field it fills. A kind's row lists the ones it has; the rest are always false on its views.
+ */
+export type WorkloadSpecFlag =
+  'paused' | 'suspended' | 'manualSelector' | 'hasWorkloadRef' | 'hasConfigChangeTrigger';
+
 /** One supported workload kind: everything that varies by kind, in one row. */
-export interface WorkloadKindRow {
-  readonly kind: WorkloadKind;
+interface KindRowFields {
+  readonly kind: string;
   /** API group; '' for the core group. */
   readonly group: string;
   readonly version: string;
@@ -48,6 +63,17 @@ export interface WorkloadKindRow {
   readonly instantiatesWithoutConfigChangeTrigger: boolean;
   /** Owner kind whose controlled objects are never reconciled (Job owned by a CronJob, §7.4 item 5). */
   readonly notReconciledWhenControlledBy: string | undefined;
+  /** Spec facts the projection reads for this kind (`spec.paused`, `spec.suspend`, …). */
+  readonly specFlags: readonly WorkloadSpecFlag[];
+  /**
+   * Optional API (§2.2): watched only once discovery says it is served (Rollout, DeploymentConfig);
+   * the built-in kinds are watched without asking.
+   */
+  readonly optionalApi: boolean;
+  /** Watched only when this option is true (`--is-Argo-Rollouts` for Rollout). */
+  readonly enabledByOption: 'isArgoRollouts' | undefined;
+  /** `--ignored-workload-types` drops the kind when it names its plural (§11 item 4). */
+  readonly ignorable: boolean;
 }
 
 const APPS_V1 = { group: 'apps', version: 'v1', apiVersion: 'apps/v1' } as const;
@@ -67,15 +93,20 @@ const BUILT_IN_TEMPLATE_KIND = {
   supportsPausePeriod: false,
   instantiatesWithoutConfigChangeTrigger: false,
   notReconciledWhenControlledBy: undefined,
+  specFlags: [],
+  optionalApi: false,
+  enabledByOption: undefined,
+  ignorable: false,
 } as const;
 
-/** Supported kinds (§2.2), one row each. */
-export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = [
+/** Supported kinds (§2.2), one row each; `as const` so the unions below derive from it. */
+const ROWS = [
   {
     ...BUILT_IN_TEMPLATE_KIND,
     kind: 'Deployment',
     plural: 'deployments',
     supportsPausePeriod: true,
+    specFlags: ['paused'],
   },
   { ...BUILT_IN_TEMPLATE_KIND, kind: 'DaemonSet', plural: 'daemonsets' },
   { ...BUILT_IN_TEMPLATE_KIND, kind: 'StatefulSet', plural: 'statefulsets' },
@@ -88,6 +119,8 @@ export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = [
     appliedState: 'W',
     rollAction: 'create-job-from-cronjob',
     rollsOnDelete: false,
+    specFlags: ['suspended'],
+    ignorable: true,
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -97,6 +130,8 @@ export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = [
     rollAction: 'recreate-job',
     rollsOnDelete: false,
     notReconciledWhenControlledBy: 'CronJob',
+    specFlags: ['manualSelector'],
+    ignorable: true,
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -108,6 +143,9 @@ export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = [
     templatePatchType: 'merge',
     metadataPatchType: 'merge',
     supportsRestartStrategy: true,
+    specFlags: ['hasWorkloadRef'],
+    optionalApi: true,
+    enabledByOption: 'isArgoRollouts',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -117,8 +155,29 @@ export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = [
     kind: 'DeploymentConfig',
     plural: 'deploymentconfigs',
     instantiatesWithoutConfigChangeTrigger: true,
+    specFlags: ['paused', 'hasConfigChangeTrigger'],
+    optionalApi: true,
   },
-];
+] as const satisfies readonly KindRowFields[];
+
+/** A supported workload kind: the `kind` of a row. */
+export type WorkloadKind = (typeof ROWS)[number]['kind'];
+
+/** A workload kind's resource name: the `plural` of a row. */
+export type WorkloadPlural = (typeof ROWS)[number]['plural'];
+
+/** The plurals `--ignored-workload-types` accepts: those of the rows marked `ignorable`. */
+export type IgnorablePlural = Extract<
+  (typeof ROWS)[number],
+  { readonly ignorable: true }
+>['plural'];
+
+export interface WorkloadKindRow extends KindRowFields {
+  readonly kind: WorkloadKind;
+  readonly plural: WorkloadPlural;
+}
+
+export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = ROWS;
 
 /** Thrown when a kind without a row reaches code that needs one: a wiring bug, not bad input. */
 export class UnsupportedKindError extends Error {
@@ -144,7 +203,7 @@ export function findKindRowByPlural(plural: string): WorkloadKindRow | undefined
 
 function usesRestartStrategy(
   row: WorkloadKindRow,
-  workloadAnnotations: Annotations,
+  workloadAnnotations: AnnotationMap,
   rolloutStrategyKey: string,
 ): boolean {
   return row.supportsRestartStrategy && workloadAnnotations[rolloutStrategyKey] === 'restart';
@@ -156,7 +215,7 @@ function usesRestartStrategy(
  */
 export function appliedStatePlacement(
   row: WorkloadKindRow,
-  workloadAnnotations: Annotations,
+  workloadAnnotations: AnnotationMap,
   rolloutStrategyKey: string,
 ): AppliedStatePlacement {
   return usesRestartStrategy(row, workloadAnnotations, rolloutStrategyKey) ? 'W' : row.appliedState;
@@ -165,7 +224,7 @@ export function appliedStatePlacement(
 /** The roll of this workload: the kind's, or `rollout-restart` for a Rollout using `restart`. */
 export function rollActionOf(
   row: WorkloadKindRow,
-  workloadAnnotations: Annotations,
+  workloadAnnotations: AnnotationMap,
   rolloutStrategyKey: string,
 ): RollActionType {
   return usesRestartStrategy(row, workloadAnnotations, rolloutStrategyKey)
@@ -174,7 +233,10 @@ export function rollActionOf(
 }
 
 /** §7.4 item 5: a Job controlled by a CronJob is left to its CronJob. */
-export function isReconciled(row: WorkloadKindRow, controller: OwnerView | undefined): boolean {
+export function isReconciled(
+  row: WorkloadKindRow,
+  controller: { readonly kind: string } | undefined,
+): boolean {
   return (
     row.notReconciledWhenControlledBy === undefined ||
     controller?.kind !== row.notReconciledWhenControlledBy

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerView, PodSpecView } from '../core/types.ts';
 import { kindRow, WORKLOAD_KINDS } from './kinds.ts';
-import type { JsonValue, WorkloadChanges } from './patch.ts';
+import type { JsonValue } from '../core/json.ts';
+import type { WorkloadChanges } from './patch.ts';
 import {
   buildPatch,
   buildRestartPatch,

@@ -4,8 +4,8 @@
  */
 import type { WorkloadView } from '../core/types.ts';
 import { BASELINE, INSTANTIATE_PENDING, SOURCE_HASHES } from '../core/types.ts';
-import type { JsonObject, JsonValue } from './json.ts';
-import { setAt } from './json.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
+import { setAt } from '../core/json.ts';
 import type { PatchType, WorkloadKindRow } from './kinds.ts';
 import type { EnvWrite, TemplateChange } from './template-change.ts';
 import {
@@ -15,7 +15,6 @@ import {
   TEMPLATE_ANNOTATIONS,
 } from './template-change.ts';
 
-export type { JsonObject, JsonValue } from './json.ts';
 export type { EnvWrite, TemplateChange } from './template-change.ts';
 
 /**

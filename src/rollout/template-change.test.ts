@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from './json.ts';
+import type { JsonObject } from '../core/json.ts';
 import { applyTemplateChange, containersWithEnv } from './template-change.ts';
 
 const H = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';

@@ -3,8 +3,8 @@
  * CronJob (§7.3), the recreated Job (§7.4) and the full container list of a merge patch (§10).
  */
 import { LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
-import type { JsonObject, JsonValue } from './json.ts';
-import { cloneJson, ensureObjectAt, isJsonObject } from './json.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
+import { cloneJson, ensureObjectAt, isJsonObject } from '../core/json.ts';
 
 /** One `STAKATER_*` env var to set on one regular container (§6.1). */
 export interface EnvWrite {

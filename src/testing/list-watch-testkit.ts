@@ -1,7 +1,7 @@
 /** Test support for list-watch tests: a manual clock and a recording consumer. */
-import type { KubeApiError } from '../kube/api-error.ts';
+import type { ApiError } from '../core/api-error.ts';
 import type { ListWatchConsumer, ListWatchPhase, ListWatchStatus } from '../kube/list-watch.ts';
-import type { Timers } from '../kube/list-watch-timing.ts';
+import type { Timers } from '../time/timers.ts';
 
 interface PendingTimer {
   readonly ms: number;
@@ -61,7 +61,7 @@ export class ManualTimers implements Timers {
 export type ConsumerCall<T> =
   | { readonly op: 'replace'; readonly items: readonly T[]; readonly resourceVersion: string }
   | { readonly op: 'upsert' | 'remove'; readonly item: T }
-  | { readonly op: 'error'; readonly error: KubeApiError; readonly phase: ListWatchPhase }
+  | { readonly op: 'error'; readonly error: ApiError; readonly phase: ListWatchPhase }
   | { readonly op: 'status'; readonly status: ListWatchStatus };
 
 export class RecordingConsumer<T> implements ListWatchConsumer<T> {
@@ -79,7 +79,7 @@ export class RecordingConsumer<T> implements ListWatchConsumer<T> {
     this.calls.push({ op: 'remove', item });
   }
 
-  onError(error: KubeApiError, phase: ListWatchPhase): void {
+  onError(error: ApiError, phase: ListWatchPhase): void {
     this.calls.push({ op: 'error', error, phase });
   }
 

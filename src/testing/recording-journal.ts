@@ -6,13 +6,13 @@
 import { workloadKey } from '../core/keys.ts';
 import type { WorkloadKey, WorkloadRef } from '../core/types.ts';
 import type { JournalEntry, RecreationJournal } from '../reconcile/ports.ts';
-import type { WriteError } from '../reconcile/ports.ts';
+import type { ApiError } from '../core/api-error.ts';
 import type { RecordingWriter } from './recording-writer.ts';
 
 export class RecordingJournal implements RecreationJournal {
   readonly #writer: RecordingWriter;
   readonly #entries = new Map<WorkloadKey, JournalEntry>();
-  readonly #failures: { record: WriteError[]; remove: WriteError[]; entries: WriteError[] } = {
+  readonly #failures: { record: ApiError[]; remove: ApiError[]; entries: ApiError[] } = {
     record: [],
     remove: [],
     entries: [],
@@ -23,7 +23,7 @@ export class RecordingJournal implements RecreationJournal {
   }
 
   /** The next calls of `method` fail with these errors, in order. */
-  failNext(method: 'record' | 'remove' | 'entries', ...errors: WriteError[]): void {
+  failNext(method: 'record' | 'remove' | 'entries', ...errors: ApiError[]): void {
     this.#failures[method].push(...errors);
   }
 

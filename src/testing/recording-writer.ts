@@ -19,9 +19,11 @@ import type {
   JournalEntry,
   WorkloadWriter,
 } from '../reconcile/ports.ts';
-import { WriteError } from '../reconcile/ports.ts';
+import { ApiError } from '../core/api-error.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
-import type { JsonObject, JsonValue, Patch } from '../rollout/patch.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
+import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
+import type { Patch } from '../rollout/patch.ts';
 
 export type RecordedWrite =
   | { readonly verb: 'patch'; readonly key: WorkloadKey; readonly patch: Patch }
@@ -42,25 +44,6 @@ type WriterVerb = Exclude<RecordedWrite['verb'], 'journal' | 'unjournal'>;
 
 export type ScriptedVerb = WriterVerb | 'get' | 'getObject';
 
-function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function objectAt(value: JsonValue | undefined, ...path: string[]): JsonObject | undefined {
-  let current = value;
-  for (const segment of path) {
-    if (!isObject(current)) return undefined;
-    current = current[segment];
-  }
-  return isObject(current) ? current : undefined;
-}
-
-function stringAt(value: JsonValue | undefined, ...path: string[]): string | undefined {
-  const parent = objectAt(value, ...path.slice(0, -1));
-  const leaf = parent?.[path[path.length - 1] ?? ''];
-  return typeof leaf === 'string' ? leaf : undefined;
-}
-
 /** Merges an annotation patch: a string sets, null removes. */
 function mergeAnnotations(current: Annotations, patch: JsonObject | undefined): Annotations {
   if (!patch) return current;
@@ -73,11 +56,11 @@ function mergeAnnotations(current: Annotations, patch: JsonObject | undefined): 
 }
 
 function mergeContainerEnv(container: ContainerView, patches: readonly JsonValue[]): ContainerView {
-  const patch = patches.find((p) => isObject(p) && p.name === container.name);
-  const env = isObject(patch) && Array.isArray(patch.env) ? patch.env : [];
+  const patch = patches.find((p) => isJsonObject(p) && p.name === container.name);
+  const env = isJsonObject(patch) && Array.isArray(patch.env) ? patch.env : [];
   const stakaterEnv: Record<string, string> = { ...container.stakaterEnv };
   for (const entry of env) {
-    if (!isObject(entry) || typeof entry.name !== 'string') continue;
+    if (!isJsonObject(entry) || typeof entry.name !== 'string') continue;
     if (entry.name.startsWith('STAKATER_') && typeof entry.value === 'string') {
       stakaterEnv[entry.name] = entry.value;
     }
@@ -88,7 +71,8 @@ function mergeContainerEnv(container: ContainerView, patches: readonly JsonValue
 /** The pod template inside a patch body: `spec.template`, or a CronJob's job template. */
 function templateOf(body: JsonObject): JsonObject | undefined {
   return (
-    objectAt(body, 'spec', 'template') ?? objectAt(body, 'spec', 'jobTemplate', 'spec', 'template')
+    objectAt(body, ['spec', 'template']) ??
+    objectAt(body, ['spec', 'jobTemplate', 'spec', 'template'])
   );
 }
 
@@ -100,17 +84,17 @@ function templateOf(body: JsonObject): JsonObject | undefined {
 export function applyPatchToView(view: WorkloadView, patch: Patch): WorkloadView {
   const body = patch.body;
   const template = templateOf(body);
-  const containers = objectAt(template, 'spec')?.containers;
+  const containers = objectAt(template, ['spec'])?.containers;
   const containerPatches = Array.isArray(containers) ? containers : [];
-  const paused = objectAt(body, 'spec')?.paused;
+  const paused = objectAt(body, ['spec'])?.paused;
   return {
     ...view,
     resourceVersion: String(Number(view.resourceVersion) + 1),
     generation: (view.generation ?? 0) + (template === undefined ? 0 : 1),
-    annotations: mergeAnnotations(view.annotations, objectAt(body, 'metadata', 'annotations')),
+    annotations: mergeAnnotations(view.annotations, objectAt(body, ['metadata', 'annotations'])),
     templateAnnotations: mergeAnnotations(
       view.templateAnnotations,
-      objectAt(template, 'metadata', 'annotations'),
+      objectAt(template, ['metadata', 'annotations']),
     ),
     podSpec: {
       ...view.podSpec,
@@ -121,7 +105,7 @@ export function applyPatchToView(view: WorkloadView, patch: Patch): WorkloadView
 }
 
 function preconditionOf(patch: Patch): string | undefined {
-  const value = objectAt(patch.body, 'metadata')?.resourceVersion;
+  const value = objectAt(patch.body, ['metadata'])?.resourceVersion;
   return typeof value === 'string' ? value : undefined;
 }
 
@@ -129,8 +113,8 @@ export class RecordingWriter implements WorkloadWriter {
   readonly #views = new Map<WorkloadKey, WorkloadView>();
   readonly #objects = new Map<WorkloadKey, JsonObject>();
   readonly #writes: RecordedWrite[] = [];
-  readonly #failures = new Map<ScriptedVerb, WriteError[]>();
-  readonly #lostAnswers = new Map<WriterVerb, WriteError[]>();
+  readonly #failures = new Map<ScriptedVerb, ApiError[]>();
+  readonly #lostAnswers = new Map<WriterVerb, ApiError[]>();
   #gets = 0;
   #objectGets = 0;
   #created = 0;
@@ -155,7 +139,7 @@ export class RecordingWriter implements WorkloadWriter {
   }
 
   /** The next calls of `verb` fail with these errors, in order. */
-  failNextCall(verb: ScriptedVerb, ...errors: WriteError[]): void {
+  failNextCall(verb: ScriptedVerb, ...errors: ApiError[]): void {
     this.#failures.set(verb, [...(this.#failures.get(verb) ?? []), ...errors]);
   }
 
@@ -163,7 +147,7 @@ export class RecordingWriter implements WorkloadWriter {
    * The next calls of `verb` take effect and then fail with these errors, in order: the server
    * committed the write and its answer was lost (a timeout, a reset, a 504).
    */
-  loseNextAnswer(verb: WriterVerb, ...errors: WriteError[]): void {
+  loseNextAnswer(verb: WriterVerb, ...errors: ApiError[]): void {
     this.#lostAnswers.set(verb, [...(this.#lostAnswers.get(verb) ?? []), ...errors]);
   }
 
@@ -173,12 +157,12 @@ export class RecordingWriter implements WorkloadWriter {
   }
 
   /** The next patch calls fail with these errors, in order. */
-  failNext(...errors: WriteError[]): void {
+  failNext(...errors: ApiError[]): void {
     this.failNextCall('patch', ...errors);
   }
 
   /** The next get calls fail with these errors, in order. */
-  failNextGet(...errors: WriteError[]): void {
+  failNextGet(...errors: ApiError[]): void {
     this.failNextCall('get', ...errors);
   }
 
@@ -200,7 +184,7 @@ export class RecordingWriter implements WorkloadWriter {
     return this.#objectGets;
   }
 
-  #scripted(verb: ScriptedVerb): WriteError | undefined {
+  #scripted(verb: ScriptedVerb): ApiError | undefined {
     return this.#failures.get(verb)?.shift();
   }
 
@@ -219,7 +203,7 @@ export class RecordingWriter implements WorkloadWriter {
     const next = applyPatchToView(current, patch);
     this.#views.set(key, next);
     const object = this.#objects.get(key);
-    const metadata = objectAt(object, 'metadata');
+    const metadata = objectAt(object, ['metadata']);
     if (metadata) metadata.resourceVersion = next.resourceVersion;
     return this.#answer('patch', undefined);
   }
@@ -240,8 +224,8 @@ export class RecordingWriter implements WorkloadWriter {
   }
 
   create(row: WorkloadKindRow, namespace: string, body: JsonObject): Promise<CreatedObject> {
-    const requested = stringAt(body, 'metadata', 'name');
-    const generateName = stringAt(body, 'metadata', 'generateName') ?? '';
+    const requested = stringAt(body, ['metadata', 'name']);
+    const generateName = stringAt(body, ['metadata', 'generateName']) ?? '';
     this.#writes.push({
       verb: 'create',
       key: workloadKey({ kind: row.kind, namespace, name: requested ?? generateName }),
@@ -254,7 +238,7 @@ export class RecordingWriter implements WorkloadWriter {
     const key = workloadKey({ kind: row.kind, namespace, name });
     if (this.#objects.has(key) || this.#views.has(key)) return Promise.reject(alreadyExists(key));
     const uid = `uid-created-${this.#created}`;
-    const metadata = { ...(objectAt(body, 'metadata') ?? {}), name, namespace, uid };
+    const metadata = { ...(objectAt(body, ['metadata']) ?? {}), name, namespace, uid };
     this.#objects.set(key, { ...structuredClone(body), metadata });
     return this.#answer('create', { name, uid });
   }
@@ -288,18 +272,17 @@ export class RecordingWriter implements WorkloadWriter {
   }
 }
 
-function notFound(key: WorkloadKey): WriteError {
-  return new WriteError({ message: `${key} not found`, status: 404, retryable: false });
+function notFound(key: WorkloadKey): ApiError {
+  return new ApiError(`${key} not found`, { status: 404, retryable: false });
 }
 
-function conflict(key: WorkloadKey): WriteError {
-  return new WriteError({
-    message: `Operation cannot be fulfilled on ${key}: the object has been modified`,
+function conflict(key: WorkloadKey): ApiError {
+  return new ApiError(`Operation cannot be fulfilled on ${key}: the object has been modified`, {
     status: 409,
     retryable: true,
   });
 }
 
-function alreadyExists(key: WorkloadKey): WriteError {
-  return new WriteError({ message: `${key} already exists`, status: 409, retryable: true });
+function alreadyExists(key: WorkloadKey): ApiError {
+  return new ApiError(`${key} already exists`, { status: 409, retryable: true });
 }

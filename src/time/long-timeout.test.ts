@@ -1,20 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { systemTimers } from '../leader/system-time.ts';
-import { realTimers } from '../kube/list-watch-timing.ts';
-import { SYSTEM_TIMERS } from '../queue/timers.ts';
+import { SYSTEM_TIMERS } from './timers.ts';
 import { MAX_TIMEOUT_MS, setLongTimeout } from './long-timeout.ts';
 
 const HOUR_MS = 3_600_000;
 
-/** Each timer source of src/, as `(delayMs, callback) => cancel`. */
+/** The timer sources of src/ (the one system Timers and what it chains through), as `(delayMs, callback) => cancel`. */
 const SCHEDULERS: readonly {
   name: string;
   schedule: (ms: number, fn: () => void) => () => void;
 }[] = [
   { name: 'setLongTimeout', schedule: (ms, fn) => setLongTimeout(fn, ms) },
-  { name: 'queue SYSTEM_TIMERS', schedule: (ms, fn) => SYSTEM_TIMERS.schedule(ms, fn) },
-  { name: 'leader systemTimers', schedule: (ms, fn) => systemTimers.schedule(fn, ms) },
-  { name: 'list-watch realTimers', schedule: (ms, fn) => realTimers.schedule(ms, fn) },
+  { name: 'SYSTEM_TIMERS', schedule: (ms, fn) => SYSTEM_TIMERS.schedule(ms, fn) },
 ];
 
 describe('long timers (ADR 0018)', () => {

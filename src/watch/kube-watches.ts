@@ -5,7 +5,7 @@
  */
 import type { AnnotationKeys, SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
 import { NamespaceMerge, type NamespaceSink } from './namespace-merge.ts';
-import type { KubeApiError } from '../kube/api-error.ts';
+import type { ApiError } from '../core/api-error.ts';
 import type { ListWatchStatus } from '../kube/list-watch.ts';
 import {
   projectConfigMap,
@@ -43,7 +43,7 @@ export interface WatchFactoryDeps {
   readonly onWatchError: (
     resource: ResourceType,
     namespace: string | undefined,
-    error: KubeApiError,
+    error: ApiError,
   ) => void;
   /**
    * A watch of `resource` that was forbidden or absent before its first list has now listed
@@ -140,7 +140,7 @@ export class WatchFactory {
   ): ResourceWatch[] {
     const api = workloadResource(kind);
     return this.#create({
-      resource: api.plural as ResourceType,
+      resource: api.plural,
       api,
       targets,
       project: (obj) => projectWorkload(kind, obj, this.#deps.keys),

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiDiscovery } from '../kube/discovery.ts';
 import { createKubeTransport } from '../kube/transport.ts';
-import type { Timers } from '../queue/timers.ts';
+import type { Timers } from '../time/timers.ts';
 import {
   sendJson,
   sendStatus,

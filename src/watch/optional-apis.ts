@@ -5,9 +5,9 @@
  * shown as `error` and asked again with backoff until discovery answers. An absent API is asked
  * again at each resync, so a CRD installed later is picked up without a restart.
  */
-import { toKubeApiError } from '../kube/api-error.ts';
+import { toApiError } from '../kube/api-error.ts';
 import { backoffDelay } from '../kube/list-watch-timing.ts';
-import type { Timers } from '../queue/timers.ts';
+import type { Timers } from '../time/timers.ts';
 
 export type ApiAvailability = 'served' | 'absent' | 'error';
 
@@ -96,7 +96,7 @@ export class OptionalApis {
       if (failed) this.#deps.onRecovered?.(api, state.availability);
     } catch (err) {
       state.availability = 'error';
-      this.#scheduleRetry(api, state, toKubeApiError(err));
+      this.#scheduleRetry(api, state, toApiError(err));
     }
     return state.availability;
   }

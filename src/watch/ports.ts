@@ -3,11 +3,6 @@
  * in-memory versions. Wire objects stop at the projection: caches and stores only ever see views.
  */
 
-/** Milliseconds since the epoch; injected so the §5.4 timestamps are testable. */
-export interface Clock {
-  now(): number;
-}
-
 /**
  * What a list-watch feeds (kube/list-watch.ts): the full result of every (re)list as one
  * `replace`, then watch events. `upsert` covers ADDED and MODIFIED; `remove` gets the last known

@@ -1,7 +1,8 @@
 import { parseSourceKey } from '../core/keys.ts';
 import type { Annotations, SourceKey, SourceRef, SourceType, SourceView } from '../core/types.ts';
 import type { SourceLookup } from '../reconcile/ports.ts';
-import type { Clock, ViewSink } from './ports.ts';
+import type { Clock } from '../time/timers.ts';
+import type { ViewSink } from './ports.ts';
 
 /** A cached source and the §5.4 facts about it. */
 export interface SourceEntry {
@@ -45,7 +46,8 @@ export type SourceCacheEvent = SourceChange | SourceUnchanged;
 
 export interface SourceCacheDeps {
   readonly type: SourceType;
-  readonly clock: Clock;
+  /** Wall time of the §5.4 timestamps. */
+  readonly clock: Pick<Clock, 'now'>;
   /** Called synchronously, after the cache reflects the event. Never called before the initial sync. */
   readonly notify: (event: SourceCacheEvent) => void;
 }

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { KubeApiError } from '../kube/api-error.ts';
+import { ApiError } from '../core/api-error.ts';
 import { RateLimitedLog } from '../log/rate-limited-log.ts';
 import { RecordingLogger } from '../testing/recording-logger.ts';
 import { WatchErrorLog } from './watch-error-log.ts';
 
 const MINUTE = 60_000;
 
-function forbidden(namespace: string, resource: string): KubeApiError {
-  return new KubeApiError(
+function forbidden(namespace: string, resource: string): ApiError {
+  return new ApiError(
     `${resource} is forbidden: User "system:serviceaccount:kreload-system:kreload" cannot list resource "${resource}" in the namespace "${namespace}"`,
     { status: 403, reason: 'Forbidden', retryable: false },
   );
@@ -73,7 +73,7 @@ describe('WatchErrorLog', () => {
 
   it('an unreachable API server is one cause for every watch', () => {
     const { log, logger } = setup();
-    const refused = new KubeApiError('connect ECONNREFUSED 127.0.0.1:6443', {
+    const refused = new ApiError('connect ECONNREFUSED 127.0.0.1:6443', {
       status: undefined,
       reason: 'ECONNREFUSED',
       retryable: true,
@@ -93,7 +93,7 @@ describe('WatchErrorLog', () => {
 
   it('a server error is limited per resource and status, not per namespace', () => {
     const { log, logger } = setup();
-    const unavailable = new KubeApiError('the server is currently unable to handle the request', {
+    const unavailable = new ApiError('the server is currently unable to handle the request', {
       status: 503,
       reason: 'ServiceUnavailable',
       retryable: true,

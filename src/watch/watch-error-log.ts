@@ -3,7 +3,7 @@
  * 60 s per kind, and an unreachable API server fails every watch at once, so each distinct cause
  * is logged once and then at most once per interval (RateLimitedLog).
  */
-import type { KubeApiError } from '../kube/api-error.ts';
+import type { ApiError } from '../core/api-error.ts';
 import type { RateLimitedLog } from '../log/rate-limited-log.ts';
 import type { LogLevel } from '../log/logger.ts';
 
@@ -71,7 +71,7 @@ export class WatchErrorLog {
   }
 
   /** One failure of the list-watch of `resource` in `namespace` (`undefined`: cluster-wide). */
-  report(resource: string, namespace: string | undefined, error: KubeApiError): void {
+  report(resource: string, namespace: string | undefined, error: ApiError): void {
     const row = FAILURES.find((candidate) => candidate.matches(error.status)) ?? OTHER_FAILURE;
     const cause = causeOf(row, resource, namespace, error.status);
     if (row.perNamespace) {

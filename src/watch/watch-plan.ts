@@ -3,6 +3,7 @@
  * namespace, with the server-side filters. Pure, so the scoping rules are table-tested.
  */
 import type { SourceType, WorkloadKind } from '../core/types.ts';
+import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 
 export type SourceResource = 'configmaps' | 'secrets';
 
@@ -99,10 +100,13 @@ export function plannedKinds(options: KindPlanOptions): {
   readonly ifServed: readonly WorkloadKind[];
 } {
   const ignored = new Set(options.ignoredWorkloadTypes);
-  const always: WorkloadKind[] = ['Deployment', 'DaemonSet', 'StatefulSet'];
-  if (!ignored.has('cronjobs')) always.push('CronJob');
-  if (!ignored.has('jobs')) always.push('Job');
-  const ifServed: WorkloadKind[] = ['DeploymentConfig'];
-  if (options.isArgoRollouts) ifServed.unshift('Rollout');
-  return { always, ifServed };
+  const planned = WORKLOAD_KINDS.filter(
+    (row) =>
+      !(row.ignorable && ignored.has(row.plural)) &&
+      (row.enabledByOption === undefined || options[row.enabledByOption]),
+  );
+  return {
+    always: planned.filter((row) => !row.optionalApi).map((row) => row.kind),
+    ifServed: planned.filter((row) => row.optionalApi).map((row) => row.kind),
+  };
 }

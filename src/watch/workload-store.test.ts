@@ -6,7 +6,7 @@ import {
   type WorkloadKey,
   type WorkloadView,
 } from '../core/types.ts';
-import { SYSTEM_TIMERS } from '../queue/timers.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { aContainer, aVolume, aWorkload, configMapVolume, csiVolume } from '../testing/builders.ts';
 import {
   isRelevantChange,

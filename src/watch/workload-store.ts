@@ -11,10 +11,10 @@ import type {
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
-import type { Timers } from '../queue/timers.ts';
 import type { WorkloadLookup } from '../reconcile/ports.ts';
 import { plainEqual } from './plain-equal.ts';
-import type { Clock, ViewSink } from './ports.ts';
+import type { Clock, Timers } from '../time/timers.ts';
+import type { ViewSink } from './ports.ts';
 
 /** A stored workload and the §5.4 fact about it. */
 export interface WorkloadEntry {
@@ -38,7 +38,8 @@ export type WorkloadStoreEvent =
   | { readonly kind: 'removed'; readonly key: WorkloadKey; readonly view: WorkloadView };
 
 export interface WorkloadStoreDeps {
-  readonly clock: Clock;
+  /** Wall time of the §5.4 timestamps. */
+  readonly clock: Pick<Clock, 'now'>;
   /** The timeout of `newerThan`. */
   readonly timers: Timers;
   readonly keys: AnnotationKeys;
