@@ -25,7 +25,7 @@ import { TrackingTally } from './controller/tracking-tally.ts';
 import { type ReconcileResume, WorkRunner } from './controller/work-runner.ts';
 import { WebhookNotifier } from './alerts/webhook-notifier.ts';
 import { ReloadListCache } from './core/annotation-values.ts';
-import type { SourceType, WorkloadKey, WorkloadKind } from './core/types.ts';
+import type { SourceType, WorkloadKind } from './core/types.ts';
 import { EventRecorder } from './events/event-recorder.ts';
 import { FanoutTracker } from './events/fanout-tracker.ts';
 import { buildReadinessReport } from './http/readiness.ts';
@@ -170,7 +170,6 @@ class KreloadApp implements App {
   #leading = false;
   #shuttingDown = false;
   #cancelResync: (() => void) | undefined;
-  readonly #resumeTimers = new Map<WorkloadKey, () => void>();
   readonly #stoppers: (() => Promise<void> | void)[] = [];
   readonly #runtimeReady = Promise.withResolvers<Runtime>();
   #apis: OptionalApis | undefined;
@@ -356,9 +355,6 @@ class KreloadApp implements App {
       onFanoutFinish: (finish) => {
         fanouts.finish(finish);
       },
-      scheduleAt: (key, at) => {
-        this.#scheduleAt(key, at);
-      },
       now: () => Date.now(),
       tally: new TrackingTally({ gauges: metrics }),
       writes,
@@ -443,7 +439,6 @@ class KreloadApp implements App {
     this.#shuttingDown = true;
     const runtime = this.#runtime;
     this.#cancelResync?.();
-    for (const cancel of this.#resumeTimers.values()) cancel();
     if (!runtime) return;
     this.#deps.logger.info('stopping', { reason });
     runtime.queue.stop();
@@ -758,15 +753,6 @@ class KreloadApp implements App {
         this.#scheduleResync();
       }
     });
-  }
-
-  #scheduleAt(key: WorkloadKey, at: number): void {
-    this.#resumeTimers.get(key)?.();
-    const cancel = SYSTEM_TIMERS.schedule(Math.max(0, at - Date.now()), () => {
-      this.#resumeTimers.delete(key);
-      this.#runtime?.queue.trigger(key, { debounced: false });
-    });
-    this.#resumeTimers.set(key, cancel);
   }
 
   /** Optional kinds that are not watched: absent, or their discovery failed (retried). */

@@ -170,7 +170,6 @@ function pipeline(options: { readonly workerThreads: number }) {
     reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),
     metrics,
     onFanoutFinish: () => undefined,
-    scheduleAt: () => undefined,
     now: () => Date.now(),
     writes,
   });
