@@ -16,7 +16,7 @@ import {
 import { ReconcileReporter, type ReconcileReporterDeps } from '../controller/reconcile-reporter.ts';
 import { TrackingTally } from '../controller/tracking-tally.ts';
 import type { WebhookMode } from '../controller/webhook-mode.ts';
-import { type ReconcileResume, WorkRunner } from '../controller/work-runner.ts';
+import { type ReconcileResume, WorkRunner } from '../reconcile/work-runner.ts';
 import type { SourceType } from '../core/types.ts';
 import type { FanoutFinish, FanoutStart } from '../events/fanout-tracker.ts';
 import type { Logger } from '../log/logger.ts';

@@ -15,7 +15,7 @@ import type {
   ReconcileOutcome,
   ReconcileResult,
   ReconcileTrigger,
-} from '../reconcile/reconciler.ts';
+} from './reconciler.ts';
 
 /** What the queue keeps between the attempts of one reconcile. */
 export interface ReconcileResume {
