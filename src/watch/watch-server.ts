@@ -105,6 +105,7 @@ export class WatchServer {
   #csiPlanned = false;
   /** The startup watches exist; a late API's watches are added after them. */
   readonly #startedUp = Promise.withResolvers<undefined>();
+  #watching = false;
   readonly #stopping = Promise.withResolvers<undefined>();
   #stopped = false;
   /** The last network failure of a list-watch, until some watch is healthy again (§13.1). */
@@ -149,13 +150,21 @@ export class WatchServer {
     }
     if (this.#stopped) return;
     for (const watch of this.#watches) watch.start();
+    this.#watching = true;
     this.#startedUp.resolve(undefined);
   }
 
-  /** Every watch listed, or is forbidden or absent (§13.5 step 6); or the server is stopping. */
+  /**
+   * Every watch listed, or is forbidden or absent (§13.5 step 6), a late API's watches included;
+   * or the server is stopping.
+   */
   async initialSync(): Promise<void> {
-    const settled = Promise.all(this.#watches.map((watch) => watch.settled));
-    await Promise.race([settled, this.#stopping.promise]);
+    let waitedFor = -1;
+    while (waitedFor !== this.#watches.length && !this.#stopped) {
+      waitedFor = this.#watches.length;
+      const settled = Promise.all(this.#watches.map((watch) => watch.settled));
+      await Promise.race([settled, this.#stopping.promise]);
+    }
   }
 
   /** `workloads=…, kinds=resource=status,…`, for the "caches synced" log line. */
@@ -174,9 +183,9 @@ export class WatchServer {
     return watches.length > 0 && watches.every((w) => w.status === 'ok');
   }
 
-  /** Every list-watch, for `/readyz`; before they exist, one `syncing` placeholder. */
+  /** Every list-watch, for `/readyz`; before they start, one `syncing` placeholder. */
   watchStates(): readonly WatchState[] {
-    return this.#watches.length === 0 ? [STARTING] : this.#watches;
+    return this.#watching ? this.#watches : [STARTING];
   }
 
   /** Optional kinds that are not watched: absent, or their discovery failed (retried). */
