@@ -127,6 +127,7 @@ export class WatchServer {
 
   /** Discovery (§13.5 step 4), then every list-watch started. The initial lists go on after. */
   async start(): Promise<void> {
+    if (this.#isStopped()) return;
     const { options } = this.#parts.deps;
     const { caches } = this.#parts;
     const running = this.#start();
@@ -148,7 +149,7 @@ export class WatchServer {
     if (nsTarget) {
       this.#watches.push(...factory.namespaces(nsTarget, namespaceSink(caches.namespaces)));
     }
-    if (this.#stopped) return;
+    if (this.#isStopped()) return;
     for (const watch of this.#watches) watch.start();
     this.#watching = true;
     this.#startedUp.resolve(undefined);
@@ -279,6 +280,11 @@ export class WatchServer {
     logger.info('API is now served; watching it', { api: api.name });
     await Promise.all(watches.map((watch) => watch.synced));
     this.#parts.subscribers.onKindWatched(kind);
+  }
+
+  /** A method, not the field: the answer changes across the awaits of `start()`. */
+  #isStopped(): boolean {
+    return this.#stopped;
   }
 
   #start(): Running {
