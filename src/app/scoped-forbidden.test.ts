@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
-import type { App } from '../cli/run.ts';
+import type { App } from './app-types.ts';
 import { parseOptions } from '../config/parse-options.ts';
 import { RecordingLogger } from '../testing/recording-logger.ts';
 import {

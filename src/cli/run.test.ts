@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../config/config-error.ts';
 import type { Options } from '../config/parse-options.ts';
 import type { Logger } from '../log/logger.ts';
-import type { App, CreateApp, CliIo, ShutdownSignal } from './run.ts';
+import type { App, CreateApp } from '../app/app-types.ts';
+import type { CliIo, ShutdownSignal } from './run.ts';
 import { runCli } from './run.ts';
 
 // The shape the lead's app.ts is expected to export must fit CreateApp without a cast.

@@ -3,6 +3,7 @@
  * configuration (exit 2 with every problem, §12.6), then runs the controller built by app.ts until a
  * signal (exit 0) or a fatal error (exit 1) (§13.5). Every process facility arrives through CliIo.
  */
+import type { App, CreateApp } from '../app/app-types.ts';
 import { STOP_DEADLINES } from '../app/shutdown.ts';
 import { findInfoRequest, renderHelp } from '../config/command-line.ts';
 import { ConfigError, formatConfigProblems } from '../config/config-error.ts';
@@ -14,21 +15,6 @@ import { redactUrl } from '../log/redact-url.ts';
 import { withinDeadline } from '../time/deadline.ts';
 import { checkClusterConfig } from './cluster-config.ts';
 import { runHashCommand } from './hash-command.ts';
-
-/** What app.ts receives besides the options. */
-export interface AppDeps {
-  readonly logger: Logger;
-  /** Ends the process with exit 1 after a bounded stop, e.g. when leadership is lost (§13.4). */
-  readonly onFatal: (error: Error) => void;
-}
-
-/** The shape app.ts must export as `createApp`. */
-export interface App {
-  start(): Promise<void>;
-  stop(reason: string): Promise<void>;
-}
-
-export type CreateApp = (options: Options, deps: AppDeps) => App;
 
 export type ShutdownSignal = 'SIGTERM' | 'SIGINT';
 

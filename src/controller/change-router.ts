@@ -2,7 +2,8 @@
  * Turns what the caches and the workload store observe into work (§5.2): a source change fans out
  * through the in-memory index to the workloads it may concern (§9.2 item 5), records create/delete
  * marks (§5.4), opens a fan-out for the `WorkloadsReloaded` Event, and triggers a debounced
- * reconcile per workload. No API call is made per event.
+ * reconcile per workload. It is the watch server's subscriber (an informer's event handler): it
+ * only enqueues keys, and no API call is made per event.
  */
 import type { ReloadListCache } from '../core/annotation-values.ts';
 import { decide } from '../core/decide.ts';
@@ -12,14 +13,17 @@ import type {
   SkipReason,
   SourceType,
   WorkloadKey,
+  WorkloadKind,
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
 import { DELETE_MARKER } from '../core/types.ts';
 import type { FanoutStart } from '../events/fanout-tracker.ts';
+import type { ResourceType } from '../metrics/metrics.ts';
 import type { ChangeRecord } from '../queue/debouncer.ts';
 import type { MarkStore } from '../watch/marks.ts';
 import type { SourceCacheEvent, SourceChange } from '../watch/source-cache.ts';
+import type { WatchHandler } from '../watch/watch-caches.ts';
 import type { WorkloadStore, WorkloadStoreEvent } from '../watch/workload-store.ts';
 import type { WebhookMode } from './webhook-mode.ts';
 
@@ -27,6 +31,7 @@ import type { WebhookMode } from './webhook-mode.ts';
 export interface TriggerSink {
   trigger(key: WorkloadKey, options: { debounced: boolean; change?: ChangeRecord }): void;
   drop(key: WorkloadKey): void;
+  dropNamespace(namespace: string): void;
 }
 
 export interface ChangeRouterDeps {
@@ -47,7 +52,7 @@ export interface ChangeRouterDeps {
   readonly webhook?: WebhookMode | undefined;
 }
 
-export class ChangeRouter {
+export class ChangeRouter implements WatchHandler {
   readonly #deps: ChangeRouterDeps;
 
   constructor(deps: ChangeRouterDeps) {
@@ -90,6 +95,29 @@ export class ChangeRouter {
     }
     if (!this.#writesWorkloads() || !this.#deps.acceptsNamespace(event.view.ref.namespace)) return;
     this.#deps.queue.trigger(event.key, { debounced: true });
+  }
+
+  /** Entering the `--namespace-selector` set: reconcile its workloads at once (§5.2). */
+  onNamespaceEntered(namespace: string): void {
+    this.triggerAll(this.#deps.store.keysInNamespace(namespace));
+  }
+
+  /** Leaving it: its pending work is dropped and nothing more is written there (§11 item 1). */
+  onNamespaceLeft(namespace: string): void {
+    this.#deps.queue.dropNamespace(namespace);
+  }
+
+  /** The workloads reconciled without this watch's objects are reconciled again (ADR 0021). */
+  onScopeJoined(_resource: ResourceType, namespace: string | undefined): void {
+    const { store } = this.#deps;
+    this.triggerAll(namespace === undefined ? store.keys() : store.keysInNamespace(namespace));
+  }
+
+  /** A kind watched late: its workloads (for the CSI API, every workload) are reconciled (§2.2). */
+  onKindWatched(kind: WorkloadKind | undefined): void {
+    const keys = this.#deps.store.keys();
+    const prefix = `${kind ?? ''}/`;
+    this.triggerAll(kind === undefined ? keys : keys.filter((key) => key.startsWith(prefix)));
   }
 
   /** Immediate triggers: initial sync, leadership, resync, a namespace entering the selection. */

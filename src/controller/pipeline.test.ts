@@ -1,36 +1,29 @@
 /**
- * The route from a watch event to a PATCH with kreload's real parts wired as src/app.ts wires them:
- * source caches, workload store, marks, change router, work queue, work runner, reconciler and
- * reporter with real metrics. Only the API server is in memory (RecordingWriter), with a "watch"
+ * The route from a watch event to a PATCH with kreload's real parts, wired by the same function as
+ * src/app.ts (src/app/pipeline.ts): the watch server's caches and fan-out, marks, change router,
+ * work queue, work runner, reconciler and reporter with real metrics. Only the API server is in memory (RecordingWriter), with a "watch"
  * that delivers each acknowledged patch back to the store, as the real one does. Fake timers.
  */
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createPipeline } from '../app/pipeline.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
-import { ReloadListCache } from '../core/annotation-values.ts';
 import { workloadKey } from '../core/keys.ts';
-import type { SourceType, WorkloadRef, WorkloadView } from '../core/types.ts';
+import type { WorkloadRef, WorkloadView } from '../core/types.ts';
 import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
 import { createLogger } from '../log/logger.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { SYSTEM_TIMERS } from '../time/timers.ts';
-import { WorkQueue } from '../queue/work-queue.ts';
 import type { WorkloadWriter } from '../reconcile/ports.ts';
 import { ApiError } from '../core/api-error.ts';
-import { Reconciler } from '../reconcile/reconciler.ts';
+import { WriteLedger } from './write-ledger.ts';
 import type { Patch } from '../rollout/patch.ts';
 import { aConfigMap, aContainer, aSecret, aWorkload } from '../testing/builders.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
-import { MarkStore } from '../watch/marks.ts';
-import { SourceCache, SourceCaches } from '../watch/source-cache.ts';
-import { WorkloadStore } from '../watch/workload-store.ts';
-import { ChangeRouter } from './change-router.ts';
-import { WriteLedger } from './write-ledger.ts';
-import { ReconcileReporter } from './reconcile-reporter.ts';
-import type { ReconcileResume } from './work-runner.ts';
-import { WorkRunner } from './work-runner.ts';
+import { WatchSubscribers, createWatchCaches } from '../watch/watch-caches.ts';
+import type { WorkloadStore } from '../watch/workload-store.ts';
 
 const NS = 'team-a';
 const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
@@ -118,8 +111,7 @@ class ServerWithWatch implements WorkloadWriter {
   instantiate: WorkloadWriter['instantiate'] = (ref, body) => this.api.instantiate(ref, body);
 }
 
-function pipeline(options: { readonly workerThreads: number }) {
-  const clock = { now: () => Date.now() };
+function pipeline(options: { readonly workerThreads: number; readonly selector?: boolean }) {
   const registry = new Registry();
   const metrics = createMetrics(registry, { countByNamespace: false });
   const logger = createLogger({
@@ -132,75 +124,51 @@ function pipeline(options: { readonly workerThreads: number }) {
     }),
   });
   const events: EventRequest[] = [];
-  const routing: { router?: ChangeRouter } = {};
-  const marks = new MarkStore();
-  const reloadLists = new ReloadListCache();
-  const caches: Partial<Record<SourceType, SourceCache>> = {};
-  for (const type of ['CONFIGMAP', 'SECRET'] as const) {
-    caches[type] = new SourceCache({
-      type,
-      clock,
-      notify: (event) => routing.router?.onSourceEvent(event),
-    });
-  }
-  const sourceCaches = new SourceCaches({ caches, isTypeHealthy: () => true });
+  // The watch server's caches and fan-out, fed below as its list-watches would feed them.
+  const subscribers = new WatchSubscribers();
   const writes = new WriteLedger();
-  const store = new WorkloadStore({
-    clock,
-    timers: SYSTEM_TIMERS,
-    keys: KEYS,
-    notify: (event) => routing.router?.onWorkloadEvent(event),
-    writeBasis: (key) => writes.basis(key),
-  });
+  const watched = createWatchCaches(
+    {
+      sourceTypes: ['CONFIGMAP', 'SECRET'],
+      keys: KEYS,
+      scope: { mode: 'global', ignored: [], selectorEnabled: options.selector === true },
+      clock: { now: () => Date.now() },
+      timers: SYSTEM_TIMERS,
+      writeBasis: (key) => writes.basis(key),
+      isTypeHealthy: () => true,
+    },
+    subscribers,
+  );
+  const { store, byType: caches } = watched;
   const server = new ServerWithWatch(store);
-  const reconciler = new Reconciler({
-    workloads: store,
-    sources: sourceCaches,
-    marks,
-    writer: server,
-    observer: new ReconcileReporter({
-      logger,
-      metrics,
-      events: { record: (request) => events.push(request) },
-    }),
-    options: DEFAULT_RECONCILE_OPTIONS,
-    now: () => Date.now(),
-    random: () => 0.5,
-    reloadLists,
-  });
-  const runner = new WorkRunner({
-    reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),
-    metrics,
-    onFanoutFinish: () => undefined,
-    scheduleAt: () => undefined,
-    now: () => Date.now(),
+  const { queue } = createPipeline({
+    watch: {
+      caches: watched,
+      subscribe: (handler) => {
+        subscribers.add(handler);
+      },
+    },
     writes,
-  });
-  const queue = new WorkQueue<ReconcileResume>({
+    writer: server,
+    reconcile: DEFAULT_RECONCILE_OPTIONS,
     concurrency: options.workerThreads,
     debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
-    handler: runner.handle,
+    metrics,
+    logger,
+    notifications: () => ({
+      events: { record: (request) => events.push(request) },
+      fanouts: { begin: () => undefined, finish: () => undefined },
+    }),
+    gate: { leading: true, mayWrite: () => true },
     timers: SYSTEM_TIMERS,
     random: () => 0.5,
-  });
-  routing.router = new ChangeRouter({
-    store,
-    marks,
-    queue,
-    keys: KEYS,
-    autoReloadAll: false,
-    reloadOnDelete: false,
-    reloadLists,
-    acceptsNamespace: () => true,
-    isLeading: () => true,
-    onSkip: () => undefined,
-    onFanout: () => undefined,
   });
 
   const sources = {
     configMap: (hash: string) => aConfigMap(NS, 'app-config').withHash(hash).build(),
     secret: (hash: string) => aSecret(NS, 'db').withHash(hash).build(),
   };
+  if (options.selector === true) watched.namespaces.replace([NS]);
   caches.CONFIGMAP?.replace([sources.configMap(H1)]);
   caches.SECRET?.replace([sources.secret(H2)]);
   for (const view of [API, WEB]) server.api.put(view);
@@ -232,6 +200,8 @@ function pipeline(options: { readonly workerThreads: number }) {
     histogramSum,
     editConfigMap: (hash: string) => caches.CONFIGMAP?.upsert(sources.configMap(hash)),
     editSecret: (hash: string) => caches.SECRET?.upsert(sources.secret(hash)),
+    namespaces: watched.namespaces,
+    store,
   };
 }
 
@@ -370,5 +340,20 @@ describe('the pipeline from source events to PATCHes', () => {
     await expect(p.queue.drain(1_000)).resolves.toBe(true);
     await advance(60_000);
     expect(patchesTo(p.server.sent, API_KEY)).toHaveLength(1);
+  });
+
+  it('a namespace leaving the selector set drops its pending work; entering reconciles it', async () => {
+    const p = pipeline({ workerThreads: 1, selector: true });
+    p.editConfigMap(hashOf(1));
+    await advance(SYNC_DELAY_MS / 2);
+    expect(p.queue.depth).toBe(2);
+    p.namespaces.remove(NS);
+    expect(p.queue.depth).toBe(0);
+    await advance(60_000);
+    expect(p.server.sent).toHaveLength(0);
+    p.namespaces.upsert(NS);
+    await advance(1_000);
+    // both were reconciled at once, not debounced, and rolled to the edited ConfigMap
+    expect(p.server.sent.map((write) => write.key).sort()).toEqual([API_KEY, WEB_KEY]);
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { buildReadinessReport, kindStatusOf, serializeReadinessReport } from './readiness.ts';
+import {
+  FOLLOWER_FRESHNESS_MS,
+  aggregateReadiness,
+  buildReadinessReport,
+  kindStatusOf,
+  serializeReadinessReport,
+} from './readiness.ts';
 import type { ReadinessInput, WatchState, WatchStatus } from './readiness.ts';
 
 function clusterWide(kinds: Readonly<Record<string, WatchStatus>>): WatchState[] {
@@ -237,5 +243,49 @@ describe('serializeReadinessReport', () => {
     expect(body).toBe(
       '{"ready":false,"checks":{"cachesSynced":false,"apiServer":"unreachable: timeout","leaderElection":"lost","kinds":{},"permitted":false}}',
     );
+  });
+});
+
+describe('aggregateReadiness', () => {
+  const watch = {
+    watchStates: (): readonly WatchState[] => [
+      { resource: 'configmaps', namespace: undefined, status: 'ok' },
+      { resource: 'deployments', namespace: undefined, status: 'ok' },
+    ],
+    unwatchedKinds: () => ({ rollouts: 'absent' as const }),
+    apiServerStatus: () => 'ok' as const,
+  };
+
+  it('reports a follower that read the Lease recently as ready, with how long ago', () => {
+    const report = aggregateReadiness({
+      watch,
+      election: { state: () => 'follower', lastObservedAt: 1_000 },
+      shuttingDown: () => false,
+      monotonicMs: () => 4_000,
+    });
+    expect(report.ready).toBe(true);
+    expect(report.checks.leaderElection).toBe('follower');
+    expect(report.checks.kinds).toMatchObject({ configmaps: 'ok', rollouts: 'absent' });
+  });
+
+  it('without HA says disabled; shutting down is not ready', () => {
+    const report = aggregateReadiness({
+      watch,
+      election: undefined,
+      shuttingDown: () => true,
+      monotonicMs: () => 0,
+    });
+    expect(report.checks.leaderElection).toBe('disabled');
+    expect(report.ready).toBe(false);
+  });
+
+  it('a follower whose last Lease read is stale is not ready', () => {
+    const report = aggregateReadiness({
+      watch,
+      election: { state: () => 'follower', lastObservedAt: 0 },
+      shuttingDown: () => false,
+      monotonicMs: () => FOLLOWER_FRESHNESS_MS + 1,
+    });
+    expect(report.ready).toBe(false);
   });
 });

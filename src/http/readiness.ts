@@ -162,3 +162,39 @@ export function serializeReadinessReport(report: ReadinessReport): string {
     },
   });
 }
+
+/** The watch server as `/readyz` sees it. */
+export interface WatchReadiness {
+  watchStates(): readonly WatchState[];
+  unwatchedKinds(): Readonly<Record<string, 'absent' | 'error'>>;
+  apiServerStatus(): ApiServerStatus;
+}
+
+/** The leader elector as `/readyz` sees it. */
+export interface ElectionReadiness {
+  state(): Exclude<LeaderElectionStatus, 'disabled'>;
+  /** Monotonic milliseconds of the last Lease read; undefined if there was none yet. */
+  readonly lastObservedAt: number | undefined;
+}
+
+export interface ReadinessSources {
+  readonly watch: WatchReadiness;
+  /** Undefined without HA. */
+  readonly election: ElectionReadiness | undefined;
+  readonly shuttingDown: () => boolean;
+  readonly monotonicMs: () => number;
+}
+
+/** The `/readyz` report from the running parts: the watch server and the leadership state. */
+export function aggregateReadiness(sources: ReadinessSources): ReadinessReport {
+  const { election, watch } = sources;
+  const lastRead = election?.lastObservedAt;
+  return buildReadinessReport({
+    watches: watch.watchStates(),
+    unwatched: watch.unwatchedKinds(),
+    apiServer: watch.apiServerStatus(),
+    leaderElection: election?.state() ?? 'disabled',
+    leaseReadAgoMs: lastRead === undefined ? undefined : sources.monotonicMs() - lastRead,
+    shuttingDown: sources.shuttingDown(),
+  });
+}

@@ -636,3 +636,78 @@ describe('WorkQueue.whenNoWorkInFlight', () => {
     expect(resolved).toBe(true);
   });
 });
+
+describe('WorkQueue.triggerAt (timed triggers, e.g. a pause resume)', () => {
+  // A fake timer set to 0 ms while the clock ticks fires 1 ms later: the worker's `at` may trail
+  // the trigger by 1 ms, so the trigger time is read from the entry (`firstAt`).
+  const triggered = (calls: readonly Call[]) => calls.map((call) => [call.key, call.entry.firstAt]);
+
+  it('triggers the key at the given time, a later call for a key replacing the earlier', async () => {
+    const { queue, calls } = setup({ autoFinish: 'done' });
+    queue.start();
+    queue.triggerAt(A, 10_000);
+    queue.triggerAt(A, 20_000);
+    queue.triggerAt(B, 5_000);
+    await advance(4_999);
+    expect(calls).toHaveLength(0);
+    await advance(2);
+    expect(triggered(calls)).toEqual([[B, 5_000]]);
+    await advance(14_997);
+    expect(calls).toHaveLength(1);
+    await advance(3);
+    expect(triggered(calls)).toEqual([
+      [B, 5_000],
+      [A, 20_000],
+    ]);
+  });
+
+  it('keeps working past the 2^31 ms timer limit (a 1000h pause)', async () => {
+    const { queue, calls } = setup({ autoFinish: 'done' });
+    queue.start();
+    const at = 1_000 * 3_600_000;
+    queue.triggerAt(A, at);
+    await advance(2 ** 31);
+    expect(calls).toHaveLength(0);
+    await advance(at - 2 ** 31 - 1);
+    expect(calls).toHaveLength(0);
+    await advance(2);
+    expect(triggered(calls)).toEqual([[A, at]]);
+  });
+
+  it('a time already past triggers at once; stop, drop and dropNamespace cancel', async () => {
+    const { queue, calls } = setup({ autoFinish: 'done' });
+    queue.start();
+    await advance(1_000);
+    queue.triggerAt(A, 0);
+    await advance(1);
+    expect(triggered(calls)).toEqual([[A, 1_000]]);
+    queue.triggerAt(A, 5_000);
+    queue.triggerAt(B, 5_000);
+    queue.triggerAt(C, 5_000);
+    queue.drop(A);
+    queue.dropNamespace('ns2');
+    await advance(5_000);
+    expect(calls.map((call) => call.key)).toEqual([A, B]);
+    queue.triggerAt(B, 9_000);
+    queue.stop();
+    queue.start();
+    await advance(5_000);
+    expect(calls.map((call) => call.key)).toEqual([A, B]);
+  });
+
+  it('hands the handler a triggerAt for its own key', async () => {
+    const { queue, calls } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.context.triggerAt(Date.now() + 3_000);
+    calls[0]?.finish('done');
+    await advance(2_999);
+    expect(calls).toHaveLength(1);
+    await advance(2);
+    expect(triggered(calls)).toEqual([
+      [A, 0],
+      [A, 3_000],
+    ]);
+  });
+});

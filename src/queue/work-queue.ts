@@ -45,6 +45,8 @@ export interface WorkContext<R = never> {
    * are merged into this run's entry, and a run that does not plan afresh must not ignore them.
    */
   readonly retriggered: boolean;
+  /** Triggers this key again at `at` (ms since the epoch), e.g. when a pause ends: `triggerAt`. */
+  readonly triggerAt: (at: number) => void;
 }
 
 export type WorkHandler<R = never> = (
@@ -147,6 +149,8 @@ export class WorkQueue<R = never> {
   /** Keys triggered while in flight or waiting for a retry (WorkContext.retriggered). */
   readonly #retriggered = new Set<WorkloadKey>();
   readonly #retryTimers = new Map<WorkloadKey, () => void>();
+  /** One timed trigger per key (`triggerAt`), cancelled by `stop()` and `drop()`. */
+  readonly #timedTriggers = new Map<WorkloadKey, () => void>();
   readonly #waiters = new Set<Waiter>();
   #workers: PQueue | undefined;
   #state: QueueState = 'created';
@@ -194,6 +198,8 @@ export class WorkQueue<R = never> {
     this.#wakeAt = undefined;
     for (const cancel of this.#retryTimers.values()) cancel();
     this.#retryTimers.clear();
+    for (const cancel of this.#timedTriggers.values()) cancel();
+    this.#timedTriggers.clear();
     this.#failures.clear();
     this.#resumes.clear();
     this.#retriggered.clear();
@@ -278,11 +284,29 @@ export class WorkQueue<R = never> {
   }
 
   /**
-   * Forgets `key` (its workload was deleted, §8 item 7): the pending entry, a retry wait, the
-   * failure count and the resume state. A run in flight finishes but is not retried.
+   * An immediate trigger of `key` at `at` (ms since the epoch; at once when past), e.g. the end of a
+   * pause period (§7.2). A later call for the same key replaces the earlier one. Delays past Node's
+   * 2^31 ms timer limit are chained by the Timers (ADR 0018). Ignored while stopped.
+   */
+  triggerAt(key: WorkloadKey, at: number): void {
+    if (this.#state === 'stopped') return;
+    this.#timedTriggers.get(key)?.();
+    const cancel = this.#deps.timers.schedule(Math.max(0, at - this.#deps.timers.now()), () => {
+      if (this.#timedTriggers.get(key) !== cancel) return;
+      this.#timedTriggers.delete(key);
+      this.trigger(key, { debounced: false });
+    });
+    this.#timedTriggers.set(key, cancel);
+  }
+
+  /**
+   * Forgets `key` (its workload was deleted, §8 item 7): the pending entry, a retry wait, a timed
+   * trigger, the failure count and the resume state. A run in flight finishes but is not retried.
    */
   drop(key: WorkloadKey): void {
     this.#pending.drop(key);
+    this.#timedTriggers.get(key)?.();
+    this.#timedTriggers.delete(key);
     this.#retryTimers.get(key)?.();
     this.#retryTimers.delete(key);
     this.#failures.delete(key);
@@ -300,6 +324,7 @@ export class WorkQueue<R = never> {
       ...this.#pending.keys(),
       ...this.#inFlight.keys(),
       ...this.#retryTimers.keys(),
+      ...this.#timedTriggers.keys(),
     ]);
     for (const key of keys) {
       if (parseWorkloadKey(key)?.namespace === namespace) this.drop(key);
@@ -387,6 +412,9 @@ export class WorkQueue<R = never> {
         signal: flight.controller.signal,
         resume: job.resume,
         retriggered: job.retriggered,
+        triggerAt: (at) => {
+          this.triggerAt(key, at);
+        },
       });
     } catch (error: unknown) {
       this.#deps.observer?.handlerFailed?.(key, error);

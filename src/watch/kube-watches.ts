@@ -32,6 +32,11 @@ export interface ResourceWatch {
   readonly isSynced: boolean;
   /** Resolves after the first complete list reached the cache; never rejects. */
   readonly synced: Promise<void>;
+  /**
+   * Resolves once the initial sync need not wait for this watch: it listed, or it is forbidden or
+   * its API absent (re-probed meanwhile, ADR 0021). Never rejects.
+   */
+  readonly settled: Promise<void>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -206,6 +211,7 @@ export class WatchFactory {
       const sink = merged ?? spec.sink;
       metrics.setWatchStatus(target.namespace, spec.resource, 'syncing');
       let unavailableBeforeList = false;
+      const unavailable = Promise.withResolvers<undefined>();
       const consumer = countingSink(
         { resource: spec.resource, sink, isFiltered: spec.isFiltered },
         this.#deps.metrics,
@@ -241,13 +247,19 @@ export class WatchFactory {
             metrics.setWatchStatus(target.namespace, spec.resource, status);
             this.#deps.onWatchStatus?.(spec.resource, target.namespace, status);
             if (status === 'forbidden' || status === 'absent') {
+              unavailable.resolve(undefined);
               unavailableBeforeList ||= !watch.isSynced;
               merged?.unavailable();
             }
           },
         },
       });
-      return Object.assign(watch, { resource: spec.resource, namespace: target.namespace });
+      const settled = Promise.race([watch.synced, unavailable.promise]);
+      return Object.assign(watch, {
+        resource: spec.resource,
+        namespace: target.namespace,
+        settled,
+      });
     });
   }
 }

@@ -4,7 +4,7 @@ import type { WorkloadKey } from '../core/types.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import type { PendingEntry } from '../queue/debouncer.ts';
 import type { WorkContext } from '../queue/work-queue.ts';
-import type { Continuation, ReconcileResult } from '../reconcile/reconciler.ts';
+import type { Continuation, ReconcileResult } from './reconciler.ts';
 import { aWorkload } from '../testing/builders.ts';
 import type { ReconcileResume } from './work-runner.ts';
 import { WorkRunner } from './work-runner.ts';
@@ -34,7 +34,6 @@ function setup(results: ReconcileResult[]) {
     },
     metrics,
     onFanoutFinish: () => undefined,
-    scheduleAt: () => undefined,
     now: () => now,
   });
   const reconciles = async () => {
@@ -49,16 +48,18 @@ function setup(results: ReconcileResult[]) {
         .reduce((sum, s) => sum + s.value, 0);
     return { count: pick('count'), sum: pick('sum') };
   };
+  const triggeredAt: number[] = [];
   const run = (context: Partial<WorkContext<ReconcileResume>> = {}) => {
     const full: WorkContext<ReconcileResume> = {
       attempt: 1,
       signal: new AbortController().signal,
       retriggered: false,
+      triggerAt: (at) => triggeredAt.push(at),
       ...context,
     };
     return runner.handle(KEY, ENTRY, full);
   };
-  return { run, reconciles, resumes, advance: (ms: number) => (now += ms) };
+  return { run, reconciles, resumes, triggeredAt, advance: (ms: number) => (now += ms) };
 }
 
 describe('WorkRunner: one attempt per run (docs/adr/0023)', () => {
@@ -88,5 +89,11 @@ describe('WorkRunner: one attempt per run (docs/adr/0023)', () => {
     const t = setup([{ outcome: 'rolled', attempts: 1, rerun: true }]);
     expect(await t.run({ retriggered: true })).toBe('again');
     expect((await t.reconciles()).count).toBe(1);
+  });
+
+  it('asks the queue to trigger the key again when a pause period ends (§7.2)', async () => {
+    const t = setup([{ outcome: 'skipped', attempts: 1, resumeAt: 90_000 }]);
+    expect(await t.run()).toBe('done');
+    expect(t.triggeredAt).toEqual([90_000]);
   });
 });

@@ -2,7 +2,7 @@
  * The work queue's handler: one reconcile attempt per dequeued key. An attempt that asks for a
  * retry goes back to the queue with its continuation (docs/adr/0023); the reconcile is measured and
  * reported once, when its last attempt ends (§13.2), with the fan-outs of the source changes it
- * carried closed, and a pause resume scheduled when the reconciler asks for one (§7.2).
+ * carried closed, and a pause resume triggered by the queue when the reconciler asks for one (§7.2).
  */
 import { parseWorkloadKey } from '../core/keys.ts';
 import type { SourceKey, WorkloadKey, WorkloadRef } from '../core/types.ts';
@@ -15,7 +15,7 @@ import type {
   ReconcileOutcome,
   ReconcileResult,
   ReconcileTrigger,
-} from '../reconcile/reconciler.ts';
+} from './reconciler.ts';
 
 /** What the queue keeps between the attempts of one reconcile. */
 export interface ReconcileResume {
@@ -32,8 +32,6 @@ export interface WorkRunnerDeps {
   ) => Promise<ReconcileResult>;
   readonly metrics: Metrics;
   readonly onFanoutFinish: (finish: FanoutFinish) => void;
-  /** Re-triggers the key at an absolute time (ms since the epoch), e.g. a pause resume. */
-  readonly scheduleAt: (key: WorkloadKey, at: number) => void;
   readonly now: () => number;
   /** Records when a write's reads were made, so R7 never counts an accounted change twice. */
   readonly writes?: {
@@ -95,6 +93,7 @@ export class WorkRunner {
       };
     }
     this.#finish(key, entry, result, { started, attemptStarted });
+    if (result.resumeAt !== undefined) context.triggerAt(result.resumeAt);
     // Triggers came in that this attempt did not plan for: reconcile the key afresh.
     return result.rerun === true ? 'again' : 'done';
   };
@@ -118,7 +117,6 @@ export class WorkRunner {
       }
       this.#closeFanouts(ref, entry, result);
     }
-    if (result.resumeAt !== undefined) this.#deps.scheduleAt(key, result.resumeAt);
   }
 
   #remember(key: WorkloadKey, result: ReconcileResult, started: number): void {

@@ -1,0 +1,44 @@
+/** The health server with `/readyz` over the running parts, and the optional profiling server. */
+import type { Registry } from 'prom-client';
+import type { Options } from '../config/parse-options.ts';
+import { HealthServer } from '../http/health-server.ts';
+import { ProfilingServer } from '../http/profiling-server.ts';
+import { aggregateReadiness, type ReadinessSources } from '../http/readiness.ts';
+import type { Logger } from '../log/logger.ts';
+import { SYSTEM_CLOCK } from '../time/timers.ts';
+
+export interface HttpServers {
+  readonly health: HealthServer;
+  /** `--enable-pprof` only. */
+  readonly profiling: ProfilingServer | undefined;
+}
+
+export function createHttpServers(parts: {
+  readonly options: Options;
+  readonly registry: Registry;
+  readonly logger: Logger;
+  readonly readiness: Omit<ReadinessSources, 'monotonicMs'>;
+}): HttpServers {
+  const { options, logger, readiness } = parts;
+  const health = new HealthServer({
+    port: options.metricsPort,
+    registry: parts.registry,
+    readiness: () =>
+      aggregateReadiness({ ...readiness, monotonicMs: () => SYSTEM_CLOCK.monotonicMs() }),
+    liveness: () => ({ alive: readiness.election?.state() !== 'lost' }),
+    health: () => ({ ok: true }),
+    onError: (error) => {
+      logger.warn('health endpoint failed', { error: String(error) });
+    },
+  });
+  const profiling = options.enablePprof
+    ? new ProfilingServer({
+        host: options.pprofAddr.host,
+        port: options.pprofAddr.port,
+        onError: (error) => {
+          logger.warn('profile request failed', { error: String(error) });
+        },
+      })
+    : undefined;
+  return { health, profiling };
+}

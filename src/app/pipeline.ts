@@ -1,0 +1,180 @@
+/**
+ * The reconcile side of kreload, wired once for src/app.ts and for the pipeline test: the change
+ * router (the watch server's subscriber) → the work queue → the work runner → the reconciler → the
+ * writer, with the reporter on the side. The reconciler's read ports over the watch server's
+ * caches are built here and nowhere else.
+ */
+import type { Options } from '../config/parse-options.ts';
+import { ReloadListCache } from '../core/annotation-values.ts';
+import { ChangeRouter } from '../controller/change-router.ts';
+import type { WriteLedger } from '../controller/write-ledger.ts';
+import { ReconcileReporter, type ReconcileReporterDeps } from '../controller/reconcile-reporter.ts';
+import { TrackingTally } from '../controller/tracking-tally.ts';
+import type { WebhookMode } from '../controller/webhook-mode.ts';
+import { type ReconcileResume, WorkRunner } from '../reconcile/work-runner.ts';
+import type { FanoutFinish, FanoutStart } from '../events/fanout-tracker.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { RandomSource } from '../queue/backoff.ts';
+import type { DebounceSettings } from '../queue/debouncer.ts';
+import type { Timers } from '../time/timers.ts';
+import { WorkQueue } from '../queue/work-queue.ts';
+import type { RecreationJournal, WorkloadWriter } from '../reconcile/ports.ts';
+import { type ReconcileOptions, Reconciler } from '../reconcile/reconciler.ts';
+import { MarkStore } from '../watch/marks.ts';
+import type { WatchCaches, WatchHandler } from '../watch/watch-caches.ts';
+
+/** The watch server as the reconcile side uses it. */
+export interface WatchedState {
+  readonly caches: WatchCaches;
+  subscribe(handler: WatchHandler): void;
+}
+
+/** The queue as lower-value API traffic waits on it. */
+export interface WorkInFlight {
+  whenNoWorkInFlight(maxWaitMs: number): Promise<void>;
+}
+
+export interface Notifications {
+  readonly events: ReconcileReporterDeps['events'];
+  readonly fanouts: {
+    begin(start: FanoutStart): void;
+    finish(finish: FanoutFinish): void;
+  };
+}
+
+export interface PipelineDeps {
+  readonly watch: WatchedState;
+  /** The write ledger the watch server's store also reads (ADR 0014). */
+  readonly writes: WriteLedger;
+  readonly writer: WorkloadWriter;
+  readonly reconcile: ReconcileOptions;
+  /** `--worker-threads`. */
+  readonly concurrency: number;
+  readonly debounce: DebounceSettings;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /**
+   * Events and the fan-outs that end in them, built on the queue: an Event waits for the workload
+   * writes in flight (ADR 0015).
+   */
+  readonly notifications: (work: WorkInFlight) => Notifications;
+  readonly alerts?: ReconcileReporterDeps['alerts'];
+  /** The leadership gate (src/leader/leadership-gate.ts). */
+  readonly gate: { readonly leading: boolean; mayWrite(): boolean };
+  readonly journal?: RecreationJournal | undefined;
+  /** `--webhook-url` mode: changes are posted instead of rolled (§13.7). */
+  readonly webhook?: WebhookMode | undefined;
+  readonly timers: Timers;
+  readonly random: RandomSource;
+}
+
+export interface Pipeline {
+  readonly queue: WorkQueue<ReconcileResume>;
+  readonly router: ChangeRouter;
+  readonly reconciler: Reconciler;
+  /** The create/delete marks the router records and the reconciler reads (§5.4). */
+  readonly marks: MarkStore;
+}
+
+/** The reconciler's options from the configuration. */
+export function reconcileOptionsOf(options: Options): ReconcileOptions {
+  return {
+    strategy: options.reloadStrategy,
+    reloadOnCreate: options.reloadOnCreate,
+    reloadOnDelete: options.reloadOnDelete,
+    keys: options.annotationKeys,
+    autoReloadAll: options.autoReloadAll,
+    dryRun: options.dryRun,
+  };
+}
+
+function queueObserver(metrics: Metrics, logger: Logger) {
+  return {
+    depthChanged: (depth: number) => {
+      metrics.setQueueDepth(depth);
+    },
+    added: () => {
+      metrics.recordQueueAdd();
+    },
+    coalesced: () => {
+      metrics.recordCoalesced();
+    },
+    started: (_key: string, latencyMs: number) => {
+      metrics.recordQueueLatency(latencyMs / 1000);
+    },
+    handlerFailed: (key: string, error: unknown) => {
+      metrics.recordError('handler_error');
+      logger.error('reconcile failed', { workload: key, error: String(error) });
+    },
+  };
+}
+
+/** Builds the reconcile side and subscribes its router to the watch server. */
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  const { caches } = deps.watch;
+  const { metrics, gate, timers } = deps;
+  // The queue calls the runner only once started, after this function returned.
+  const queue = new WorkQueue<ReconcileResume>({
+    concurrency: deps.concurrency,
+    debounce: deps.debounce,
+    handler: (key, entry, context) => runner.handle(key, entry, context),
+    timers,
+    random: deps.random,
+    observer: queueObserver(metrics, deps.logger),
+  });
+  const { events, fanouts } = deps.notifications(queue);
+  const { writes } = deps;
+  const marks = new MarkStore();
+  const reloadLists = new ReloadListCache();
+  const reconciler = new Reconciler({
+    workloads: caches.store,
+    sources: caches.sources,
+    marks,
+    writer: deps.writer,
+    observer: new ReconcileReporter({
+      logger: deps.logger,
+      metrics,
+      events,
+      alerts: deps.alerts,
+      pausePeriodKey: deps.reconcile.keys.pausePeriod,
+      sourceUid: (ref) => caches.sources.get(ref.namespace, ref.type, ref.name)?.uid,
+    }),
+    options: deps.reconcile,
+    now: () => timers.now(),
+    random: deps.random,
+    reloadLists,
+    mayWrite: () => gate.mayWrite(),
+    journal: deps.journal,
+  });
+  const runner = new WorkRunner({
+    reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),
+    metrics,
+    onFanoutFinish: (finish) => {
+      fanouts.finish(finish);
+    },
+    now: () => timers.now(),
+    tally: new TrackingTally({ gauges: metrics }),
+    writes,
+  });
+  const router = new ChangeRouter({
+    webhook: deps.webhook,
+    store: caches.store,
+    marks,
+    queue,
+    keys: deps.reconcile.keys,
+    autoReloadAll: deps.reconcile.autoReloadAll,
+    reloadOnDelete: deps.reconcile.reloadOnDelete,
+    reloadLists,
+    acceptsNamespace: (ns) => caches.namespaces.accepts(ns),
+    isLeading: () => gate.leading,
+    onSkip: (reason) => {
+      metrics.recordSkip(reason);
+    },
+    onFanout: (start) => {
+      fanouts.begin(start);
+    },
+  });
+  deps.watch.subscribe(router);
+  return { queue, router, reconciler, marks };
+}
