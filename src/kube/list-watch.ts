@@ -44,6 +44,8 @@ export interface ListWatchConsumer<T> {
   /** Every failure, before the loop backs off (count restarts, log). */
   onError?(error: KubeApiError, phase: ListWatchPhase): void;
   onStatus?(status: ListWatchStatus): void;
+  /** The watch's resourceVersion expired (410 Gone): it relists at once, without a backoff. */
+  onExpired?(): void;
 }
 
 export interface ListPageRequest {
@@ -254,6 +256,7 @@ export class ListWatch<T> {
         return 0;
       case 'gone':
         this.#resourceVersion = undefined;
+        this.#deliver(() => this.#deps.consumer.onExpired?.());
         return 0;
       case 'malformed':
         this.#resourceVersion = undefined;
