@@ -164,6 +164,38 @@ function jobsOnly(requested: FleetShape): FleetShape {
   };
 }
 
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * Where the time goes once kreload can reach kube-apiserver again: its first request (the end of
+ * a list-watch backoff), each resource's first LIST (its relist after 410) and its first write in
+ * the fleet.
+ */
+function reconnectTimeline(
+  requests: readonly CompletedRequest[],
+  reachableAt: number,
+  namespace: string,
+): string {
+  const after = requests.filter((r) => r.receivedAt >= reachableAt);
+  const at = (request: CompletedRequest | undefined): string =>
+    request === undefined ? 'none' : `+${seconds(request.receivedAt - reachableAt)}`;
+  const firstWrite = after.find((r) => isWrite(r) && r.namespace === namespace);
+  const relists = new Map<string, CompletedRequest>();
+  for (const request of after) {
+    if (request.verb === 'list' && !relists.has(request.resource)) {
+      relists.set(request.resource, request);
+    }
+  }
+  const lists = [...relists].map(([resource, request]) => `${resource} ${at(request)}`);
+  return [
+    `first request ${at(after[0])}`,
+    `LIST ${lists.join(' ') || 'none'}`,
+    `first write ${at(firstWrite)}`,
+  ].join(', ');
+}
+
 const STORM_MAX_MS = 60_000;
 /** After the bystander converged: the throttled writes keep getting 429 a little longer. */
 const STORM_TAIL_MS = 2000;
@@ -292,37 +324,49 @@ export const FAULTS: readonly FaultRow[] = [
     defaultIterations: 2,
     async inject(ctx) {
       const before = await ctx.kreloadMetrics();
+      const offset = await ctx.audit.mark();
+      const cutAt = Date.now();
+      let revision: number;
+      let restartMs: number;
       await ctx.proxy.setEnabled(false);
       try {
         await ctx.changeSource();
         await ctx.changeNoise(50);
-        const revision = await compactToNow(ctx.controlPlane.info.ports.etcdClient);
+        revision = await compactToNow(ctx.controlPlane.info.ports.etcdClient);
+        const restarting = performance.now();
         await ctx.controlPlane.killAndRestart('kube-apiserver');
-        return {
-          injected: 1,
-          note: `etcd compacted to revision ${String(revision)}`,
-          verify: async () => {
-            const relists = (await ctx.kreloadMetrics()).delta(before, WATCH_RESTARTS, {
-              reason: '410',
-            });
-            return [
-              {
-                name: 'expired relists ≥ 1',
-                passed: relists >= 1,
-                detail: `${String(relists)} list-watches relisted after 410 (reloader_watch_restarts_total{reason="410"})`,
-              },
-            ];
-          },
-        };
+        restartMs = performance.now() - restarting;
       } finally {
         await ctx.proxy.setEnabled(true);
       }
+      const reachableAt = Date.now();
+      return {
+        injected: 1,
+        note: `etcd compacted to revision ${String(revision)}; kube-apiserver back in ${seconds(restartMs)}; kreload cut off for ${seconds(reachableAt - cutAt)}`,
+        verify: async () => {
+          const relists = (await ctx.kreloadMetrics()).delta(before, WATCH_RESTARTS, {
+            reason: '410',
+          });
+          const timeline = reconnectTimeline(
+            await kreloadRequestsSince(ctx.audit, offset),
+            reachableAt,
+            ctx.namespace,
+          );
+          return [
+            {
+              name: 'expired relists ≥ 1',
+              passed: relists >= 1,
+              detail: `${String(relists)} list-watches relisted after 410 (reloader_watch_restarts_total{reason="410"}); after the proxy came back: ${timeline}`,
+            },
+          ];
+        },
+      };
     },
   },
   {
     id: '429-storm',
     title: '429 storm (APF, one of two namespaces)',
-    how: "a FlowSchema for kreload's ServiceAccount's writes in the fleet's namespace, on a PriorityLevelConfiguration with no seats (`nominalConcurrencyShares: 0`, nothing lent or borrowed, `Reject`): every such write gets 429 at once; a bystander namespace with the same fleet, watched by the same kreload, is not throttled. The change lands in both; the storm ends 2 s after the bystander converged",
+    how: "a FlowSchema for kreload's ServiceAccount's writes in the fleet's namespace, on a PriorityLevelConfiguration with no seats (`nominalConcurrencyShares: 0`, nothing lent or borrowed, `Reject`), kept busy by a seat holder (a dry-run POST of another ServiceAccount whose body never ends): every such write gets 429 at once; a bystander namespace with the same fleet, watched by the same kreload, is not throttled. The change lands in both; the storm ends 2 s after the bystander converged",
     replicas: 1,
     ha: false,
     convergeTimeoutMs: 120_000,
@@ -368,7 +412,6 @@ export const FAULTS: readonly FaultRow[] = [
         (r) => r.code === 429 && r.namespace === ctx.namespace && r.name !== APF_PROBE_NAME,
       );
       const counts = byVerb(rejected);
-      const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
       return {
         injected: rejected.length,
         byVerb: counts,
