@@ -2,13 +2,19 @@
 // ConfigMap (it calls changeSource itself, at the moment the fault is meant to hit) and returns
 // when the fault is over; the suite then measures how long kreload takes to converge. `evidence`
 // says, from the audit log or the proxy, that the fault really hit kreload.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ControlPlane } from '../cluster/control-plane.ts';
 import type { AuditLog } from '../harness/audit.ts';
 import { countRequests } from '../harness/audit.ts';
-import { isWrite, kreloadRequestsSince } from '../harness/ops-audit.ts';
-import { KRELOAD_USER } from '../harness/rbac.ts';
+import type { MetricsSnapshot } from '../harness/metrics.ts';
+import { isWrite, kreloadRequestsSince, type CompletedRequest } from '../harness/ops-audit.ts';
+import { PollTimeoutError, pollUntil } from '../harness/poll.ts';
+import { KRELOAD_NAMESPACE, KRELOAD_SERVICE_ACCOUNT, KRELOAD_USER } from '../harness/rbac.ts';
+import { APF_HOLDER, APF_PROBE_NAME, ApfStorm } from './apf.ts';
 import { compactToNow } from './etcd.ts';
+import type { FleetShape } from './fleet.ts';
 import type { KreloadReplicas } from './replicas.ts';
 import type { ToxiproxyProxy } from './toxiproxy.ts';
 
@@ -26,12 +32,42 @@ export interface FaultContext {
   /** kreload's --sync-delay: rolls start this long after the change. */
   readonly syncDelayMs: number;
   readonly fleetSize: number;
+  /** The namespace of the fleet the fault is aimed at. */
+  readonly namespace: string;
+  /** The row's bystander namespace (FaultRow.bystander), watched by the same kreload. */
+  readonly bystander: Bystander | undefined;
+  readonly admin: KubeConfig;
+  /** kube-apiserver itself, not the proxy, for requests of the suite's own. */
+  readonly direct: { readonly server: string; readonly caPath: string };
+  /** kreload's ServiceAccount token. */
+  readonly kreloadToken: string;
+  readonly mintToken: (serviceAccount: string, namespace: string) => Promise<string>;
+  /** The leader's /metrics now. */
+  readonly kreloadMetrics: () => Promise<MetricsSnapshot>;
+}
+
+export interface Bystander {
+  readonly namespace: string;
+  /** Its fleet shows the rollout of the window's change (call after changeSource). */
+  converged(): Promise<boolean>;
+}
+
+/** A per-iteration condition of a fault row; the row is clean only if every check passed. */
+export interface FaultCheck {
+  readonly name: string;
+  readonly passed: boolean;
+  readonly detail: string;
 }
 
 export interface FaultEvidence {
   /** How often the fault hit: writes whose response was lost, watches cut, kills, 429s… */
   readonly injected: number;
   readonly note: string;
+  /** `injected` by `verb resource`, where the fault hits API requests. */
+  readonly byVerb?: Readonly<Record<string, number>>;
+  readonly checks?: readonly FaultCheck[];
+  /** Checks that need the window to be over (kreload converged): the suite runs them then. */
+  readonly verify?: () => Promise<readonly FaultCheck[]>;
 }
 
 export interface FaultRow {
@@ -52,6 +88,10 @@ export interface FaultRow {
   readonly convergeTimeoutMs: number;
   /** Iterations of `npm run chaos` without --iterations. */
   readonly defaultIterations: number;
+  /** A second namespace with the same fleet that kreload watches but the fault leaves alone. */
+  readonly bystander?: boolean;
+  /** The fleet this row runs, from the one asked for (default: that one). */
+  readonly fleet?: (requested: FleetShape) => FleetShape;
   inject(ctx: FaultContext): Promise<FaultEvidence>;
 }
 
@@ -65,11 +105,107 @@ async function writesBetween(audit: AuditLog, offset: number, from: number, to: 
   return requests.filter((r) => isWrite(r) && r.receivedAt >= from && r.receivedAt <= to);
 }
 
+function byVerb(requests: readonly CompletedRequest[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const request of requests) {
+    const key = `${request.verb} ${request.resource}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
+export function describeByVerb(counts: Readonly<Record<string, number>>): string {
+  const parts = Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, count]) => `${key} ${String(count)}`);
+  return parts.length === 0 ? 'none' : parts.join(', ');
+}
+
+/**
+ * toxiproxy `timeout` on the downstream for --sync-delay + 3 s from a seeded point after the
+ * change: writes reach kube-apiserver and commit, their responses never arrive. The audit log's
+ * writes received meanwhile are those committed without an answer, counted by verb.
+ */
+async function dropResponses(ctx: FaultContext, spreadPerWorkloadMs: number) {
+  const offset = await ctx.audit.mark();
+  const toxic = {
+    name: 'lost-response',
+    stream: 'downstream',
+    spec: { type: 'timeout', attributes: { timeout: 1500 } },
+  } as const;
+  await ctx.changeSource();
+  // kreload's watch delivers the change within milliseconds; its writes start after --sync-delay.
+  // A seeded start, so iterations hit different writes (PATCH, DELETE, POST) of the fan-out.
+  await sleep(
+    ctx.syncDelayMs / 2 +
+      ctx.random() * (ctx.syncDelayMs / 2 + ctx.fleetSize * spreadPerWorkloadMs),
+  );
+  const from = Date.now();
+  await ctx.proxy.withToxics([toxic], () => sleep(ctx.syncDelayMs + 3000));
+  const to = Date.now();
+  await sleep(2000);
+  const lost = await writesBetween(ctx.audit, offset, from, to);
+  const counts = byVerb(lost);
+  return {
+    injected: lost.length,
+    byVerb: counts,
+    note: `committed writes without a response: ${describeByVerb(counts)}`,
+  };
+}
+
+/** Jobs and CronJobs only, twice the Jobs: every write of a Job roll is a DELETE, POST or journal write. */
+function jobsOnly(requested: FleetShape): FleetShape {
+  return {
+    Deployment: 0,
+    StatefulSet: 0,
+    DaemonSet: 0,
+    CronJob: requested.CronJob,
+    Job: requested.Job * 2,
+  };
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * Where the time goes once kreload can reach kube-apiserver again: its first request (the end of
+ * a list-watch backoff), each resource's first LIST (its relist after 410) and its first write in
+ * the fleet.
+ */
+function reconnectTimeline(
+  requests: readonly CompletedRequest[],
+  reachableAt: number,
+  namespace: string,
+): string {
+  const after = requests.filter((r) => r.receivedAt >= reachableAt);
+  const at = (request: CompletedRequest | undefined): string =>
+    request === undefined ? 'none' : `+${seconds(request.receivedAt - reachableAt)}`;
+  const firstWrite = after.find((r) => isWrite(r) && r.namespace === namespace);
+  const relists = new Map<string, CompletedRequest>();
+  for (const request of after) {
+    if (request.verb === 'list' && !relists.has(request.resource)) {
+      relists.set(request.resource, request);
+    }
+  }
+  const lists = [...relists].map(([resource, request]) => `${resource} ${at(request)}`);
+  return [
+    `first request ${at(after[0])}`,
+    `LIST ${lists.join(' ') || 'none'}`,
+    `first write ${at(firstWrite)}`,
+  ].join(', ');
+}
+
+const STORM_MAX_MS = 60_000;
+/** After the bystander converged: the throttled writes keep getting 429 a little longer. */
+const STORM_TAIL_MS = 2000;
+
 async function requestCount(audit: AuditLog, offset: number, key: string): Promise<number> {
   return countRequests(await audit.eventsSince(offset), KRELOAD_USER).get(key) ?? 0;
 }
 
 const WATCH_OPENS = ['watch configmaps', 'watch deployments', 'watch jobs'];
+const WATCH_RESTARTS = 'reloader_watch_restarts_total';
 
 async function watchOpens(audit: AuditLog, offset: number): Promise<number> {
   const counts = await Promise.all(WATCH_OPENS.map((key) => requestCount(audit, offset, key)));
@@ -143,26 +279,20 @@ export const FAULTS: readonly FaultRow[] = [
     convergeTimeoutMs: 120_000,
     defaultIterations: 2,
     async inject(ctx) {
-      const offset = await ctx.audit.mark();
-      const toxic = {
-        name: 'lost-response',
-        stream: 'downstream',
-        spec: { type: 'timeout', attributes: { timeout: 1500 } },
-      } as const;
-      await ctx.changeSource();
-      // kreload's watch delivers the change within milliseconds; its writes start after --sync-delay.
-      // A seeded start, so iterations hit different writes (PATCH, DELETE, POST) of the fan-out.
-      await sleep(ctx.syncDelayMs / 2 + ctx.random() * (ctx.syncDelayMs / 2 + ctx.fleetSize * 20));
-      const from = Date.now();
-      await ctx.proxy.withToxics([toxic], () => sleep(ctx.syncDelayMs + 3000));
-      const to = Date.now();
-      await sleep(2000);
-      const lost = await writesBetween(ctx.audit, offset, from, to);
-      const verbs = [...new Set(lost.map((r) => `${r.verb} ${r.resource}`))].join(', ');
-      return {
-        injected: lost.length,
-        note: `committed writes without a response: ${verbs || 'none'}`,
-      };
+      return dropResponses(ctx, 20);
+    },
+  },
+  {
+    id: 'lost-response-jobs',
+    title: 'committed DELETE and POST, response lost (Jobs, CronJobs)',
+    how: 'as `lost-response`, on a fleet of Jobs and CronJobs only (twice the Jobs, no apps kinds), so the dropped answers are those of Job DELETEs, Job and CronJob-run POSTs and journal writes',
+    replicas: 1,
+    ha: true,
+    convergeTimeoutMs: 120_000,
+    defaultIterations: 4,
+    fleet: jobsOnly,
+    async inject(ctx) {
+      return dropResponses(ctx, 60);
     },
   },
   {
@@ -193,16 +323,115 @@ export const FAULTS: readonly FaultRow[] = [
     convergeTimeoutMs: 120_000,
     defaultIterations: 2,
     async inject(ctx) {
+      const before = await ctx.kreloadMetrics();
+      const offset = await ctx.audit.mark();
+      const cutAt = Date.now();
+      let revision: number;
+      let restartMs: number;
       await ctx.proxy.setEnabled(false);
       try {
         await ctx.changeSource();
         await ctx.changeNoise(50);
-        const revision = await compactToNow(ctx.controlPlane.info.ports.etcdClient);
+        revision = await compactToNow(ctx.controlPlane.info.ports.etcdClient);
+        const restarting = performance.now();
         await ctx.controlPlane.killAndRestart('kube-apiserver');
-        return { injected: 1, note: `etcd compacted to revision ${String(revision)}` };
+        restartMs = performance.now() - restarting;
       } finally {
         await ctx.proxy.setEnabled(true);
       }
+      const reachableAt = Date.now();
+      return {
+        injected: 1,
+        note: `etcd compacted to revision ${String(revision)}; kube-apiserver back in ${seconds(restartMs)}; kreload cut off for ${seconds(reachableAt - cutAt)}`,
+        verify: async () => {
+          const relists = (await ctx.kreloadMetrics()).delta(before, WATCH_RESTARTS, {
+            reason: '410',
+          });
+          const timeline = reconnectTimeline(
+            await kreloadRequestsSince(ctx.audit, offset),
+            reachableAt,
+            ctx.namespace,
+          );
+          return [
+            {
+              name: 'expired relists ≥ 1',
+              passed: relists >= 1,
+              detail: `${String(relists)} list-watches relisted after 410 (reloader_watch_restarts_total{reason="410"}); after the proxy came back: ${timeline}`,
+            },
+          ];
+        },
+      };
+    },
+  },
+  {
+    id: '429-storm',
+    title: '429 storm (APF, one of two namespaces)',
+    how: "a FlowSchema for kreload's ServiceAccount's writes in the fleet's namespace, on a PriorityLevelConfiguration with no seats (`nominalConcurrencyShares: 0`, nothing lent or borrowed, `Reject`), kept busy by a seat holder (a dry-run POST of another ServiceAccount whose body never ends): every such write gets 429 at once; a bystander namespace with the same fleet, watched by the same kreload, is not throttled. The change lands in both; the storm ends 2 s after the bystander converged",
+    replicas: 1,
+    ha: false,
+    convergeTimeoutMs: 120_000,
+    defaultIterations: 2,
+    bystander: true,
+    async inject(ctx) {
+      const bystander = ctx.bystander;
+      if (bystander === undefined) throw new Error('429-storm needs its bystander namespace');
+      const storm = new ApfStorm({
+        admin: ctx.admin,
+        ...ctx.direct,
+        name: `chaos-storm-${randomBytes(3).toString('hex')}`,
+        kreload: {
+          namespace: KRELOAD_NAMESPACE,
+          name: KRELOAD_SERVICE_ACCOUNT,
+          token: ctx.kreloadToken,
+        },
+        namespace: ctx.namespace,
+        mintHolderToken: () => ctx.mintToken(APF_HOLDER, KRELOAD_NAMESPACE),
+      });
+      await storm.begin();
+      const offset = await ctx.audit.mark();
+      const changedAt = performance.now();
+      let bystanderMs: number | undefined;
+      try {
+        await ctx.changeSource();
+        try {
+          await pollUntil(() => bystander.converged(), {
+            timeoutMs: STORM_MAX_MS,
+            intervalMs: 250,
+            describe: `the bystander namespace ${bystander.namespace} to converge`,
+          });
+          bystanderMs = performance.now() - changedAt;
+        } catch (error) {
+          if (!(error instanceof PollTimeoutError)) throw error;
+        }
+        await sleep(STORM_TAIL_MS);
+      } finally {
+        await storm.end();
+      }
+      const stormMs = performance.now() - changedAt;
+      const rejected = (await kreloadRequestsSince(ctx.audit, offset)).filter(
+        (r) => r.code === 429 && r.namespace === ctx.namespace && r.name !== APF_PROBE_NAME,
+      );
+      const counts = byVerb(rejected);
+      return {
+        injected: rejected.length,
+        byVerb: counts,
+        note: `429s to kreload in ${ctx.namespace}: ${describeByVerb(counts)}; storm ${seconds(stormMs)}, bystander converged in ${bystanderMs === undefined ? 'never' : seconds(bystanderMs)}`,
+        checks: [
+          {
+            name: 'free namespace converged before the storm ended',
+            passed: bystanderMs !== undefined,
+            detail:
+              bystanderMs === undefined
+                ? `not within ${seconds(STORM_MAX_MS)}`
+                : `in ${seconds(bystanderMs)} of a ${seconds(stormMs)} storm`,
+          },
+          {
+            name: 'throttled writes got 429',
+            passed: rejected.length > 0,
+            detail: `${String(rejected.length)} writes rejected`,
+          },
+        ],
+      };
     },
   },
   {

@@ -1,6 +1,6 @@
 // The table `npm run chaos` prints and docs/reliability.md keeps: one row per fault, summed over
 // its iterations and the three windows of each. Pure.
-import type { FaultRow } from './faults.ts';
+import { describeByVerb, type FaultRow } from './faults.ts';
 import type { IterationResult } from './suite.ts';
 
 export interface FaultSummary {
@@ -8,6 +8,11 @@ export interface FaultSummary {
   readonly iterations: number;
   readonly strategies: readonly string[];
   readonly injected: number;
+  /** `injected` by `verb resource`, summed over the iterations that give it. */
+  readonly injectedByVerb: Readonly<Record<string, number>> | undefined;
+  /** The row's per-iteration checks: how many ran, how many failed. */
+  readonly checks: number;
+  readonly failedChecks: number;
   readonly missed: number;
   readonly duplicated: number;
   readonly lostJobs: number;
@@ -25,11 +30,24 @@ export function summarize(fault: FaultRow, results: readonly IterationResult[]):
   const sum = (pick: (w: (typeof windows)[number]) => number): number =>
     windows.reduce((total, w) => total + pick(w), 0);
   const allConverged = windows.every((w) => w.convergeMs !== undefined);
+  const checks = results.flatMap((r) =>
+    r.checks.map((check) => ({ ...check, where: `#${String(r.iteration)} ${r.strategy}` })),
+  );
+  let injectedByVerb: Record<string, number> | undefined;
+  for (const result of results) {
+    for (const [key, count] of Object.entries(result.evidence.byVerb ?? {})) {
+      injectedByVerb ??= {};
+      injectedByVerb[key] = (injectedByVerb[key] ?? 0) + count;
+    }
+  }
   return {
     fault,
     iterations: results.length,
     strategies: [...new Set(results.map((r) => r.strategy))],
     injected: results.reduce((total, r) => total + r.evidence.injected, 0),
+    injectedByVerb,
+    checks: checks.length,
+    failedChecks: checks.filter((check) => !check.passed).length,
     missed: sum((w) => w.missed),
     duplicated: sum((w) => w.duplicated),
     lostJobs: sum((w) => w.lostJobs),
@@ -39,17 +57,23 @@ export function summarize(fault: FaultRow, results: readonly IterationResult[]):
     worstConvergeMs: allConverged
       ? Math.max(0, ...windows.map((w) => w.convergeMs ?? 0))
       : undefined,
-    problems: results.flatMap((r) =>
-      r.windows.flatMap((w) =>
-        w.problems.map((p) => `#${String(r.iteration)} ${r.strategy} ${w.window}: ${p}`),
+    problems: [
+      ...checks
+        .filter((check) => !check.passed)
+        .map((check) => `${check.where}: check "${check.name}" failed (${check.detail})`),
+      ...results.flatMap((r) =>
+        r.windows.flatMap((w) =>
+          w.problems.map((p) => `#${String(r.iteration)} ${r.strategy} ${w.window}: ${p}`),
+        ),
       ),
-    ),
+    ],
   };
 }
 
-/** All four counts zero and every window converged. */
+/** All four counts zero, every window converged and every check of the row passed. */
 export function isClean(summary: FaultSummary): boolean {
   return (
+    summary.failedChecks === 0 &&
     summary.missed === 0 &&
     summary.duplicated === 0 &&
     summary.lostJobs === 0 &&
@@ -62,6 +86,7 @@ const HEADER = [
   'fault',
   'iterations',
   'injected',
+  'checks passed',
   'missed',
   'duplicated',
   'lost Jobs',
@@ -78,7 +103,12 @@ function row(summary: FaultSummary): string[] {
   return [
     `${summary.fault.title} (\`${summary.fault.id}\`)`,
     `${String(summary.iterations)} (${summary.strategies.join(', ')})`,
-    String(summary.injected),
+    summary.injectedByVerb === undefined
+      ? String(summary.injected)
+      : `${String(summary.injected)} (${describeByVerb(summary.injectedByVerb)})`,
+    summary.checks === 0
+      ? '—'
+      : `${String(summary.checks - summary.failedChecks)}/${String(summary.checks)}`,
     String(summary.missed),
     String(summary.duplicated),
     String(summary.lostJobs),

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { writeKubeconfig } from '../cluster/kubeconfig.ts';
 import { AuditLog } from '../harness/audit.ts';
 import { startCluster, type StartedCluster } from '../harness/cluster.ts';
-import { MetricsSnapshot, waitUntilSettled } from '../harness/metrics.ts';
+import { MetricsSnapshot, scrapeMetrics, waitUntilSettled } from '../harness/metrics.ts';
 import { kreloadRequestsSince } from '../harness/ops-audit.ts';
 import { pollUntil } from '../harness/poll.ts';
 import {
@@ -18,7 +18,7 @@ import {
 } from '../harness/rbac.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
 import { converged, countWindow, type WindowCounts } from './checks.ts';
-import type { FaultEvidence, FaultRow } from './faults.ts';
+import type { FaultCheck, FaultEvidence, FaultRow } from './faults.ts';
 import { ChaosFleet, type FleetShape, type FleetSnapshot } from './fleet.ts';
 import { seededRandom } from '../bench/runner.ts';
 import { KreloadReplicas } from './replicas.ts';
@@ -54,6 +54,8 @@ export interface IterationResult {
   readonly seed: number;
   readonly windows: readonly WindowResult[];
   readonly evidence: FaultEvidence;
+  /** The row's checks (FaultEvidence.checks and what its verify() found). */
+  readonly checks: readonly FaultCheck[];
   readonly crashes: number;
   readonly injectedKills: number;
 }
@@ -101,8 +103,10 @@ export async function startEnvironment(options: {
   }
 }
 
-/** A kubeconfig for kreload's ServiceAccount whose server is the toxiproxy listener. */
-async function proxiedKubeconfig(env: ChaosEnvironment): Promise<string> {
+/** kreload's ServiceAccount: its token and a kubeconfig whose server is the toxiproxy listener. */
+async function kreloadCredentials(
+  env: ChaosEnvironment,
+): Promise<{ proxiedPath: string; token: string }> {
   const token = await env.cluster.mintToken(KRELOAD_SERVICE_ACCOUNT, KRELOAD_NAMESPACE, 3600);
   const { path } = await env.cluster.restrictedKubeconfig(token, 'kreload-proxied');
   await writeKubeconfig(path, {
@@ -111,13 +115,26 @@ async function proxiedKubeconfig(env: ChaosEnvironment): Promise<string> {
     userName: 'kreload',
     token,
   });
-  return path;
+  return { proxiedPath: path, token };
+}
+
+/** One namespace of an iteration and its fleet. */
+interface FleetInNamespace {
+  readonly fleet: ChaosFleet;
+  readonly namespace: string;
 }
 
 interface WindowContext {
-  readonly fleet: ChaosFleet;
+  /** The fault's fleet first, then the bystander's (if the row has one). */
+  readonly fleets: readonly FleetInNamespace[];
   readonly env: ChaosEnvironment;
-  readonly namespace: string;
+}
+
+/** Every fleet's snapshot, in the order of `fleets`. */
+type Snapshots = readonly FleetSnapshot[];
+
+async function snapshots(fleets: readonly FleetInNamespace[]): Promise<Snapshots> {
+  return Promise.all(fleets.map(({ fleet }) => fleet.snapshot()));
 }
 
 async function jobCreatesSince(env: ChaosEnvironment, offset: number, namespace: string) {
@@ -135,36 +152,56 @@ async function closeWindow(
   ctx: WindowContext,
   details: {
     readonly window: WindowName;
-    readonly start: FleetSnapshot;
+    readonly start: Snapshots;
     readonly hash: string;
     readonly auditOffset: number;
     readonly clockFrom: number;
     readonly timeoutMs: number;
   },
-): Promise<{ result: WindowResult; end: FleetSnapshot }> {
+): Promise<{ result: WindowResult; end: Snapshots }> {
   let convergeMs: number | undefined;
+  const allConverged = (now: Snapshots): boolean =>
+    now.every((end, index) => converged(details.start[index] ?? new Map(), end, details.hash));
   try {
-    await pollUntil(
-      async () => converged(details.start, await ctx.fleet.snapshot(), details.hash),
-      {
-        timeoutMs: details.timeoutMs,
-        intervalMs: 500,
-        describe: `the fleet to roll to ${details.hash}`,
-      },
-    );
+    await pollUntil(async () => allConverged(await snapshots(ctx.fleets)), {
+      timeoutMs: details.timeoutMs,
+      intervalMs: 500,
+      describe: `the fleet to roll to ${details.hash}`,
+    });
     convergeMs = performance.now() - details.clockFrom;
   } catch {
     convergeMs = undefined;
   }
   await sleep(SETTLE_MS);
-  const end = await ctx.fleet.snapshot();
-  const counts = countWindow({
-    start: details.start,
-    end,
-    hash: details.hash,
-    jobCreates: await jobCreatesSince(ctx.env, details.auditOffset, ctx.namespace),
-  });
+  const end = await snapshots(ctx.fleets);
+  const perFleet = await Promise.all(
+    ctx.fleets.map(async ({ namespace }, index) =>
+      countWindow({
+        start: details.start[index] ?? new Map(),
+        end: end[index] ?? new Map(),
+        hash: details.hash,
+        jobCreates: await jobCreatesSince(ctx.env, details.auditOffset, namespace),
+      }),
+    ),
+  );
+  const counts = sumCounts(
+    perFleet.map((c, index) =>
+      index === 0
+        ? c
+        : { ...c, problems: c.problems.map((p) => `${ctx.fleets[index]?.namespace ?? ''} ${p}`) },
+    ),
+  );
   return { result: { window: details.window, convergeMs, ...counts }, end };
+}
+
+function sumCounts(all: readonly WindowCounts[]): WindowCounts {
+  return {
+    missed: all.reduce((sum, c) => sum + c.missed, 0),
+    duplicated: all.reduce((sum, c) => sum + c.duplicated, 0),
+    lostJobs: all.reduce((sum, c) => sum + c.lostJobs, 0),
+    duplicateRuns: all.reduce((sum, c) => sum + c.duplicateRuns, 0),
+    problems: all.flatMap((c) => c.problems),
+  };
 }
 
 export interface IterationOptions {
@@ -183,53 +220,68 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
   const say = (message: string): void =>
     options.onProgress?.(`${fault.id} #${String(options.iteration)}: ${message}`);
   const admin = env.cluster.kc;
-  const namespace = await env.cluster.createNamespace(`chaos-${fault.id}`);
+  const shape = fault.fleet?.(options.shape) ?? options.shape;
   const sources = new SourceClient({ kc: admin });
-  const fleet = new ChaosFleet({
-    kc: admin,
-    namespace,
-    shape: options.shape,
-    configMap: CONFIG_MAP,
-  });
-  const ctx: WindowContext = { fleet, env, namespace };
+  const fleets: FleetInNamespace[] = [];
+  for (const suffix of fault.bystander === true ? ['', '-free'] : ['']) {
+    const created = await env.cluster.createNamespace(`chaos-${fault.id}${suffix}`);
+    fleets.push({
+      namespace: created,
+      fleet: new ChaosFleet({ kc: admin, namespace: created, shape, configMap: CONFIG_MAP }),
+    });
+  }
+  const [target, bystander] = fleets;
+  if (target === undefined) throw new Error('no namespace for the fault');
+  const { namespace, fleet } = target;
+  const ctx: WindowContext = { fleets, env };
   const leaseName = `chaos-${randomBytes(3).toString('hex')}`;
+  const credentials = await kreloadCredentials(env);
   const replicas = new KreloadReplicas({
     count: fault.replicas,
     name: `chaos-${fault.id}`,
-    kubeconfig: await proxiedKubeconfig(env),
+    kubeconfig: credentials.proxiedPath,
     leaseName: fault.ha ? leaseName : undefined,
     admin,
     args: [
-      `--namespaces=${namespace}`,
+      `--namespaces=${fleets.map((f) => f.namespace).join(',')}`,
       `--reload-strategy=${options.strategy}`,
       ...(fault.ha ? ['--enable-ha', `--leader-election-id=${leaseName}`] : []),
       `--sync-delay=${String(SYNC_DELAY_MS / 1000)}s`,
     ],
   });
   try {
-    await fleet.create({ v: '0' });
+    for (const { fleet: each } of fleets) await each.create({ v: '0' });
     await sources.create(namespace, {
       type: 'CONFIGMAP',
       name: NOISE_CONFIG_MAP,
       data: { n: '0' },
     });
-    say(`fleet of ${String(fleet.size)} created in ${namespace} (${options.strategy})`);
+    say(
+      `fleet of ${String(fleet.size)} created in ${fleets.map((f) => f.namespace).join(' and ')} (${options.strategy})`,
+    );
     await pollUntil(
       async () =>
-        [...(await fleet.snapshot()).values()].every(
-          (s) => s.settled && (s.kind === 'CronJob' || s.kind === 'Job' || s.revisions >= 1),
+        (await snapshots(fleets)).every((snapshot) =>
+          [...snapshot.values()].every(
+            (s) => s.settled && (s.kind === 'CronJob' || s.kind === 'Job' || s.revisions >= 1),
+          ),
         ),
       { timeoutMs: 120_000, intervalMs: 500, describe: 'the first revision of every workload' },
     );
     await replicas.start();
-    await waitForLeaderIdle(replicas, fleet.size);
+    await waitForLeaderIdle(replicas, fleet.size * fleets.length);
+    let hash = '';
+    // The same data in every namespace: one hash for the window.
     const change = async (value: string): Promise<string> => {
       const data = { v: value };
-      await sources.replace(namespace, { type: 'CONFIGMAP', name: CONFIG_MAP, data });
-      return configMapHash({ data });
+      for (const { namespace: each } of fleets) {
+        await sources.replace(each, { type: 'CONFIGMAP', name: CONFIG_MAP, data });
+      }
+      hash = configMapHash({ data });
+      return hash;
     };
     const windows: WindowResult[] = [];
-    let start = await fleet.snapshot();
+    let start = await snapshots(fleets);
     // The convergence clock starts when `act` returns: right after a plain change, or when the
     // fault is over.
     const runWindow = async (
@@ -254,13 +306,13 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
     };
     await runWindow('before', () => change('1'));
     let evidence: FaultEvidence = { injected: 0, note: 'not injected' };
+    const duringStart = start;
     await runWindow(
       'during',
       async () => {
-        let hash = '';
         evidence = await fault.inject({
           changeSource: async () => {
-            hash = await change('2');
+            await change('2');
           },
           changeNoise: (count) => changeNoise(sources, namespace, count),
           proxy: env.proxy,
@@ -270,12 +322,34 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
           random: seededRandom(options.seed),
           syncDelayMs: SYNC_DELAY_MS,
           fleetSize: fleet.size,
+          namespace,
+          bystander:
+            bystander === undefined
+              ? undefined
+              : {
+                  namespace: bystander.namespace,
+                  converged: async () =>
+                    converged(duringStart[1] ?? new Map(), await bystander.fleet.snapshot(), hash),
+                },
+          admin,
+          direct: { server: env.cluster.server, caPath: env.cluster.caPath },
+          kreloadToken: credentials.token,
+          mintToken: (serviceAccount, ns) => env.cluster.mintToken(serviceAccount, ns, 3600),
+          kreloadMetrics: async () => {
+            const leader = await replicas.leader();
+            if (leader === undefined) throw new Error('no kreload leader to scrape');
+            return scrapeMetrics(leader);
+          },
         });
         say(`${evidence.note} (${String(evidence.injected)})`);
         return hash;
       },
       fault.convergeTimeoutMs,
     );
+    const checks = [...(evidence.checks ?? []), ...((await evidence.verify?.()) ?? [])];
+    for (const check of checks) {
+      say(`check "${check.name}": ${check.passed ? 'passed' : 'FAILED'} (${check.detail})`);
+    }
     await replicas.allRunning();
     await runWindow('after', () => change('3'));
     return {
@@ -285,15 +359,18 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
       seed: options.seed,
       windows,
       evidence,
+      checks,
       crashes: replicas.crashes,
       injectedKills: replicas.injectedKills,
     };
   } finally {
     await replicas.stop();
-    await admin
-      .makeApiClient(CoreV1Api)
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined);
+    for (const { namespace: each } of fleets) {
+      await admin
+        .makeApiClient(CoreV1Api)
+        .deleteNamespace({ name: each })
+        .catch(() => undefined);
+    }
   }
 }
 

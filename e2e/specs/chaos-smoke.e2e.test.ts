@@ -55,6 +55,10 @@ describe('fault suite, smoke subset (issue 10)', () => {
           `${window.window}: ${describeWindow(window)}`,
         ).toEqual({ converged: true, missed: 0, duplicated: 0, lostJobs: 0, duplicateRuns: 0 });
       }
+      expect(
+        result.checks.filter((check) => !check.passed),
+        "the row's own checks",
+      ).toEqual([]);
       expect(result.crashes, 'kreload exits the suite did not cause').toBe(0);
     },
     240_000,

@@ -162,7 +162,7 @@ describe('ListWatch against a fake API server', () => {
     expect(timers.liveCount).toBe(0);
   });
 
-  it('relists on an in-stream 410 ERROR and hands over the new full set', async () => {
+  it('relists on an in-stream 410 ERROR, says so, and hands over the new full set', async () => {
     lists.push(listAnswer([cm('a', '5'), cm('b', '6')], '10'));
     watches.push(
       watchAnswer(
@@ -184,18 +184,18 @@ describe('ListWatch against a fake API server', () => {
     start();
     await server.waitForRequests(2, isWatch);
 
-    expect(consumer.ops()).toEqual(['replace(2@10)', 'status(ok)', 'replace(1@30)']);
+    expect(consumer.ops()).toEqual(['replace(2@10)', 'status(ok)', 'expired', 'replace(1@30)']);
     expect(requestsOf(isWatch).map((r) => r.query.get('resourceVersion'))).toEqual(['10', '30']);
     expect(timers.liveCount).toBe(0);
   });
 
-  it('relists when the watch answers HTTP 410', async () => {
+  it('relists when the watch answers HTTP 410, and says so', async () => {
     lists.push(listAnswer([], '10'));
     watches.push(statusAnswer(410, 'Gone'));
     lists.push(listAnswer([cm('x', '40')], '41'));
     start();
     await server.waitForRequests(2, isWatch);
-    expect(consumer.ops()).toEqual(['replace(0@10)', 'status(ok)', 'replace(1@41)']);
+    expect(consumer.ops()).toEqual(['replace(0@10)', 'status(ok)', 'expired', 'replace(1@41)']);
   });
 
   it('restarts the list from scratch when a continue token expired', async () => {

@@ -41,6 +41,8 @@ export interface ListWatchConsumer<T> {
   /** Every failure, before the loop backs off (count restarts, log). */
   onError?(error: ApiError, phase: ListWatchPhase): void;
   onStatus?(status: ListWatchStatus): void;
+  /** The watch's resourceVersion expired (410 Gone): it relists at once, without a backoff. */
+  onExpired?(): void;
 }
 
 export interface ListPageRequest {
@@ -250,6 +252,7 @@ export class ListWatch<T> {
         return 0;
       case 'gone':
         this.#resourceVersion = undefined;
+        this.#deliver(() => this.#deps.consumer.onExpired?.());
         return 0;
       case 'malformed':
         this.#resourceVersion = undefined;

@@ -62,7 +62,8 @@ export type ConsumerCall<T> =
   | { readonly op: 'replace'; readonly items: readonly T[]; readonly resourceVersion: string }
   | { readonly op: 'upsert' | 'remove'; readonly item: T }
   | { readonly op: 'error'; readonly error: ApiError; readonly phase: ListWatchPhase }
-  | { readonly op: 'status'; readonly status: ListWatchStatus };
+  | { readonly op: 'status'; readonly status: ListWatchStatus }
+  | { readonly op: 'expired' };
 
 export class RecordingConsumer<T> implements ListWatchConsumer<T> {
   readonly calls: ConsumerCall<T>[] = [];
@@ -87,6 +88,10 @@ export class RecordingConsumer<T> implements ListWatchConsumer<T> {
     this.calls.push({ op: 'status', status });
   }
 
+  onExpired(): void {
+    this.calls.push({ op: 'expired' });
+  }
+
   ops(): string[] {
     return this.calls.map((call) => {
       switch (call.op) {
@@ -99,6 +104,8 @@ export class RecordingConsumer<T> implements ListWatchConsumer<T> {
           return `error(${call.phase} ${String(call.error.status ?? call.error.reason)})`;
         case 'status':
           return `status(${call.status})`;
+        case 'expired':
+          return 'expired';
       }
     });
   }

@@ -243,6 +243,9 @@ export class WatchFactory {
             metrics.recordWatchRestart(spec.resource, String(error.status ?? 'network'));
             this.#deps.onWatchError(spec.resource, target.namespace, error);
           },
+          onExpired: () => {
+            metrics.recordWatchRestart(spec.resource, '410');
+          },
           onStatus: (status) => {
             metrics.setWatchStatus(target.namespace, spec.resource, status);
             this.#deps.onWatchStatus?.(spec.resource, target.namespace, status);
