@@ -448,6 +448,15 @@ describe('Job (§7.4)', () => {
     expect(r.pendingRecreations()).toEqual([]);
   });
 
+  it('a 403 on the CREATE just after an outage is retried, and the Job comes back', async () => {
+    givenTracked('Job');
+    writer.failNextCall('create', timeout(), status(403));
+    const result = await reconciler().reconcile(KEY, TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled' });
+    expect(writer.writes.map((w) => w.verb)).toEqual(['delete', 'create', 'create', 'create']);
+    expect(observer.hooks()).toEqual(['onRetry', 'onRetry', 'onRolled']);
+  });
+
   it('blocked creation (403): ReloadFail at once, retried at each resync until it works', async () => {
     givenTracked('Job');
     writer.failNextCall('create', status(403), status(403));

@@ -244,6 +244,67 @@ describe('Reconciler', () => {
     expect(observer.calls[0]).toMatchObject({ event: { gaveUp: false, attempts: 1 } });
   });
 
+  describe('403 while the API server comes back (its authorizer not loaded yet)', () => {
+    const unreachable = (): ApiError =>
+      new ApiError('connect ECONNREFUSED 127.0.0.1:6443', {
+        reason: 'ECONNREFUSED',
+        retryable: true,
+      });
+    const OTHER = aWorkload('Deployment', NS, 'other')
+      .withResourceVersion('10')
+      .withAnnotation(KEYS.auto, 'true')
+      .withContainer(aContainer('app').withEnvFrom('configmap', 'app-config'));
+
+    it('a 403 after a network failure is retried on the reconnect backoff, then rolls once', async () => {
+      given(BASELINED);
+      sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+      writer.failNext(unreachable(), serverError(403), serverError(403));
+      const result = await reconciler().reconcile(KEY);
+      expect(result).toMatchObject({ outcome: 'rolled', attempts: 4 });
+      expect(new Set(bodies()).size).toBe(1);
+      expect(sleeps).toEqual([250, 2000, 4000]);
+    });
+
+    it("another workload's network failure makes this one's first 403 transient", async () => {
+      const other = OTHER.withAnnotation(BASELINE, `{"${CM}":"${H1}"}`).build();
+      given(other);
+      given(BASELINED);
+      sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+      const r = reconciler();
+      writer.failNext(unreachable(), unreachable(), unreachable(), unreachable(), unreachable());
+      expect(await r.reconcile(workloadKey(other.ref))).toMatchObject({ outcome: 'failed' });
+      sleeps = [];
+      writer.failNext(serverError(403));
+      expect(await r.reconcile(KEY)).toMatchObject({ outcome: 'rolled', attempts: 2 });
+      expect(sleeps).toEqual([1000]);
+    });
+
+    it('a 403 more than 60 s after the last network failure is final', async () => {
+      given(BASELINED);
+      sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+      let now = NOW;
+      const r = driven(
+        new Reconciler({
+          workloads,
+          sources,
+          marks,
+          writer,
+          observer,
+          options: OPTIONS,
+          now: () => now,
+          random: () => 0.5,
+        }),
+        {
+          onWait: (ms) => {
+            now += ms + 60_001;
+          },
+        },
+      );
+      writer.failNext(unreachable(), serverError(403));
+      expect(await r.reconcile(KEY)).toMatchObject({ outcome: 'failed', attempts: 2 });
+    });
+  });
+
   it('5xx: retried with backoff, then given up after 5 attempts', async () => {
     given(BASELINED);
     sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());

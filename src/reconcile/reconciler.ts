@@ -20,7 +20,12 @@ import type {
 } from '../core/types.ts';
 import { INSTANTIATE_PENDING } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
-import { WRITE_MAX_ATTEMPTS, writeRetryDelay } from '../queue/backoff.ts';
+import {
+  BACKOFF_POLICIES,
+  WRITE_MAX_ATTEMPTS,
+  backoffDelay,
+  writeRetryDelay,
+} from '../queue/backoff.ts';
 import type { JsonObject } from '../core/json.ts';
 import { stringAt } from '../core/json.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
@@ -205,6 +210,18 @@ interface Attempt {
  */
 export const CONFLICT_WATCH_WAIT_MS = 1_000;
 
+/**
+ * A 403 this soon after a write failed for want of the API server (a network error, a timeout or a
+ * 503) is the restarted server's authorizer not having loaded RBAC yet, not a refusal: it is
+ * retried on the API server's backoff until this long after that failure (docs/adr/0023). Without
+ * an outage a 403 stays final at once (§10).
+ */
+export const FORBIDDEN_AFTER_OUTAGE_MS = 60_000;
+
+function isOutage(error: ApiError): boolean {
+  return error.retryable && (error.status === undefined || error.status === 503);
+}
+
 /** Whether to retry a follow-up after `error`; `waitedMs` includes the delay before the retry. */
 type RetryPolicy = (error: ApiError, attempt: number, waitedMs: number) => boolean;
 
@@ -249,6 +266,8 @@ export class Reconciler {
    * cache still shows the marker, which must not instantiate a second time.
    */
   readonly #instantiated = new Map<string, 'instantiated' | 'marker-removed'>();
+  /** When a write last failed because the API server was not there (FORBIDDEN_AFTER_OUTAGE_MS). */
+  #lastOutageAt: number | undefined;
   /** UIDs already warned about a pause-period on a kind without it (§3.1: once per workload). */
   readonly #pauseIgnoredWarned = new Set<string>();
 
@@ -453,7 +472,7 @@ export class Reconciler {
       });
     } catch (error) {
       if (error instanceof LeadershipLostError) return { ...NOT_LEADER, attempts: attempt.attempt };
-      return this.#writeFailed(pass, attempt, asApiError(error), false);
+      return this.#writeFailed(pass, attempt, this.#classify(error), false);
     }
     return this.#complete(pass, attempt, followUp);
   }
@@ -486,7 +505,7 @@ export class Reconciler {
       return this.#writeFailed(
         pass,
         { ...failed, startedAt: resume.startedAt },
-        asApiError(error),
+        this.#classify(error),
         resume.conflict,
       );
     }
@@ -604,7 +623,7 @@ export class Reconciler {
     try {
       createdJob = await this.#sendFollowUp(pass, timing.target, followUp);
     } catch (error) {
-      return this.#followUpFailed(pass, timing, deferred, asApiError(error));
+      return this.#followUpFailed(pass, timing, deferred, this.#classify(error));
     }
     if (followUp.kind === 'create-job') {
       await this.#settleRecreation(pass.key);
@@ -831,7 +850,35 @@ export class Reconciler {
     return { outcome: 'failed', plan: target.plan, attempts: attempt, error };
   }
 
+  /**
+   * The error as the retry rules see it: an outage is remembered, and a 403 within
+   * FORBIDDEN_AFTER_OUTAGE_MS of one is retryable.
+   */
+  #classify(thrown: unknown): ApiError {
+    const error = asApiError(thrown);
+    const now = this.#deps.now();
+    if (isOutage(error)) this.#lastOutageAt = now;
+    const sinceOutage = this.#lastOutageAt === undefined ? undefined : now - this.#lastOutageAt;
+    if (
+      error.status !== 403 ||
+      sinceOutage === undefined ||
+      sinceOutage > FORBIDDEN_AFTER_OUTAGE_MS
+    ) {
+      return error;
+    }
+    return new ApiError(error.message, {
+      status: 403,
+      reason: error.reason,
+      retryable: true,
+      cause: error,
+    });
+  }
+
   #delay(error: ApiError, attempt: number): number {
+    // A 403 is retried only while the API server comes back: wait as for a reconnect.
+    if (error.status === 403) {
+      return backoffDelay(BACKOFF_POLICIES.watch, attempt - 1, this.#deps.random);
+    }
     return writeRetryDelay({
       retry: attempt - 1,
       random: this.#deps.random,
