@@ -1,5 +1,5 @@
 /**
- * The process edge behind main.ts: dispatches `hash`, `--help` and `--version`, validates the
+ * The process edge behind main.ts: dispatches `hash`, `explain`, `--help` and `--version`, validates the
  * configuration (exit 2 with every problem, §12.6), then runs the controller built by app.ts until a
  * signal (exit 0) or a fatal error (exit 1) (§13.5). Every process facility arrives through CliIo.
  */
@@ -14,6 +14,7 @@ import { createLogger } from '../log/logger.ts';
 import { redactUrl } from '../log/redact-url.ts';
 import { withinDeadline } from '../time/deadline.ts';
 import { checkClusterConfig } from './cluster-config.ts';
+import { runExplainCommand } from './explain-command.ts';
 import { runHashCommand } from './hash-command.ts';
 
 export type ShutdownSignal = 'SIGTERM' | 'SIGINT';
@@ -197,6 +198,7 @@ async function runController(io: CliIo): Promise<number> {
 /** Returns the exit code; main.ts exits with it. */
 export async function runCli(io: CliIo): Promise<number> {
   if (io.argv[0] === 'hash') return runHashCommand(io.argv.slice(1), io);
+  if (io.argv[0] === 'explain') return runExplainCommand(io.argv.slice(1), io);
   const info = findInfoRequest(io.argv);
   if (info === 'help') {
     io.stdout.write(`${await renderHelp()}\n`);

@@ -32,8 +32,28 @@ export interface DecideInput {
   readonly reloadLists?: ReloadListCache | undefined;
 }
 
+/**
+ * The step of §3.5 that settled the result, for `kreload explain`: the controller's own answer to
+ * "why", so no second copy of the rules is needed to explain them.
+ */
+export type DecisionRule =
+  | 'source-ignored'
+  | 'excluded'
+  | 'reload-list'
+  | 'search-match'
+  | 'typed-auto-off'
+  | 'typed-auto'
+  | 'auto'
+  | 'auto-reload-all'
+  | 'auto-off'
+  | 'search-without-match'
+  | 'not-annotated';
+
 export interface Decision {
   readonly result: DecisionResult;
+  readonly rule: DecisionRule;
+  /** Whose annotations step 3 read: W, or PT because W has none of the four keys. */
+  readonly annotationsFrom: 'workload' | 'template';
   /** Bad values met on W, PT or S; the caller reports each distinct one once (§13.3). */
   readonly problems: readonly AnnotationProblem[];
 }
@@ -70,6 +90,7 @@ export function typedKeys(keys: AnnotationKeys, type: SourceType): TypedKeys {
 
 /** The four keys of §3.5 step 3, read from W, or from PT when none of them is present on W. */
 interface ChosenSet {
+  readonly from: Decision['annotationsFrom'];
   readonly reloadList: string | undefined;
   readonly search: string | undefined;
   readonly auto: string | undefined;
@@ -83,6 +104,7 @@ function chooseAnnotationSet(input: DecideInput): ChosenSet {
   const onWorkload = fourKeys.some((key) => Object.hasOwn(workload.annotations, key));
   const set = onWorkload ? workload.annotations : workload.templateAnnotations;
   return {
+    from: onWorkload ? 'workload' : 'template',
     reloadList: valueOf(set, typed.reload),
     search: valueOf(set, keys.search),
     auto: valueOf(set, keys.auto),
@@ -111,32 +133,41 @@ function isEmptyOrAbsent(value: string | undefined): boolean {
   return value === undefined || value === '';
 }
 
+type Settled = Pick<Decision, 'result' | 'rule'>;
+
 /** Step 7, with D5: a non-empty typed value that is not true switches the type off. */
-function decideAuto(input: DecideInput, set: ChosenSet): DecisionResult {
+function decideAuto(input: DecideInput, set: ChosenSet): Settled {
   const typed = set.typedAuto === undefined ? undefined : parseBool(set.typedAuto);
-  if (!isEmptyOrAbsent(set.typedAuto) && typed !== true) return 'NO';
-  if (typed === true) return 'AUTO';
-  if (set.auto !== undefined && parseBool(set.auto) === true) return 'AUTO';
-  if (isEmptyOrAbsent(set.auto) && isEmptyOrAbsent(set.typedAuto) && input.autoReloadAll) {
-    return 'AUTO';
+  if (!isEmptyOrAbsent(set.typedAuto) && typed !== true) {
+    return { result: 'NO', rule: 'typed-auto-off' };
   }
-  return 'NO';
+  if (typed === true) return { result: 'AUTO', rule: 'typed-auto' };
+  if (set.auto !== undefined && parseBool(set.auto) === true)
+    return { result: 'AUTO', rule: 'auto' };
+  if (isEmptyOrAbsent(set.auto) && isEmptyOrAbsent(set.typedAuto) && input.autoReloadAll) {
+    return { result: 'AUTO', rule: 'auto-reload-all' };
+  }
+  if (!isEmptyOrAbsent(set.auto)) return { result: 'NO', rule: 'auto-off' };
+  if (isExactlyTrue(set.search)) return { result: 'NO', rule: 'search-without-match' };
+  return { result: 'NO', rule: 'not-annotated' };
 }
 
-function decideResult(input: DecideInput, set: ChosenSet): DecisionResult {
-  if (isExactlyTrue(valueOf(input.sourceAnnotations, input.keys.ignore))) return 'NO';
-  if (isExcluded(input)) return 'NO';
+function decideResult(input: DecideInput, set: ChosenSet): Settled {
+  if (isExactlyTrue(valueOf(input.sourceAnnotations, input.keys.ignore))) {
+    return { result: 'NO', rule: 'source-ignored' };
+  }
+  if (isExcluded(input)) return { result: 'NO', rule: 'excluded' };
   if (
     set.reloadList !== undefined &&
     reloadListMatches(reloadListOf(input, set.reloadList), input.name)
   ) {
-    return 'LIST';
+    return { result: 'LIST', rule: 'reload-list' };
   }
   if (
     isExactlyTrue(set.search) &&
     isExactlyTrue(valueOf(input.sourceAnnotations, input.keys.match))
   ) {
-    return 'AUTO';
+    return { result: 'AUTO', rule: 'search-match' };
   }
   return decideAuto(input, set);
 }
@@ -223,7 +254,11 @@ function problemsOf(input: DecideInput, set: ChosenSet): AnnotationProblem[] {
 /** Steps 2–8 of §3.5 for one workload and one source. */
 export function decide(input: DecideInput): Decision {
   const set = chooseAnnotationSet(input);
-  return { result: decideResult(input, set), problems: problemsOf(input, set) };
+  return {
+    ...decideResult(input, set),
+    annotationsFrom: set.from,
+    problems: problemsOf(input, set),
+  };
 }
 
 export interface Tracking {

@@ -1,0 +1,202 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_ANNOTATION_KEYS as K } from '../core/types.ts';
+import { createKubeTransport } from '../kube/transport.ts';
+import type { RecordedRequest, TestApiServer } from '../testing/test-api-server.ts';
+import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
+import { EXPLAIN_EXIT, runExplainCommand } from './explain-command.ts';
+
+const NS = 'shop';
+
+function deployment(name: string, extra: { annotations?: Record<string, string>; spec?: unknown }) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: NS, uid: `uid-${name}`, resourceVersion: '1', ...extra },
+    spec: extra.spec ?? {
+      template: {
+        spec: {
+          containers: [
+            {
+              name: 'app',
+              envFrom: [{ configMapRef: { name: 'cfg' } }, { secretRef: { name: 'creds' } }],
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+const CONFIG_MAP = {
+  metadata: { name: 'cfg', namespace: NS, uid: 'uid-cfg', resourceVersion: '3' },
+  data: { a: '1' },
+};
+
+type Routes = Readonly<Record<string, (response: Parameters<typeof sendJson>[0]) => void>>;
+
+let server: TestApiServer;
+let kubeconfig: string;
+
+beforeEach(async () => {
+  server = await startTestApiServer();
+  const dir = mkdtempSync(path.join(tmpdir(), 'explain-'));
+  kubeconfig = path.join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, server.kubeConfig().exportConfig());
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+function serve(routes: Routes): void {
+  server.handle((request, response) => {
+    const route = routes[request.path];
+    if (route === undefined) sendStatus(response, 404, 'NotFound');
+    else route(response);
+  });
+}
+
+async function run(argv: readonly string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runExplainCommand([`--kubeconfig=${kubeconfig}`, ...argv], {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: {},
+    fileExists: (file) => file === kubeconfig,
+    connect: () => createKubeTransport({ kubeConfig: server.kubeConfig() }),
+    now: () => new Date('2026-06-01T00:00:00Z'),
+  });
+  return { code, stdout, stderr };
+}
+
+const methods = (requests: readonly RecordedRequest[]) => [
+  ...new Set(requests.map((r) => r.method)),
+];
+
+describe('kreload explain (CLI)', () => {
+  it.each([
+    [['widget/x'], 'unknown kind "widget"'],
+    [['deployment'], 'expected <kind>/<name>'],
+    [['deployment/a', 'deployment/b'], 'unexpected argument "deployment/b"'],
+    [['deployment/a', '-o', 'xml'], '-o must be one of table, json, yaml'],
+    [['deployment/a', '--from', 'x/y', '--', '--dry-run'], 'alternatives'],
+    [['deployment/a', '--bogus'], 'unknown flag "--bogus"'],
+  ])('%j is a usage error (exit 2) without any request', async (argv, message) => {
+    const result = await run(argv);
+    expect(result.code).toBe(EXPLAIN_EXIT.usage);
+    expect(result.stderr).toContain(message);
+    expect(server.requests).toEqual([]);
+  });
+
+  it('rejects controller flags kreload would reject (exit 2)', async () => {
+    const result = await run(['deployment/api', '-n', NS, '--', '--reload-strategy=sometimes']);
+    expect(result.code).toBe(EXPLAIN_EXIT.usage);
+    expect(result.stderr).toContain('--reload-strategy');
+  });
+
+  it('a missing workload exits 3', async () => {
+    serve({});
+    const result = await run(['deployment/api', '-n', NS, '--']);
+    expect(result).toMatchObject({ code: EXPLAIN_EXIT.targetNotFound, stdout: '' });
+    expect(result.stderr).toContain('Deployment shop/api not found');
+  });
+
+  it('a forbidden Secret is "cannot tell" (exit 4); explain only reads', async () => {
+    serve({
+      [`/apis/apps/v1/namespaces/${NS}/deployments/api`]: (r) => {
+        sendJson(r, 200, deployment('api', { annotations: { [K.auto]: 'true' } }));
+      },
+      [`/api/v1/namespaces/${NS}/configmaps/cfg`]: (r) => {
+        sendJson(r, 200, CONFIG_MAP);
+      },
+      [`/api/v1/namespaces/${NS}/secrets/creds`]: (r) => {
+        sendStatus(r, 403, 'Forbidden', 'secrets "creds" is forbidden');
+      },
+    });
+    const result = await run(['deployment/api', '-n', NS]);
+    expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.cannotTell);
+    expect(result.stdout).toContain('default options (Deployment kreload-system/kreload not found');
+    expect(result.stdout).toMatch(/secret\/creds .* cannot tell, because explain may not read/);
+    expect(result.stdout).toMatch(/configmap\/cfg .* AUTO auto .* no state yet/);
+    expect(methods(server.requests)).toEqual(['GET']);
+  });
+
+  it('--from takes the options of the kreload Deployment and says so', async () => {
+    const controller = deployment('kreload', {
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              {
+                name: 'kreload',
+                args: ['--namespaces=elsewhere'],
+                env: [
+                  {
+                    name: 'KUBERNETES_NAMESPACE',
+                    valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+                  },
+                  { name: 'TOKEN', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } },
+                ],
+              },
+            ],
+          },
+        },
+      },
+    });
+    serve({
+      [`/apis/apps/v1/namespaces/ops/deployments/kreload`]: (r) => {
+        sendJson(r, 200, { ...controller, metadata: { ...controller.metadata, namespace: 'ops' } });
+      },
+      [`/apis/apps/v1/namespaces/${NS}/deployments/api`]: (r) => {
+        sendJson(r, 200, deployment('api', { annotations: { [K.auto]: 'true' } }));
+      },
+      [`/api/v1/namespaces/${NS}/configmaps/cfg`]: (r) => {
+        sendJson(r, 200, CONFIG_MAP);
+      },
+      [`/api/v1/namespaces/${NS}/secrets/creds`]: (r) => {
+        sendStatus(r, 404, 'NotFound');
+      },
+    });
+    const result = await run(['deployment/api', '-n', NS, '--from', 'ops/kreload', '-o', 'json']);
+    expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
+    const report = JSON.parse(result.stdout) as {
+      config: unknown;
+      assumptions: string[];
+      workload: { gate: string };
+    };
+    expect(report.config).toEqual({ kind: 'deployment', namespace: 'ops', name: 'kreload' });
+    expect(report.workload.gate).toBe('namespace-not-watched');
+    expect(report.assumptions).toContain(
+      'env var TOKEN of the controller comes from its pod and was left unset',
+    );
+  });
+
+  it('explains a source query in YAML', async () => {
+    serve({
+      [`/apis/apps/v1/namespaces/${NS}/deployments`]: (r) => {
+        sendJson(r, 200, {
+          items: [
+            deployment('api', { annotations: { [K.auto]: 'true' } }),
+            deployment('worker', {}),
+          ],
+        });
+      },
+      [`/api/v1/namespaces/${NS}/configmaps/cfg`]: (r) => {
+        sendJson(r, 200, CONFIG_MAP);
+      },
+      [`/api/v1/namespaces/${NS}/secrets/creds`]: (r) => {
+        sendStatus(r, 404, 'NotFound');
+      },
+    });
+    const result = await run(['configmap/cfg', '-n', NS, '-o', 'yaml', '--']);
+    expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
+    expect(result.stdout).toMatch(
+      /rolls:\n\s+- kind: Deployment\n\s+namespace: shop\n\s+name: api/,
+    );
+    expect(result.stdout).toContain('because: not-annotated');
+  });
+});

@@ -1,0 +1,345 @@
+/**
+ * `kreload explain <kind>/<name> [-n ns] [-o table|json|yaml] [--from ns/name] [-- <flags>]`:
+ * "why did (or didn't) it reload?" (docs/explain.md). Read-only, with the user's kubeconfig. The
+ * controller's options come from the running kreload's Deployment (`--from`, default
+ * kreload-system/kreload), or from the controller flags after `--`; the report says which.
+ */
+import { KubeConfig, dumpYaml } from '@kubernetes/client-node';
+import { ConfigError, formatConfigProblems } from '../config/config-error.ts';
+import { readEnvSettings } from '../config/env-settings.ts';
+import { resolveKubeconfig } from '../config/kubeconfig.ts';
+import type { Options } from '../config/parse-options.ts';
+import { parseOptions } from '../config/parse-options.ts';
+import type { SourceType, WorkloadKind } from '../core/types.ts';
+import { controllerCommandLine, optionsOfCommandLine } from './explain/controller-config.ts';
+import { ExplainTargetError, gatherSource, gatherWorkload } from './explain/gather.ts';
+import type { ConfigOrigin, ExplainReport } from '../explain/model.ts';
+import { ASSUMPTIONS } from '../explain/model.ts';
+import { ExplainReader } from './explain/reader.ts';
+import type { OutputFormat } from '../explain/render.ts';
+import { OUTPUT_FORMATS, renderReport } from '../explain/render.ts';
+import type { KubeTransport } from '../kube/transport.ts';
+import { createKubeTransport } from '../kube/transport.ts';
+import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
+
+/** docs/explain.md "Exit codes". */
+export const EXPLAIN_EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  targetNotFound: 3,
+  cannotTell: 4,
+} as const;
+
+export interface ExplainCommandIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly fileExists: (path: string) => boolean;
+  readonly now?: () => Date;
+  /** Tests connect to their own API server; by default the kubeconfig's cluster. */
+  readonly connect?: (kubeConfig: KubeConfig) => KubeTransport;
+}
+
+export const DEFAULT_FROM = 'kreload-system/kreload';
+
+const USAGE = [
+  'Usage: kreload explain <kind>/<name> [-n <namespace>] [-o table|json|yaml]',
+  '                       [--kubeconfig <path>] [--from <namespace>/<deployment>] [-- <kreload flags>]',
+  '  <kind>: deployment, daemonset, statefulset, cronjob, job, rollout, deploymentconfig',
+  '          (a workload), or configmap, secret, secretproviderclass (a source)',
+].join('\n');
+
+type Target =
+  | { readonly what: 'workload'; readonly kind: WorkloadKind; readonly name: string }
+  | { readonly what: 'source'; readonly type: SourceType; readonly name: string };
+
+const SHORT_NAMES: Readonly<Record<string, WorkloadKind>> = {
+  deploy: 'Deployment',
+  ds: 'DaemonSet',
+  sts: 'StatefulSet',
+  cj: 'CronJob',
+  ro: 'Rollout',
+  dc: 'DeploymentConfig',
+};
+
+const SOURCE_NAMES: Readonly<Record<string, SourceType>> = {
+  configmap: 'CONFIGMAP',
+  configmaps: 'CONFIGMAP',
+  cm: 'CONFIGMAP',
+  secret: 'SECRET',
+  secrets: 'SECRET',
+  secretproviderclass: 'SECRETPROVIDERCLASS',
+  secretproviderclasses: 'SECRETPROVIDERCLASS',
+  spc: 'SECRETPROVIDERCLASS',
+};
+
+function workloadKindOf(word: string): WorkloadKind | undefined {
+  const lower = word.toLowerCase();
+  const row = WORKLOAD_KINDS.find(
+    (candidate) => candidate.kind.toLowerCase() === lower || candidate.plural === lower,
+  );
+  return row?.kind ?? SHORT_NAMES[lower];
+}
+
+function targetOf(text: string): Target | string {
+  const slash = text.indexOf('/');
+  if (slash <= 0 || slash === text.length - 1) return `expected <kind>/<name>, got "${text}"`;
+  const word = text.slice(0, slash);
+  const name = text.slice(slash + 1);
+  const kind = workloadKindOf(word);
+  if (kind !== undefined) return { what: 'workload', kind, name };
+  const type = SOURCE_NAMES[word.toLowerCase()];
+  if (type !== undefined) return { what: 'source', type, name };
+  return `unknown kind "${word}"`;
+}
+
+interface ExplainArgs {
+  readonly target: Target;
+  readonly namespace: string | undefined;
+  readonly output: OutputFormat;
+  readonly kubeconfig: string | undefined;
+  readonly from: string | undefined;
+  readonly controllerArgs: readonly string[] | undefined;
+}
+
+const VALUE_FLAGS: Readonly<Record<string, ValueField>> = {
+  '-n': 'namespace',
+  '--namespace': 'namespace',
+  '-o': 'output',
+  '--output': 'output',
+  '--kubeconfig': 'kubeconfig',
+  '--from': 'from',
+};
+
+function splitFlag(token: string): { flag: string; value: string | undefined } {
+  const equals = token.indexOf('=');
+  if (!token.startsWith('-') || equals < 0) return { flag: token, value: undefined };
+  return { flag: token.slice(0, equals), value: token.slice(equals + 1) };
+}
+
+type ValueField = 'namespace' | 'output' | 'kubeconfig' | 'from';
+
+interface Tokens {
+  readonly values: Partial<Record<ValueField, string>>;
+  readonly positional: readonly string[];
+  readonly problems: readonly string[];
+  readonly controllerArgs: readonly string[] | undefined;
+  readonly help: boolean;
+}
+
+function tokenize(argv: readonly string[]): Tokens {
+  const values: Partial<Record<ValueField, string>> = {};
+  const positional: string[] = [];
+  const problems: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const token = argv[index] ?? '';
+    if (token === '--') {
+      return { values, positional, problems, controllerArgs: argv.slice(index + 1), help: false };
+    }
+    if (token === '-h' || token === '--help') {
+      return { values, positional, problems, controllerArgs: undefined, help: true };
+    }
+    const { flag, value } = splitFlag(token);
+    const field = VALUE_FLAGS[flag];
+    if (field === undefined) {
+      if (token.startsWith('-'))
+        problems.push(`unknown flag "${token}" (controller flags go after --)`);
+      else positional.push(token);
+      continue;
+    }
+    const given = value ?? argv[index + 1];
+    if (value === undefined) index += 1;
+    if (given === undefined || given === '') problems.push(`${flag} needs a value`);
+    else values[field] = given;
+  }
+  return { values, positional, problems, controllerArgs: undefined, help: false };
+}
+
+function isOutputFormat(value: string): value is OutputFormat {
+  return (OUTPUT_FORMATS as readonly string[]).includes(value);
+}
+
+function crossChecks(tokens: Tokens): string[] {
+  const { values, controllerArgs } = tokens;
+  const problems: string[] = [];
+  if (values.from !== undefined && controllerArgs !== undefined) {
+    problems.push('--from and controller flags after -- are alternatives: give one');
+  }
+  if (values.from !== undefined && !/^[^/]+\/[^/]+$/.test(values.from)) {
+    problems.push(`--from must be <namespace>/<deployment>, got "${values.from}"`);
+  }
+  return problems;
+}
+
+/** The usage problems, or the arguments; `help` when asked. */
+function parseArgs(argv: readonly string[]): ExplainArgs | 'help' | string[] {
+  const tokens = tokenize(argv);
+  if (tokens.help) return 'help';
+  const [first, ...rest] = tokens.positional;
+  const target = first === undefined ? 'expected a <kind>/<name>' : targetOf(first);
+  const output = tokens.values.output ?? 'table';
+  const problems = [
+    ...tokens.problems,
+    ...(typeof target === 'string' ? [target] : []),
+    ...rest.map((extra) => `unexpected argument "${extra}"`),
+    ...(isOutputFormat(output)
+      ? []
+      : [`-o must be one of ${OUTPUT_FORMATS.join(', ')}, got "${output}"`]),
+    ...crossChecks(tokens),
+  ];
+  if (problems.length > 0 || typeof target === 'string' || !isOutputFormat(output)) return problems;
+  return {
+    target,
+    namespace: tokens.values.namespace,
+    output,
+    kubeconfig: tokens.values.kubeconfig,
+    from: tokens.values.from,
+    controllerArgs: tokens.controllerArgs,
+  };
+}
+
+class ExplainUsageError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ExplainUsageError';
+  }
+}
+
+function loadKubeConfig(args: ExplainArgs, io: ExplainCommandIo): KubeConfig {
+  const { settings } = readEnvSettings(io.env);
+  const lookup = resolveKubeconfig(
+    { kubeconfig: args.kubeconfig, kubeconfigSearch: settings.kubeconfigSearch },
+    io.fileExists,
+  );
+  if (lookup.source === undefined) throw new ExplainUsageError(lookup.problems.join('; '));
+  const kc = new KubeConfig();
+  try {
+    if (lookup.source.kind === 'in-cluster') kc.loadFromCluster();
+    else kc.loadFromFile(lookup.source.path);
+  } catch (error) {
+    throw new ExplainUsageError('cannot load the kubeconfig', { cause: error });
+  }
+  return kc;
+}
+
+function contextNamespace(kc: KubeConfig): string {
+  return kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+}
+
+interface ResolvedOptions {
+  readonly options: Options;
+  readonly origin: ConfigOrigin;
+  readonly notes: readonly string[];
+}
+
+async function resolveOptions(args: ExplainArgs, reader: ExplainReader): Promise<ResolvedOptions> {
+  if (args.controllerArgs !== undefined) {
+    return {
+      options: await parseOptions(args.controllerArgs, {}),
+      origin: { kind: 'flags', args: args.controllerArgs },
+      notes: [],
+    };
+  }
+  const from = args.from ?? DEFAULT_FROM;
+  const [namespace = '', name = ''] = from.split('/');
+  const read = await reader.readDeployment(namespace, name);
+  if (read.state !== 'found') {
+    const why = read.state === 'forbidden' ? 'may not be read' : 'not found';
+    if (args.from !== undefined) throw new ExplainUsageError(`--from: Deployment ${from} ${why}`);
+    return {
+      options: await parseOptions([], {}),
+      origin: { kind: 'defaults', note: `Deployment ${from} ${why}; pass --from or -- <flags>` },
+      notes: [],
+    };
+  }
+  const commandLine = controllerCommandLine(read.object);
+  return {
+    options: await optionsOfCommandLine(commandLine),
+    origin: { kind: 'deployment', namespace, name },
+    notes: commandLine.unresolved.map(
+      (variable) => `env var ${variable} of the controller comes from its pod and was left unset`,
+    ),
+  };
+}
+
+function cannotTell(report: ExplainReport): boolean {
+  const sources = [
+    ...(report.workload?.sources ?? []),
+    ...(report.source?.rolls ?? []).map((usage) => usage.source),
+    ...(report.source?.doesNotRoll ?? []).map((usage) => usage.source),
+  ];
+  return sources.some((source) => source.verdict === 'cannot-tell');
+}
+
+async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number> {
+  const kc = loadKubeConfig(args, io);
+  const transport = (io.connect ?? ((kubeConfig) => createKubeTransport({ kubeConfig })))(kc);
+  const reader = new ExplainReader({ transport });
+  const resolved = await resolveOptions(args, reader);
+  const namespace = args.namespace ?? contextNamespace(kc);
+  const context = {
+    reader,
+    options: resolved.options,
+    now: (io.now?.() ?? new Date()).getTime(),
+  };
+  const { target } = args;
+  const report: ExplainReport = {
+    config: resolved.origin,
+    assumptions: [...ASSUMPTIONS, ...resolved.notes],
+    ...(target.what === 'workload'
+      ? {
+          workload: await gatherWorkload(context, {
+            kind: target.kind,
+            namespace,
+            name: target.name,
+          }),
+        }
+      : {
+          source: await gatherSource(context, { type: target.type, namespace, name: target.name }),
+        }),
+  };
+  io.stdout.write(renderReport(report, args.output, (value) => dumpYaml(value)));
+  return cannotTell(report) ? EXPLAIN_EXIT.cannotTell : EXPLAIN_EXIT.ok;
+}
+
+function causeText(error: Error): string {
+  return error.cause instanceof Error ? `: ${error.cause.message}` : '';
+}
+
+/** Exit codes: docs/explain.md. */
+export async function runExplainCommand(
+  argv: readonly string[],
+  io: ExplainCommandIo,
+): Promise<number> {
+  const args = parseArgs(argv);
+  if (args === 'help') {
+    io.stdout.write(`${USAGE}\n`);
+    return EXPLAIN_EXIT.ok;
+  }
+  if (Array.isArray(args)) {
+    for (const problem of args) io.stderr.write(`kreload explain: ${problem}\n`);
+    io.stderr.write(`${USAGE}\n`);
+    return EXPLAIN_EXIT.usage;
+  }
+  try {
+    return await explain(args, io);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr.write('kreload explain: the controller options are invalid:\n');
+      for (const line of formatConfigProblems(error)) io.stderr.write(`${line}\n`);
+      return EXPLAIN_EXIT.usage;
+    }
+    if (error instanceof ExplainUsageError) {
+      io.stderr.write(`kreload explain: ${error.message}${causeText(error)}\n`);
+      return EXPLAIN_EXIT.usage;
+    }
+    if (error instanceof ExplainTargetError) {
+      io.stderr.write(`kreload explain: ${error.message}\n`);
+      return EXPLAIN_EXIT.targetNotFound;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr.write(`kreload explain: ${message}\n`);
+    return EXPLAIN_EXIT.failure;
+  }
+}

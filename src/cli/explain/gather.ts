@@ -1,0 +1,151 @@
+/**
+ * Gathering: reads what one explanation needs through the ExplainReader, then hands it to the pure
+ * explainers. Reads are shared across the workloads of one run (a source query reads each source
+ * once).
+ */
+import { parseSourceKey, sourceKey } from '../../core/keys.ts';
+import type { SourceKey, SourceType, WorkloadKind } from '../../core/types.ts';
+import type { Options } from '../../config/parse-options.ts';
+import type { JsonObject } from '../../kube/json.ts';
+import { objectAt } from '../../kube/json.ts';
+import { projectWorkload } from '../../kube/workload-projection.ts';
+import { findKindRow, WORKLOAD_KINDS } from '../../rollout/kinds.ts';
+import type { SourceRead, WorkloadInput } from '../../explain/explain-workload.ts';
+import { explainWorkload, keysToRead, listedTypes } from '../../explain/explain-workload.ts';
+import { explainSource } from '../../explain/explain-source.ts';
+import { referenceSites } from './reference-sites.ts';
+import type { SourceQueryExplanation, WorkloadExplanation } from '../../explain/model.ts';
+import type { ExplainReader } from './reader.ts';
+
+/** The object cannot be explained: it does not exist, or explain may not read it. */
+export class ExplainTargetError extends Error {
+  readonly reason: 'not-found' | 'forbidden' | 'malformed';
+  constructor(message: string, reason: ExplainTargetError['reason'], options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ExplainTargetError';
+    this.reason = reason;
+  }
+}
+
+export interface GatherContext {
+  readonly reader: ExplainReader;
+  readonly options: Options;
+  readonly now: number;
+}
+
+class RunCache {
+  readonly #sources = new Map<SourceKey, Promise<SourceRead>>();
+  readonly #names = new Map<SourceType, Promise<readonly string[] | 'forbidden'>>();
+  readonly #selected = new Map<string, Promise<boolean | undefined>>();
+  readonly #context: GatherContext;
+
+  constructor(context: GatherContext) {
+    this.#context = context;
+  }
+
+  source(namespace: string, key: SourceKey): Promise<SourceRead> {
+    const known = this.#sources.get(key);
+    if (known !== undefined) return known;
+    const parsed = parseSourceKey(key);
+    const read: Promise<SourceRead> =
+      parsed === undefined
+        ? Promise.resolve({ state: 'unreadable' })
+        : this.#context.reader.readSource(
+            namespace,
+            parsed.type,
+            parsed.name,
+            this.#context.options,
+          );
+    this.#sources.set(key, read);
+    return read;
+  }
+
+  names(namespace: string, type: SourceType): Promise<readonly string[] | 'forbidden'> {
+    const known = this.#names.get(type);
+    if (known !== undefined) return known;
+    const read = this.#context.reader.sourceNames(namespace, type, this.#context.options);
+    this.#names.set(type, read);
+    return read;
+  }
+
+  namespaceSelected(namespace: string): Promise<boolean | undefined> {
+    const { scope } = this.#context.options;
+    if (scope.mode !== 'global' || scope.namespaceSelector === '')
+      return Promise.resolve(undefined);
+    const known = this.#selected.get(namespace);
+    if (known !== undefined) return known;
+    const read = this.#context.reader
+      .namespaceSelected(namespace, scope.namespaceSelector)
+      .then((answer) => (answer === 'forbidden' ? undefined : answer));
+    this.#selected.set(namespace, read);
+    return read;
+  }
+}
+
+async function explainObject(
+  context: GatherContext,
+  cache: RunCache,
+  kind: WorkloadKind,
+  object: JsonObject,
+): Promise<WorkloadExplanation> {
+  const row = findKindRow(kind);
+  const view = projectWorkload(kind, object, context.options.annotationKeys);
+  if (row === undefined || view === undefined) {
+    throw new ExplainTargetError(`the ${kind} has no name, namespace or uid`, 'malformed');
+  }
+  const namespace = view.ref.namespace;
+  const sources = new Map<SourceKey, SourceRead>();
+  const candidates: Partial<Record<SourceType, readonly string[]>> = {};
+  for (const type of listedTypes(view, context.options)) {
+    const names = await cache.names(namespace, type);
+    if (names === 'forbidden') continue;
+    candidates[type] = names;
+  }
+  const keys = [
+    ...keysToRead(view, context.options),
+    ...Object.entries(candidates).flatMap(([type, names]) =>
+      names.map((name) => sourceKey(type as SourceType, name)),
+    ),
+  ];
+  for (const key of new Set(keys)) sources.set(key, await cache.source(namespace, key));
+  const input: WorkloadInput = {
+    view,
+    row,
+    sites: referenceSites(objectAt(object, ...row.templatePath)),
+    options: context.options,
+    namespaceSelected: await cache.namespaceSelected(namespace),
+    sources,
+    candidates,
+    now: context.now,
+  };
+  return explainWorkload(input);
+}
+
+export async function gatherWorkload(
+  context: GatherContext,
+  ref: { kind: WorkloadKind; namespace: string; name: string },
+): Promise<WorkloadExplanation> {
+  const read = await context.reader.readWorkload(ref.kind, ref.namespace, ref.name);
+  const what = `${ref.kind} ${ref.namespace}/${ref.name}`;
+  if (read.state === 'not-found') throw new ExplainTargetError(`${what} not found`, 'not-found');
+  if (read.state === 'forbidden') {
+    throw new ExplainTargetError(`${what}: forbidden (${read.message})`, 'forbidden');
+  }
+  return explainObject(context, new RunCache(context), ref.kind, read.object);
+}
+
+/** Every workload of the namespace that references or lists the source. */
+export async function gatherSource(
+  context: GatherContext,
+  ref: { type: SourceType; namespace: string; name: string },
+): Promise<SourceQueryExplanation> {
+  const cache = new RunCache(context);
+  const key = sourceKey(ref.type, ref.name);
+  const explanations: WorkloadExplanation[] = [];
+  for (const row of WORKLOAD_KINDS) {
+    for (const object of await context.reader.listWorkloads(row.kind, ref.namespace)) {
+      explanations.push(await explainObject(context, cache, row.kind, object));
+    }
+  }
+  return explainSource(key, ref.namespace, explanations);
+}

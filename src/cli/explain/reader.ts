@@ -1,0 +1,214 @@
+/**
+ * Explain's only I/O: read-only GETs and LISTs with the user's credentials. Sources are hashed by
+ * the controller's own projections on arrival and their data dropped (§9.2); the server-side filters
+ * of the controller's watch (watch-plan.ts) are asked of the API server for the one object, so
+ * explain and the controller agree on what the watch delivers.
+ */
+import type { AnnotationKeys, SourceType, WorkloadKind } from '../../core/types.ts';
+import type { Options } from '../../config/parse-options.ts';
+import { KubeApiError } from '../../kube/api-error.ts';
+import type { JsonObject } from '../../kube/json.ts';
+import { isJsonObject, objectsAt, stringAt } from '../../kube/json.ts';
+import {
+  projectConfigMap,
+  projectSecret,
+  projectSecretProviderClass,
+  projectSecretProviderClassPodStatus,
+} from '../../kube/projections.ts';
+import type { ApiResource } from '../../kube/resources.ts';
+import { OTHER_RESOURCES, resourcePath, workloadResource } from '../../kube/resources.ts';
+import type { KubeTransport } from '../../kube/transport.ts';
+import { HttpMethod } from '../../kube/transport.ts';
+import { desiredPodStatus, providerClassSourceView } from '../../watch/spc-desired-state.ts';
+import type { SourceResource } from '../../watch/watch-plan.ts';
+import { sourceWatchTargets } from '../../watch/watch-plan.ts';
+import type { SourceRead } from '../../explain/explain-workload.ts';
+
+export type ObjectRead =
+  | { readonly state: 'found'; readonly object: JsonObject }
+  | { readonly state: 'not-found' }
+  | { readonly state: 'forbidden'; readonly message: string };
+
+const RESOURCE_OF_TYPE: Readonly<
+  Record<Exclude<SourceType, 'SECRETPROVIDERCLASS'>, SourceResource>
+> = { CONFIGMAP: 'configmaps', SECRET: 'secrets' };
+
+const API_RESOURCE: Readonly<Record<SourceResource, ApiResource>> = {
+  configmaps: OTHER_RESOURCES.configMaps,
+  secrets: OTHER_RESOURCES.secrets,
+};
+
+export interface ExplainReaderDeps {
+  readonly transport: KubeTransport;
+}
+
+function isStatus(error: unknown, status: number): error is KubeApiError {
+  return error instanceof KubeApiError && error.status === status;
+}
+
+export class ExplainReader {
+  readonly #transport: KubeTransport;
+
+  constructor(deps: ExplainReaderDeps) {
+    this.#transport = deps.transport;
+  }
+
+  async #get(
+    path: string,
+    query: Readonly<Record<string, string | undefined>> = {},
+  ): Promise<ObjectRead> {
+    try {
+      const answer = await this.#transport.request({ method: HttpMethod.GET, path, query });
+      if (!isJsonObject(answer))
+        throw new KubeApiError(`unexpected answer to GET ${path}`, { retryable: false });
+      return { state: 'found', object: answer };
+    } catch (error) {
+      if (isStatus(error, 404)) return { state: 'not-found' };
+      if (isStatus(error, 403)) return { state: 'forbidden', message: error.message };
+      throw error;
+    }
+  }
+
+  readWorkload(kind: WorkloadKind, namespace: string, name: string): Promise<ObjectRead> {
+    return this.#get(resourcePath(workloadResource(kind), { namespace, name }));
+  }
+
+  /** Items of a namespace's list; `not-found` when the API is not served (an absent CRD). */
+  async listWorkloads(kind: WorkloadKind, namespace: string): Promise<readonly JsonObject[]> {
+    const read = await this.#get(resourcePath(workloadResource(kind), { namespace }));
+    return read.state === 'found' ? objectsAt(read.object, 'items') : [];
+  }
+
+  readDeployment(namespace: string, name: string): Promise<ObjectRead> {
+    return this.readWorkload('Deployment', namespace, name);
+  }
+
+  /** Whether --namespace-selector selects the namespace, as the controller's Namespace watch sees it. */
+  async namespaceSelected(namespace: string, selector: string): Promise<boolean | 'forbidden'> {
+    const read = await this.#get(resourcePath(OTHER_RESOURCES.namespaces), {
+      labelSelector: selector,
+      fieldSelector: `metadata.name=${namespace}`,
+    });
+    if (read.state === 'forbidden') return 'forbidden';
+    return read.state === 'found' && objectsAt(read.object, 'items').length > 0;
+  }
+
+  async readSource(
+    namespace: string,
+    type: SourceType,
+    name: string,
+    options: Options,
+  ): Promise<SourceRead> {
+    try {
+      if (type === 'SECRETPROVIDERCLASS')
+        return await this.#readProviderClass(namespace, name, options.annotationKeys);
+      return await this.#readObjectSource(namespace, RESOURCE_OF_TYPE[type], name, options);
+    } catch (error) {
+      if (error instanceof KubeApiError) return { state: 'unreadable' };
+      throw error;
+    }
+  }
+
+  /** Names the controller's watch delivers in the namespace (reload-list candidates, §9.2 (b)). */
+  async sourceNames(
+    namespace: string,
+    type: SourceType,
+    options: Options,
+  ): Promise<readonly string[] | 'forbidden'> {
+    if (type === 'SECRETPROVIDERCLASS') {
+      const read = await this.#get(
+        resourcePath(OTHER_RESOURCES.secretProviderClasses, { namespace }),
+      );
+      if (read.state === 'forbidden') return 'forbidden';
+      return read.state === 'found' ? namesOf(read.object) : [];
+    }
+    const resource = RESOURCE_OF_TYPE[type];
+    const target = sourceWatchTargets(options, resource)[0];
+    const read = await this.#get(resourcePath(API_RESOURCE[resource], { namespace }), {
+      labelSelector: target?.labelSelector,
+      fieldSelector: target?.fieldSelector,
+    });
+    if (read.state === 'forbidden') return 'forbidden';
+    return read.state === 'found' ? namesOf(read.object) : [];
+  }
+
+  async #readObjectSource(
+    namespace: string,
+    resource: SourceResource,
+    name: string,
+    options: Options,
+  ): Promise<SourceRead> {
+    const api = API_RESOURCE[resource];
+    const read = await this.#get(resourcePath(api, { namespace, name }));
+    if (read.state === 'not-found') return { state: 'absent' };
+    if (read.state === 'forbidden') return { state: 'forbidden' };
+    const keys = options.annotationKeys;
+    const view =
+      resource === 'configmaps'
+        ? projectConfigMap(read.object, keys)
+        : projectSecret(read.object, keys);
+    if (view === undefined) return { state: 'unreadable' };
+    const unwatched = await this.#unwatched(namespace, resource, name, options);
+    return unwatched === undefined
+      ? { state: 'present', view }
+      : { state: 'present', view, unwatched };
+  }
+
+  /** Asks the API server whether the controller's filtered list would hold the object. */
+  async #unwatched(
+    namespace: string,
+    resource: SourceResource,
+    name: string,
+    options: Options,
+  ): Promise<'resource-label-selector' | 'secret-type-not-watched' | undefined> {
+    const target = sourceWatchTargets(options, resource)[0];
+    if (target?.labelSelector === undefined && target?.fieldSelector === undefined)
+      return undefined;
+    const path = resourcePath(API_RESOURCE[resource], { namespace });
+    const byName = `metadata.name=${name}`;
+    const held = async (labelSelector: string | undefined, fieldSelector: string | undefined) => {
+      const read = await this.#get(path, {
+        labelSelector,
+        fieldSelector: fieldSelector === undefined ? byName : `${fieldSelector},${byName}`,
+      });
+      return read.state === 'found' && objectsAt(read.object, 'items').length > 0;
+    };
+    if (await held(target.labelSelector, target.fieldSelector)) return undefined;
+    if (target.labelSelector !== undefined && !(await held(target.labelSelector, undefined))) {
+      return 'resource-label-selector';
+    }
+    return 'secret-type-not-watched';
+  }
+
+  /** §4.4: the SPC supplies S; the SPCPS the controller would choose supplies the hash. */
+  async #readProviderClass(
+    namespace: string,
+    name: string,
+    keys: AnnotationKeys,
+  ): Promise<SourceRead> {
+    const spc = await this.#get(
+      resourcePath(OTHER_RESOURCES.secretProviderClasses, { namespace, name }),
+    );
+    if (spc.state === 'forbidden') return { state: 'forbidden' };
+    const annotations =
+      spc.state === 'found'
+        ? (projectSecretProviderClass(spc.object, keys)?.annotations ?? {})
+        : {};
+    const statuses = await this.#get(
+      resourcePath(OTHER_RESOURCES.secretProviderClassPodStatuses, { namespace }),
+    );
+    if (statuses.state === 'forbidden') return { state: 'forbidden' };
+    if (statuses.state === 'not-found') return { state: 'absent' };
+    const entries = objectsAt(statuses.object, 'items')
+      .map((item) => projectSecretProviderClassPodStatus(item))
+      .filter((view) => view?.className === name)
+      .flatMap((view) => (view === undefined ? [] : [{ view, seenAt: 0 }]));
+    const chosen = desiredPodStatus(entries);
+    if (chosen === undefined) return { state: 'absent' };
+    return { state: 'present', view: providerClassSourceView(chosen, annotations) };
+  }
+}
+
+function namesOf(list: JsonObject): string[] {
+  return objectsAt(list, 'items').flatMap((item) => stringAt(item, 'metadata', 'name') ?? []);
+}

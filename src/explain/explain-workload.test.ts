@@ -1,0 +1,449 @@
+import { dumpYaml } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { parseOptions } from '../config/parse-options.ts';
+import { sourceKey } from '../core/keys.ts';
+import type { SourceKey, WorkloadView } from '../core/types.ts';
+import { BASELINE, DEFAULT_ANNOTATION_KEYS as K, SOURCE_HASHES } from '../core/types.ts';
+import { kindRow } from '../rollout/kinds.ts';
+import {
+  aConfigMap,
+  aContainer,
+  aSecret,
+  aWorkload,
+  configMapVolume,
+  csiVolume,
+} from '../testing/builders.ts';
+import type { SourceRead } from './explain-workload.ts';
+import { explainWorkload } from './explain-workload.ts';
+import { explainSource } from './explain-source.ts';
+import type { ExplainReason, SourceExplanation, Verdict, WorkloadExplanation } from './model.ts';
+import { ASSUMPTIONS, REASONS, VERDICTS } from './model.ts';
+import { renderReport, verdictText } from './render.ts';
+
+const NS = 'shop';
+const CFG = sourceKey('CONFIGMAP', 'cfg');
+const HASH = 'a'.repeat(40);
+const OTHER_HASH = 'b'.repeat(40);
+
+const withCfg = (builder: ReturnType<typeof aWorkload>) =>
+  builder.withContainer(aContainer('app').withEnvFrom('configmap', 'cfg'));
+
+const deployment = () => withCfg(aWorkload('Deployment', NS, 'api'));
+
+function present(annotations: Record<string, string> = {}, hash = HASH): SourceRead {
+  let builder = aConfigMap(NS, 'cfg').withHash(hash);
+  for (const [key, value] of Object.entries(annotations))
+    builder = builder.withAnnotation(key, value);
+  return { state: 'present', view: builder.build() };
+}
+
+interface Case {
+  readonly name: string;
+  readonly workload: WorkloadView;
+  readonly flags?: readonly string[];
+  readonly reads?: ReadonlyMap<SourceKey, SourceRead>;
+  readonly namespaceSelected?: boolean;
+  readonly key?: SourceKey;
+  readonly because: ExplainReason;
+  readonly verdict: Verdict;
+}
+
+const cfgReads = (read: SourceRead = present()) => new Map([[CFG, read]]);
+
+const CASES: readonly Case[] = [
+  {
+    name: 'ignore on the source',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    reads: cfgReads(present({ [K.ignore]: 'true' })),
+    because: 'source-ignored',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'exclude list',
+    workload: deployment()
+      .withAnnotations({ [K.auto]: 'true', [K.configmapExclude]: 'cfg' })
+      .build(),
+    because: 'excluded',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'reload list',
+    workload: deployment().withAnnotation(K.configmapReload, 'c.g').build(),
+    because: 'reload-list',
+    verdict: 'first-sight',
+  },
+  {
+    name: 'search + match',
+    workload: deployment().withAnnotation(K.search, 'true').build(),
+    reads: cfgReads(present({ [K.match]: 'true' })),
+    because: 'search-match',
+    verdict: 'first-sight',
+  },
+  {
+    name: 'typed auto veto',
+    workload: deployment()
+      .withAnnotations({ [K.auto]: 'true', [K.configmapAuto]: 'false' })
+      .build(),
+    because: 'typed-auto-off',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'typed auto',
+    workload: deployment().withAnnotation(K.configmapAuto, 'true').build(),
+    because: 'typed-auto',
+    verdict: 'first-sight',
+  },
+  {
+    name: 'auto, baseline equal to the current hash',
+    workload: deployment()
+      .withAnnotations({ [K.auto]: 'true', [BASELINE]: JSON.stringify({ [CFG]: HASH }) })
+      .build(),
+    because: 'auto',
+    verdict: 'rolls-on-change',
+  },
+  {
+    name: 'auto, changed since the baseline',
+    workload: deployment()
+      .withAnnotations({ [K.auto]: 'true', [BASELINE]: JSON.stringify({ [CFG]: OTHER_HASH }) })
+      .build(),
+    because: 'auto',
+    verdict: 'pending-roll',
+  },
+  {
+    name: '--auto-reload-all',
+    workload: deployment().build(),
+    flags: ['--auto-reload-all'],
+    because: 'auto-reload-all',
+    verdict: 'first-sight',
+  },
+  {
+    name: 'auto false',
+    workload: deployment().withAnnotation(K.auto, 'false').build(),
+    because: 'auto-off',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'search without match',
+    workload: deployment().withAnnotation(K.search, 'true').build(),
+    because: 'search-without-match',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'no annotation',
+    workload: deployment().build(),
+    because: 'not-annotated',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'ignored workload type',
+    workload: withCfg(aWorkload('Job', NS, 'once'))
+      .withAnnotation(K.auto, 'true')
+      .build(),
+    flags: ['--ignored-workload-types=jobs'],
+    because: 'workload-type-ignored',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'Argo Rollouts off',
+    workload: withCfg(aWorkload('Rollout', NS, 'ro'))
+      .withAnnotation(K.auto, 'true')
+      .build(),
+    because: 'argo-rollouts-disabled',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'namespace not in --namespaces',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    flags: ['--namespaces=elsewhere'],
+    because: 'namespace-not-watched',
+    verdict: 'no-roll',
+  },
+  {
+    name: '--namespaces-to-ignore',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    flags: [`--namespaces-to-ignore=${NS}`],
+    because: 'namespace-ignored',
+    verdict: 'no-roll',
+  },
+  {
+    name: '--namespace-selector does not select it',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    flags: ['--namespace-selector=team=a'],
+    namespaceSelected: false,
+    because: 'namespace-not-selected',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'Job owned by a CronJob',
+    workload: withCfg(aWorkload('Job', NS, 'nightly-1'))
+      .withAnnotation(K.auto, 'true')
+      .withController({ apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'u' })
+      .build(),
+    because: 'controlled-by-cronjob',
+    verdict: 'no-roll',
+  },
+  {
+    name: '--resources-to-ignore',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    flags: ['--resources-to-ignore=configmaps'],
+    because: 'resource-type-ignored',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'CSI integration off',
+    workload: aWorkload('Deployment', NS, 'api')
+      .withContainer(aContainer('app').withVolumeMount('vault'))
+      .withVolume(csiVolume('vault', 'spc'))
+      .withAnnotation(K.auto, 'true')
+      .build(),
+    key: sourceKey('SECRETPROVIDERCLASS', 'spc'),
+    reads: new Map([[sourceKey('SECRETPROVIDERCLASS', 'spc'), { state: 'absent' }]]),
+    because: 'csi-integration-disabled',
+    verdict: 'no-roll',
+  },
+  {
+    name: '--resource-label-selector',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    flags: ['--resource-label-selector=reload=yes'],
+    reads: cfgReads({ ...present(), unwatched: 'resource-label-selector' } as SourceRead),
+    because: 'resource-label-selector',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'Helm release Secret',
+    workload: aWorkload('Deployment', NS, 'api')
+      .withContainer(aContainer('app').withEnvFrom('secret', 'sh.helm.release.v1.x.v1'))
+      .withAnnotation(K.auto, 'true')
+      .build(),
+    key: sourceKey('SECRET', 'sh.helm.release.v1.x.v1'),
+    reads: new Map([
+      [
+        sourceKey('SECRET', 'sh.helm.release.v1.x.v1'),
+        {
+          state: 'present',
+          view: aSecret(NS, 'sh.helm.release.v1.x.v1').build(),
+          unwatched: 'secret-type-not-watched',
+        },
+      ],
+    ]),
+    because: 'secret-type-not-watched',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'webhook mode',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    flags: ['--webhook-url=https://hooks.example.com/x'],
+    because: 'webhook-mode',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'dry run',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    flags: ['--dry-run'],
+    because: 'dry-run',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'auto, volume mounted by no container',
+    workload: aWorkload('Deployment', NS, 'api')
+      .withContainer(aContainer('app'))
+      .withVolume(configMapVolume('unused', 'cfg'))
+      .withAnnotation(K.auto, 'true')
+      .build(),
+    because: 'not-referenced',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'Rollout with workloadRef has no container',
+    workload: aWorkload('Rollout', NS, 'ro')
+      .withWorkloadRef()
+      .withAnnotation(K.configmapReload, 'cfg')
+      .build(),
+    flags: ['--is-Argo-Rollouts=true'],
+    because: 'no-container',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'a listed source that does not exist',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    reads: cfgReads({ state: 'absent' }),
+    because: 'auto',
+    verdict: 'missing',
+  },
+  {
+    name: 'forbidden source',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    reads: cfgReads({ state: 'forbidden' }),
+    because: 'source-forbidden',
+    verdict: 'cannot-tell',
+  },
+  {
+    name: 'unreadable source',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    reads: new Map(),
+    because: 'source-unreadable',
+    verdict: 'cannot-tell',
+  },
+];
+
+function caseNamed(name: string): Case {
+  const found = CASES.find((c) => c.name === name);
+  if (found === undefined) throw new Error(`no case ${name}`);
+  return found;
+}
+
+const AUTO_UP_TO_DATE = 'auto, baseline equal to the current hash';
+
+async function explainCase(c: Case): Promise<WorkloadExplanation> {
+  const options = await parseOptions(c.flags ?? [], {});
+  const reads = c.reads ?? cfgReads();
+  return explainWorkload({
+    view: c.workload,
+    row: kindRow(c.workload.ref.kind),
+    sites: new Map(),
+    options,
+    namespaceSelected: c.namespaceSelected,
+    sources: reads,
+    candidates: { CONFIGMAP: [...reads.keys()].map((key) => key.split('/')[1] ?? '') },
+    now: Date.parse('2026-06-01T00:00:00Z'),
+  });
+}
+
+function sourceOf(explanation: WorkloadExplanation, key: SourceKey): SourceExplanation {
+  const source = explanation.sources.find((candidate) => candidate.key === key);
+  if (source === undefined) throw new Error(`no ${key} in ${JSON.stringify(explanation)}`);
+  return source;
+}
+
+describe('explainWorkload: every reason', () => {
+  it.each(CASES)('$name → $verdict because $because', async (c) => {
+    const explanation = await explainCase(c);
+    const source = sourceOf(explanation, c.key ?? CFG);
+    expect({ verdict: source.verdict, because: source.because }).toEqual({
+      verdict: c.verdict,
+      because: c.because,
+    });
+    const table = renderReport(
+      {
+        config: { kind: 'flags', args: [...(c.flags ?? [])] },
+        assumptions: ASSUMPTIONS,
+        workload: explanation,
+      },
+      'table',
+    );
+    expect(table).toContain(verdictText(source));
+  });
+
+  it('has a row for every reason and every verdict', () => {
+    const reasons = new Set(CASES.map((c) => c.because));
+    expect([...reasons].sort()).toEqual(Object.keys(REASONS).sort());
+    expect([...new Set(CASES.map((c) => c.verdict))].sort()).toEqual(Object.keys(VERDICTS).sort());
+  });
+});
+
+describe('explainWorkload: state and predictions', () => {
+  it('reads the applied hash from the env var and predicts a roll on change', async () => {
+    const view = aWorkload('Deployment', NS, 'api')
+      .withContainer(
+        aContainer('app')
+          .withEnvFrom('configmap', 'cfg')
+          .withStakaterEnv('STAKATER_CFG_CONFIGMAP', HASH),
+      )
+      .withAnnotation(K.auto, 'true')
+      .build();
+    const source = sourceOf(
+      await explainCase({ ...caseNamed(AUTO_UP_TO_DATE), workload: view }),
+      CFG,
+    );
+    expect(source).toMatchObject({
+      applied: { hash: HASH, from: 'env var' },
+      stateRule: 'R2',
+      verdict: 'rolls-on-change',
+      container: 'app',
+      predicts: { change: 'roll', delete: 'no-roll', create: 'no-roll' },
+    });
+  });
+
+  it('predicts a roll on delete only with --reload-on-delete, and names the pod-template state', async () => {
+    const view = deployment()
+      .withAnnotation(K.auto, 'true')
+      .withTemplateAnnotation(SOURCE_HASHES, JSON.stringify({ [CFG]: OTHER_HASH }))
+      .build();
+    const explanation = await explainCase({
+      name: '',
+      workload: view,
+      flags: ['--reload-on-delete=true'],
+      because: 'auto',
+      verdict: 'pending-roll',
+    });
+    expect(sourceOf(explanation, CFG)).toMatchObject({
+      applied: { hash: OTHER_HASH, from: 'pod template kreload.io/source-hashes' },
+      stateRule: 'R3',
+      verdict: 'pending-roll',
+      predicts: { change: 'roll', delete: 'roll' },
+    });
+  });
+
+  it('reports malformed annotations, collisions and the matched list element', async () => {
+    const view = aWorkload('Deployment', NS, 'api')
+      .withContainer(
+        aContainer('app').withEnvFrom('configmap', 'c-a').withEnvFrom('configmap', 'c.a'),
+      )
+      .withAnnotations({ [K.configmapReload]: 'app-(, c[-.]a', [BASELINE]: '{"configmap/x":' })
+      .build();
+    const reads = new Map<SourceKey, SourceRead>([
+      [
+        sourceKey('CONFIGMAP', 'c-a'),
+        { state: 'present', view: aConfigMap(NS, 'c-a').withHash(HASH).build() },
+      ],
+      [
+        sourceKey('CONFIGMAP', 'c.a'),
+        { state: 'present', view: aConfigMap(NS, 'c.a').withHash(HASH).build() },
+      ],
+    ]);
+    const explanation = await explainCase({
+      name: '',
+      workload: view,
+      reads,
+      because: 'reload-list',
+      verdict: 'first-sight',
+    });
+    expect(sourceOf(explanation, sourceKey('CONFIGMAP', 'c-a')).decision.matchedElement).toBe(
+      'c[-.]a',
+    );
+    expect(explanation.facts.collisions).toEqual([
+      { envVar: 'STAKATER_C_A_CONFIGMAP', keys: ['configmap/c-a', 'configmap/c.a'] },
+    ]);
+    expect(explanation.problems.map((p) => p.key).sort()).toEqual(
+      [BASELINE, K.configmapReload].sort(),
+    );
+  });
+
+  it('explains a source query: who rolls and who does not', async () => {
+    const rolls = await explainCase(caseNamed(AUTO_UP_TO_DATE));
+    const ignored = await explainCase(caseNamed('no annotation'));
+    const query = explainSource(CFG, NS, [rolls, { ...ignored, name: 'worker' }]);
+    expect(query.rolls.map((usage) => usage.name)).toEqual(['api']);
+    expect(query.doesNotRoll.map((usage) => [usage.name, usage.source.because])).toEqual([
+      ['worker', 'not-annotated'],
+    ]);
+    const text = renderReport(
+      { config: { kind: 'defaults', note: 'test' }, assumptions: [], source: query },
+      'table',
+    );
+    expect(text).toContain('Deployment/worker');
+  });
+
+  it('renders JSON and YAML with the same content', async () => {
+    const workload = await explainCase(caseNamed(AUTO_UP_TO_DATE));
+    const report = {
+      config: { kind: 'flags' as const, args: [] },
+      assumptions: ASSUMPTIONS,
+      workload,
+    };
+    expect(JSON.parse(renderReport(report, 'json'))).toEqual(JSON.parse(JSON.stringify(report)));
+    expect(renderReport(report, 'yaml', (value) => dumpYaml(value))).toContain(
+      'verdict: rolls-on-change',
+    );
+  });
+});

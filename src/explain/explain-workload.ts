@@ -1,0 +1,408 @@
+/**
+ * The pure heart of `kreload explain`: the objects explain read → the controller's own decision
+ * (core/decide.ts) and planner (reconcile/plan/plan.ts) → an explanation. Nothing here restates a
+ * rule: scope gates come from the watch plan's functions, decisions and R1–R9 from the controller.
+ */
+import { parseReloadList } from '../core/annotation-values.ts';
+import { decide, hasReloadList, trackedContainer, typedKeys } from '../core/decide.ts';
+import type { DecideInput } from '../core/decide.ts';
+import { parseSourceKey, sourceKey } from '../core/keys.ts';
+import { referencedSources } from '../core/references.ts';
+import { parseHashMap, parseLastReloadedFrom } from '../core/state.ts';
+import type { SourceKey, SourceType, SourceView, WorkloadView } from '../core/types.ts';
+import { BASELINE, INSTANTIATE_PENDING, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
+import type { Options } from '../config/parse-options.ts';
+import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/plan.ts';
+import { planReconcile } from '../reconcile/plan/plan.ts';
+import type { WorkloadKindRow } from '../rollout/kinds.ts';
+import { isReconciled } from '../rollout/kinds.ts';
+import { pauseResumeDue, planPause } from '../rollout/pause.ts';
+import { isNamespaceIgnored } from '../watch/namespace-filter.ts';
+import { SOURCE_RESOURCES, plannedKinds, watchedSourceResources } from '../watch/watch-plan.ts';
+import type {
+  AppliedFrom,
+  ExplainReason,
+  Predictions,
+  ReferenceSite,
+  SourceExplanation,
+  Verdict,
+  WorkloadExplanation,
+} from './model.ts';
+
+/** What explain read of one source. */
+export type SourceRead =
+  | {
+      readonly state: 'present';
+      readonly view: SourceView;
+      /** Set when the controller's watch does not deliver the object (its server-side filters). */
+      readonly unwatched?: 'resource-label-selector' | 'secret-type-not-watched' | undefined;
+    }
+  | { readonly state: 'absent' }
+  | { readonly state: 'forbidden' }
+  | { readonly state: 'unreadable' };
+
+export interface WorkloadInput {
+  readonly view: WorkloadView;
+  readonly row: WorkloadKindRow;
+  /** Where the pod template names each source, as written (display only). */
+  readonly sites: ReadonlyMap<SourceKey, readonly ReferenceSite[]>;
+  readonly options: Options;
+  /** Whether --namespace-selector selects the namespace; undefined when no selector applies. */
+  readonly namespaceSelected: boolean | undefined;
+  /** Every key of `keysToRead` (and the candidates), as read. A missing entry counts as unreadable. */
+  readonly sources: ReadonlyMap<SourceKey, SourceRead>;
+  /** Names of the sources of each type the workload has a reload list for (§9.2 (b)). */
+  readonly candidates: Readonly<Partial<Record<SourceType, readonly string[]>>>;
+  /** ms since the epoch. */
+  readonly now: number;
+}
+
+const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
+const NO_MARKS: PlanInput['marks'] = { creates: [], deletes: [] };
+/** A reload-list element explain can read as a plain object name, to show a listed-but-missing source. */
+const PLAIN_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+function stateKeys(view: WorkloadView): SourceKey[] {
+  const maps = [
+    parseHashMap(view.templateAnnotations[SOURCE_HASHES]).map,
+    parseHashMap(view.annotations[SOURCE_HASHES]).map,
+    parseHashMap(view.annotations[BASELINE]).map,
+  ];
+  const keys = maps.flatMap((map) => [...(map?.keys() ?? [])]);
+  const last = parseLastReloadedFrom(view.templateAnnotations[LAST_RELOADED_FROM]).value;
+  if (last?.namespace === view.ref.namespace) keys.push(sourceKey(last.type, last.name));
+  return keys;
+}
+
+function reloadListValue(view: WorkloadView, keys: Options['annotationKeys'], type: SourceType) {
+  const key = typedKeys(keys, type).reload;
+  return { key, value: view.annotations[key] ?? view.templateAnnotations[key] };
+}
+
+/** Plain names in the workload's reload lists: shown even when no such source exists. */
+function listedNames(view: WorkloadView, options: Options): SourceKey[] {
+  return SOURCE_TYPES.flatMap((type) => {
+    const { value } = reloadListValue(view, options.annotationKeys, type);
+    if (value === undefined) return [];
+    return parseReloadList(value)
+      .patterns.map((pattern) => pattern.source)
+      .filter((source) => PLAIN_NAME.test(source))
+      .map((name) => sourceKey(type, name));
+  });
+}
+
+/** The sources explain must read for this workload, besides the reload-list candidates. */
+export function keysToRead(view: WorkloadView, options: Options): readonly SourceKey[] {
+  return [
+    ...new Set([
+      ...referencedSources(view.podSpec),
+      ...stateKeys(view),
+      ...listedNames(view, options),
+    ]),
+  ];
+}
+
+/** Types whose every source in the namespace the workload may match through a reload list. */
+export function listedTypes(view: WorkloadView, options: Options): readonly SourceType[] {
+  return SOURCE_TYPES.filter((type) => hasReloadList(view, type, options.annotationKeys));
+}
+
+function isWatchedKind(input: WorkloadInput): boolean {
+  const kinds = plannedKinds(input.options);
+  return [...kinds.always, ...kinds.ifServed].includes(input.view.ref.kind);
+}
+
+function isIgnoredNamespace(input: WorkloadInput): boolean {
+  const { scope } = input.options;
+  return isNamespaceIgnored(
+    {
+      mode: scope.mode === 'global' ? 'global' : 'scoped',
+      ignored: scope.ignoreNamespaces,
+      selectorEnabled: scope.namespaceSelector !== '',
+    },
+    input.view.ref.namespace,
+  );
+}
+
+interface WorkloadGateRow {
+  readonly reason: ExplainReason;
+  readonly holds: (input: WorkloadInput) => boolean;
+}
+
+/** §11, §7.4 item 5, §12, in the order the controller meets them; the first that holds is named. */
+const WORKLOAD_GATES: readonly WorkloadGateRow[] = [
+  {
+    reason: 'argo-rollouts-disabled',
+    holds: (i) => i.view.ref.kind === 'Rollout' && !i.options.isArgoRollouts,
+  },
+  { reason: 'workload-type-ignored', holds: (i) => !isWatchedKind(i) },
+  {
+    reason: 'namespace-not-watched',
+    holds: ({ options: { scope }, view }) =>
+      scope.mode !== 'global' && !scope.namespaces.includes(view.ref.namespace),
+  },
+  { reason: 'namespace-ignored', holds: isIgnoredNamespace },
+  {
+    reason: 'namespace-not-selected',
+    holds: (i) => i.options.scope.mode === 'global' && i.namespaceSelected === false,
+  },
+  { reason: 'controlled-by-cronjob', holds: (i) => !isReconciled(i.row, i.view.controller) },
+  { reason: 'webhook-mode', holds: (i) => i.options.webhookUrl !== undefined },
+  { reason: 'dry-run', holds: (i) => i.options.dryRun },
+];
+
+/** Why the controller never writes this workload, if it does not. */
+export function workloadGate(input: WorkloadInput): ExplainReason | undefined {
+  return WORKLOAD_GATES.find((gate) => gate.holds(input))?.reason;
+}
+
+function typeGate(type: SourceType, options: Options): ExplainReason | undefined {
+  if (type === 'SECRETPROVIDERCLASS') {
+    return options.enableCsiIntegration ? undefined : 'csi-integration-disabled';
+  }
+  const watched = watchedSourceResources(options).map((resource) => SOURCE_RESOURCES[resource]);
+  return watched.includes(type) ? undefined : 'resource-type-ignored';
+}
+
+function sourceGate(type: SourceType, read: SourceRead, options: Options) {
+  return typeGate(type, options) ?? (read.state === 'present' ? read.unwatched : undefined);
+}
+
+/** What the controller's caches would hold: a filtered-out or unwatched object is not there. */
+function factsOf(type: SourceType, read: SourceRead, options: Options): SourceFacts {
+  if (typeGate(type, options) !== undefined) return { status: { state: 'unknown' } };
+  switch (read.state) {
+    case 'present':
+      if (read.unwatched !== undefined) return { status: { state: 'absent' } };
+      return {
+        status: {
+          state: 'present',
+          hash: read.view.hash,
+          uid: type === 'SECRETPROVIDERCLASS' ? undefined : read.view.uid,
+          annotations: read.view.annotations,
+        },
+      };
+    case 'absent':
+      return { status: { state: 'absent' } };
+    case 'forbidden':
+    case 'unreadable':
+      return { status: { state: 'unknown' } };
+  }
+}
+
+const UNREADABLE: SourceRead = { state: 'unreadable' };
+
+function readOf(input: WorkloadInput, key: SourceKey): SourceRead {
+  return input.sources.get(key) ?? UNREADABLE;
+}
+
+function plan(input: WorkloadInput): ReconcilePlan {
+  const { options } = input;
+  return planReconcile({
+    view: input.view,
+    row: input.row,
+    options: {
+      strategy: options.reloadStrategy,
+      reloadOnCreate: options.reloadOnCreate,
+      reloadOnDelete: options.reloadOnDelete,
+      keys: options.annotationKeys,
+      autoReloadAll: options.autoReloadAll,
+    },
+    candidates: input.candidates,
+    facts: (key) => {
+      const parsed = parseSourceKey(key);
+      if (!parsed) return { status: { state: 'unknown' } };
+      return factsOf(parsed.type, readOf(input, key), options);
+    },
+    marks: NO_MARKS,
+    now: input.now,
+  });
+}
+
+function appliedFrom(view: WorkloadView, result: ReconcilePlan, key: KeyPlan): AppliedFrom {
+  if (result.mode === 'workload') return 'workload kreload.io/source-hashes';
+  if (parseHashMap(view.templateAnnotations[SOURCE_HASHES]).map?.has(key.key) === true) {
+    return 'pod template kreload.io/source-hashes';
+  }
+  return result.mode === 'env-vars' ? 'env var' : 'last-reloaded-from';
+}
+
+const VERDICT_OF_RULE: Readonly<Record<KeyPlan['rule'], Verdict>> = {
+  R1: 'cannot-tell',
+  R2: 'rolls-on-change',
+  R3: 'pending-roll',
+  R4: 'rolls-on-change',
+  R5: 'pending-roll',
+  R6: 'pending-roll',
+  R7: 'pending-roll',
+  R8: 'pending-roll',
+  R9: 'first-sight',
+};
+
+const NO_ROLL: Predictions = { change: 'no-roll', delete: 'no-roll', create: 'no-roll' };
+const UNKNOWN: Predictions = { change: 'unknown', delete: 'unknown', create: 'unknown' };
+
+interface Outcome {
+  readonly verdict: Verdict;
+  readonly because: ExplainReason;
+  readonly predicts: Predictions;
+}
+
+interface KeyContext {
+  readonly input: WorkloadInput;
+  readonly gate: ExplainReason | undefined;
+  readonly read: SourceRead;
+  readonly tracked: boolean;
+  readonly decision: ReturnType<typeof decide>;
+  readonly keyPlan: KeyPlan | undefined;
+  readonly noContainer: boolean;
+}
+
+function outcomeOf(context: KeyContext): Outcome {
+  const { input, read, decision, keyPlan } = context;
+  const { options, row } = input;
+  if (context.gate !== undefined)
+    return { verdict: 'no-roll', because: context.gate, predicts: NO_ROLL };
+  if (read.state === 'forbidden') {
+    return { verdict: 'cannot-tell', because: 'source-forbidden', predicts: UNKNOWN };
+  }
+  if (read.state === 'unreadable') {
+    return { verdict: 'cannot-tell', because: 'source-unreadable', predicts: UNKNOWN };
+  }
+  if (!context.tracked) {
+    const because = decision.result === 'NO' ? decision.rule : 'not-referenced';
+    return { verdict: 'no-roll', because, predicts: NO_ROLL };
+  }
+  if (context.noContainer) {
+    return { verdict: 'no-roll', because: 'no-container', predicts: NO_ROLL };
+  }
+  // A listed name that does not exist is no candidate yet: the controller tracks it once created.
+  if (read.state === 'absent' || keyPlan === undefined) {
+    const create = options.reloadOnCreate ? 'roll' : 'no-roll';
+    return { verdict: 'missing', because: decision.rule, predicts: { ...NO_ROLL, create } };
+  }
+  const rollsOnDelete = options.reloadOnDelete && row.rollsOnDelete;
+  return {
+    verdict: VERDICT_OF_RULE[keyPlan.rule],
+    because: decision.rule,
+    predicts: { change: 'roll', delete: rollsOnDelete ? 'roll' : 'no-roll', create: 'no-roll' },
+  };
+}
+
+function matchedElement(input: WorkloadInput, type: SourceType, name: string) {
+  const { value } = reloadListValue(input.view, input.options.annotationKeys, type);
+  if (value === undefined) return undefined;
+  return parseReloadList(value).patterns.find((pattern) => pattern.matches(name))?.source;
+}
+
+function explainKey(
+  input: WorkloadInput,
+  context: {
+    gate: ExplainReason | undefined;
+    result: ReconcilePlan;
+    sites: ReadonlyMap<SourceKey, readonly ReferenceSite[]>;
+  },
+  key: SourceKey,
+): SourceExplanation | undefined {
+  const parsed = parseSourceKey(key);
+  if (!parsed) return undefined;
+  const { type, name } = parsed;
+  const read = readOf(input, key);
+  const decideInput: DecideInput = {
+    workload: input.view,
+    type,
+    name,
+    sourceAnnotations: read.state === 'present' ? read.view.annotations : {},
+    keys: input.options.annotationKeys,
+    autoReloadAll: input.options.autoReloadAll,
+  };
+  const decision = decide(decideInput);
+  const tracking = trackedContainer(decideInput, decision);
+  const keyPlan = context.result.keys.find((candidate) => candidate.key === key);
+  const references = context.sites.get(key) ?? [];
+  const outcome = outcomeOf({
+    input,
+    gate: context.gate ?? sourceGate(type, read, input.options),
+    read,
+    tracked: tracking.tracked,
+    decision,
+    keyPlan,
+    noContainer: context.result.skip === 'no_container',
+  });
+  return {
+    key,
+    type,
+    name,
+    references,
+    listed: references.length === 0,
+    decision: {
+      result: decision.result,
+      rule: decision.rule,
+      annotationsFrom: decision.annotationsFrom,
+      ...(decision.rule === 'reload-list'
+        ? { matchedElement: matchedElement(input, type, name) }
+        : {}),
+    },
+    status: factsOf(type, read, input.options).status.state,
+    container: tracking.container,
+    currentHash: read.state === 'present' ? read.view.hash : undefined,
+    applied:
+      keyPlan?.applied === undefined
+        ? undefined
+        : { hash: keyPlan.applied, from: appliedFrom(input.view, context.result, keyPlan) },
+    baseline: keyPlan?.baseline,
+    stateRule: keyPlan?.rule,
+    ...outcome,
+  };
+}
+
+function resumesAt(input: WorkloadInput): string | undefined {
+  const due = pauseResumeDue(input.view, input.now, input.options.annotationKeys);
+  if (due === undefined) return undefined;
+  return due === 'now' ? 'now' : new Date(due).toISOString();
+}
+
+/** Explains every source the workload references, lists, or tracks through its state. */
+export function explainWorkload(input: WorkloadInput): WorkloadExplanation {
+  const { view, options } = input;
+  const gate = workloadGate(input);
+  const result = plan(input);
+  const tracked = new Set(result.keys.map((key) => key.key));
+  const shown = [
+    ...new Set([...referencedSources(view.podSpec), ...listedNames(view, options), ...tracked]),
+  ].sort();
+  const sources = shown.flatMap(
+    (key) => explainKey(input, { gate, result, sites: input.sites }, key) ?? [],
+  );
+  const pause = planPause({
+    view,
+    row: input.row,
+    keys: options.annotationKeys,
+    rolls: result.action === 'roll',
+    now: input.now,
+  });
+  return {
+    kind: view.ref.kind,
+    namespace: view.ref.namespace,
+    name: view.ref.name,
+    gate,
+    sources,
+    facts: {
+      paused: view.paused,
+      resumesAt: resumesAt(input),
+      suspended: view.suspended,
+      instantiatePending: view.annotations[INSTANTIATE_PENDING],
+      collisions: result.collisions.map(({ envVar, keys }) => ({ envVar, keys })),
+      rollAction: result.rollAction,
+      strategy: result.mode,
+    },
+    problems: [...result.problems, ...pause.problems].map(
+      ({ key, value, problem, consequence }) => ({
+        key,
+        value,
+        problem,
+        consequence,
+      }),
+    ),
+  };
+}

@@ -1,0 +1,209 @@
+/**
+ * The explanation model of `kreload explain` (docs/explain.md): plain data that the renderers turn
+ * into a table, JSON or YAML. Every reason explain can give is a row of REASONS, so the unit test
+ * can check that each one renders and the docs can list them all.
+ */
+import type { DecisionRule } from '../core/decide.ts';
+import type { DecisionResult, SourceKey, SourceType, WorkloadKind } from '../core/types.ts';
+
+/** Why a source does (not) roll its workload, one name per rule of the controller. */
+export type ExplainReason =
+  | DecisionRule
+  // Scope and configuration (§11, §12): the controller never sees the object, or never writes it.
+  | 'workload-type-ignored'
+  | 'argo-rollouts-disabled'
+  | 'namespace-not-watched'
+  | 'namespace-ignored'
+  | 'namespace-not-selected'
+  | 'controlled-by-cronjob'
+  | 'resource-type-ignored'
+  | 'csi-integration-disabled'
+  | 'resource-label-selector'
+  | 'secret-type-not-watched'
+  | 'webhook-mode'
+  | 'dry-run'
+  // Tracking (§3.5 Tracked, §13.2 no_container).
+  | 'not-referenced'
+  | 'no-container'
+  // What explain could read.
+  | 'source-forbidden'
+  | 'source-unreadable';
+
+/** One sentence per reason, completing "will not roll, because …" or naming the deciding rule. */
+export const REASONS: Readonly<Record<ExplainReason, string>> = {
+  'source-ignored': 'the source has ignore: "true"',
+  excluded: "the source is on the workload's exclude list",
+  'reload-list': "the source matches an element of the workload's reload list",
+  'search-match': 'search: "true" on the workload and match: "true" on the source',
+  'typed-auto-off': 'the typed auto annotation for this source type is set but not true (veto)',
+  'typed-auto': 'the typed auto annotation for this source type is true',
+  auto: 'auto: "true"',
+  'auto-reload-all': '--auto-reload-all, and the workload sets no auto annotation',
+  'auto-off': 'auto is set but not true',
+  'search-without-match': 'search: "true" on the workload, but the source has no match: "true"',
+  'not-annotated': 'no annotation selects this source (and --auto-reload-all is off)',
+  'workload-type-ignored': 'the workload type is in --ignored-workload-types',
+  'argo-rollouts-disabled': 'Argo Rollouts are not watched (--is-Argo-Rollouts is off)',
+  'namespace-not-watched': 'the namespace is not watched in this scope (--namespaces)',
+  'namespace-ignored': 'the namespace is in --namespaces-to-ignore',
+  'namespace-not-selected': 'the namespace does not match --namespace-selector',
+  'controlled-by-cronjob': 'the Job is controlled by a CronJob, which kreload rolls instead',
+  'resource-type-ignored': 'the source type is in --resources-to-ignore',
+  'csi-integration-disabled': 'CSI integration is off (--enable-csi-integration)',
+  'resource-label-selector': 'the source does not match --resource-label-selector',
+  'secret-type-not-watched':
+    'the Secret type is not watched (Helm release and service-account token Secrets)',
+  'webhook-mode': 'webhook mode (--webhook-url): changes are posted, nothing is rolled',
+  'dry-run': '--dry-run: the roll is logged, not written',
+  'not-referenced':
+    'auto applies only to sources a container uses, and no container reads or mounts this one',
+  'no-container': 'the workload has no regular container to roll',
+  'source-forbidden': 'explain may not read the source (RBAC): it cannot tell',
+  'source-unreadable': 'explain could not read the source: it cannot tell',
+};
+
+/**
+ * - `rolls-on-change`: tracked and up to date; a change of its data will roll the workload.
+ * - `pending-roll`: changed since the last roll; the next pass rolls.
+ * - `first-sight`: tracked, no state yet; the next pass records a baseline, changes after it roll.
+ * - `missing`: tracked by name but absent; its creation records a baseline (rolls only with
+ *   --reload-on-create).
+ * - `no-roll`: a change will not roll the workload, because of `because`.
+ * - `cannot-tell`: explain could not read what decides.
+ */
+export type Verdict =
+  'rolls-on-change' | 'pending-roll' | 'first-sight' | 'missing' | 'no-roll' | 'cannot-tell';
+
+export const VERDICTS: Readonly<Record<Verdict, string>> = {
+  'rolls-on-change': 'a change will roll this',
+  'pending-roll': 'changed since the last roll: will roll on the next pass',
+  'first-sight':
+    'no state yet: the next pass records a baseline; a change after that will roll this',
+  missing: 'missing: its creation records a baseline',
+  'no-roll': 'will not roll',
+  'cannot-tell': 'cannot tell',
+};
+
+export type Prediction = 'roll' | 'no-roll' | 'unknown';
+
+/** What kreload will do on each kind of change of the source. */
+export interface Predictions {
+  /** The source's data changes (its hash changes). */
+  readonly change: Prediction;
+  /** The source is deleted. */
+  readonly delete: Prediction;
+  /** The source is created (only meaningful while it is missing). */
+  readonly create: Prediction;
+}
+
+export type ReferenceVia =
+  'envFrom' | 'valueFrom' | 'volume' | 'projected volume' | 'csi volume' | 'unmounted volume';
+
+export interface ReferenceSite {
+  readonly container: string | undefined;
+  readonly init: boolean;
+  readonly via: ReferenceVia;
+  /** The volume's name, for volume references. */
+  readonly volume?: string | undefined;
+}
+
+export type AppliedFrom =
+  | 'env var'
+  | 'pod template kreload.io/source-hashes'
+  | 'workload kreload.io/source-hashes'
+  | 'last-reloaded-from';
+
+export interface SourceExplanation {
+  readonly key: SourceKey;
+  readonly type: SourceType;
+  readonly name: string;
+  readonly references: readonly ReferenceSite[];
+  /** Named by a reload list (or kept in kreload's state) rather than referenced. */
+  readonly listed: boolean;
+  readonly decision: {
+    readonly result: DecisionResult;
+    readonly rule: DecisionRule;
+    readonly annotationsFrom: 'workload' | 'template';
+    /** The reload-list element that matched, for `reload-list`. */
+    readonly matchedElement?: string | undefined;
+  };
+  readonly status: 'present' | 'absent' | 'unknown';
+  /** The container a roll writes into. */
+  readonly container?: string | undefined;
+  readonly currentHash?: string | undefined;
+  readonly applied?: { readonly hash: string; readonly from: AppliedFrom } | undefined;
+  readonly baseline?: string | undefined;
+  /** The rule of §5.3 (R1–R9) the planner applied, for tracked sources. */
+  readonly stateRule?: string | undefined;
+  readonly verdict: Verdict;
+  /** Set for `no-roll` and `cannot-tell`; for tracked sources, the deciding rule. */
+  readonly because: ExplainReason;
+  readonly predicts: Predictions;
+}
+
+export interface ReloadListProblem {
+  readonly key: string;
+  readonly value: string;
+  readonly problem: string;
+  readonly consequence: string;
+}
+
+export interface WorkloadFacts {
+  readonly paused: boolean;
+  /** RFC 3339, or `now` when overdue; only for a pause kreload started. */
+  readonly resumesAt?: string | undefined;
+  readonly suspended: boolean;
+  /** DeploymentConfig: an instantiate is owed (kreload.io/instantiate-pending). */
+  readonly instantiatePending?: string | undefined;
+  readonly collisions: readonly { readonly envVar: string; readonly keys: readonly SourceKey[] }[];
+  /** How this workload rolls. */
+  readonly rollAction: string;
+  readonly strategy: string;
+}
+
+/** Where the controller options came from (docs/explain.md "Configuration"). */
+export type ConfigOrigin =
+  | { readonly kind: 'deployment'; readonly namespace: string; readonly name: string }
+  | { readonly kind: 'flags'; readonly args: readonly string[] }
+  | { readonly kind: 'defaults'; readonly note: string };
+
+export interface WorkloadExplanation {
+  readonly kind: WorkloadKind;
+  readonly namespace: string;
+  readonly name: string;
+  /** Set when the whole workload is out of the controller's reach. */
+  readonly gate?: ExplainReason | undefined;
+  readonly sources: readonly SourceExplanation[];
+  readonly facts: WorkloadFacts;
+  readonly problems: readonly ReloadListProblem[];
+}
+
+export interface SourceUsage {
+  readonly kind: WorkloadKind;
+  readonly namespace: string;
+  readonly name: string;
+  readonly source: SourceExplanation;
+  readonly gate?: ExplainReason | undefined;
+}
+
+export interface SourceQueryExplanation {
+  readonly key: SourceKey;
+  readonly namespace: string;
+  /** Workloads a change of the source rolls. */
+  readonly rolls: readonly SourceUsage[];
+  /** Workloads that reference or list it but a change does not roll. */
+  readonly doesNotRoll: readonly SourceUsage[];
+}
+
+export interface ExplainReport {
+  readonly config: ConfigOrigin;
+  /** What explain assumes about facts only the running controller has. */
+  readonly assumptions: readonly string[];
+  readonly workload?: WorkloadExplanation | undefined;
+  readonly source?: SourceQueryExplanation | undefined;
+}
+
+export const ASSUMPTIONS: readonly string[] = [
+  'no create or delete of a source is pending in the controller (its marks are in memory)',
+  "the controller's caches are synced and saw each source before its last change (R7 not applied)",
+];

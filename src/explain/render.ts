@@ -1,0 +1,166 @@
+/** Renderers of an ExplainReport: a readable table (default), JSON and YAML (`-o json|yaml`). */
+import type {
+  ConfigOrigin,
+  ExplainReport,
+  ReferenceSite,
+  SourceExplanation,
+  SourceUsage,
+  WorkloadExplanation,
+} from './model.ts';
+import { REASONS, VERDICTS } from './model.ts';
+
+export const OUTPUT_FORMATS = ['table', 'json', 'yaml'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** YAML comes from the edge (client-node's dumper), so this module stays free of I/O libraries. */
+export type YamlDumper = (value: unknown) => string;
+
+/** Short enough for a table column, long enough to compare with `kreload hash`. */
+function shortHash(hash: string | undefined): string {
+  return hash === undefined ? '-' : hash.slice(0, 12);
+}
+
+function siteText(site: ReferenceSite): string {
+  const where =
+    site.container === undefined ? '' : `${site.init ? 'init container ' : ''}${site.container} `;
+  const volume = site.volume === undefined ? '' : ` ${site.volume}`;
+  return `${where}${site.via}${volume}`;
+}
+
+function whereText(source: SourceExplanation): string {
+  if (source.references.length === 0) return 'annotation only';
+  return source.references.map(siteText).join(', ');
+}
+
+function ruleText(source: SourceExplanation): string {
+  const { decision } = source;
+  const element = decision.matchedElement === undefined ? '' : ` "${decision.matchedElement}"`;
+  const from = decision.annotationsFrom === 'template' ? ' (pod template)' : '';
+  return `${decision.result} ${decision.rule}${element}${from}`;
+}
+
+function stateText(source: SourceExplanation): string {
+  const applied =
+    source.applied === undefined
+      ? ''
+      : `applied ${shortHash(source.applied.hash)} (${source.applied.from})`;
+  const baseline = source.baseline === undefined ? '' : `baseline ${shortHash(source.baseline)}`;
+  const parts = [applied, baseline, source.stateRule ?? ''].filter((part) => part !== '');
+  return parts.length === 0 ? '-' : parts.join(', ');
+}
+
+/** "will not roll, because …" for no-roll and cannot-tell; the verdict itself otherwise. */
+export function verdictText(source: Pick<SourceExplanation, 'verdict' | 'because'>): string {
+  if (source.verdict === 'no-roll' || source.verdict === 'cannot-tell') {
+    return `${VERDICTS[source.verdict]}, because ${REASONS[source.because]}`;
+  }
+  return VERDICTS[source.verdict];
+}
+
+function table(rows: readonly (readonly string[])[]): string[] {
+  const widths = rows[0]?.map((_, column) =>
+    Math.max(...rows.map((row) => (row[column] ?? '').length)),
+  );
+  return rows.map((row) =>
+    row
+      .map((cell, column) =>
+        column === row.length - 1 ? cell : cell.padEnd(widths?.[column] ?? 0),
+      )
+      .join('  '),
+  );
+}
+
+export function configText(config: ConfigOrigin): string {
+  switch (config.kind) {
+    case 'deployment':
+      return `options of the running kreload: Deployment ${config.namespace}/${config.name}`;
+    case 'flags':
+      return `options from the command line: ${config.args.join(' ') || '(defaults)'}`;
+    case 'defaults':
+      return `default options (${config.note})`;
+  }
+}
+
+function sourceRows(sources: readonly SourceExplanation[]): string[] {
+  const header = ['SOURCE', 'REFERENCED', 'DECISION', 'CURRENT', 'STATE', 'VERDICT'];
+  return table([
+    header,
+    ...sources.map((source) => [
+      source.key,
+      whereText(source),
+      ruleText(source),
+      source.status === 'absent' ? 'missing' : shortHash(source.currentHash),
+      stateText(source),
+      verdictText(source),
+    ]),
+  ]);
+}
+
+function workloadLines(workload: WorkloadExplanation): string[] {
+  const { facts } = workload;
+  const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
+  if (workload.gate !== undefined) lines.push(`  not rolled at all: ${REASONS[workload.gate]}`);
+  lines.push(`  rolls by: ${facts.rollAction}, state in: ${facts.strategy}`);
+  if (facts.paused) {
+    lines.push(
+      `  paused${facts.resumesAt === undefined ? ' (not by kreload)' : `, kreload resumes it at ${facts.resumesAt}`}`,
+    );
+  }
+  if (facts.suspended) lines.push('  suspended (spec.suspend)');
+  if (facts.instantiatePending !== undefined) {
+    lines.push(`  instantiate pending since ${facts.instantiatePending}`);
+  }
+  for (const collision of facts.collisions) {
+    lines.push(`  env-var collision ${collision.envVar}: ${collision.keys.join(', ')}`);
+  }
+  lines.push('');
+  if (workload.sources.length === 0) lines.push('  no source is referenced or listed');
+  else lines.push(...sourceRows(workload.sources).map((line) => `  ${line}`));
+  for (const problem of workload.problems) {
+    lines.push(`  invalid annotation ${problem.key}: ${problem.problem}; ${problem.consequence}`);
+  }
+  return lines;
+}
+
+function usageRows(usages: readonly SourceUsage[]): string[] {
+  return table([
+    ['WORKLOAD', 'REFERENCED', 'DECISION', 'VERDICT'],
+    ...usages.map((usage) => [
+      `${usage.kind}/${usage.name}`,
+      whereText(usage.source),
+      ruleText(usage.source),
+      verdictText(usage.source),
+    ]),
+  ]).map((line) => `  ${line}`);
+}
+
+function sourceQueryLines(report: NonNullable<ExplainReport['source']>): string[] {
+  const lines = [`${report.key} in ${report.namespace}`, '', 'A change rolls:'];
+  lines.push(...(report.rolls.length === 0 ? ['  (none)'] : usageRows(report.rolls)));
+  lines.push('', 'Referenced or listed, but a change does not roll:');
+  lines.push(...(report.doesNotRoll.length === 0 ? ['  (none)'] : usageRows(report.doesNotRoll)));
+  return lines;
+}
+
+function renderTable(report: ExplainReport): string {
+  const lines = [configText(report.config), ''];
+  if (report.workload !== undefined) lines.push(...workloadLines(report.workload));
+  if (report.source !== undefined) lines.push(...sourceQueryLines(report.source));
+  lines.push('', 'explain assumes:', ...report.assumptions.map((text) => `  - ${text}`));
+  return `${lines.join('\n')}\n`;
+}
+
+export function renderReport(
+  report: ExplainReport,
+  format: OutputFormat,
+  dumpYaml: YamlDumper = (value) => JSON.stringify(value, null, 2),
+): string {
+  switch (format) {
+    case 'table':
+      return renderTable(report);
+    case 'json':
+      return `${JSON.stringify(report, null, 2)}\n`;
+    case 'yaml':
+      return dumpYaml(JSON.parse(JSON.stringify(report)) as unknown);
+  }
+}
