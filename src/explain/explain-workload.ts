@@ -12,7 +12,7 @@ import { parseHashMap, parseLastReloadedFrom } from '../core/state.ts';
 import type { SourceKey, SourceType, SourceView, WorkloadView } from '../core/types.ts';
 import { BASELINE, INSTANTIATE_PENDING, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
 import type { Options } from '../config/parse-options.ts';
-import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/plan.ts';
+import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/model.ts';
 import { planReconcile } from '../reconcile/plan/plan.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled } from '../rollout/kinds.ts';
@@ -58,7 +58,7 @@ export interface WorkloadInput {
 }
 
 const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
-const NO_MARKS: PlanInput['marks'] = { creates: [], deletes: [] };
+const NO_MARKS: PlanInput['marks'] = [];
 /** A reload-list element explain can read as a plain object name, to show a listed-but-missing source. */
 const PLAIN_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 

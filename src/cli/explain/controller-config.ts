@@ -6,8 +6,8 @@
  */
 import type { Options } from '../../config/parse-options.ts';
 import { parseOptions } from '../../config/parse-options.ts';
-import type { JsonObject } from '../../kube/json.ts';
-import { objectsAt, stringAt } from '../../kube/json.ts';
+import type { JsonObject } from '../../core/json.ts';
+import { objectsAt, stringAt } from '../../core/json.ts';
 
 export interface ControllerCommandLine {
   readonly args: readonly string[];
@@ -18,16 +18,16 @@ export interface ControllerCommandLine {
 
 /** The container that runs kreload: the one named `kreload`, else the first. */
 function controllerContainer(deployment: JsonObject): JsonObject | undefined {
-  const containers = objectsAt(deployment, 'spec', 'template', 'spec', 'containers');
-  return containers.find((c) => stringAt(c, 'name') === 'kreload') ?? containers[0];
+  const containers = objectsAt(deployment, ['spec', 'template', 'spec', 'containers']);
+  return containers.find((c) => stringAt(c, ['name']) === 'kreload') ?? containers[0];
 }
 
 /** What a field reference resolves to for any pod of the Deployment; undefined: pod-specific. */
 function fieldValue(deployment: JsonObject, fieldPath: string | undefined): string | undefined {
-  if (fieldPath === 'metadata.namespace') return stringAt(deployment, 'metadata', 'namespace');
+  if (fieldPath === 'metadata.namespace') return stringAt(deployment, ['metadata', 'namespace']);
   // The pod's name only matters as the leader-election identity, which explain never uses.
   if (fieldPath === 'metadata.name')
-    return `${stringAt(deployment, 'metadata', 'name') ?? 'kreload'}-pod`;
+    return `${stringAt(deployment, ['metadata', 'name']) ?? 'kreload'}-pod`;
   return undefined;
 }
 
@@ -38,12 +38,12 @@ export function controllerCommandLine(deployment: JsonObject): ControllerCommand
   );
   const env: Record<string, string> = {};
   const unresolved: string[] = [];
-  for (const entry of objectsAt(container, 'env')) {
-    const name = stringAt(entry, 'name');
+  for (const entry of objectsAt(container, ['env'])) {
+    const name = stringAt(entry, ['name']);
     if (name === undefined) continue;
     const value =
-      stringAt(entry, 'value') ??
-      fieldValue(deployment, stringAt(entry, 'valueFrom', 'fieldRef', 'fieldPath'));
+      stringAt(entry, ['value']) ??
+      fieldValue(deployment, stringAt(entry, ['valueFrom', 'fieldRef', 'fieldPath']));
     if (value === undefined) {
       if (entry.valueFrom !== undefined) unresolved.push(name);
     } else {

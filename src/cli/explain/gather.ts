@@ -6,8 +6,8 @@
 import { parseSourceKey, sourceKey } from '../../core/keys.ts';
 import type { SourceKey, SourceType, WorkloadKind } from '../../core/types.ts';
 import type { Options } from '../../config/parse-options.ts';
-import type { JsonObject } from '../../kube/json.ts';
-import { objectAt } from '../../kube/json.ts';
+import type { JsonObject } from '../../core/json.ts';
+import { objectAt } from '../../core/json.ts';
 import { projectWorkload } from '../../kube/workload-projection.ts';
 import { findKindRow, WORKLOAD_KINDS } from '../../rollout/kinds.ts';
 import type { SourceRead, WorkloadInput } from '../../explain/explain-workload.ts';
@@ -111,7 +111,7 @@ async function explainObject(
   const input: WorkloadInput = {
     view,
     row,
-    sites: referenceSites(objectAt(object, ...row.templatePath)),
+    sites: referenceSites(objectAt(object, [...row.templatePath])),
     options: context.options,
     namespaceSelected: await cache.namespaceSelected(namespace),
     sources,

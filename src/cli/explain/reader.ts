@@ -6,9 +6,9 @@
  */
 import type { AnnotationKeys, SourceType, WorkloadKind } from '../../core/types.ts';
 import type { Options } from '../../config/parse-options.ts';
-import { KubeApiError } from '../../kube/api-error.ts';
-import type { JsonObject } from '../../kube/json.ts';
-import { isJsonObject, objectsAt, stringAt } from '../../kube/json.ts';
+import { ApiError } from '../../core/api-error.ts';
+import type { JsonObject } from '../../core/json.ts';
+import { isJsonObject, objectsAt, stringAt } from '../../core/json.ts';
 import {
   projectConfigMap,
   projectSecret,
@@ -42,8 +42,8 @@ export interface ExplainReaderDeps {
   readonly transport: KubeTransport;
 }
 
-function isStatus(error: unknown, status: number): error is KubeApiError {
-  return error instanceof KubeApiError && error.status === status;
+function isStatus(error: unknown, status: number): error is ApiError {
+  return error instanceof ApiError && error.status === status;
 }
 
 export class ExplainReader {
@@ -60,7 +60,7 @@ export class ExplainReader {
     try {
       const answer = await this.#transport.request({ method: HttpMethod.GET, path, query });
       if (!isJsonObject(answer))
-        throw new KubeApiError(`unexpected answer to GET ${path}`, { retryable: false });
+        throw new ApiError(`unexpected answer to GET ${path}`, { retryable: false });
       return { state: 'found', object: answer };
     } catch (error) {
       if (isStatus(error, 404)) return { state: 'not-found' };
@@ -76,7 +76,7 @@ export class ExplainReader {
   /** Items of a namespace's list; `not-found` when the API is not served (an absent CRD). */
   async listWorkloads(kind: WorkloadKind, namespace: string): Promise<readonly JsonObject[]> {
     const read = await this.#get(resourcePath(workloadResource(kind), { namespace }));
-    return read.state === 'found' ? objectsAt(read.object, 'items') : [];
+    return read.state === 'found' ? objectsAt(read.object, ['items']) : [];
   }
 
   readDeployment(namespace: string, name: string): Promise<ObjectRead> {
@@ -90,7 +90,7 @@ export class ExplainReader {
       fieldSelector: `metadata.name=${namespace}`,
     });
     if (read.state === 'forbidden') return 'forbidden';
-    return read.state === 'found' && objectsAt(read.object, 'items').length > 0;
+    return read.state === 'found' && objectsAt(read.object, ['items']).length > 0;
   }
 
   async readSource(
@@ -104,7 +104,7 @@ export class ExplainReader {
         return await this.#readProviderClass(namespace, name, options.annotationKeys);
       return await this.#readObjectSource(namespace, RESOURCE_OF_TYPE[type], name, options);
     } catch (error) {
-      if (error instanceof KubeApiError) return { state: 'unreadable' };
+      if (error instanceof ApiError) return { state: 'unreadable' };
       throw error;
     }
   }
@@ -171,7 +171,7 @@ export class ExplainReader {
         labelSelector,
         fieldSelector: fieldSelector === undefined ? byName : `${fieldSelector},${byName}`,
       });
-      return read.state === 'found' && objectsAt(read.object, 'items').length > 0;
+      return read.state === 'found' && objectsAt(read.object, ['items']).length > 0;
     };
     if (await held(target.labelSelector, target.fieldSelector)) return undefined;
     if (target.labelSelector !== undefined && !(await held(target.labelSelector, undefined))) {
@@ -199,7 +199,7 @@ export class ExplainReader {
     );
     if (statuses.state === 'forbidden') return { state: 'forbidden' };
     if (statuses.state === 'not-found') return { state: 'absent' };
-    const entries = objectsAt(statuses.object, 'items')
+    const entries = objectsAt(statuses.object, ['items'])
       .map((item) => projectSecretProviderClassPodStatus(item))
       .filter((view) => view?.className === name)
       .flatMap((view) => (view === undefined ? [] : [{ view, seenAt: 0 }]));
@@ -210,5 +210,5 @@ export class ExplainReader {
 }
 
 function namesOf(list: JsonObject): string[] {
-  return objectsAt(list, 'items').flatMap((item) => stringAt(item, 'metadata', 'name') ?? []);
+  return objectsAt(list, ['items']).flatMap((item) => stringAt(item, ['metadata', 'name']) ?? []);
 }

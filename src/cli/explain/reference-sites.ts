@@ -5,8 +5,8 @@
  */
 import { sourceKey } from '../../core/keys.ts';
 import type { SourceKey, SourceType } from '../../core/types.ts';
-import type { JsonObject } from '../../kube/json.ts';
-import { objectsAt, stringAt } from '../../kube/json.ts';
+import type { JsonObject } from '../../core/json.ts';
+import { objectsAt, stringAt } from '../../core/json.ts';
 import type { ReferenceSite, ReferenceVia } from '../../explain/model.ts';
 
 type Sites = Map<SourceKey, ReferenceSite[]>;
@@ -26,33 +26,33 @@ interface VolumeRef {
 }
 
 function volumeRefs(volume: JsonObject): VolumeRef[] {
-  const projected = objectsAt(volume, 'projected', 'sources');
+  const projected = objectsAt(volume, ['projected', 'sources']);
   return [
-    { type: 'CONFIGMAP', name: stringAt(volume, 'configMap', 'name'), via: 'volume' },
-    { type: 'SECRET', name: stringAt(volume, 'secret', 'secretName'), via: 'volume' },
+    { type: 'CONFIGMAP', name: stringAt(volume, ['configMap', 'name']), via: 'volume' },
+    { type: 'SECRET', name: stringAt(volume, ['secret', 'secretName']), via: 'volume' },
     {
       type: 'SECRETPROVIDERCLASS',
-      name: stringAt(volume, 'csi', 'volumeAttributes', 'secretProviderClass'),
+      name: stringAt(volume, ['csi', 'volumeAttributes', 'secretProviderClass']),
       via: 'csi volume',
     },
     ...projected.flatMap((entry): VolumeRef[] => [
-      { type: 'CONFIGMAP', name: stringAt(entry, 'configMap', 'name'), via: 'projected volume' },
-      { type: 'SECRET', name: stringAt(entry, 'secret', 'name'), via: 'projected volume' },
+      { type: 'CONFIGMAP', name: stringAt(entry, ['configMap', 'name']), via: 'projected volume' },
+      { type: 'SECRET', name: stringAt(entry, ['secret', 'name']), via: 'projected volume' },
     ]),
   ];
 }
 
 function addContainer(sites: Sites, container: JsonObject, init: boolean): void {
-  const name = stringAt(container, 'name');
-  for (const entry of objectsAt(container, 'envFrom')) {
+  const name = stringAt(container, ['name']);
+  for (const entry of objectsAt(container, ['envFrom'])) {
     const site = { container: name, init, via: 'envFrom' as const };
-    add(sites, 'CONFIGMAP', stringAt(entry, 'configMapRef', 'name'), site);
-    add(sites, 'SECRET', stringAt(entry, 'secretRef', 'name'), site);
+    add(sites, 'CONFIGMAP', stringAt(entry, ['configMapRef', 'name']), site);
+    add(sites, 'SECRET', stringAt(entry, ['secretRef', 'name']), site);
   }
-  for (const entry of objectsAt(container, 'env')) {
+  for (const entry of objectsAt(container, ['env'])) {
     const site = { container: name, init, via: 'valueFrom' as const };
-    add(sites, 'CONFIGMAP', stringAt(entry, 'valueFrom', 'configMapKeyRef', 'name'), site);
-    add(sites, 'SECRET', stringAt(entry, 'valueFrom', 'secretKeyRef', 'name'), site);
+    add(sites, 'CONFIGMAP', stringAt(entry, ['valueFrom', 'configMapKeyRef', 'name']), site);
+    add(sites, 'SECRET', stringAt(entry, ['valueFrom', 'secretKeyRef', 'name']), site);
   }
 }
 
@@ -61,13 +61,13 @@ export function referenceSites(
   template: JsonObject | undefined,
 ): ReadonlyMap<SourceKey, ReferenceSite[]> {
   const sites: Sites = new Map();
-  const containers = objectsAt(template, 'spec', 'containers').map((c) => ({ c, init: false }));
-  const inits = objectsAt(template, 'spec', 'initContainers').map((c) => ({ c, init: true }));
+  const containers = objectsAt(template, ['spec', 'containers']).map((c) => ({ c, init: false }));
+  const inits = objectsAt(template, ['spec', 'initContainers']).map((c) => ({ c, init: true }));
   for (const { c, init } of [...containers, ...inits]) addContainer(sites, c, init);
-  for (const volume of objectsAt(template, 'spec', 'volumes')) {
-    const volumeName = stringAt(volume, 'name');
+  for (const volume of objectsAt(template, ['spec', 'volumes'])) {
+    const volumeName = stringAt(volume, ['name']);
     const mounting = [...containers, ...inits].filter(({ c }) =>
-      objectsAt(c, 'volumeMounts').some((mount) => stringAt(mount, 'name') === volumeName),
+      objectsAt(c, ['volumeMounts']).some((mount) => stringAt(mount, ['name']) === volumeName),
     );
     for (const ref of volumeRefs(volume)) {
       if (mounting.length === 0) {
@@ -80,7 +80,7 @@ export function referenceSites(
       }
       for (const { c, init } of mounting) {
         add(sites, ref.type, ref.name, {
-          container: stringAt(c, 'name'),
+          container: stringAt(c, ['name']),
           init,
           via: ref.via,
           volume: volumeName,
