@@ -59,10 +59,6 @@ export function objectPath(resource: ResourceInfo, namespace: string, name: stri
   return `${collectionPath(resource, namespace)}/${name}`;
 }
 
-export function isWorkloadKind(value: unknown): value is WorkloadKind {
-  return value === 'Deployment' || value === 'StatefulSet' || value === 'DaemonSet';
-}
-
 /** `Deployment/ns/name`: how runs, the observer and the evaluation name a workload. */
 export function workloadKey(kind: WorkloadKind, namespace: string, name: string): string {
   return `${kind}/${namespace}/${name}`;

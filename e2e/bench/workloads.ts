@@ -38,11 +38,6 @@ export function keyOfWorkload(spec: WorkloadSpec): string {
   return workloadKey(spec.kind, spec.namespace, spec.name);
 }
 
-/** The sources a workload references, as `configmap/name` keys, each once. */
-export function referencedSources(spec: WorkloadSpec): string[] {
-  return [...new Set(spec.uses.map((use) => localSourceKey(use.type, use.name)))];
-}
-
 /** Env var name → `configmap/name` for every referenced source (spec §4.3). */
 export function envNamesOf(spec: WorkloadSpec): Map<string, string> {
   const names = new Map<string, string>();

@@ -10,7 +10,6 @@ export const SEARCH = 'reloader.stakater.com/search';
 export const MATCH = 'reloader.stakater.com/match';
 export const IGNORE = 'reloader.stakater.com/ignore';
 export const CONFIGMAP_EXCLUDE = 'configmaps.exclude.reloader.stakater.com/reload';
-export const SECRET_EXCLUDE = 'secrets.exclude.reloader.stakater.com/reload';
 export const PAUSE_PERIOD = 'deployment.reloader.stakater.com/pause-period';
 export const PAUSED_AT = 'deployment.reloader.stakater.com/paused-at';
 export const LAST_RELOADED_FROM = 'reloader.stakater.com/last-reloaded-from';

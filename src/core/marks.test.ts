@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Mark } from './marks.ts';
 import { aCreateMark, aDeleteMark } from '../testing/marks.ts';
-import { countingCreateMark, countingDeleteMark, markCounts } from './marks.ts';
+import { countingCreateMark, markCounts } from './marks.ts';
 
 const create = (uid: string, at = 0) => aCreateMark('configmap/app', uid, at);
 const remove = (uid: string, at = 0) => aDeleteMark('configmap/app', uid, {}, at);
@@ -22,11 +22,5 @@ describe('consumption rules (§5.4)', () => {
     expect(countingCreateMark(marks, 'configmap/app', { uid: 'u2' })).toBe(marks[2]);
     expect(countingCreateMark(marks, 'configmap/app', undefined)).toBeUndefined();
     expect(countingCreateMark(marks, 'secret/app', { uid: 'u2' })).toBeUndefined();
-  });
-
-  it('finds the latest delete mark while the source is absent', () => {
-    const marks: Mark[] = [remove('u1', 10), create('u2', 20), remove('u2', 30)];
-    expect(countingDeleteMark(marks, 'configmap/app', undefined)).toBe(marks[2]);
-    expect(countingDeleteMark(marks, 'configmap/app', { uid: 'u3' })).toBeUndefined();
   });
 });

@@ -51,18 +51,3 @@ export function countingCreateMark(
       mark.kind === 'create' && mark.sourceKey === sourceKey && markCounts(mark, current),
   );
 }
-
-/** The latest delete mark for `sourceKey` that counts now (D = MARKER, §5.1), if any. */
-export function countingDeleteMark(
-  marks: readonly Mark[],
-  sourceKey: SourceKey,
-  current: CurrentSource,
-): DeleteMark | undefined {
-  let latest: DeleteMark | undefined;
-  for (const mark of marks) {
-    const counts =
-      mark.kind === 'delete' && mark.sourceKey === sourceKey && markCounts(mark, current);
-    if (counts && (latest === undefined || mark.at >= latest.at)) latest = mark;
-  }
-  return latest;
-}

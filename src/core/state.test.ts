@@ -3,7 +3,6 @@ import {
   formatHashMap,
   formatLastReloadedFrom,
   type LastReloadedFrom,
-  lastReloadedFromNames,
   parseHashMap,
   parseLastReloadedFrom,
 } from './state.ts';
@@ -224,16 +223,5 @@ describe('parseLastReloadedFrom (§5.1, §6.2)', () => {
       value: odd,
       malformed: false,
     });
-  });
-});
-
-describe('lastReloadedFromNames', () => {
-  it.each([
-    { namespace: 'team-a', key: 'configmap/app-config', expected: true },
-    { namespace: 'team-b', key: 'configmap/app-config', expected: false },
-    { namespace: 'team-a', key: 'secret/app-config', expected: false },
-    { namespace: 'team-a', key: 'configmap/other', expected: false },
-  ] as const)('$namespace $key → $expected', ({ namespace, key, expected }) => {
-    expect(lastReloadedFromNames(example, namespace, key)).toBe(expected);
   });
 });

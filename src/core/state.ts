@@ -141,12 +141,3 @@ export function formatLastReloadedFrom(x: LastReloadedFrom): string {
     `"containerRefs":[${refs}],"observedAt":${Math.trunc(x.observedAt)}}`
   );
 }
-
-/** Whether the document names source key `key` in namespace `namespace` (§5.1, annotations strategy). */
-export function lastReloadedFromNames(
-  x: LastReloadedFrom,
-  namespace: string,
-  key: SourceKey,
-): boolean {
-  return x.namespace === namespace && sourceKey(x.type, x.name) === key;
-}

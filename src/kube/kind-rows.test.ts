@@ -7,7 +7,7 @@ import { parseWorkloadKey, workloadKey } from '../core/keys.ts';
 import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
 import { IGNORABLE_WORKLOAD_TYPES } from '../config/options.ts';
 import type { WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
-import { findKindRowByPlural, WORKLOAD_KINDS } from '../rollout/kinds.ts';
+import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { plannedKinds } from '../watch/watch-plan.ts';
 import { apiVersionOf, resourcePath, workloadResource } from './resources.ts';
 import { projectWorkload } from './workload-projection.ts';
@@ -64,7 +64,6 @@ describe.each(WORKLOAD_KINDS.map((row) => [row.kind, row] as const))('kind row %
     expect(resourcePath(api, { namespace: 'ns', name: 'w' })).toBe(
       `/apis/${row.apiVersion}/namespaces/ns/${row.plural}/w`,
     );
-    expect(findKindRowByPlural(row.plural)).toBe(row);
   });
 
   it('keys work items by the row kind', () => {

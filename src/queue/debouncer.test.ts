@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   applyTrigger,
   CHANGES_PER_CATCH_UP,
-  compareDue,
   Debouncer,
   laneOf,
   mergeChanges,
@@ -80,17 +79,6 @@ describe('applyTrigger (§8 items 2 and 3)', () => {
 describe('mergeChanges', () => {
   it('keeps the earliest observation per key, in first-seen order', () => {
     expect(mergeChanges([cm(50)], [secret(10), cm(40), cm(60)])).toEqual([cm(40), secret(10)]);
-  });
-});
-
-describe('compareDue', () => {
-  it.each([
-    [entry(0, 10), entry(5, 20), -1],
-    [entry(5, 20), entry(0, 10), 1],
-    [entry(3, 10), entry(4, 10), -1],
-    [entry(4, 10), entry(4, 10), 0],
-  ])('%o vs %o', (a, b, sign) => {
-    expect(Math.sign(compareDue(a, b))).toBe(sign);
   });
 });
 
@@ -246,7 +234,10 @@ describe('Debouncer against a reference model', () => {
     for (const [key, slot] of model) {
       if (held.has(key) || slot.entry.dueAt > now || laneOf(slot.entry) !== lane) continue;
       const better =
-        best === undefined || (compareDue(slot.entry, best[1].entry) || slot.seq - best[1].seq) < 0;
+        best === undefined ||
+        (slot.entry.dueAt - best[1].entry.dueAt ||
+          slot.entry.firstAt - best[1].entry.firstAt ||
+          slot.seq - best[1].seq) < 0;
       if (better) best = [key, slot];
     }
     return best?.[0];

@@ -80,11 +80,6 @@ export function applyTrigger(
   return { entry: { firstAt: entry.firstAt, dueAt, changes }, outcome: 'coalesced' };
 }
 
-/** Worker order within a lane (§8 item 5): smaller `dueAt` first, ties to the smaller `firstAt`. */
-export function compareDue(a: PendingEntry, b: PendingEntry): number {
-  return a.dueAt - b.dueAt || a.firstAt - b.firstAt;
-}
-
 /**
  * Due entries that carry source changes go before catch-up entries (initial sync, resync,
  * leadership, workload events), so a real change is not queued behind thousands of first-start

@@ -3,7 +3,6 @@ import type { OwnerView, WorkloadKind } from '../core/types.ts';
 import type { WorkloadKindRow } from './kinds.ts';
 import {
   appliedStatePlacement,
-  findKindRowByPlural,
   isReconciled,
   kindRow,
   rollActionOf,
@@ -173,15 +172,13 @@ describe('WORKLOAD_KINDS', () => {
     const row = kindRow(kind);
     const [group = '', version = ''] = axes.apiVersion.split('/');
     expect(row).toEqual({ kind, plural, group, version, ...axes });
-    expect(findKindRowByPlural(plural)).toBe(row);
   });
 
   it('has exactly one row per supported kind', () => {
     expect(WORKLOAD_KINDS.map((row) => row.kind)).toEqual(EXPECTED.map(([kind]) => kind));
   });
 
-  it('reports unknown plurals and kinds', () => {
-    expect(findKindRowByPlural('replicasets')).toBeUndefined();
+  it('reports unknown kinds', () => {
     // A value outside the union can only come from a wiring bug.
     expect(() => kindRow('ReplicaSet' as WorkloadKind)).toThrow(UnsupportedKindError);
   });

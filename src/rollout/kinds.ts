@@ -197,10 +197,6 @@ export function kindRow(kind: WorkloadKind): WorkloadKindRow {
   return row;
 }
 
-export function findKindRowByPlural(plural: string): WorkloadKindRow | undefined {
-  return WORKLOAD_KINDS.find((row) => row.plural === plural);
-}
-
 function usesRestartStrategy(
   row: WorkloadKindRow,
   workloadAnnotations: AnnotationMap,

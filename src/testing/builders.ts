@@ -328,7 +328,3 @@ export function aConfigMap(namespace: string, name: string): SourceBuilder {
 export function aSecret(namespace: string, name: string): SourceBuilder {
   return aSource('SECRET', namespace, name);
 }
-
-export function aSecretProviderClass(namespace: string, name: string): SourceBuilder {
-  return aSource('SECRETPROVIDERCLASS', namespace, name);
-}

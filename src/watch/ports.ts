@@ -3,20 +3,6 @@
  * in-memory versions. Wire objects stop at the projection: caches and stores only ever see views.
  */
 
-/**
- * What a list-watch feeds (kube/list-watch.ts): the full result of every (re)list as one
- * `replace`, then watch events. `upsert` covers ADDED and MODIFIED; `remove` gets the last known
- * object (tombstones already unwrapped).
- */
-export interface ListWatchConsumer {
-  replace(items: readonly unknown[], resourceVersion: string): void;
-  upsert(obj: unknown): void;
-  remove(obj: unknown): void;
-}
-
-/** Wire object → view (kube/projections.ts). `undefined` means malformed: the object is dropped. */
-export type Projection<V> = (obj: unknown) => V | undefined;
-
 /** The view-level side of a list-watch, implemented by the caches and stores of watch/. */
 export interface ViewSink<V> {
   replace(views: readonly V[]): void;

@@ -227,18 +227,6 @@ describe('SourceCache relist (§9.1 item 4)', () => {
     expect(cache.get('ns', 'change')?.lastChange).toBe(7_000);
     expect(cache.get('other', 'gone')).toBeUndefined();
   });
-
-  it('after invalidate the next list seeds again instead of reporting deletions', () => {
-    const { cache, events, at } = setup();
-    cache.replace([app.build(), aConfigMap('ns', 'b').withUid('b').build()]);
-    cache.invalidate();
-    expect(cache.isSynced).toBe(false);
-    expect(cache.get('ns', 'app')).toBeUndefined();
-    at(9_000);
-    cache.replace([app.withHash(H2).build()]);
-    expect(events).toEqual([]);
-    expect(cache.get('ns', 'app')?.firstObserved).toBe(9_000);
-  });
 });
 
 describe('sourceSink', () => {
@@ -280,8 +268,6 @@ describe('SourceCaches', () => {
     expect(caches.isHealthy('CONFIGMAP', 'ns')).toBe(true);
     expect(caches.isHealthy('CONFIGMAP', 'scoped')).toBe(false);
     expect(caches.isHealthy('SECRET', 'ns')).toBe(false); // not watched
-    cache.invalidate();
-    expect(caches.isHealthy('CONFIGMAP', 'ns')).toBe(false);
   });
 
   it('gives the §5.4 times of a source by its key', () => {

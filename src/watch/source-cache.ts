@@ -74,7 +74,7 @@ export class SourceCache {
     return this.#deps.type;
   }
 
-  /** The initial list has been stored and the type has not been invalidated since. */
+  /** The initial list has been stored. */
   get isSynced(): boolean {
     return this.#synced;
   }
@@ -95,7 +95,7 @@ export class SourceCache {
   }
 
   /**
-   * A full list. The first one (or the first after `invalidate`) seeds: every object counts as first
+   * A full list. The first one seeds: every object counts as first
    * seen now and nothing is emitted (§5.2: the initial list is never creations or deletions). Later
    * ones are diffed by UID (§9.1 item 4).
    */
@@ -146,16 +146,6 @@ export class SourceCache {
       annotations: view.annotations,
       prevAnnotations: view.annotations,
     });
-  }
-
-  /**
-   * The type lost its healthy watch (e.g. 403 on a relist): contents are forgotten and sources of
-   * this type become unknown (R1) until a new list seeds it again. An RBAC gap never looks like
-   * deletions (§9.1 item 6).
-   */
-  invalidate(): void {
-    this.#synced = false;
-    this.#byNamespace.clear();
   }
 
   /**
