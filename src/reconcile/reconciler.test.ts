@@ -17,10 +17,11 @@ import { Reconciler } from './reconciler.ts';
 import type { DrivenReconciler } from '../testing/attempt-driver.ts';
 import { driven } from '../testing/attempt-driver.ts';
 
-function drivenWithSleeps(deps: ReconcilerDeps): DrivenReconciler {
+function drivenWithSleeps(deps: ReconcilerDeps, onWait?: (ms: number) => void): DrivenReconciler {
   return driven(new Reconciler(deps), {
     onWait: (ms) => {
       sleeps.push(ms);
+      onWait?.(ms);
     },
   });
 }
@@ -58,17 +59,23 @@ let observer: RecordingObserver;
 let sleeps: number[];
 
 /** Every attempt of one reconcile, as the queue would run them; the waits go to `sleeps`. */
-function reconciler(options: Partial<ReconcileOptions> = {}): DrivenReconciler {
-  return drivenWithSleeps({
-    workloads,
-    sources,
-    marks,
-    writer,
-    observer,
-    options: { ...OPTIONS, ...options },
-    now: () => NOW,
-    random: () => 0.5,
-  });
+function reconciler(
+  options: Partial<ReconcileOptions> = {},
+  clock: { now: () => number; onWait?: (ms: number) => void } = { now: () => NOW },
+): DrivenReconciler {
+  return drivenWithSleeps(
+    {
+      workloads,
+      sources,
+      marks,
+      writer,
+      observer,
+      options: { ...OPTIONS, ...options },
+      now: clock.now,
+      random: () => 0.5,
+    },
+    clock.onWait,
+  );
 }
 
 /** The same view in the cache and on the server. */
@@ -283,18 +290,10 @@ describe('Reconciler', () => {
       given(BASELINED);
       sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
       let now = NOW;
-      const r = driven(
-        new Reconciler({
-          workloads,
-          sources,
-          marks,
-          writer,
-          observer,
-          options: OPTIONS,
-          now: () => now,
-          random: () => 0.5,
-        }),
+      const r = reconciler(
+        {},
         {
+          now: () => now,
           onWait: (ms) => {
             now += ms + 60_001;
           },
