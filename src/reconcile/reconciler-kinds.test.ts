@@ -438,8 +438,9 @@ describe('Job (§7.4)', () => {
     // The resync: the Job is gone from the cache, the kept manifest is created once.
     workloads.remove(KEY);
     const creates = writer.writes.filter((w) => w.verb === 'create');
-    const retried = await r.retryPendingRecreations();
-    expect(retried.get(KEY)).toEqual({ outcome: 'recreated', attempts: 1 });
+    // As the resync does: every pending key is enqueued and reconciled.
+    expect(r.pendingRecreations()).toEqual([KEY]);
+    expect(await r.reconcile(KEY)).toEqual({ outcome: 'recreated', attempts: 1 });
     expect(writer.writes.at(-1)).toEqual(creates.at(-1));
     expect(observer.calls.at(-1)).toMatchObject({
       hook: 'onRecreationRetried',

@@ -294,16 +294,6 @@ export class Reconciler {
   }
 
   /**
-   * Reconciles every key with a pending Job creation, one after another. For callers without a
-   * queue; with one, enqueue `pendingRecreations()` instead so that writes never overlap.
-   */
-  async retryPendingRecreations(): Promise<ReadonlyMap<WorkloadKey, ReconcileResult>> {
-    const results = new Map<WorkloadKey, ReconcileResult>();
-    for (const key of this.#pending.keys()) results.set(key, await this.reconcile(key));
-    return results;
-  }
-
-  /**
    * One attempt (docs/adr/0023). `resume` is the continuation of the previous attempt's `retrying`
    * result; without it the reconcile starts afresh.
    */

@@ -32,7 +32,6 @@ export interface DrivenReconciler {
   reconcile(key: WorkloadKey, trigger?: ReconcileTrigger): Promise<ReconcileResult>;
   pendingRecreations(): readonly WorkloadKey[];
   replayRecreations(): Promise<readonly WorkloadKey[]>;
-  retryPendingRecreations(): Promise<ReadonlyMap<WorkloadKey, ReconcileResult>>;
 }
 
 export function driven(reconciler: Reconciler, hooks: AttemptHooks = {}): DrivenReconciler {
@@ -40,6 +39,5 @@ export function driven(reconciler: Reconciler, hooks: AttemptHooks = {}): Driven
     reconcile: (key, trigger) => reconcileToEnd(reconciler, key, trigger, hooks),
     pendingRecreations: () => reconciler.pendingRecreations(),
     replayRecreations: () => reconciler.replayRecreations(),
-    retryPendingRecreations: () => reconciler.retryPendingRecreations(),
   };
 }
