@@ -29,6 +29,7 @@ import { PeriodicResync } from './queue/resync.ts';
 import { SYSTEM_TIMERS } from './time/timers.ts';
 import { markMaxAgeMs } from './watch/marks.ts';
 import { createWatchServer, type WatchServer } from './watch/watch-server.ts';
+import { queueStateOf } from './explain/controller-explain.ts';
 
 /** Everything one start() constructs, in the order it is started. */
 interface Runtime {
@@ -158,6 +159,18 @@ class KreloadApp implements App {
       registry,
       logger,
       readiness: { watch, election: elector, shuttingDown: () => gate.shuttingDown },
+      explain: {
+        options,
+        sources: watch.caches.sources,
+        workloads: watch.caches.store,
+        namespaceSelected: (namespace) => watch.caches.namespaces.isSelected(namespace),
+        marks: pipeline.marks,
+        recreationPendingSince: (key) => pipeline.reconciler.recreationPendingSince(key),
+        queue: (key) => queueStateOf(pipeline.queue, key),
+        leading: () => gate.leading,
+        now: () => SYSTEM_TIMERS.now(),
+        pod: options.podName,
+      },
     });
     const resync = new PeriodicResync({
       periodMs: options.resyncPeriod,

@@ -1,4 +1,8 @@
-/** The health server with `/readyz` over the running parts, and the optional profiling server. */
+/**
+ * The health server with `/readyz` over the running parts and, with `--enable-debug-explain`,
+ * `/debug/explain` over the controller's read ports; and the optional profiling server.
+ */
+import { dumpYaml } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import type { Options } from '../config/parse-options.ts';
 import { HealthServer } from '../http/health-server.ts';
@@ -6,6 +10,9 @@ import { ProfilingServer } from '../http/profiling-server.ts';
 import { aggregateReadiness, type ReadinessSources } from '../http/readiness.ts';
 import type { Logger } from '../log/logger.ts';
 import { SYSTEM_CLOCK } from '../time/timers.ts';
+import type { ControllerExplainPorts } from '../explain/controller-explain.ts';
+import { explainFromController } from '../explain/controller-explain.ts';
+import { debugExplainReply } from '../explain/debug-endpoint.ts';
 
 export interface HttpServers {
   readonly health: HealthServer;
@@ -18,6 +25,8 @@ export function createHttpServers(parts: {
   readonly registry: Registry;
   readonly logger: Logger;
   readonly readiness: Omit<ReadinessSources, 'monotonicMs'>;
+  /** Read only when --enable-debug-explain is set. */
+  readonly explain: ControllerExplainPorts;
 }): HttpServers {
   const { options, logger, readiness } = parts;
   const health = new HealthServer({
@@ -30,6 +39,16 @@ export function createHttpServers(parts: {
     onError: (error) => {
       logger.warn('health endpoint failed', { error: String(error) });
     },
+    ...(options.enableDebugExplain
+      ? {
+          explain: (query: URLSearchParams) =>
+            debugExplainReply(
+              query,
+              (target) => explainFromController(parts.explain, target),
+              (value) => dumpYaml(value),
+            ),
+        }
+      : {}),
   });
   const profiling = options.enablePprof
     ? new ProfilingServer({

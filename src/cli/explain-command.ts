@@ -18,9 +18,9 @@ import { ASSUMPTIONS } from '../explain/model.ts';
 import { ExplainReader } from './explain/reader.ts';
 import type { OutputFormat } from '../explain/render.ts';
 import { OUTPUT_FORMATS, renderReport } from '../explain/render.ts';
+import { explainTargetOf } from '../explain/targets.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import { createKubeTransport } from '../kube/transport.ts';
-import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 
 /** docs/explain.md "Exit codes". */
 export const EXPLAIN_EXIT = {
@@ -54,44 +54,13 @@ type Target =
   | { readonly what: 'workload'; readonly kind: WorkloadKind; readonly name: string }
   | { readonly what: 'source'; readonly type: SourceType; readonly name: string };
 
-const SHORT_NAMES: Readonly<Record<string, WorkloadKind>> = {
-  deploy: 'Deployment',
-  ds: 'DaemonSet',
-  sts: 'StatefulSet',
-  cj: 'CronJob',
-  ro: 'Rollout',
-  dc: 'DeploymentConfig',
-};
-
-const SOURCE_NAMES: Readonly<Record<string, SourceType>> = {
-  configmap: 'CONFIGMAP',
-  configmaps: 'CONFIGMAP',
-  cm: 'CONFIGMAP',
-  secret: 'SECRET',
-  secrets: 'SECRET',
-  secretproviderclass: 'SECRETPROVIDERCLASS',
-  secretproviderclasses: 'SECRETPROVIDERCLASS',
-  spc: 'SECRETPROVIDERCLASS',
-};
-
-function workloadKindOf(word: string): WorkloadKind | undefined {
-  const lower = word.toLowerCase();
-  const row = WORKLOAD_KINDS.find(
-    (candidate) => candidate.kind.toLowerCase() === lower || candidate.plural === lower,
-  );
-  return row?.kind ?? SHORT_NAMES[lower];
-}
-
 function targetOf(text: string): Target | string {
   const slash = text.indexOf('/');
   if (slash <= 0 || slash === text.length - 1) return `expected <kind>/<name>, got "${text}"`;
   const word = text.slice(0, slash);
   const name = text.slice(slash + 1);
-  const kind = workloadKindOf(word);
-  if (kind !== undefined) return { what: 'workload', kind, name };
-  const type = SOURCE_NAMES[word.toLowerCase()];
-  if (type !== undefined) return { what: 'source', type, name };
-  return `unknown kind "${word}"`;
+  const target = explainTargetOf(word);
+  return target === undefined ? `unknown kind "${word}"` : { ...target, name };
 }
 
 interface ExplainArgs {

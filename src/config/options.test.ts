@@ -42,6 +42,7 @@ const CONTRACT_FLAGS = [
   '--resync-period',
   '--kubeconfig',
   '--metrics-port',
+  '--enable-debug-explain',
   '--include-helm-secrets',
   '--dry-run',
   '--leader-election-namespace',

@@ -435,6 +435,18 @@ export const OPTION_SPECS = [
     helm: 'reloader.metricsPort',
   },
   {
+    name: 'enableDebugExplain',
+    flag: '--enable-debug-explain',
+    env: 'KRELOAD_ENABLE_DEBUG_EXPLAIN',
+    type: 'bool',
+    default: 'false',
+    help:
+      'Serve GET /debug/explain on the metrics port: kreload explain from the caches, with source ' +
+      'names and hashes. The port has no authentication: enable it only where the port is ' +
+      'restricted (docs/security.md).',
+    helm: 'reloader.enableDebugExplain',
+  },
+  {
     name: 'includeHelmSecrets',
     flag: '--include-helm-secrets',
     env: 'KRELOAD_INCLUDE_HELM_SECRETS',

@@ -52,6 +52,7 @@ describe('parseOptions defaults', () => {
       kubeconfig: undefined,
       kubeconfigSearch: { kubeconfigVar: undefined, home: undefined, serviceHost: undefined },
       metricsPort: 9090,
+      enableDebugExplain: false,
       includeHelmSecrets: false,
       dryRun: false,
       podName: undefined,

@@ -77,6 +77,8 @@ export interface Options {
   readonly kubeconfig: string | undefined;
   readonly kubeconfigSearch: KubeconfigSearch;
   readonly metricsPort: number;
+  /** GET /debug/explain on the metrics listener (ADR 0031). */
+  readonly enableDebugExplain: boolean;
   readonly includeHelmSecrets: boolean;
   readonly dryRun: boolean;
   readonly podName: string | undefined;
@@ -270,6 +272,7 @@ export async function parseOptions(
     kubeconfig: reader.path('kubeconfig'),
     kubeconfigSearch: settings.kubeconfigSearch,
     metricsPort: reader.port('metricsPort'),
+    enableDebugExplain: reader.bool('enableDebugExplain'),
     includeHelmSecrets: reader.bool('includeHelmSecrets'),
     dryRun,
     podName: settings.podName,

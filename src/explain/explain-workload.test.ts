@@ -284,6 +284,13 @@ const CASES: readonly Case[] = [
     because: 'source-unreadable',
     verdict: 'cannot-tell',
   },
+  {
+    name: "the controller's cache of the type is not healthy",
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    reads: cfgReads({ state: 'unhealthy' }),
+    because: 'source-cache-unhealthy',
+    verdict: 'cannot-tell',
+  },
 ];
 
 function caseNamed(name: string): Case {

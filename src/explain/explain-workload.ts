@@ -12,6 +12,7 @@ import { parseHashMap, parseLastReloadedFrom } from '../core/state.ts';
 import type { SourceKey, SourceType, SourceView, WorkloadView } from '../core/types.ts';
 import { BASELINE, INSTANTIATE_PENDING, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
 import type { Options } from '../config/parse-options.ts';
+import type { Mark } from '../core/marks.ts';
 import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/model.ts';
 import { planReconcile } from '../reconcile/plan/plan.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
@@ -21,8 +22,10 @@ import { isNamespaceIgnored } from '../watch/namespace-filter.ts';
 import { SOURCE_RESOURCES, plannedKinds, watchedSourceResources } from '../watch/watch-plan.ts';
 import type {
   AppliedFrom,
+  ControllerFacts,
   ExplainReason,
   Predictions,
+  QueueState,
   ReferenceSite,
   SourceExplanation,
   Verdict,
@@ -39,7 +42,19 @@ export type SourceRead =
     }
   | { readonly state: 'absent' }
   | { readonly state: 'forbidden' }
-  | { readonly state: 'unreadable' };
+  | { readonly state: 'unreadable' }
+  /** The controller's cache of the type is not synced in the namespace, or its watch is forbidden. */
+  | { readonly state: 'unhealthy' };
+
+/** What only the running controller knows (GET /debug/explain); the CLI has none of it. */
+export interface ControllerKnowledge {
+  /** The workload's §5.4 marks, as the mark store holds them. */
+  readonly marks: readonly Mark[];
+  /** The planner's facts of one key, gathered as the reconciler gathers them (R7 included). */
+  readonly facts: (key: SourceKey) => SourceFacts;
+  readonly leading: boolean;
+  readonly queue: QueueState;
+}
 
 export interface WorkloadInput {
   readonly view: WorkloadView;
@@ -55,6 +70,9 @@ export interface WorkloadInput {
   readonly candidates: Readonly<Partial<Record<SourceType, readonly string[]>>>;
   /** ms since the epoch. */
   readonly now: number;
+  /** When kreload journalled the recreation of this Job (ms), if one is pending. */
+  readonly recreationPendingSince?: number | undefined;
+  readonly controller?: ControllerKnowledge | undefined;
 }
 
 const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
@@ -186,6 +204,7 @@ function factsOf(type: SourceType, read: SourceRead, options: Options): SourceFa
       return { status: { state: 'absent' } };
     case 'forbidden':
     case 'unreadable':
+    case 'unhealthy':
       return { status: { state: 'unknown' } };
   }
 }
@@ -212,9 +231,11 @@ function plan(input: WorkloadInput): ReconcilePlan {
     facts: (key) => {
       const parsed = parseSourceKey(key);
       if (!parsed) return { status: { state: 'unknown' } };
+      const gated = typeGate(parsed.type, options) !== undefined;
+      if (input.controller !== undefined && !gated) return input.controller.facts(key);
       return factsOf(parsed.type, readOf(input, key), options);
     },
-    marks: NO_MARKS,
+    marks: input.controller?.marks ?? NO_MARKS,
     now: input.now,
   });
 }
@@ -258,17 +279,20 @@ interface KeyContext {
   readonly noContainer: boolean;
 }
 
+/** Reads that leave the source's state unknown, and the reason each gives. */
+const CANNOT_TELL: Readonly<Partial<Record<SourceRead['state'], ExplainReason>>> = {
+  forbidden: 'source-forbidden',
+  unreadable: 'source-unreadable',
+  unhealthy: 'source-cache-unhealthy',
+};
+
 function outcomeOf(context: KeyContext): Outcome {
   const { input, read, decision, keyPlan } = context;
-  const { options, row } = input;
+  const { options } = input;
   if (context.gate !== undefined)
     return { verdict: 'no-roll', because: context.gate, predicts: NO_ROLL };
-  if (read.state === 'forbidden') {
-    return { verdict: 'cannot-tell', because: 'source-forbidden', predicts: UNKNOWN };
-  }
-  if (read.state === 'unreadable') {
-    return { verdict: 'cannot-tell', because: 'source-unreadable', predicts: UNKNOWN };
-  }
+  const unread = CANNOT_TELL[read.state];
+  if (unread !== undefined) return { verdict: 'cannot-tell', because: unread, predicts: UNKNOWN };
   if (!context.tracked) {
     const because = decision.result === 'NO' ? decision.rule : 'not-referenced';
     return { verdict: 'no-roll', because, predicts: NO_ROLL };
@@ -276,17 +300,25 @@ function outcomeOf(context: KeyContext): Outcome {
   if (context.noContainer) {
     return { verdict: 'no-roll', because: 'no-container', predicts: NO_ROLL };
   }
+  // A pending delete mark (R6) rolls a workload whose source is gone.
+  if (keyPlan?.outcome === 'roll') {
+    return { verdict: 'pending-roll', because: decision.rule, predicts: rollPredictions(context) };
+  }
   // A listed name that does not exist is no candidate yet: the controller tracks it once created.
   if (read.state === 'absent' || keyPlan === undefined) {
     const create = options.reloadOnCreate ? 'roll' : 'no-roll';
     return { verdict: 'missing', because: decision.rule, predicts: { ...NO_ROLL, create } };
   }
-  const rollsOnDelete = options.reloadOnDelete && row.rollsOnDelete;
   return {
     verdict: VERDICT_OF_RULE[keyPlan.rule],
     because: decision.rule,
-    predicts: { change: 'roll', delete: rollsOnDelete ? 'roll' : 'no-roll', create: 'no-roll' },
+    predicts: rollPredictions(context),
   };
+}
+
+function rollPredictions({ input: { options, row } }: KeyContext): Predictions {
+  const rollsOnDelete = options.reloadOnDelete && row.rollsOnDelete;
+  return { change: 'roll', delete: rollsOnDelete ? 'roll' : 'no-roll', create: 'no-roll' };
 }
 
 function matchedElement(input: WorkloadInput, type: SourceType, name: string) {
@@ -356,6 +388,18 @@ function explainKey(
   };
 }
 
+function controllerFacts(knowledge: ControllerKnowledge): ControllerFacts {
+  return {
+    leading: knowledge.leading,
+    marks: knowledge.marks.map((mark) => ({
+      kind: mark.kind,
+      source: mark.sourceKey,
+      at: new Date(mark.at).toISOString(),
+    })),
+    queue: knowledge.queue,
+  };
+}
+
 function resumesAt(input: WorkloadInput): string | undefined {
   const due = pauseResumeDue(input.view, input.now, input.options.annotationKeys);
   if (due === undefined) return undefined;
@@ -395,6 +439,11 @@ export function explainWorkload(input: WorkloadInput): WorkloadExplanation {
       collisions: result.collisions.map(({ envVar, keys }) => ({ envVar, keys })),
       rollAction: result.rollAction,
       strategy: result.mode,
+      recreationPending:
+        input.recreationPendingSince === undefined
+          ? undefined
+          : { since: new Date(input.recreationPendingSince).toISOString() },
+      controller: input.controller === undefined ? undefined : controllerFacts(input.controller),
     },
     problems: [...result.problems, ...pause.problems].map(
       ({ key, value, problem, consequence }) => ({

@@ -27,7 +27,9 @@ export type ExplainReason =
   | 'no-container'
   // What explain could read.
   | 'source-forbidden'
-  | 'source-unreadable';
+  | 'source-unreadable'
+  // What the running controller knows (GET /debug/explain).
+  | 'source-cache-unhealthy';
 
 /** One sentence per reason, completing "will not roll, because …" or naming the deciding rule. */
 export const REASONS: Readonly<Record<ExplainReason, string>> = {
@@ -60,6 +62,9 @@ export const REASONS: Readonly<Record<ExplainReason, string>> = {
   'no-container': 'the workload has no regular container to roll',
   'source-forbidden': 'explain may not read the source (RBAC): it cannot tell',
   'source-unreadable': 'explain could not read the source: it cannot tell',
+  'source-cache-unhealthy':
+    "the controller's cache of this source type is not synced here, or its watch is forbidden: " +
+    'it cannot tell (R1)',
 };
 
 /**
@@ -96,8 +101,18 @@ export interface Predictions {
   readonly create: Prediction;
 }
 
+/**
+ * `env` is what the controller's projection keeps (envFrom or valueFrom, not which); the CLI reads
+ * the raw template and says which, and tells a projected volume from a plain one.
+ */
 export type ReferenceVia =
-  'envFrom' | 'valueFrom' | 'volume' | 'projected volume' | 'csi volume' | 'unmounted volume';
+  | 'envFrom'
+  | 'valueFrom'
+  | 'env'
+  | 'volume'
+  | 'projected volume'
+  | 'csi volume'
+  | 'unmounted volume';
 
 export interface ReferenceSite {
   readonly container: string | undefined;
@@ -159,13 +174,48 @@ export interface WorkloadFacts {
   /** How this workload rolls. */
   readonly rollAction: string;
   readonly strategy: string;
+  /**
+   * A Job kreload deleted to roll it and has not created again (§7.4 item 4, ADR 0019), from the
+   * recreation journal; `since` is RFC 3339.
+   */
+  readonly recreationPending?: { readonly since: string } | undefined;
+  /** Only in answers of the running controller (GET /debug/explain). */
+  readonly controller?: ControllerFacts | undefined;
+}
+
+/** A §5.4 mark the controller holds for the workload: the next pass consumes it. */
+export interface PendingMark {
+  readonly kind: 'create' | 'delete';
+  readonly source: SourceKey;
+  /** When the controller observed the creation or deletion, RFC 3339. */
+  readonly at: string;
+}
+
+/**
+ * - `idle`: no pass is due; the next one comes with a change or the periodic resync.
+ * - `queued`: a pass is due at `dueAt` (debounce window or retry backoff).
+ * - `in-flight`: a worker is reconciling the workload now.
+ */
+export type QueueState =
+  | { readonly state: 'idle' }
+  | { readonly state: 'queued'; readonly dueAt: string }
+  | { readonly state: 'in-flight' };
+
+/** Facts only the running controller has (docs/explain.md "From the running controller"). */
+export interface ControllerFacts {
+  /** A follower keeps its caches but writes nothing; the leader rolls. */
+  readonly leading: boolean;
+  readonly marks: readonly PendingMark[];
+  readonly queue: QueueState;
 }
 
 /** Where the controller options came from (docs/explain.md "Configuration"). */
 export type ConfigOrigin =
   | { readonly kind: 'deployment'; readonly namespace: string; readonly name: string }
   | { readonly kind: 'flags'; readonly args: readonly string[] }
-  | { readonly kind: 'defaults'; readonly note: string };
+  | { readonly kind: 'defaults'; readonly note: string }
+  /** The answer of the running controller, with its own options (GET /debug/explain). */
+  | { readonly kind: 'controller'; readonly pod: string | undefined };
 
 export interface WorkloadExplanation {
   readonly kind: WorkloadKind;
@@ -203,6 +253,7 @@ export interface ExplainReport {
   readonly source?: SourceQueryExplanation | undefined;
 }
 
+/** What the CLI assumes; the controller's endpoint knows these facts and assumes nothing. */
 export const ASSUMPTIONS: readonly string[] = [
   'no create or delete of a source is pending in the controller (its marks are in memory)',
   "the controller's caches are synced and saw each source before its last change (R7 not applied)",

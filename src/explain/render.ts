@@ -1,6 +1,8 @@
 /** Renderers of an ExplainReport: a readable table (default), JSON and YAML (`-o json|yaml`). */
 import type {
   ConfigOrigin,
+  ControllerFacts,
+  QueueState,
   ExplainReport,
   ReferenceSite,
   SourceExplanation,
@@ -78,6 +80,8 @@ export function configText(config: ConfigOrigin): string {
       return `options from the command line: ${config.args.join(' ') || '(defaults)'}`;
     case 'defaults':
       return `default options (${config.note})`;
+    case 'controller':
+      return `answer of the running kreload${config.pod === undefined ? '' : ` (pod ${config.pod})`}, from its caches and options`;
   }
 }
 
@@ -96,6 +100,27 @@ function sourceRows(sources: readonly SourceExplanation[]): string[] {
   ]);
 }
 
+function queueText(queue: QueueState): string {
+  switch (queue.state) {
+    case 'idle':
+      return 'no pass due (the next comes with a change or the resync)';
+    case 'queued':
+      return `next pass due at ${queue.dueAt}`;
+    case 'in-flight':
+      return 'being reconciled now';
+  }
+}
+
+function controllerLines(controller: ControllerFacts | undefined): string[] {
+  if (controller === undefined) return [];
+  return [
+    `  controller: ${controller.leading ? 'leader' : 'not the leader (writes nothing)'}; ${queueText(controller.queue)}`,
+    ...controller.marks.map(
+      (mark) => `  pending ${mark.kind} mark for ${mark.source}, observed at ${mark.at}`,
+    ),
+  ];
+}
+
 function workloadLines(workload: WorkloadExplanation): string[] {
   const { facts } = workload;
   const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
@@ -110,6 +135,12 @@ function workloadLines(workload: WorkloadExplanation): string[] {
   if (facts.instantiatePending !== undefined) {
     lines.push(`  instantiate pending since ${facts.instantiatePending}`);
   }
+  if (facts.recreationPending !== undefined) {
+    lines.push(
+      `  Job recreation pending since ${facts.recreationPending.since}: kreload deleted it to roll it and creates it again`,
+    );
+  }
+  lines.push(...controllerLines(facts.controller));
   for (const collision of facts.collisions) {
     lines.push(`  env-var collision ${collision.envVar}: ${collision.keys.join(', ')}`);
   }
@@ -146,7 +177,9 @@ function renderTable(report: ExplainReport): string {
   const lines = [configText(report.config), ''];
   if (report.workload !== undefined) lines.push(...workloadLines(report.workload));
   if (report.source !== undefined) lines.push(...sourceQueryLines(report.source));
-  lines.push('', 'explain assumes:', ...report.assumptions.map((text) => `  - ${text}`));
+  if (report.assumptions.length > 0) {
+    lines.push('', 'explain assumes:', ...report.assumptions.map((text) => `  - ${text}`));
+  }
   return `${lines.join('\n')}\n`;
 }
 

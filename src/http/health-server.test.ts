@@ -212,3 +212,36 @@ describe('HealthServer', () => {
     await expect(fetch(`${base}/live`)).rejects.toThrow();
   });
 });
+
+describe('HealthServer /debug/explain', () => {
+  it('is a 404 unless an explain handler is given', async () => {
+    const { base } = await startServer();
+    expect((await get(`${base}/debug/explain?kind=Deployment`)).status).toBe(404);
+  });
+
+  it('hands the query to the handler and serves its reply; other methods are 405', async () => {
+    const queries: string[] = [];
+    const { base } = await startServer({
+      explain: (query) => {
+        queries.push(query.toString());
+        return { status: 400, contentType: 'application/json', body: '{"error":"x"}' };
+      },
+    });
+    const reply = await get(`${base}/debug/explain?kind=cm&namespace=a&name=b`);
+    expect(reply).toEqual({ status: 400, type: 'application/json', body: '{"error":"x"}' });
+    expect(queries).toEqual(['kind=cm&namespace=a&name=b']);
+    expect((await get(`${base}/debug/explain`, 'POST')).status).toBe(405);
+  });
+
+  it('answers 500 when the handler throws, and reports it', async () => {
+    const errors: unknown[] = [];
+    const { base } = await startServer({
+      explain: () => {
+        throw new Error('boom');
+      },
+      onError: (error) => errors.push(error),
+    });
+    expect((await get(`${base}/debug/explain?kind=cm`)).status).toBe(500);
+    expect(errors).toHaveLength(1);
+  });
+});

@@ -33,19 +33,29 @@ export interface HealthServerDeps {
   readonly maxLagMs?: number;
   /** A probe callback or the registry threw; the request was answered 500. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * `--enable-debug-explain`: answers `GET /debug/explain` from its query (ADR 0031). Without it
+   * that path is a 404 like any other.
+   */
+  readonly explain?: (query: URLSearchParams) => HttpReply;
 }
 
 export class HealthServerError extends Error {
   override readonly name = 'HealthServerError';
 }
 
-interface Reply {
+export interface HttpReply {
   readonly status: number;
   readonly contentType: string;
   readonly body: string;
 }
+type Reply = HttpReply;
 
-type Route = (deps: HealthServerDeps, lagMonitor: LagMonitor) => Promise<Reply> | Reply;
+type Route = (
+  deps: HealthServerDeps,
+  lagMonitor: LagMonitor,
+  query: URLSearchParams,
+) => Promise<Reply> | Reply;
 
 const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json';
@@ -73,6 +83,8 @@ const ROUTES: Readonly<Record<string, Route>> = {
     const report = health();
     return report.ok ? text(200, 'ok') : text(500, report.reason ?? 'unhealthy');
   },
+  '/debug/explain': ({ explain }, _lagMonitor, query) =>
+    explain === undefined ? text(404, 'not found') : explain(query),
   '/readyz': ({ readiness }) => {
     const report = readiness();
     return {
@@ -83,14 +95,14 @@ const ROUTES: Readonly<Record<string, Route>> = {
   },
 };
 
-function routeOf(url: string | undefined): Route | undefined {
-  const path = new URL(url ?? '/', 'http://localhost').pathname;
-  return Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
+function routeOf(url: URL): Route | undefined {
+  return Object.hasOwn(ROUTES, url.pathname) ? ROUTES[url.pathname] : undefined;
 }
 
 /**
- * The one plain-HTTP listener (§13.1): `/metrics`, `/live`, `/healthz`, `/readyz`; 404 for every
- * other path, so nothing else (no pprof) is ever exposed here.
+ * The one plain-HTTP listener (§13.1): `/metrics`, `/live`, `/healthz`, `/readyz`, and
+ * `/debug/explain` when enabled; 404 for every other path, so nothing else (no pprof) is ever
+ * exposed here.
  */
 export class HealthServer {
   readonly #deps: HealthServerDeps;
@@ -153,13 +165,14 @@ export class HealthServer {
   }
 
   async #reply(request: IncomingMessage): Promise<Reply> {
-    const route = routeOf(request.url);
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const route = routeOf(url);
     if (!route) return text(404, 'not found');
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return text(405, 'method not allowed');
     }
     try {
-      return await route(this.#deps, this.#lagMonitor);
+      return await route(this.#deps, this.#lagMonitor, url.searchParams);
     } catch (error) {
       // A failing probe callback or collector must show as a failed probe, not a hung request.
       this.#deps.onError?.(error);

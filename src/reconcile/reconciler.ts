@@ -8,7 +8,6 @@
  */
 import type { ReloadListCache } from '../core/annotation-values.ts';
 import { hasReloadList } from '../core/decide.ts';
-import { parseSourceKey } from '../core/keys.ts';
 import type { Mark } from '../core/marks.ts';
 import type {
   SkipReason,
@@ -34,6 +33,7 @@ import { instantiateDonePatch } from '../rollout/patch.ts';
 import { planPause } from '../rollout/pause.ts';
 import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan/model.ts';
 import { planReconcile } from './plan/plan.ts';
+import { cachedSourceFacts } from './source-facts.ts';
 import type { PendingRecreation } from './pending-recreations.ts';
 import { PendingRecreations, ProcessMemoryJournal } from './pending-recreations.ts';
 import type {
@@ -238,11 +238,6 @@ interface Completion {
   readonly instantiated?: boolean | undefined;
 }
 
-function maxDefined(...values: (number | undefined)[]): number | undefined {
-  const defined = values.filter((value) => value !== undefined);
-  return defined.length > 0 ? Math.max(...defined) : undefined;
-}
-
 function plansWrite(target: Target): boolean {
   return target.plan.action !== 'none' && target.plan.skip === undefined;
 }
@@ -282,6 +277,11 @@ export class Reconciler {
    */
   pendingRecreations(): readonly WorkloadKey[] {
     return this.#pending.keys();
+  }
+
+  /** When the pending recreation of this Job was journalled (ms), if one is pending. */
+  recreationPendingSince(key: WorkloadKey): number | undefined {
+    return this.#pending.get(key)?.since;
   }
 
   /**
@@ -378,24 +378,13 @@ export class Reconciler {
   }
 
   #facts(pass: Pass, view: WorkloadView, key: SourceKey): SourceFacts {
-    const { sources, workloads } = this.#deps;
-    const parsed = parseSourceKey(key);
-    const namespace = view.ref.namespace;
-    if (!parsed || !sources.isHealthy(parsed.type, namespace))
-      return { status: { state: 'unknown' } };
-    const source = sources.get(namespace, parsed.type, parsed.name);
-    const lastChange = sources.lastChange(namespace, key);
-    return {
-      status: source
-        ? { state: 'present', hash: source.hash, uid: source.uid, annotations: source.annotations }
-        : { state: 'absent' },
-      lastChange,
-      trackingStart: maxDefined(
-        sources.firstObserved(namespace, key),
-        workloads.relevantSince(pass.key),
-      ),
-      observedAt: pass.trigger.observedAt?.get(key) ?? lastChange,
-    };
+    const facts = cachedSourceFacts(
+      this.#deps,
+      { key: pass.key, namespace: view.ref.namespace },
+      key,
+    );
+    if (facts.status.state === 'unknown') return facts;
+    return { ...facts, observedAt: pass.trigger.observedAt?.get(key) ?? facts.lastChange };
   }
 
   #reportDiagnostics(target: Target): void {

@@ -241,6 +241,7 @@ how the value becomes the flag:
 - { value: logFormat, flag: log-format, type: scalar }
 - { value: logLevel, flag: log-level, type: scalar }
 - { value: metricsPort, flag: metrics-port, type: scalar }
+- { value: enableDebugExplain, flag: enable-debug-explain, type: bool }
 - { value: enablePProf, flag: enable-pprof, type: bool }
 - { value: pprofAddr, flag: pprof-addr, type: scalar, when: pprof }
 - { value: custom_annotations.auto, flag: auto-annotation, type: scalar }

@@ -68,6 +68,7 @@ const FLAG_VALUES: FlagValue[] = [
   { path: 'logLevel', probe: 'debug' },
   { path: 'metricsPort', probe: 9797 },
   { path: 'enablePProf', probe: true },
+  { path: 'enableDebugExplain', probe: true },
   { path: 'pprofAddr', probe: ':7070', with: { enablePProf: true } },
   ...ANNOTATION_KEYS.map((key) => ({
     path: `custom_annotations.${key}`,

@@ -1,0 +1,156 @@
+/**
+ * Explain from the running controller (GET /debug/explain): the same pure explainers as the CLI,
+ * fed from the controller's own caches, marks, recreation journal and queue instead of GETs, so
+ * the answer also shows what only the controller knows (ADR 0031). Nothing here does I/O; the
+ * caches hold hashes and kept annotations only, never Secret data.
+ */
+import { parseSourceKey, sourceKey, workloadKey } from '../core/keys.ts';
+import type { SourceKey, SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
+import type { Options } from '../config/parse-options.ts';
+import type { MarkLedger, SourceLookup, WorkloadLookup } from '../reconcile/ports.ts';
+import { cachedSourceFacts } from '../reconcile/source-facts.ts';
+import { findKindRow } from '../rollout/kinds.ts';
+import type { SourceRead, WorkloadInput } from './explain-workload.ts';
+import { explainWorkload, keysToRead, listedTypes } from './explain-workload.ts';
+import { explainSource } from './explain-source.ts';
+import type { ExplainReport, QueueState, WorkloadExplanation } from './model.ts';
+import type { ExplainTarget } from './targets.ts';
+import { viewReferenceSites } from './view-sites.ts';
+import { plannedKinds } from '../watch/watch-plan.ts';
+
+/** The controller's read ports, as app.ts wires them. */
+export interface ControllerExplainPorts {
+  readonly options: Options;
+  readonly sources: SourceLookup;
+  readonly workloads: Pick<WorkloadLookup, 'get' | 'relevantSince'> & {
+    keysInNamespace(namespace: string): readonly WorkloadKey[];
+    isSynced(kind: WorkloadKind): boolean;
+  };
+  /** Whether the Namespace watch of --namespace-selector holds the namespace. */
+  readonly namespaceSelected: (namespace: string) => boolean;
+  readonly marks: Pick<MarkLedger, 'marksOf'>;
+  readonly recreationPendingSince: (key: WorkloadKey) => number | undefined;
+  readonly queue: (key: WorkloadKey) => QueueState;
+  readonly leading: () => boolean;
+  /** ms since the epoch. */
+  readonly now: () => number;
+  /** `POD_NAME`, named in the answer. */
+  readonly pod: string | undefined;
+}
+
+export type ControllerAnswer =
+  | { readonly outcome: 'explained'; readonly report: ExplainReport }
+  | { readonly outcome: 'not-found'; readonly message: string }
+  | { readonly outcome: 'not-synced'; readonly message: string };
+
+export type ControllerQuery = ExplainTarget & { readonly namespace: string; readonly name: string };
+
+function cachedRead(ports: ControllerExplainPorts, namespace: string, key: SourceKey): SourceRead {
+  const parsed = parseSourceKey(key);
+  if (parsed === undefined) return { state: 'unreadable' };
+  if (!ports.sources.isHealthy(parsed.type, namespace)) return { state: 'unhealthy' };
+  const view = ports.sources.get(namespace, parsed.type, parsed.name);
+  return view === undefined ? { state: 'absent' } : { state: 'present', view };
+}
+
+function namespaceSelected(ports: ControllerExplainPorts, namespace: string) {
+  const { scope } = ports.options;
+  if (scope.mode !== 'global' || scope.namespaceSelector === '') return undefined;
+  return ports.namespaceSelected(namespace);
+}
+
+function explainCached(
+  ports: ControllerExplainPorts,
+  key: WorkloadKey,
+): WorkloadExplanation | undefined {
+  const view = ports.workloads.get(key);
+  const row = view && findKindRow(view.ref.kind);
+  if (view === undefined || row === undefined) return undefined;
+  const { options } = ports;
+  const { namespace } = view.ref;
+  const candidates: Partial<Record<SourceType, readonly string[]>> = {};
+  for (const type of listedTypes(view, options)) {
+    candidates[type] = ports.sources.namesInNamespace(namespace, type);
+  }
+  const keys = new Set([
+    ...keysToRead(view, options),
+    ...Object.entries(candidates).flatMap(([type, names]) =>
+      names.map((name) => sourceKey(type as SourceType, name)),
+    ),
+  ]);
+  const sources = new Map([...keys].map((k) => [k, cachedRead(ports, namespace, k)] as const));
+  const input: WorkloadInput = {
+    view,
+    row,
+    sites: viewReferenceSites(view.podSpec),
+    options,
+    namespaceSelected: namespaceSelected(ports, namespace),
+    sources,
+    candidates,
+    now: ports.now(),
+    recreationPendingSince: ports.recreationPendingSince(key),
+    controller: {
+      marks: ports.marks.marksOf(key),
+      facts: (source) => cachedSourceFacts(ports, { key, namespace }, source),
+      leading: ports.leading(),
+      queue: ports.queue(key),
+    },
+  };
+  return explainWorkload(input);
+}
+
+function notFound(ports: ControllerExplainPorts, query: ControllerQuery & { what: 'workload' }) {
+  const key = workloadKey({ kind: query.kind, namespace: query.namespace, name: query.name });
+  const what = `${query.kind} ${query.namespace}/${query.name}`;
+  const since = ports.recreationPendingSince(key);
+  if (since !== undefined) {
+    return `${what} is not in the controller's cache: kreload deleted it to roll it and its recreation is pending since ${new Date(since).toISOString()}`;
+  }
+  return `${what} is not in the controller's cache: it does not exist, or this kreload does not watch it (its kind, namespace or scope; kreload explain names the rule)`;
+}
+
+/** The controller's answer to one query; never throws on a query that names nothing. */
+export function explainFromController(
+  ports: ControllerExplainPorts,
+  query: ControllerQuery,
+): ControllerAnswer {
+  const config = { kind: 'controller', pod: ports.pod } as const;
+  if (query.what === 'source') {
+    const key = sourceKey(query.type, query.name);
+    const workloads = ports.workloads
+      .keysInNamespace(query.namespace)
+      .flatMap((candidate) => explainCached(ports, candidate) ?? []);
+    const source = explainSource(key, query.namespace, workloads);
+    return { outcome: 'explained', report: { config, assumptions: [], source } };
+  }
+  const planned = plannedKinds(ports.options);
+  if (![...planned.always, ...planned.ifServed].includes(query.kind)) {
+    return {
+      outcome: 'not-found',
+      message: `this kreload does not watch ${query.kind} (--ignored-workload-types, --is-Argo-Rollouts)`,
+    };
+  }
+  if (!ports.workloads.isSynced(query.kind)) {
+    return {
+      outcome: 'not-synced',
+      message: `the controller's ${query.kind} cache is not synced (not watched, or still listing)`,
+    };
+  }
+  const key = workloadKey({ kind: query.kind, namespace: query.namespace, name: query.name });
+  const workload = explainCached(ports, key);
+  if (workload === undefined) return { outcome: 'not-found', message: notFound(ports, query) };
+  return { outcome: 'explained', report: { config, assumptions: [], workload } };
+}
+
+/** The work queue as the answer reads it. */
+export interface QueueView {
+  readonly inFlight: readonly WorkloadKey[];
+  pendingEntry(key: WorkloadKey): { readonly dueAt: number } | undefined;
+}
+
+export function queueStateOf(queue: QueueView, key: WorkloadKey): QueueState {
+  if (queue.inFlight.includes(key)) return { state: 'in-flight' };
+  const entry = queue.pendingEntry(key);
+  if (entry === undefined) return { state: 'idle' };
+  return { state: 'queued', dueAt: new Date(entry.dueAt).toISOString() };
+}

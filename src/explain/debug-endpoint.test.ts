@@ -1,0 +1,321 @@
+import { dumpYaml, loadYaml } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { parseOptions } from '../config/parse-options.ts';
+import { sourceKey, workloadKey } from '../core/keys.ts';
+import type { SourceKey, SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
+import { BASELINE, DEFAULT_ANNOTATION_KEYS as K } from '../core/types.ts';
+import { InMemorySources } from '../testing/in-memory-sources.ts';
+import { InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { aCreateMark, aDeleteMark } from '../testing/marks.ts';
+import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
+import { MarkStore } from '../watch/marks.ts';
+import type { ControllerExplainPorts } from './controller-explain.ts';
+import { explainFromController, queueStateOf } from './controller-explain.ts';
+import { debugExplainReply } from './debug-endpoint.ts';
+import type { ExplainReport, QueueState, SourceExplanation } from './model.ts';
+
+const NS = 'shop';
+const CFG = sourceKey('CONFIGMAP', 'cfg');
+const HASH = 'a'.repeat(40);
+const OTHER_HASH = 'b'.repeat(40);
+const NOW = Date.parse('2026-06-01T12:00:00Z');
+const API = workloadKey({ kind: 'Deployment', namespace: NS, name: 'api' });
+
+/** The store's two methods the endpoint needs beyond WorkloadLookup. */
+class Store extends InMemoryWorkloads {
+  readonly #keys = new Set<WorkloadKey>();
+  readonly unsynced = new Set<WorkloadKind>();
+
+  override put(...args: Parameters<InMemoryWorkloads['put']>): void {
+    super.put(...args);
+    this.#keys.add(workloadKey(args[0].ref));
+  }
+
+  keysInNamespace(namespace: string): readonly WorkloadKey[] {
+    return [...this.#keys].filter((key) => this.get(key)?.ref.namespace === namespace);
+  }
+
+  isSynced(kind: WorkloadKind): boolean {
+    return !this.unsynced.has(kind);
+  }
+}
+
+interface World {
+  readonly flags?: readonly string[];
+  /** Deployment shop/api, auto, envFrom cfg; W annotations added. */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** cfg in the cache, with its §5.4 times; undefined: absent. */
+  readonly cfg?: { readonly hash: string; firstObserved?: number; lastChange?: number } | undefined;
+  readonly relevantSince?: number;
+  readonly marks?: readonly ReturnType<typeof aCreateMark | typeof aDeleteMark>[];
+  readonly unhealthy?: SourceType;
+  readonly unsynced?: WorkloadKind;
+  readonly recreations?: ReadonlyMap<WorkloadKey, number>;
+  readonly queue?: QueueState;
+  readonly deployment?: boolean;
+}
+
+const BASELINED = { [K.auto]: 'true', [BASELINE]: JSON.stringify({ [CFG]: HASH }) };
+
+async function portsOf(world: World): Promise<ControllerExplainPorts> {
+  const sources = new InMemorySources();
+  if (world.cfg !== undefined) {
+    sources.put(
+      aConfigMap(NS, 'cfg').withHash(world.cfg.hash).withUid('cfg-uid').build(),
+      world.cfg,
+    );
+  }
+  if (world.unhealthy !== undefined) sources.setHealthy(world.unhealthy, false);
+  const workloads = new Store();
+  if (world.unsynced !== undefined) workloads.unsynced.add(world.unsynced);
+  if (world.deployment !== false) {
+    workloads.put(
+      aWorkload('Deployment', NS, 'api')
+        .withContainer(aContainer('app').withEnvFrom('configmap', 'cfg'))
+        .withAnnotations(world.annotations ?? BASELINED)
+        .build(),
+      world.relevantSince,
+    );
+  }
+  const marks = new MarkStore();
+  for (const mark of world.marks ?? []) marks.add([API], mark);
+  return {
+    options: await parseOptions(world.flags ?? [], {}),
+    sources,
+    workloads,
+    namespaceSelected: () => true,
+    marks,
+    recreationPendingSince: (key) => world.recreations?.get(key),
+    queue: () => world.queue ?? { state: 'idle' },
+    leading: () => true,
+    now: () => NOW,
+    pod: 'kreload-0',
+  };
+}
+
+async function ask(world: World, query: string) {
+  const ports = await portsOf(world);
+  return debugExplainReply(
+    new URLSearchParams(query),
+    (target) => explainFromController(ports, target),
+    (value) => dumpYaml(value),
+  );
+}
+
+function cfgOf(body: string): SourceExplanation {
+  const report = JSON.parse(body) as ExplainReport;
+  const source = report.workload?.sources.find((candidate) => candidate.key === CFG);
+  if (source === undefined) throw new Error(`no ${CFG} in ${body}`);
+  return source;
+}
+
+const DEPLOYMENT = `kind=Deployment&namespace=${NS}&name=api`;
+
+describe('GET /debug/explain: bad queries are 4xx with a JSON error', () => {
+  it.each([
+    ['no parameter', '', 400, 'missing parameter "kind", "namespace", "name"'],
+    ['no name', `kind=Deployment&namespace=${NS}`, 400, 'missing parameter "name"'],
+    ['an empty namespace', 'kind=Deployment&namespace=&name=api', 400, '"namespace"'],
+    ['an unknown kind', `kind=Pod&namespace=${NS}&name=api`, 400, 'unknown kind "Pod"'],
+    ['a misspelt parameter', `kind=Deployment&nmespace=${NS}&name=api`, 400, '"nmespace"'],
+    ['a repeated parameter', `${DEPLOYMENT}&name=web`, 400, '"name" given more than once'],
+    ['an unknown format', `${DEPLOYMENT}&o=xml`, 400, 'o must be one of table, json, yaml'],
+    [
+      'a workload not in the cache',
+      `kind=Deployment&namespace=${NS}&name=web`,
+      404,
+      'not in the controller',
+    ],
+    ['a kind not watched', `kind=Rollout&namespace=${NS}&name=api`, 404, 'does not watch Rollout'],
+  ])('%s → %s', async (_name, query, status, message) => {
+    const reply = await ask({}, query);
+    expect(reply.status).toBe(status);
+    expect(reply.contentType).toBe('application/json');
+    expect((JSON.parse(reply.body) as { error: string }).error).toContain(message);
+  });
+
+  it('answers 503 while the kind is not synced', async () => {
+    const reply = await ask({ unsynced: 'Deployment' }, DEPLOYMENT);
+    expect(reply.status).toBe(503);
+    expect(reply.body).toContain('not synced');
+  });
+
+  it('names a pending Job recreation when the Job is gone', async () => {
+    const job = workloadKey({ kind: 'Job', namespace: NS, name: 'migrate' });
+    const since = Date.parse('2026-06-01T11:59:00Z');
+    const reply = await ask(
+      { recreations: new Map([[job, since]]) },
+      `kind=job&namespace=${NS}&name=migrate`,
+    );
+    expect(reply.status).toBe(404);
+    expect(reply.body).toContain('recreation is pending since 2026-06-01T11:59:00.000Z');
+  });
+});
+
+describe('GET /debug/explain: the controller answers from its caches', () => {
+  it.each<{
+    name: string;
+    world: World;
+    verdict: SourceExplanation['verdict'];
+    because: SourceExplanation['because'];
+    stateRule?: string;
+  }>([
+    {
+      name: 'up to date',
+      world: { cfg: { hash: HASH } },
+      verdict: 'rolls-on-change',
+      because: 'auto',
+      stateRule: 'R4',
+    },
+    {
+      name: 'changed since the baseline',
+      world: { cfg: { hash: OTHER_HASH } },
+      verdict: 'pending-roll',
+      because: 'auto',
+      stateRule: 'R5',
+    },
+    {
+      // The CLI assumes R7 never holds and says first-sight (R9); the controller saw the change.
+      name: 'changed after tracking began, no baseline yet (R7)',
+      world: {
+        annotations: { [K.auto]: 'true' },
+        cfg: { hash: HASH, firstObserved: NOW - 60_000, lastChange: NOW - 1_000 },
+        relevantSince: NOW - 60_000,
+      },
+      verdict: 'pending-roll',
+      because: 'auto',
+      stateRule: 'R7',
+    },
+    {
+      name: 'first sight without a change (R9)',
+      world: {
+        annotations: { [K.auto]: 'true' },
+        cfg: { hash: HASH, firstObserved: NOW - 60_000 },
+        relevantSince: NOW - 60_000,
+      },
+      verdict: 'first-sight',
+      because: 'auto',
+      stateRule: 'R9',
+    },
+    {
+      name: 'a pending create mark, --reload-on-create (R8)',
+      world: {
+        flags: ['--reload-on-create'],
+        annotations: { [K.auto]: 'true' },
+        cfg: { hash: HASH },
+        marks: [aCreateMark(CFG, 'cfg-uid', NOW - 500)],
+      },
+      verdict: 'pending-roll',
+      because: 'auto',
+      stateRule: 'R8',
+    },
+    {
+      name: 'a pending delete mark, --reload-on-delete (R6)',
+      world: { flags: ['--reload-on-delete'], marks: [aDeleteMark(CFG, 'cfg-uid', {}, NOW - 500)] },
+      // The baseline differs from the delete marker: R5 before R6.
+      verdict: 'pending-roll',
+      because: 'auto',
+      stateRule: 'R5',
+    },
+    {
+      name: 'a pending delete mark, no baseline, --reload-on-delete (R6)',
+      world: {
+        flags: ['--reload-on-delete'],
+        annotations: { [K.auto]: 'true' },
+        marks: [aDeleteMark(CFG, 'cfg-uid', {}, NOW - 500)],
+      },
+      verdict: 'pending-roll',
+      because: 'auto',
+      stateRule: 'R6',
+    },
+    {
+      name: 'deleted, no --reload-on-delete',
+      world: { marks: [aDeleteMark(CFG, 'cfg-uid', {}, NOW - 500)] },
+      verdict: 'missing',
+      because: 'auto',
+      stateRule: 'R1',
+    },
+    {
+      name: 'the ConfigMap cache is unhealthy',
+      world: { cfg: { hash: HASH }, unhealthy: 'CONFIGMAP' },
+      verdict: 'cannot-tell',
+      because: 'source-cache-unhealthy',
+      stateRule: 'R1',
+    },
+    {
+      name: 'ConfigMaps ignored',
+      world: { flags: ['--resources-to-ignore=configmaps'], cfg: { hash: HASH } },
+      verdict: 'no-roll',
+      because: 'resource-type-ignored',
+      stateRule: 'R1',
+    },
+  ])('$name → $verdict because $because', async ({ world, verdict, because, stateRule }) => {
+    const reply = await ask(world, DEPLOYMENT);
+    expect(reply.status).toBe(200);
+    expect(reply.contentType).toBe('application/json');
+    const cfg = cfgOf(reply.body);
+    expect({ verdict: cfg.verdict, because: cfg.because, stateRule: cfg.stateRule }).toEqual({
+      verdict,
+      because,
+      stateRule,
+    });
+  });
+
+  it('says it is the controller, assumes nothing, and shows marks, queue and env references', async () => {
+    const reply = await ask(
+      {
+        flags: ['--reload-on-create'],
+        cfg: { hash: HASH },
+        marks: [aCreateMark(CFG, 'cfg-uid', NOW - 500)],
+        queue: { state: 'queued', dueAt: '2026-06-01T12:00:02.000Z' },
+      },
+      DEPLOYMENT,
+    );
+    const report = JSON.parse(reply.body) as ExplainReport;
+    expect(report.config).toEqual({ kind: 'controller', pod: 'kreload-0' });
+    expect(report.assumptions).toEqual([]);
+    expect(report.workload?.facts.controller).toEqual({
+      leading: true,
+      marks: [{ kind: 'create', source: CFG, at: '2026-06-01T11:59:59.500Z' }],
+      queue: { state: 'queued', dueAt: '2026-06-01T12:00:02.000Z' },
+    });
+    expect(cfgOf(reply.body).references).toEqual([{ container: 'app', init: false, via: 'env' }]);
+  });
+
+  it('explains a source: the workloads a change rolls', async () => {
+    const reply = await ask({ cfg: { hash: HASH } }, `kind=cm&namespace=${NS}&name=cfg`);
+    const report = JSON.parse(reply.body) as ExplainReport;
+    expect(report.source?.rolls.map((usage) => `${usage.kind}/${usage.name}`)).toEqual([
+      'Deployment/api',
+    ]);
+    expect(report.source?.doesNotRoll).toEqual([]);
+  });
+
+  it('renders YAML and the table on request', async () => {
+    const yaml = await ask({ cfg: { hash: HASH } }, `${DEPLOYMENT}&o=yaml`);
+    expect(yaml.contentType).toBe('application/yaml');
+    expect(loadYaml(yaml.body)).toEqual(
+      JSON.parse((await ask({ cfg: { hash: HASH } }, DEPLOYMENT)).body),
+    );
+    const table = await ask({ cfg: { hash: HASH } }, `${DEPLOYMENT}&o=table`);
+    expect(table.contentType).toBe('text/plain; charset=utf-8');
+    expect(table.body).toContain('answer of the running kreload (pod kreload-0)');
+    expect(table.body).toContain('controller: leader; no pass due');
+    expect(table.body).not.toContain('explain assumes');
+  });
+});
+
+describe('queueStateOf', () => {
+  const key = API;
+  it.each<[string, readonly SourceKey[] | readonly WorkloadKey[], number | undefined, QueueState]>([
+    ['idle', [], undefined, { state: 'idle' }],
+    ['queued', [], NOW, { state: 'queued', dueAt: '2026-06-01T12:00:00.000Z' }],
+    ['in flight', [key], NOW, { state: 'in-flight' }],
+  ])('%s', (_name, inFlight, dueAt, expected) => {
+    const queue = {
+      inFlight: inFlight as readonly WorkloadKey[],
+      pendingEntry: () => (dueAt === undefined ? undefined : { dueAt }),
+    };
+    expect(queueStateOf(queue, key)).toEqual(expected);
+  });
+});
