@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ANNOTATION_KEYS as K } from '../core/types.ts';
+import { encodeEntry } from '../kube/recreation-journal.ts';
 import { createKubeTransport } from '../kube/transport.ts';
 import type { RecordedRequest, TestApiServer } from '../testing/test-api-server.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
@@ -173,6 +174,120 @@ describe('kreload explain (CLI)', () => {
     expect(report.assumptions).toContain(
       'env var TOKEN of the controller comes from its pod and was left unset',
     );
+  });
+
+  describe('a pending Job recreation, from the journal in the controller namespace', () => {
+    const SINCE = Date.parse('2026-05-31T23:59:00Z');
+    const controller = deployment('kreload', {
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              {
+                name: 'kreload',
+                env: [
+                  {
+                    name: 'POD_NAMESPACE',
+                    valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      },
+    });
+    const job = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'migrate', namespace: NS, uid: 'uid-old', resourceVersion: '5' },
+      spec: { template: { spec: { containers: [{ name: 'app' }] } } },
+    };
+    const journal = {
+      metadata: { name: 'kreload-job-recreations', namespace: 'ops' },
+      data: {
+        [`${NS}.migrate`]: encodeEntry({
+          ref: { kind: 'Job', namespace: NS, name: 'migrate' },
+          manifest: { kind: 'Job' },
+          deletedUid: 'uid-old',
+          since: SINCE,
+        }),
+      },
+    };
+    const routes = (jobRoute: Routes[string], journalRoute: Routes[string]): Routes => ({
+      '/apis/apps/v1/namespaces/ops/deployments/kreload': (r) => {
+        sendJson(r, 200, { ...controller, metadata: { ...controller.metadata, namespace: 'ops' } });
+      },
+      '/api/v1/namespaces/ops/configmaps/kreload-job-recreations': journalRoute,
+      [`/apis/batch/v1/namespaces/${NS}/jobs/migrate`]: jobRoute,
+    });
+
+    it('names it for a Job that is being deleted', async () => {
+      serve(
+        routes(
+          (r) => {
+            sendJson(r, 200, job);
+          },
+          (r) => {
+            sendJson(r, 200, journal);
+          },
+        ),
+      );
+      const result = await run(['job/migrate', '-n', NS, '--from', 'ops/kreload', '-o', 'json']);
+      expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
+      const report = JSON.parse(result.stdout) as { workload: { facts: unknown } };
+      expect(report.workload.facts).toMatchObject({
+        recreationPending: { since: '2026-05-31T23:59:00.000Z' },
+      });
+    });
+
+    it('says so when the deleted Job is not there yet (exit 3)', async () => {
+      serve(
+        routes(
+          (r) => {
+            sendStatus(r, 404, 'NotFound');
+          },
+          (r) => {
+            sendJson(r, 200, journal);
+          },
+        ),
+      );
+      const result = await run(['job/migrate', '-n', NS, '--from', 'ops/kreload']);
+      expect(result.code).toBe(EXPLAIN_EXIT.targetNotFound);
+      expect(result.stderr).toContain(
+        'Job shop/migrate not found: kreload deleted it to roll it and its recreation is pending since 2026-05-31T23:59:00.000Z',
+      );
+    });
+
+    it('shows none for a Job with another UID, and says when the journal is forbidden', async () => {
+      serve(
+        routes(
+          (r) => {
+            sendJson(r, 200, { ...job, metadata: { ...job.metadata, uid: 'uid-new' } });
+          },
+          (r) => {
+            sendJson(r, 200, journal);
+          },
+        ),
+      );
+      const fresh = await run(['job/migrate', '-n', NS, '--from', 'ops/kreload', '-o', 'json']);
+      expect(fresh.stdout).not.toContain('recreationPending');
+      serve(
+        routes(
+          (r) => {
+            sendJson(r, 200, job);
+          },
+          (r) => {
+            sendStatus(r, 403, 'Forbidden', 'configmaps is forbidden');
+          },
+        ),
+      );
+      const forbidden = await run(['job/migrate', '-n', NS, '--from', 'ops/kreload']);
+      expect(forbidden.code).toBe(EXPLAIN_EXIT.ok);
+      expect(forbidden.stdout).toContain(
+        'a pending Job recreation is not shown: the journal ConfigMap ops/kreload-job-recreations could not be read',
+      );
+    });
   });
 
   it('explains a source query in YAML', async () => {

@@ -10,8 +10,12 @@ import { readEnvSettings } from '../config/env-settings.ts';
 import { resolveKubeconfig } from '../config/kubeconfig.ts';
 import type { Options } from '../config/parse-options.ts';
 import { parseOptions } from '../config/parse-options.ts';
-import type { SourceType, WorkloadKind } from '../core/types.ts';
+import { ApiError } from '../core/api-error.ts';
+import { workloadKey } from '../core/keys.ts';
+import type { SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
+import { JOURNAL_NAME, KubeRecreationJournal } from '../kube/recreation-journal.ts';
 import { controllerCommandLine, optionsOfCommandLine } from './explain/controller-config.ts';
+import type { JournalledRecreation } from './explain/gather.ts';
 import { ExplainTargetError, gatherSource, gatherWorkload } from './explain/gather.ts';
 import type { ConfigOrigin, ExplainReport } from '../explain/model.ts';
 import { ASSUMPTIONS } from '../explain/model.ts';
@@ -232,6 +236,48 @@ async function resolveOptions(args: ExplainArgs, reader: ExplainReader): Promise
   };
 }
 
+interface JournalRead {
+  readonly recreations: ReadonlyMap<WorkloadKey, JournalledRecreation>;
+  readonly notes: readonly string[];
+}
+
+/** The Job recreation journal in the controller's namespace (ADR 0019), read-only. */
+async function readJournal(
+  transport: KubeTransport,
+  namespace: string | undefined,
+): Promise<JournalRead> {
+  if (namespace === undefined) return { recreations: new Map(), notes: [] };
+  const where = `ConfigMap ${namespace}/${JOURNAL_NAME}`;
+  const invalid: string[] = [];
+  try {
+    const journal = new KubeRecreationJournal({
+      transport,
+      namespace,
+      onInvalidEntry: (key) => invalid.push(key),
+    });
+    const entries = await journal.entries();
+    return {
+      recreations: new Map(
+        entries.map((entry) => [
+          workloadKey(entry.ref),
+          { deletedUid: entry.deletedUid, since: entry.since },
+        ]),
+      ),
+      notes: invalid.map(
+        (key) => `the Job recreation journal ${where} has an invalid entry ${key}`,
+      ),
+    };
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    return {
+      recreations: new Map(),
+      notes: [
+        `a pending Job recreation is not shown: the journal ${where} could not be read (${error.message})`,
+      ],
+    };
+  }
+}
+
 function cannotTell(report: ExplainReport): boolean {
   const sources = [
     ...(report.workload?.sources ?? []),
@@ -247,15 +293,20 @@ async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number>
   const reader = new ExplainReader({ transport });
   const resolved = await resolveOptions(args, reader);
   const namespace = args.namespace ?? contextNamespace(kc);
+  const { target } = args;
+  const journal = await readJournal(
+    transport,
+    target.what === 'source' || target.kind === 'Job' ? resolved.options.podNamespace : undefined,
+  );
   const context = {
     reader,
     options: resolved.options,
     now: (io.now?.() ?? new Date()).getTime(),
+    recreations: journal.recreations,
   };
-  const { target } = args;
   const report: ExplainReport = {
     config: resolved.origin,
-    assumptions: [...ASSUMPTIONS, ...resolved.notes],
+    assumptions: [...ASSUMPTIONS, ...resolved.notes, ...journal.notes],
     ...(target.what === 'workload'
       ? {
           workload: await gatherWorkload(context, {

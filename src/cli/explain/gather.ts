@@ -3,8 +3,8 @@
  * explainers. Reads are shared across the workloads of one run (a source query reads each source
  * once).
  */
-import { parseSourceKey, sourceKey } from '../../core/keys.ts';
-import type { SourceKey, SourceType, WorkloadKind } from '../../core/types.ts';
+import { parseSourceKey, sourceKey, workloadKey } from '../../core/keys.ts';
+import type { SourceKey, SourceType, WorkloadKey, WorkloadKind } from '../../core/types.ts';
 import type { Options } from '../../config/parse-options.ts';
 import type { JsonObject } from '../../core/json.ts';
 import { objectAt } from '../../core/json.ts';
@@ -27,10 +27,18 @@ export class ExplainTargetError extends Error {
   }
 }
 
+/** A Job recreation the journal holds (ADR 0019): the Job kreload deleted and when. */
+export interface JournalledRecreation {
+  readonly deletedUid: string;
+  readonly since: number;
+}
+
 export interface GatherContext {
   readonly reader: ExplainReader;
   readonly options: Options;
   readonly now: number;
+  /** The recreation journal's entries by Job key; empty when it could not be read. */
+  readonly recreations: ReadonlyMap<WorkloadKey, JournalledRecreation>;
 }
 
 class RunCache {
@@ -82,6 +90,17 @@ class RunCache {
   }
 }
 
+/** Pending while the Job the entry deleted is still there, or gone (not yet created again). */
+function pendingSince(
+  context: GatherContext,
+  ref: { kind: WorkloadKind; namespace: string; name: string },
+  uid: string | undefined,
+): number | undefined {
+  const entry = context.recreations.get(workloadKey(ref));
+  if (entry === undefined || (uid !== undefined && uid !== entry.deletedUid)) return undefined;
+  return entry.since;
+}
+
 async function explainObject(
   context: GatherContext,
   cache: RunCache,
@@ -117,6 +136,7 @@ async function explainObject(
     sources,
     candidates,
     now: context.now,
+    recreationPendingSince: pendingSince(context, view.ref, view.uid),
   };
   return explainWorkload(input);
 }
@@ -127,7 +147,14 @@ export async function gatherWorkload(
 ): Promise<WorkloadExplanation> {
   const read = await context.reader.readWorkload(ref.kind, ref.namespace, ref.name);
   const what = `${ref.kind} ${ref.namespace}/${ref.name}`;
-  if (read.state === 'not-found') throw new ExplainTargetError(`${what} not found`, 'not-found');
+  if (read.state === 'not-found') {
+    const since = pendingSince(context, ref, undefined);
+    const pending =
+      since === undefined
+        ? ''
+        : `: kreload deleted it to roll it and its recreation is pending since ${new Date(since).toISOString()}`;
+    throw new ExplainTargetError(`${what} not found${pending}`, 'not-found');
+  }
   if (read.state === 'forbidden') {
     throw new ExplainTargetError(`${what}: forbidden (${read.message})`, 'forbidden');
   }
