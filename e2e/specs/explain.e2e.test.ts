@@ -7,7 +7,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AUTO, BASELINE, PAUSE_PERIOD } from '../harness/annotations.ts';
 import { installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
-import { runKreloadToExit, type FinishedRun } from '../harness/kreload-runs.ts';
+import {
+  askController,
+  explainJson as explainAs,
+  runExplain,
+  type ExplainJson,
+  type ExplainedSource,
+} from '../harness/explain.ts';
+import type { FinishedRun } from '../harness/kreload-runs.ts';
 import { waitUntilSettled, scrapeMetrics } from '../harness/metrics.ts';
 import { PollTimeoutError, pollUntil } from '../harness/poll.ts';
 import {
@@ -58,29 +65,6 @@ const EXPECTED_RULE: Readonly<Record<string, string>> = {
   'bad-pause': 'auto',
 };
 
-interface ExplainedSource {
-  readonly key: string;
-  readonly decision: { readonly rule: string };
-  readonly currentHash?: string;
-  readonly verdict: string;
-  readonly because: string;
-  readonly stateRule?: string;
-  readonly predicts: { readonly change: string; readonly delete: string; readonly create: string };
-}
-
-interface ExplainJson {
-  readonly config: { readonly kind: string };
-  readonly workload?: {
-    readonly gate?: string;
-    readonly sources: readonly ExplainedSource[];
-    readonly problems: readonly { readonly key: string }[];
-  };
-  readonly source?: {
-    readonly rolls: readonly { readonly name: string }[];
-    readonly doesNotRoll: readonly { readonly name: string; readonly source: ExplainedSource }[];
-  };
-}
-
 const fixture = useKreload({
   name: 'explain',
   namespaces: 2,
@@ -91,25 +75,15 @@ function controllerArgs(): string[] {
   return [`--namespaces=${fixture.namespace}`, '--sync-delay=0'];
 }
 
-async function explain(
+function explain(
   args: readonly string[],
   options: { kubeconfig?: string } = {},
 ): Promise<FinishedRun> {
-  return runKreloadToExit({
-    // Explain's own flags go before `--`: everything after it is the controller's.
-    args: [
-      'explain',
-      `--kubeconfig=${options.kubeconfig ?? fixture.cluster.kubeconfigPath}`,
-      ...args,
-    ],
-    timeoutMs: 60_000,
-  });
+  return runExplain(options.kubeconfig ?? fixture.cluster.kubeconfigPath, args);
 }
 
-async function explainJson(target: string, namespace: string, tail: readonly string[] = []) {
-  const run = await explain([target, '-n', namespace, '-o', 'json', ...tail]);
-  expect(run.code, run.stderr).toBe(0);
-  return JSON.parse(run.stdout) as ExplainJson;
+function explainJson(target: string, namespace: string, tail: readonly string[] = []) {
+  return explainAs(fixture.cluster.kubeconfigPath, target, namespace, tail);
 }
 
 /** A few CLI processes at a time: the machine is shared. */
@@ -324,6 +298,15 @@ describe('explain: scope and configuration', () => {
 });
 
 describe('explain: bad input', () => {
+  it('GET /debug/explain is off by default: a 404 like any unknown path', async () => {
+    const reply = await askController(fixture.kreload, {
+      kind: 'Deployment',
+      namespace: fixture.namespace,
+      name: 'dep-envfrom',
+    });
+    expect(reply.status).toBe(404);
+  });
+
   it('an unknown kind is a usage error (exit 2)', async () => {
     const run = await explain(['widget/x', '-n', fixture.namespace]);
     expect({ code: run.code, stderr: run.stderr }).toMatchObject({
