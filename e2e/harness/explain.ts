@@ -69,7 +69,9 @@ export async function askController(
   kreload: KreloadProcess,
   query: Readonly<Record<string, string>>,
 ): Promise<EndpointReply> {
-  const response = await fetch(kreload.url(`/debug/explain?${new URLSearchParams(query).toString()}`));
+  const response = await fetch(
+    kreload.url(`/debug/explain?${new URLSearchParams(query).toString()}`),
+  );
   return {
     status: response.status,
     contentType: response.headers.get('content-type'),
