@@ -23,7 +23,9 @@ import {
   type ConfigMapSpec,
 } from '../harness/sources.ts';
 import { APP, podSpec } from '../harness/workloads.ts';
-import { configMap, envFrom } from './reload-rules.table.ts';
+import { configMap, envFrom, secret } from './reload-rules.table.ts';
+
+const SECRET_VALUE = 'xc-explain-secret-value-4f1d';
 
 /**
  * A debounce long enough to look at a pending pass between the change and its roll: the endpoint is
@@ -137,17 +139,29 @@ describe('explain predicts create and delete (--reload-on-create, --reload-on-de
 });
 
 describe('GET /debug/explain on the running controller', () => {
-  it('agrees with the CLI on the same workload', async () => {
+  it('agrees with the CLI on the same workload, and returns no Secret bytes', async () => {
     const { namespace, sources, workloads } = fixture;
     const source = configMap('xc-agree-cfg');
+    const credentials = secret('xc-agree-sec', { data: { password: SECRET_VALUE } });
     await sources.create(namespace, source);
+    await sources.create(namespace, credentials);
     const ref = await workloads.create('Deployment', {
       namespace,
       name: 'xc-agree',
       annotations: { [AUTO]: 'true' },
-      podSpec: podSpec({ app: envFrom(source.name) }),
+      podSpec: podSpec({
+        app: {
+          envFrom: [
+            { configMapRef: { name: source.name } },
+            { secretRef: { name: credentials.name } },
+          ],
+        },
+      }),
     });
-    await waitForBaseline(workloads, ref, { [sourceKey(source)]: sourceHash(source) });
+    await waitForBaseline(workloads, ref, {
+      [sourceKey(source)]: sourceHash(source),
+      [sourceKey(credentials)]: sourceHash(credentials),
+    });
     // kreload's own baseline write comes back as an event and queues a pass: wait until it ran.
     const fromController = await pollUntil(
       async () => {
@@ -166,8 +180,25 @@ describe('GET /debug/explain on the running controller', () => {
       currentHash: sourceHash(source),
     });
 
+    expect(fromController.workload?.sources.map((s) => s.key)).toEqual([
+      sourceKey(source),
+      sourceKey(credentials),
+    ]);
+
     const query = await controller({ kind: 'configmap', name: source.name });
     expect(query.source?.rolls.map((usage) => usage.name)).toEqual(['xc-agree']);
+
+    for (const o of ['json', 'yaml', 'table']) {
+      for (const target of [
+        { kind: 'deployment', name: 'xc-agree' },
+        { kind: 'secret', name: credentials.name },
+      ]) {
+        const reply = await askController(fixture.kreload, { namespace, ...target, o });
+        expect(reply.status).toBe(200);
+        expect(reply.body).not.toContain(SECRET_VALUE);
+        expect(reply.body).not.toContain(Buffer.from(SECRET_VALUE).toString('base64'));
+      }
+    }
   });
 
   it.each([
