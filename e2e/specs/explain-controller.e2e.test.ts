@@ -9,6 +9,7 @@ import {
   askController,
   comparable,
   explainJson,
+  runExplain,
   type ExplainJson,
   type ExplainedSource,
 } from '../harness/explain.ts';
@@ -187,6 +188,22 @@ describe('GET /debug/explain on the running controller', () => {
 
     const query = await controller({ kind: 'configmap', name: source.name });
     expect(query.source?.rolls.map((usage) => usage.name)).toEqual(['xc-agree']);
+
+    // The CLI asks the same controller with --via-controller.
+    const viaCli = await runExplain(fixture.cluster.kubeconfigPath, [
+      'deployment/xc-agree',
+      '-n',
+      namespace,
+      '-o',
+      'json',
+      `--via-controller=${fixture.kreload.url('/')}`,
+    ]);
+    expect(viaCli.code, viaCli.stderr).toBe(0);
+    const viaReport = JSON.parse(viaCli.stdout) as ExplainJson;
+    expect(viaReport.config.kind).toBe('controller');
+    expect(viaReport.workload?.sources.map(comparable)).toEqual(
+      fromController.workload?.sources.map(comparable),
+    );
 
     for (const o of ['json', 'yaml', 'table']) {
       for (const target of [

@@ -290,6 +290,85 @@ describe('kreload explain (CLI)', () => {
     });
   });
 
+  describe('--via-controller asks the controller instead of the cluster', () => {
+    const report = {
+      config: { kind: 'controller', pod: 'kreload-0' },
+      assumptions: [],
+      source: { key: 'configmap/cfg', namespace: NS, rolls: [], doesNotRoll: [] },
+    };
+
+    async function via(argv: readonly string[], answer: () => Response) {
+      const urls: string[] = [];
+      let stdout = '';
+      let stderr = '';
+      const code = await runExplainCommand(argv, {
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: (text: string) => (stderr += text) },
+        env: {},
+        fileExists: () => false,
+        fetch: (input) => {
+          urls.push(input instanceof URL ? input.href : JSON.stringify(input));
+          return Promise.resolve(answer());
+        },
+      });
+      return { code, stdout, stderr, urls };
+    }
+
+    it("renders the controller's JSON answer in the chosen format, reading no kubeconfig", async () => {
+      const result = await via(
+        ['configmap/cfg', '-n', NS, '--via-controller', 'http://127.0.0.1:9090'],
+        () => Response.json(report),
+      );
+      expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
+      expect(result.urls).toEqual([
+        `http://127.0.0.1:9090/debug/explain?kind=configmap&namespace=${NS}&name=cfg&o=json`,
+      ]);
+      expect(result.stdout).toContain('answer of the running kreload (pod kreload-0)');
+      expect(server.requests).toEqual([]);
+    });
+
+    it.each([
+      [
+        404,
+        '{"error":"not in the cache"}',
+        EXPLAIN_EXIT.targetNotFound,
+        'answered 404: not in the cache',
+      ],
+      [404, 'not found', EXPLAIN_EXIT.usage, '--enable-debug-explain'],
+      [400, '{"error":"unknown kind"}', EXPLAIN_EXIT.usage, 'answered 400: unknown kind'],
+      [503, '{"error":"not synced"}', EXPLAIN_EXIT.failure, 'answered 503: not synced'],
+    ])('a %i answer exits %#', async (status, body, code, message) => {
+      const result = await via(
+        ['deployment/api', '--via-controller=http://127.0.0.1:9090'],
+        () => new Response(body, { status }),
+      );
+      expect(result.code).toBe(code);
+      expect(result.stderr).toContain(message);
+      expect(result.urls[0]).toContain('kind=Deployment&namespace=default&name=api');
+    });
+
+    it('an unreachable controller exits 1 and names it', async () => {
+      const result = await via(['deployment/api', '--via-controller=http://127.0.0.1:1'], () => {
+        throw new TypeError('fetch failed');
+      });
+      expect(result.code).toBe(EXPLAIN_EXIT.failure);
+      expect(result.stderr).toContain(
+        'cannot reach the controller at http://127.0.0.1:1: fetch failed',
+      );
+    });
+
+    it.each([
+      [['deployment/api', '--via-controller=localhost:9090'], 'must be an http:// or https:// URL'],
+      [['deployment/api', '--via-controller=http://x', '--from', 'a/b'], 'no --from or --'],
+      [['deployment/api', '--via-controller=http://x', '--', '--dry-run'], 'no --from or --'],
+    ])('%j is a usage error', async (argv, message) => {
+      const result = await via(argv, () => Response.json(report));
+      expect(result.code).toBe(EXPLAIN_EXIT.usage);
+      expect(result.stderr).toContain(message);
+      expect(result.urls).toEqual([]);
+    });
+  });
+
   it('explains a source query in YAML', async () => {
     serve({
       [`/apis/apps/v1/namespaces/${NS}/deployments`]: (r) => {

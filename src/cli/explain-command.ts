@@ -20,6 +20,8 @@ import { ExplainTargetError, gatherSource, gatherWorkload } from './explain/gath
 import type { ConfigOrigin, ExplainReport } from '../explain/model.ts';
 import { ASSUMPTIONS } from '../explain/model.ts';
 import { ExplainReader } from './explain/reader.ts';
+import type { ControllerReply } from './explain/via-controller.ts';
+import { controllerReply, debugExplainUrl } from './explain/via-controller.ts';
 import type { OutputFormat } from '../explain/render.ts';
 import { OUTPUT_FORMATS, renderReport } from '../explain/render.ts';
 import { explainTargetOf } from '../explain/targets.ts';
@@ -43,6 +45,8 @@ export interface ExplainCommandIo {
   readonly now?: () => Date;
   /** Tests connect to their own API server; by default the kubeconfig's cluster. */
   readonly connect?: (kubeConfig: KubeConfig) => KubeTransport;
+  /** `--via-controller`'s HTTP client; default the global fetch. */
+  readonly fetch?: typeof fetch;
 }
 
 export const DEFAULT_FROM = 'kreload-system/kreload';
@@ -50,6 +54,7 @@ export const DEFAULT_FROM = 'kreload-system/kreload';
 const USAGE = [
   'Usage: kreload explain <kind>/<name> [-n <namespace>] [-o table|json|yaml]',
   '                       [--kubeconfig <path>] [--from <namespace>/<deployment>] [-- <kreload flags>]',
+  '                       [--via-controller <url of its metrics port>]',
   '  <kind>: deployment, daemonset, statefulset, cronjob, job, rollout, deploymentconfig',
   '          (a workload), or configmap, secret, secretproviderclass (a source)',
 ].join('\n');
@@ -73,6 +78,7 @@ interface ExplainArgs {
   readonly output: OutputFormat;
   readonly kubeconfig: string | undefined;
   readonly from: string | undefined;
+  readonly viaController: string | undefined;
   readonly controllerArgs: readonly string[] | undefined;
 }
 
@@ -83,6 +89,7 @@ const VALUE_FLAGS: Readonly<Record<string, ValueField>> = {
   '--output': 'output',
   '--kubeconfig': 'kubeconfig',
   '--from': 'from',
+  '--via-controller': 'viaController',
 };
 
 function splitFlag(token: string): { flag: string; value: string | undefined } {
@@ -91,7 +98,7 @@ function splitFlag(token: string): { flag: string; value: string | undefined } {
   return { flag: token.slice(0, equals), value: token.slice(equals + 1) };
 }
 
-type ValueField = 'namespace' | 'output' | 'kubeconfig' | 'from';
+type ValueField = 'namespace' | 'output' | 'kubeconfig' | 'from' | 'viaController';
 
 interface Tokens {
   readonly values: Partial<Record<ValueField, string>>;
@@ -142,6 +149,13 @@ function crossChecks(tokens: Tokens): string[] {
   if (values.from !== undefined && !/^[^/]+\/[^/]+$/.test(values.from)) {
     problems.push(`--from must be <namespace>/<deployment>, got "${values.from}"`);
   }
+  const via = values.viaController;
+  if (via !== undefined && (values.from !== undefined || controllerArgs !== undefined)) {
+    problems.push('--via-controller asks the controller for its own options: no --from or --');
+  }
+  if (via !== undefined && !/^https?:\/\/./.test(via)) {
+    problems.push(`--via-controller must be an http:// or https:// URL, got "${via}"`);
+  }
   return problems;
 }
 
@@ -168,6 +182,7 @@ function parseArgs(argv: readonly string[]): ExplainArgs | 'help' | string[] {
     output,
     kubeconfig: tokens.values.kubeconfig,
     from: tokens.values.from,
+    viaController: tokens.values.viaController,
     controllerArgs: tokens.controllerArgs,
   };
 }
@@ -323,6 +338,36 @@ async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number>
   return cannotTell(report) ? EXPLAIN_EXIT.cannotTell : EXPLAIN_EXIT.ok;
 }
 
+const EXIT_OF_REPLY = {
+  usage: EXPLAIN_EXIT.usage,
+  'not-found': EXPLAIN_EXIT.targetNotFound,
+  failure: EXPLAIN_EXIT.failure,
+} as const;
+
+/** No kubeconfig is read: `-n` defaults to `default`. */
+async function explainViaController(args: ExplainArgs, io: ExplainCommandIo): Promise<number> {
+  const { target } = args;
+  const url = debugExplainUrl(args.viaController ?? '', {
+    kind: target.what === 'workload' ? target.kind : target.type.toLowerCase(),
+    namespace: args.namespace ?? 'default',
+    name: target.name,
+    o: 'json',
+  });
+  let reply: ControllerReply;
+  try {
+    const response = await (io.fetch ?? fetch)(url, { signal: AbortSignal.timeout(30_000) });
+    reply = controllerReply(response.status, await response.text());
+  } catch (error) {
+    throw new Error(`cannot reach the controller at ${url.origin}`, { cause: error });
+  }
+  if (reply.outcome !== 'explained') {
+    io.stderr.write(`kreload explain: ${reply.message}\n`);
+    return EXIT_OF_REPLY[reply.outcome];
+  }
+  io.stdout.write(renderReport(reply.report, args.output, (value) => dumpYaml(value)));
+  return cannotTell(reply.report) ? EXPLAIN_EXIT.cannotTell : EXPLAIN_EXIT.ok;
+}
+
 function causeText(error: Error): string {
   return error.cause instanceof Error ? `: ${error.cause.message}` : '';
 }
@@ -343,6 +388,7 @@ export async function runExplainCommand(
     return EXPLAIN_EXIT.usage;
   }
   try {
+    if (args.viaController !== undefined) return await explainViaController(args, io);
     return await explain(args, io);
   } catch (error) {
     if (error instanceof ConfigError) {
@@ -358,7 +404,7 @@ export async function runExplainCommand(
       io.stderr.write(`kreload explain: ${error.message}\n`);
       return EXPLAIN_EXIT.targetNotFound;
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = error instanceof Error ? `${error.message}${causeText(error)}` : String(error);
     io.stderr.write(`kreload explain: ${message}\n`);
     return EXPLAIN_EXIT.failure;
   }
