@@ -57,6 +57,7 @@ function recordingHandler(log: string[]): WatchHandler {
     onNamespaceLeft: (namespace) => log.push(`left ${namespace}`),
     onScopeJoined: (resource, namespace) => log.push(`joined ${resource} ${String(namespace)}`),
     onKindWatched: (kind) => log.push(`watched ${kind ?? 'csi'}`),
+    onPolicyEvent: (event) => log.push(`policy ${event.kind} ${event.view.name}`),
   };
 }
 
