@@ -4,8 +4,15 @@
 // namespace with --enable-reload-policies and an identity that may read policies and patch their
 // status, as the chart's RBAC grants (helm/kreload/ci/reload-policies-values.yaml).
 import { describe, expect, it } from 'vitest';
-import { CONFIGMAP_RELOAD, SOURCE_HASHES } from '../harness/annotations.ts';
-import { type JsonRecord, KubeJson, arrayAt, isRecord, stringAt } from '../harness/crds.ts';
+import { BASELINE, CONFIGMAP_RELOAD, PAUSED_AT, SOURCE_HASHES } from '../harness/annotations.ts';
+import {
+  type JsonRecord,
+  KubeJson,
+  MERGE_PATCH,
+  arrayAt,
+  isRecord,
+  stringAt,
+} from '../harness/crds.ts';
 import { waitForBaseline, waitForEnv, waitForView } from '../harness/expectations.ts';
 import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
@@ -373,6 +380,98 @@ describe('ReloadPolicy: selectors, strategy, missing members, combination rules'
     const after = await fixture.workloads.read(unbound);
     expect(after.containers).toEqual(before.containers);
     expect(after.generation).toBe(before.generation);
+  });
+});
+
+describe('ReloadPolicy: syncDelay, pausePeriod, suspend', () => {
+  it('syncDelay holds the roll for its quiet time (the process runs with --sync-delay=0)', async () => {
+    const v1 = configMap('slow-config', '1');
+    const v2 = configMap('slow-config', '2');
+    await fixture.sources.create(fixture.namespace, v1);
+    const slow = await plainDeployment('slow');
+    await createPolicy(client(), fixture.namespace, 'slow', {
+      sources: [{ kind: 'ConfigMap', name: 'slow-config' }],
+      targets: [{ kind: 'Deployment', name: 'slow' }],
+      syncDelay: '4s',
+    });
+    await waitForBaseline(fixture.workloads, slow, { [sourceKey(v1)]: sourceHash(v1) });
+    const changedAt = Date.now();
+    await fixture.sources.replace(fixture.namespace, v2);
+    await waitForEnv(fixture.workloads, slow, {
+      container: APP,
+      name: envVarName(v2),
+      value: sourceHash(v2),
+    });
+    const policy = await waitForPolicy(
+      'slow',
+      (candidate) => arrayAt(candidate, ['status', 'targets']).length === 1,
+      'the roll recorded',
+    );
+    const rolledAt = Date.parse(stringAt(policy, ['status', 'lastReloadTime']) ?? '');
+    expect(rolledAt).toBeGreaterThanOrEqual(floorToSecond(changedAt + 4000));
+  });
+
+  it('pausePeriod pauses the Deployment after its roll, as the annotation would', async () => {
+    const v1 = configMap('pause-config', '1');
+    const v2 = configMap('pause-config', '2');
+    await fixture.sources.create(fixture.namespace, v1);
+    const target = await plainDeployment('pause');
+    await createPolicy(client(), fixture.namespace, 'pause', {
+      sources: [{ kind: 'ConfigMap', name: 'pause-config' }],
+      targets: [{ kind: 'Deployment', name: 'pause' }],
+      pausePeriod: '1h',
+    });
+    await waitForBaseline(fixture.workloads, target, { [sourceKey(v1)]: sourceHash(v1) });
+    await fixture.sources.replace(fixture.namespace, v2);
+    const view = await waitForView(
+      fixture.workloads,
+      target,
+      (candidate) => candidate.paused,
+      'paused after the roll',
+    );
+    expect(view.containers.find((entry) => entry.name === APP)?.env).toEqual({
+      [envVarName(v2)]: sourceHash(v2),
+    });
+    expect(view.annotations[PAUSED_AT]).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+
+  it('suspend binds nothing and says so; resuming binds again', async () => {
+    const v1 = configMap('suspended-config', '1');
+    await fixture.sources.create(fixture.namespace, v1);
+    const target = await plainDeployment('suspended');
+    await createPolicy(client(), fixture.namespace, 'suspended', {
+      sources: [{ kind: 'ConfigMap', name: 'suspended-config' }],
+      targets: [{ kind: 'Deployment', name: 'suspended' }],
+      suspend: true,
+    });
+    const policy = await waitForPolicy(
+      'suspended',
+      (candidate) => condition(candidate, 'Ready') !== undefined,
+      'conditions written',
+    );
+    expect(condition(policy, 'Ready')).toEqual({
+      type: 'Ready',
+      status: 'False',
+      reason: 'Suspended',
+      message: 'spec.suspend is true: nothing is bound',
+    });
+    expect((await fixture.workloads.read(target)).annotations[BASELINE]).toBeUndefined();
+    await client().request({
+      method: 'PATCH',
+      path: policyPath(fixture.namespace, 'suspended'),
+      body: { spec: { suspend: false } },
+      contentType: MERGE_PATCH,
+    });
+    await waitForBaseline(fixture.workloads, target, { [sourceKey(v1)]: sourceHash(v1) });
+    await waitForPolicy(
+      'suspended',
+      (candidate) =>
+        condition(candidate, 'Ready')?.status === 'True' &&
+        candidate.status !== undefined &&
+        isRecord(candidate.status) &&
+        candidate.status.observedGeneration === 2,
+      'Ready True at generation 2',
+    );
   });
 });
 
