@@ -100,6 +100,13 @@ export class PolicyStatusWriter implements WatchHandler {
       this.#pending.delete(id);
       return;
     }
+    const { view, previous } = event;
+    if (view.problems.length > 0 && previous?.generation !== view.generation) {
+      this.#deps.logger.warn('ReloadPolicy has entries kreload cannot use; the rest applies', {
+        policy: id,
+        problems: view.problems.join('; '),
+      });
+    }
     this.#schedule(id);
   }
 
