@@ -55,6 +55,8 @@ export interface WorkloadInput {
   readonly candidates: Readonly<Partial<Record<SourceType, readonly string[]>>>;
   /** ms since the epoch. */
   readonly now: number;
+  /** Sources a ReloadPolicy binds to the workload (docs/reload-policy.md); none when not given. */
+  readonly policySources?: ReadonlySet<SourceKey> | undefined;
 }
 
 const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
@@ -216,6 +218,7 @@ function plan(input: WorkloadInput): ReconcilePlan {
     },
     marks: NO_MARKS,
     now: input.now,
+    policySources: input.policySources,
   });
 }
 
@@ -315,6 +318,7 @@ function explainKey(
     sourceAnnotations: read.state === 'present' ? read.view.annotations : {},
     keys: input.options.annotationKeys,
     autoReloadAll: input.options.autoReloadAll,
+    boundByPolicy: input.policySources?.has(key) === true,
   };
   const decision = decide(decideInput);
   const tracking = trackedContainer(decideInput, decision);

@@ -69,7 +69,11 @@ export function applyTrigger(
   settings: DebounceSettings,
 ): { readonly entry: PendingEntry; readonly outcome: TriggerOutcome } {
   const { at, debounced, change } = trigger;
-  const syncDelayMs = trigger.syncDelayMs ?? settings.syncDelayMs;
+  // A policy's own delay is capped like every window: no roll waits past --sync-max-delay.
+  const syncDelayMs = Math.min(
+    trigger.syncDelayMs ?? settings.syncDelayMs,
+    settings.syncMaxDelayMs,
+  );
   if (entry === undefined) {
     const dueAt = debounced ? at + syncDelayMs : at;
     return { entry: { firstAt: at, dueAt, changes: withChange([], change) }, outcome: 'added' };
