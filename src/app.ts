@@ -20,6 +20,7 @@ import { drainAndRelease } from './app/shutdown.ts';
 import type { Options } from './config/parse-options.ts';
 import { WriteLedger } from './controller/write-ledger.ts';
 import { createKubeTransport } from './kube/transport.ts';
+import { PolicyStatusClient } from './kube/policy-status-client.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
 import { KubeWorkloadWriter } from './kube/workload-writer.ts';
 import type { LeaderElector } from './leader/leader-elector.ts';
@@ -153,6 +154,9 @@ class KreloadApp implements App {
       webhook: webhook?.mode,
       timers: SYSTEM_TIMERS,
       random: Math.random,
+      policyStatus: options.enableReloadPolicies
+        ? new PolicyStatusClient({ transport })
+        : undefined,
     });
     const { health, profiling } = createHttpServers({
       options,
@@ -190,6 +194,7 @@ class KreloadApp implements App {
     const { queue, router } = runtime.pipeline;
     queue.start();
     router.triggerAll(runtime.watch.caches.store.keys());
+    runtime.pipeline.policyStatus?.refreshAll();
     replayRecreations(runtime.context, runtime.pipeline);
     writeMetaInfo(runtime.context);
   }
@@ -200,6 +205,7 @@ class KreloadApp implements App {
     if (!runtime || runtime.gate.shuttingDown) return;
     runtime.pipeline.marks.expire(Date.now(), markMaxAgeMs(this.#options.syncMaxDelay));
     runtime.pipeline.router.triggerAll(runtime.watch.caches.store.keys());
+    runtime.pipeline.policyStatus?.refreshAll();
     replayRecreations(runtime.context, runtime.pipeline);
     runtime.watch.recheckAbsentApis();
   }

@@ -36,6 +36,8 @@ export interface WorkloadSpec {
   readonly templateAnnotations?: Readonly<Record<string, string>>;
   /** Deployment only: spec.paused. */
   readonly paused?: boolean;
+  /** metadata.labels (ReloadPolicy target selectors read them). */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 export interface ContainerView {
@@ -103,7 +105,11 @@ function templateOf(spec: WorkloadSpec): V1PodTemplateSpec {
 }
 
 function metadataOf(spec: WorkloadSpec): V1ObjectMeta {
-  return { name: spec.name, annotations: { ...spec.annotations } };
+  return {
+    name: spec.name,
+    annotations: { ...spec.annotations },
+    ...(spec.labels === undefined ? {} : { labels: { ...spec.labels } }),
+  };
 }
 
 function ownedBy(uid: string, owners: V1ObjectMeta['ownerReferences']): boolean {

@@ -24,6 +24,7 @@ import { eventReasonsEventually, waitForBaseline, waitForEnv } from '../harness/
 import { EventReader } from '../harness/kube-events.ts';
 import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
 import { pollUntil } from '../harness/poll.ts';
+import { installPolicyCrd } from '../harness/reload-policies.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import {
   SourceClient,
@@ -79,6 +80,15 @@ const MODES: readonly ModeCase[] = [
   {
     mode: 'scoped',
     file: 'scoped',
+    values: ({ others }) => ({ reloader: { namespaces: [others[0], others[1]] } }),
+    watched: ({ others }) => [others[0], others[1]],
+    outside: ({ others }) => [others[2]],
+  },
+  {
+    // The same scoped install with --enable-reload-policies: its Roles must let kreload list the
+    // policies of its namespaces (docs/reload-policy.md).
+    mode: 'scoped',
+    file: 'reload-policies',
     values: ({ others }) => ({ reloader: { namespaces: [others[0], others[1]] } }),
     watched: ({ others }) => [others[0], others[1]],
     outside: ({ others }) => [others[2]],
@@ -169,6 +179,7 @@ const adminCore = cluster.kc.makeApiClient(CoreV1Api);
 let helm = '';
 beforeAll(async () => {
   helm = await locateHelm();
+  await installPolicyCrd(cluster);
 }, HELM_BUILD_TIMEOUT_MS);
 
 /** Waits until RBAC has caught up with the new bindings: the token can list in `namespace`. */
@@ -205,7 +216,7 @@ async function createApp(namespace: string): Promise<WorkloadRef> {
   });
 }
 
-describe.each(MODES)('chart RBAC, $mode mode', (modeCase) => {
+describe.each(MODES)('chart RBAC, $mode mode ($file)', (modeCase) => {
   const suffix = randomBytes(3).toString('hex');
   const fullname = `chart-rbac-${modeCase.mode}-${suffix}`;
   let namespaces: CaseNamespaces = { release: '', others: ['', '', ''] };
@@ -296,6 +307,7 @@ describe.each(MODES)('chart RBAC, $mode mode', (modeCase) => {
       daemonsets: 'ok',
       cronjobs: 'ok',
       jobs: 'ok',
+      ...(modeCase.file === 'reload-policies' ? { reloadpolicies: 'ok' } : {}),
     });
     expect(Object.entries(kinds).filter(([, state]) => state === 'forbidden')).toEqual([]);
   });

@@ -40,6 +40,8 @@ const CI_FILES: DryRunCase[] = [
   { file: 'custom-annotations' },
   { file: 'observability' },
   { file: 'tuning' },
+  { file: 'reload-policies', values: (extra) => ({ reloader: { namespaces: [...extra] } }) },
+  { file: 'reload-policies-global' },
 ];
 const CI_CASES = CI_FILES.map((entry) => ({ ...entry, file: `ci/${entry.file}-values.yaml` }));
 

@@ -22,6 +22,7 @@ import { WorkQueue } from '../queue/work-queue.ts';
 import type { RecreationJournal, WorkloadWriter } from '../reconcile/ports.ts';
 import { type ReconcileOptions, Reconciler } from '../reconcile/reconciler.ts';
 import { MarkStore } from '../watch/marks.ts';
+import { type PolicyStatusPort, PolicyStatusWriter } from '../controller/policy-status.ts';
 import type { WatchCaches, WatchHandler } from '../watch/watch-caches.ts';
 
 /** The watch server as the reconcile side uses it. */
@@ -67,6 +68,8 @@ export interface PipelineDeps {
   readonly webhook?: WebhookMode | undefined;
   readonly timers: Timers;
   readonly random: RandomSource;
+  /** With `--enable-reload-policies`: where policy status is written. */
+  readonly policyStatus?: PolicyStatusPort | undefined;
 }
 
 export interface Pipeline {
@@ -75,6 +78,8 @@ export interface Pipeline {
   readonly reconciler: Reconciler;
   /** The create/delete marks the router records and the reconciler reads (§5.4). */
   readonly marks: MarkStore;
+  /** With `--enable-reload-policies` and a served policy API. */
+  readonly policyStatus: PolicyStatusWriter | undefined;
 }
 
 /** The reconciler's options from the configuration. */
@@ -127,9 +132,23 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const { writes } = deps;
   const marks = new MarkStore();
   const reloadLists = new ReloadListCache();
+  const policyStatus =
+    caches.policies !== undefined && deps.policyStatus !== undefined
+      ? new PolicyStatusWriter({
+          policies: caches.policies,
+          client: deps.policyStatus,
+          isLeading: () => gate.leading && deps.webhook === undefined && !deps.reconcile.dryRun,
+          now: () => timers.now(),
+          logger: deps.logger,
+          onWriteFailed: () => {
+            metrics.recordError('policy_status_error');
+          },
+        })
+      : undefined;
   const reconciler = new Reconciler({
     workloads: caches.store,
     sources: caches.sources,
+    policies: caches.policies,
     marks,
     writer: deps.writer,
     observer: new ReconcileReporter({
@@ -139,6 +158,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       alerts: deps.alerts,
       pausePeriodKey: deps.reconcile.keys.pausePeriod,
       sourceUid: (ref) => caches.sources.get(ref.namespace, ref.type, ref.name)?.uid,
+      rolled:
+        policyStatus &&
+        ((event) => {
+          policyStatus.recordRoll(event.view, event.plan);
+        }),
     }),
     options: deps.reconcile,
     now: () => timers.now(),
@@ -160,6 +184,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const router = new ChangeRouter({
     webhook: deps.webhook,
     store: caches.store,
+    policies: caches.policies,
     marks,
     queue,
     keys: deps.reconcile.keys,
@@ -176,5 +201,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     },
   });
   deps.watch.subscribe(router);
-  return { queue, router, reconciler, marks };
+  if (policyStatus) deps.watch.subscribe(policyStatus);
+  return { queue, router, reconciler, marks, policyStatus };
 }

@@ -23,6 +23,7 @@ const CONTRACT_FLAGS = [
   '--reload-on-delete',
   '--is-Argo-Rollouts',
   '--enable-csi-integration',
+  '--enable-reload-policies',
   '--sync-after-restart',
   '--resources-to-ignore',
   '--ignored-workload-types',

@@ -243,6 +243,15 @@ export const OPTION_SPECS = [
     helm: 'reloader.enableCSIIntegration',
   },
   {
+    name: 'enableReloadPolicies',
+    flag: '--enable-reload-policies',
+    env: 'KRELOAD_ENABLE_RELOAD_POLICIES',
+    type: 'bool',
+    default: 'false',
+    help: 'Watch ReloadPolicy objects (kreload.io/v1alpha1) and roll the workloads they bind; keeps source and workload labels for their selectors.',
+    helm: 'reloader.enableReloadPolicies',
+  },
+  {
     name: 'syncAfterRestart',
     flag: '--sync-after-restart',
     env: 'KRELOAD_SYNC_AFTER_RESTART',

@@ -29,6 +29,7 @@ describe('parseOptions defaults', () => {
       reloadOnDelete: false,
       isArgoRollouts: false,
       enableCsiIntegration: false,
+      enableReloadPolicies: false,
       syncAfterRestart: false,
       resourcesToIgnore: [],
       ignoredWorkloadTypes: [],

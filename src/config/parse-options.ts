@@ -52,6 +52,7 @@ export interface Options {
   readonly reloadOnDelete: boolean;
   readonly isArgoRollouts: boolean;
   readonly enableCsiIntegration: boolean;
+  readonly enableReloadPolicies: boolean;
   /** Accepted and ignored (D29); kept so the effective options show it. */
   readonly syncAfterRestart: boolean;
   readonly resourcesToIgnore: readonly ResourceType[];
@@ -256,6 +257,7 @@ export async function parseOptions(
     reloadOnDelete: reader.stringBool('reloadOnDelete'),
     isArgoRollouts: reader.stringBool('isArgoRollouts'),
     enableCsiIntegration: reader.bool('enableCsiIntegration'),
+    enableReloadPolicies: reader.bool('enableReloadPolicies'),
     syncAfterRestart,
     resourcesToIgnore: readResourcesToIgnore(reader),
     ignoredWorkloadTypes: reader.choiceList('ignoredWorkloadTypes', IGNORABLE_WORKLOAD_TYPES),

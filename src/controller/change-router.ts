@@ -25,17 +25,23 @@ import type { MarkStore } from '../watch/marks.ts';
 import type { SourceCacheEvent, SourceChange } from '../watch/source-cache.ts';
 import type { WatchHandler } from '../watch/watch-caches.ts';
 import type { WorkloadStore, WorkloadStoreEvent } from '../watch/workload-store.ts';
+import type { PolicyEvent, PolicyStore } from '../watch/policy-store.ts';
 import type { WebhookMode } from './webhook-mode.ts';
 
 /** The queue as the router drives it. */
 export interface TriggerSink {
-  trigger(key: WorkloadKey, options: { debounced: boolean; change?: ChangeRecord }): void;
+  trigger(
+    key: WorkloadKey,
+    options: { debounced: boolean; change?: ChangeRecord; syncDelayMs?: number | undefined },
+  ): void;
   drop(key: WorkloadKey): void;
   dropNamespace(namespace: string): void;
 }
 
 export interface ChangeRouterDeps {
   readonly store: WorkloadStore;
+  /** With `--enable-reload-policies`: the policy bindings fan out too (docs/reload-policy.md). */
+  readonly policies?: PolicyStore | undefined;
   readonly marks: MarkStore;
   readonly queue: TriggerSink;
   readonly keys: AnnotationKeys;
@@ -73,8 +79,11 @@ export class ChangeRouter implements WatchHandler {
       this.#deps.onSkip('ignored_or_not_selected');
       return;
     }
-    const workloads = this.#deps.store.fanOut(ref.namespace, ref.type, ref.name, (view) =>
-      this.#listMatches(view, ref.type, ref.name),
+    const workloads = this.#withPolicyTargets(
+      event,
+      this.#deps.store.fanOut(ref.namespace, ref.type, ref.name, (view) =>
+        this.#listMatches(view, ref.type, ref.name),
+      ),
     );
     this.#deps.marks.record(event, workloads);
     if (!this.#deps.isLeading()) return;
@@ -84,7 +93,9 @@ export class ChangeRouter implements WatchHandler {
     }
     this.#openFanout(event, workloads);
     const change: ChangeRecord = { sourceKey: sourceKeyOf(ref), observedAt: event.observedAt };
-    for (const key of workloads) this.#deps.queue.trigger(key, { debounced: true, change });
+    for (const key of workloads) {
+      this.#deps.queue.trigger(key, { debounced: true, change, syncDelayMs: this.#syncDelay(key) });
+    }
   }
 
   onWorkloadEvent(event: WorkloadStoreEvent): void {
@@ -120,6 +131,25 @@ export class ChangeRouter implements WatchHandler {
     this.triggerAll(kind === undefined ? keys : keys.filter((key) => key.startsWith(prefix)));
   }
 
+  /**
+   * A policy created, changed or deleted: the workloads it targeted before and targets now are
+   * planned again (debounced, with no source change: only a difference found by the planner rolls,
+   * and a deletion never does, ADR 0034).
+   */
+  onPolicyEvent(event: PolicyEvent): void {
+    const { policies } = this.#deps;
+    if (policies === undefined || !this.#writesWorkloads()) return;
+    const keys = new Set(policies.targetsOf(event.view));
+    if (event.kind === 'upserted' && event.previous !== undefined) {
+      for (const key of policies.targetsOf(event.previous)) keys.add(key);
+    }
+    for (const key of keys) {
+      if (this.#deps.acceptsNamespace(event.view.namespace)) {
+        this.#deps.queue.trigger(key, { debounced: true });
+      }
+    }
+  }
+
   /** Immediate triggers: initial sync, leadership, resync, a namespace entering the selection. */
   triggerAll(keys: readonly WorkloadKey[]): void {
     if (!this.#writesWorkloads()) return;
@@ -149,6 +179,26 @@ export class ChangeRouter implements WatchHandler {
       reloadLists: this.#deps.reloadLists,
     });
     return decision.result === 'LIST';
+  }
+
+  /** A binding policy's `syncDelay` (ADR 0034: the oldest policy setting it wins). */
+  #syncDelay(key: WorkloadKey): number | undefined {
+    const { policies } = this.#deps;
+    const view = policies === undefined ? undefined : this.#deps.store.get(key);
+    return view === undefined ? undefined : policies?.bindingOf(view).syncDelayMs;
+  }
+
+  /** The index's workloads plus those an active policy binds to the source. */
+  #withPolicyTargets(event: SourceChange, indexed: readonly WorkloadKey[]): readonly WorkloadKey[] {
+    const { policies } = this.#deps;
+    if (policies === undefined) return indexed;
+    const bound = policies.workloadsBoundTo(event.ref.namespace, {
+      kind: event.ref.type,
+      name: event.ref.name,
+      labels: event.labels,
+    });
+    if (bound.length === 0) return indexed;
+    return [...new Set([...indexed, ...bound])];
   }
 
   #openFanout(change: SourceChange, workloads: readonly WorkloadKey[]): void {

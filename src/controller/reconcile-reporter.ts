@@ -44,6 +44,8 @@ export interface ReconcileReporterDeps {
   readonly sourceUid?: (ref: SourceRef) => string | undefined;
   /** The configured pause-period key, for its warning. */
   readonly pausePeriodKey?: string;
+  /** Also told of each roll: the ReloadPolicy status writer (docs/reload-policy.md). */
+  readonly rolled?: ((event: RolledEvent) => void) | undefined;
 }
 
 const DEFAULT_MAX_REMEMBERED = 10_000;
@@ -80,6 +82,7 @@ export class ReconcileReporter implements ReconcileObserver {
   onRolled(event: RolledEvent): void {
     const { view, plan } = event;
     const { ref } = view;
+    this.#deps.rolled?.(event);
     this.#deps.metrics.recordRoll({
       kind: ref.kind,
       namespace: ref.namespace,

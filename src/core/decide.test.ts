@@ -842,3 +842,25 @@ describe('hasReloadList (§9.2 (b))', () => {
     expect(hasReloadList(workload, type, K)).toBe(expected);
   });
 });
+
+describe('decide with a ReloadPolicy binding (ADR 0034)', () => {
+  const bound = (c: Omit<Case, 'rule' | 'expected'>): DecideInput => ({
+    ...inputOf(c),
+    boundByPolicy: true,
+  });
+
+  it.each<[string, Omit<Case, 'rule' | 'expected'>, DecisionResult, string]>([
+    ['no annotations: LIST by the policy', {}, 'LIST', 'policy'],
+    ['auto=false does not veto a policy', { w: { [K.auto]: F } }, 'LIST', 'policy'],
+    ['ignore on the source still wins', { s: { [K.ignore]: T } }, 'NO', 'source-ignored'],
+    ["the workload's exclude still wins", { w: { [K.configmapExclude]: 'cfg' } }, 'NO', 'excluded'],
+    [
+      "the workload's own reload list names it first",
+      { w: { [K.configmapReload]: 'cfg' } },
+      'LIST',
+      'reload-list',
+    ],
+  ])('%s', (_title, c, result, rule) => {
+    expect(decide(bound(c))).toMatchObject({ result, rule });
+  });
+});

@@ -30,6 +30,8 @@ export interface DecideInput {
   readonly autoReloadAll: boolean;
   /** Optional memo of parsed reload lists, owned by the caller. */
   readonly reloadLists?: ReloadListCache | undefined;
+  /** An active ReloadPolicy targeting W binds this source (docs/reload-policy.md). */
+  readonly boundByPolicy?: boolean | undefined;
 }
 
 /**
@@ -40,6 +42,7 @@ export type DecisionRule =
   | 'source-ignored'
   | 'excluded'
   | 'reload-list'
+  | 'policy'
   | 'search-match'
   | 'typed-auto-off'
   | 'typed-auto'
@@ -163,6 +166,9 @@ function decideResult(input: DecideInput, set: ChosenSet): Settled {
   ) {
     return { result: 'LIST', rule: 'reload-list' };
   }
+  // A policy binding is an explicit list entry kept outside W: tracked even when unreferenced,
+  // after W's own exclusions and reload list (ADR 0034).
+  if (input.boundByPolicy === true) return { result: 'LIST', rule: 'policy' };
   if (
     isExactlyTrue(set.search) &&
     isExactlyTrue(valueOf(input.sourceAnnotations, input.keys.match))

@@ -34,6 +34,9 @@ export type WorkloadKey = `${WorkloadKind}/${string}/${string}`;
 /** Annotations kept on a view: only the keys the rules read or kreload writes (§9.2). */
 export type Annotations = Readonly<Record<string, string>>;
 
+/** Object `metadata.labels`, kept only where a ReloadPolicy selector may read them. */
+export type Labels = Readonly<Record<string, string>>;
+
 /**
  * A ConfigMap, Secret or (for CSI) the desired state of a SecretProviderClass, reduced to what the
  * rules need. The data is hashed on arrival and dropped (§9.2): no value of the object survives here.
@@ -48,6 +51,8 @@ export interface SourceView {
   readonly hash: string;
   /** Only the configured `ignore` and `match` keys, when present. */
   readonly annotations: Annotations;
+  /** `metadata.labels`, kept only with `--enable-reload-policies` (policy selectors read them). */
+  readonly labels?: Labels | undefined;
 }
 
 /** A container of a pod template, reduced to the references and `STAKATER_*` values (§9.2). */
@@ -114,6 +119,8 @@ export interface WorkloadView {
   readonly hasWorkloadRef: boolean;
   /** DeploymentConfig has a `ConfigChange` trigger. */
   readonly hasConfigChangeTrigger: boolean;
+  /** `metadata.labels`, kept only with `--enable-reload-policies` (policy selectors read them). */
+  readonly labels?: Labels | undefined;
 }
 
 /** Outcome of the decision algorithm (§3.5) for one workload and one source. */

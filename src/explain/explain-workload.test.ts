@@ -46,6 +46,8 @@ interface Case {
   readonly key?: SourceKey;
   readonly because: ExplainReason;
   readonly verdict: Verdict;
+  /** Sources a ReloadPolicy binds (docs/reload-policy.md). */
+  readonly policySources?: ReadonlySet<SourceKey>;
 }
 
 const cfgReads = (read: SourceRead = present()) => new Map([[CFG, read]]);
@@ -70,6 +72,13 @@ const CASES: readonly Case[] = [
     name: 'reload list',
     workload: deployment().withAnnotation(K.configmapReload, 'c.g').build(),
     because: 'reload-list',
+    verdict: 'first-sight',
+  },
+  {
+    name: 'bound by a ReloadPolicy, no annotation',
+    workload: deployment().build(),
+    policySources: new Set([CFG]),
+    because: 'policy',
     verdict: 'first-sight',
   },
   {
@@ -313,6 +322,7 @@ async function explainCase(c: Case): Promise<WorkloadExplanation> {
     sources: reads,
     candidates: { CONFIGMAP: [...reads.keys()].map((key) => key.split('/')[1] ?? '') },
     now: Date.parse('2026-06-01T00:00:00Z'),
+    policySources: c.policySources,
   });
 }
 

@@ -73,6 +73,8 @@ export interface WorkloadInput {
   /** When kreload journalled the recreation of this Job (ms), if one is pending. */
   readonly recreationPendingSince?: number | undefined;
   readonly controller?: ControllerKnowledge | undefined;
+  /** Sources a ReloadPolicy binds to the workload (docs/reload-policy.md); none when not given. */
+  readonly policySources?: ReadonlySet<SourceKey> | undefined;
 }
 
 const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
@@ -237,6 +239,7 @@ function plan(input: WorkloadInput): ReconcilePlan {
     },
     marks: input.controller?.marks ?? NO_MARKS,
     now: input.now,
+    policySources: input.policySources,
   });
 }
 
@@ -347,6 +350,7 @@ function explainKey(
     sourceAnnotations: read.state === 'present' ? read.view.annotations : {},
     keys: input.options.annotationKeys,
     autoReloadAll: input.options.autoReloadAll,
+    boundByPolicy: input.policySources?.has(key) === true,
   };
   const decision = decide(decideInput);
   const tracking = trackedContainer(decideInput, decision);

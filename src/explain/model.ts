@@ -36,6 +36,7 @@ export const REASONS: Readonly<Record<ExplainReason, string>> = {
   'source-ignored': 'the source has ignore: "true"',
   excluded: "the source is on the workload's exclude list",
   'reload-list': "the source matches an element of the workload's reload list",
+  policy: 'a ReloadPolicy targeting the workload binds the source (docs/reload-policy.md)',
   'search-match': 'search: "true" on the workload and match: "true" on the source',
   'typed-auto-off': 'the typed auto annotation for this source type is set but not true (veto)',
   'typed-auto': 'the typed auto annotation for this source type is true',

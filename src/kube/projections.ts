@@ -5,12 +5,15 @@
  * namespace or uid) project to undefined and are dropped by the caller.
  */
 import { hashConfigMap, hashSecret, hashSecretProviderClassPodStatus } from '../core/hash.ts';
-import type { AnnotationKeys, Annotations, SourceType, SourceView } from '../core/types.ts';
+import type { AnnotationKeys, Annotations, Labels, SourceType, SourceView } from '../core/types.ts';
 import type { PodStatusView, ProviderClassView } from '../watch/ports.ts';
 import { objectsAt, stringAt, stringMapAt } from '../core/json.ts';
 
 /** The S keys a source view keeps (§3.1): `ignore` and `match`, with their override flags. */
-export type SourceAnnotationKeys = Pick<AnnotationKeys, 'ignore' | 'match'>;
+export type SourceAnnotationKeys = Pick<AnnotationKeys, 'ignore' | 'match'> & {
+  /** Keep `metadata.labels` too (`--enable-reload-policies`: policy selectors read them). */
+  readonly keepLabels?: boolean | undefined;
+};
 
 export interface ObjectIdentity {
   readonly namespace: string;
@@ -45,6 +48,11 @@ export function keptAnnotations(obj: unknown, keys: readonly string[]): Annotati
   return kept;
 }
 
+/** A new map of `metadata.labels` when `keep`; undefined otherwise, so nothing is held. */
+export function keptLabels(obj: unknown, keep: boolean): Labels | undefined {
+  return keep ? (stringMapAt(obj, ['metadata', 'labels']) ?? {}) : undefined;
+}
+
 function sourceView(
   obj: unknown,
   type: SourceType,
@@ -60,6 +68,7 @@ function sourceView(
     creationTimestamp: id.creationTimestamp,
     hash: hash(obj),
     annotations: keptAnnotations(obj, [keys.ignore, keys.match]),
+    ...(keys.keepLabels === true ? { labels: keptLabels(obj, true) } : {}),
   };
 }
 

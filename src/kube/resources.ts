@@ -42,6 +42,12 @@ export const OTHER_RESOURCES = {
     plural: 'secretproviderclasspodstatuses',
     namespaced: true,
   },
+  reloadPolicies: {
+    group: 'kreload.io',
+    version: 'v1alpha1',
+    plural: 'reloadpolicies',
+    namespaced: true,
+  },
 } as const satisfies Record<string, ApiResource>;
 
 /** `/api/v1` for the core group, `/apis/<group>/<version>` otherwise. */

@@ -24,7 +24,7 @@ import type { JsonObject } from '../core/json.ts';
 import { booleanAt, numberAt, objectAt, objectsAt, stringAt } from '../core/json.ts';
 import type { WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
 import { kindRow } from '../rollout/kinds.ts';
-import { keptAnnotations, objectIdentity } from './projections.ts';
+import { keptAnnotations, keptLabels, objectIdentity } from './projections.ts';
 
 /** How each spec flag a kind's row lists is read from the object (§9.2 item 3). */
 const SPEC_FLAG_READERS: Readonly<Record<WorkloadSpecFlag, (obj: unknown) => boolean>> = {
@@ -135,6 +135,7 @@ export function projectWorkload(
   kind: WorkloadKind,
   obj: unknown,
   keys: AnnotationKeys,
+  keepLabels = false,
 ): WorkloadView | undefined {
   const id = objectIdentity(obj);
   if (!id) return undefined;
@@ -152,5 +153,6 @@ export function projectWorkload(
     podSpec: projectPodSpec(template),
     controller: controllerOf(obj),
     ...specFlags(row, obj),
+    ...(keepLabels ? { labels: keptLabels(obj, true) } : {}),
   };
 }

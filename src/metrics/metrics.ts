@@ -9,7 +9,12 @@ export type ReconcileResult = 'success' | 'skipped' | 'error';
 
 /** `type` of `reloader_errors_total`. */
 export type ErrorType =
-  'handler_error' | 'write_gave_up' | 'watch_error' | 'alert_error' | 'webhook_error';
+  | 'handler_error'
+  | 'write_gave_up'
+  | 'watch_error'
+  | 'alert_error'
+  | 'webhook_error'
+  | 'policy_status_error';
 
 /** `event_type` of the event counters: the real notification type (Reloader reports `unknown`). */
 export type NotificationType = 'add' | 'update' | 'delete';
@@ -24,6 +29,7 @@ export type ResourceType =
   | 'namespaces'
   | 'secretproviderclasspodstatuses'
   | 'secretproviderclasses'
+  | 'reloadpolicies'
   | WorkloadPlural;
 
 /** `result` of `reloader_events_processed_total`: `dropped` = filtered out or malformed. */

@@ -46,6 +46,20 @@ describe('applyTrigger (§8 items 2 and 3)', () => {
     });
   });
 
+  it.each([
+    ['its own delay, new', undefined, 100, 5_000, entry(100, 5_100), 'added'],
+    ['its own delay, pending', entry(0, 2_000), 1_000, 5_000, entry(0, 6_000), 'coalesced'],
+    ['its own delay, capped by sync-max-delay', undefined, 0, 3_600_000, entry(0, 30_000), 'added'],
+  ] as const)(
+    'a workload %s (ReloadPolicy syncDelay)',
+    (_name, before, at, syncDelayMs, expected, outcome) => {
+      expect(applyTrigger(before, { at, debounced: true, syncDelayMs }, settings)).toEqual({
+        entry: expected,
+        outcome,
+      });
+    },
+  );
+
   it('with sync-delay 0 a debounced trigger is due at once', () => {
     const zero = { syncDelayMs: 0, syncMaxDelayMs: 0 };
     expect(applyTrigger(undefined, { at: 9, debounced: true }, zero).entry).toEqual(entry(9, 9));

@@ -26,6 +26,8 @@ export interface Trigger {
   /** Source and workload events are debounced; initial sync, leadership, resync, namespace are not. */
   readonly debounced: boolean;
   readonly change?: ChangeRecord | undefined;
+  /** This workload's own quiet time (a ReloadPolicy's `syncDelay`); default `--sync-delay`. */
+  readonly syncDelayMs?: number | undefined;
 }
 
 /** `added`: the key became pending; `coalesced`: a debounced trigger folded into a pending key. */
@@ -67,14 +69,19 @@ export function applyTrigger(
   settings: DebounceSettings,
 ): { readonly entry: PendingEntry; readonly outcome: TriggerOutcome } {
   const { at, debounced, change } = trigger;
+  // A policy's own delay is capped like every window: no roll waits past --sync-max-delay.
+  const syncDelayMs = Math.min(
+    trigger.syncDelayMs ?? settings.syncDelayMs,
+    settings.syncMaxDelayMs,
+  );
   if (entry === undefined) {
-    const dueAt = debounced ? at + settings.syncDelayMs : at;
+    const dueAt = debounced ? at + syncDelayMs : at;
     return { entry: { firstAt: at, dueAt, changes: withChange([], change) }, outcome: 'added' };
   }
   const changes = withChange(entry.changes, change);
   if (!debounced) return { entry: { ...entry, changes }, outcome: 'unchanged' };
   const dueAt = Math.min(
-    Math.max(entry.dueAt, at + settings.syncDelayMs),
+    Math.max(entry.dueAt, at + syncDelayMs),
     entry.firstAt + settings.syncMaxDelayMs,
   );
   return { entry: { firstAt: entry.firstAt, dueAt, changes }, outcome: 'coalesced' };

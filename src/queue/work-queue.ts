@@ -100,6 +100,8 @@ export const DEFAULT_MAX_ATTEMPTS = 10;
 export interface TriggerOptions {
   readonly debounced: boolean;
   readonly change?: ChangeRecord | undefined;
+  /** This workload's own debounce (a ReloadPolicy's `syncDelay`); default `--sync-delay`. */
+  readonly syncDelayMs?: number | undefined;
 }
 
 /** The reason given to in-flight handlers' signals when `drain` runs out of time. */
@@ -274,6 +276,7 @@ export class WorkQueue<R = never> {
       at: this.#deps.timers.now(),
       debounced: options.debounced,
       change: options.change,
+      syncDelayMs: options.syncDelayMs,
     });
     if (this.#inFlight.has(key) || this.#retryTimers.has(key)) this.#retriggered.add(key);
     if (outcome === 'added') this.#deps.observer?.added?.(key);

@@ -3,6 +3,7 @@
  * Nothing here carries source data: only hashes, UIDs and the kept annotations.
  */
 import type { Mark } from '../core/marks.ts';
+import type { PolicyBinding } from '../core/reload-policy.ts';
 import type {
   AnnotationProblem,
   SkipReason,
@@ -39,6 +40,11 @@ export interface SourceLookup {
   firstObserved(namespace: string, key: SourceKey): number | undefined;
   /** `lastChange(K)` of §5.4. */
   lastChange(namespace: string, key: SourceKey): number | undefined;
+}
+
+/** The ReloadPolicy cache (docs/reload-policy.md): what the policies give one workload. */
+export interface PolicyLookup {
+  bindingOf(view: WorkloadView): PolicyBinding;
 }
 
 /** The workload store (§9.2 item 3). */

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { workloadKey } from '../core/keys.ts';
 import type {
+  Annotations,
   ReloadStrategy,
   WorkloadKey,
   WorkloadKind,
@@ -20,6 +21,7 @@ import type { JsonObject } from '../core/json.ts';
 import { cronJobRunName } from '../rollout/jobs.ts';
 import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
+import { aPolicy, policyStoreOver } from '../testing/policies.ts';
 import { InMemorySources } from '../testing/in-memory-sources.ts';
 import { InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
 import { aCreateMark, aDeleteMark } from '../testing/marks.ts';
@@ -1278,5 +1280,42 @@ describe('pause period (§7.2)', () => {
     const result = await reconciler({ dryRun: true }).reconcile(KEY);
     expect(result).toMatchObject({ outcome: 'unchanged', resumeAt: undefined });
     expect(writer.writes).toEqual([]);
+  });
+});
+
+/** A copy without the `auto` annotation anywhere: the Job a roll re-creates copies W's annotations. */
+function withoutAuto(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutAuto);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== KEYS.auto)
+      .map(([key, entry]) => [key, withoutAuto(entry)]),
+  );
+}
+
+describe('the same roll through a ReloadPolicy (docs/reload-policy.md)', () => {
+  it.each(KIND_STRATEGIES)('$kind, $strategy: the writes of the annotated roll', async (c) => {
+    const annotated = givenTracked(c.kind);
+    await reconciler({ strategy: c.strategy }).reconcile(workloadKey(annotated.ref), TRIGGER);
+    const expected = withoutAuto(writer.writes);
+
+    workloads = new InMemoryWorkloads();
+    writer = new RecordingWriter();
+    const bound = { ...annotated, annotations: withoutAuto(annotated.annotations) as Annotations };
+    given(bound, wireObject(bound));
+    const policies = policyStoreOver({ sources: () => [], workloads: () => [bound] });
+    policies.replace([
+      aPolicy(NS, 'p', {
+        sources: [{ kind: 'CONFIGMAP', name: 'app-config' }],
+        targets: [{ kind: c.kind, name: 'w' }],
+      }),
+    ]);
+    const result = await drivenWithSleeps({
+      ...deps({ strategy: c.strategy }),
+      policies,
+    }).reconcile(workloadKey(bound.ref), TRIGGER);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 1 });
+    expect(writer.writes).toEqual(expected);
   });
 });

@@ -9,6 +9,12 @@
 import type { ReloadListCache } from '../core/annotation-values.ts';
 import { hasReloadList } from '../core/decide.ts';
 import type { Mark } from '../core/marks.ts';
+import {
+  NO_BINDING,
+  type PolicyBinding,
+  strategyUnder,
+  withPolicySettings,
+} from '../core/reload-policy.ts';
 import type {
   SkipReason,
   SourceKey,
@@ -39,6 +45,7 @@ import { PendingRecreations, ProcessMemoryJournal } from './pending-recreations.
 import type {
   CreatedObject,
   MarkLedger,
+  PolicyLookup,
   RecreationJournal,
   RecreationRetryEvent,
   ReconcileObserver,
@@ -64,6 +71,8 @@ export interface ReconcileOptions extends Omit<PlanOptions, 'reloadLists'> {
 export interface ReconcilerDeps {
   readonly workloads: WorkloadLookup;
   readonly sources: SourceLookup;
+  /** ReloadPolicies (`--enable-reload-policies`); without it no workload has a binding. */
+  readonly policies?: PolicyLookup | undefined;
   readonly marks: MarkLedger;
   readonly writer: WorkloadWriter;
   readonly observer: ReconcileObserver;
@@ -341,9 +350,11 @@ export class Reconciler {
   }
 
   #target(pass: Pass, view: WorkloadView): Target {
-    const plan = this.#plan(pass, view);
+    const binding = this.#deps.policies?.bindingOf(view) ?? NO_BINDING;
+    const planned = withPolicySettings(view, binding, this.#deps.options.keys);
+    const plan = this.#plan(pass, planned, binding);
     const pause = planPause({
-      view,
+      view: planned,
       row: pass.row,
       keys: this.#deps.options.keys,
       rolls: plan.action === 'roll',
@@ -352,15 +363,16 @@ export class Reconciler {
     return { view, plan, pause };
   }
 
-  #plan(pass: Pass, view: WorkloadView): ReconcilePlan {
+  #plan(pass: Pass, view: WorkloadView, binding: PolicyBinding): ReconcilePlan {
     const { options, reloadLists } = this.#deps;
     return planReconcile({
       view,
       row: pass.row,
-      options: { ...options, reloadLists },
+      options: { ...options, strategy: strategyUnder(binding, options.strategy), reloadLists },
       candidates: this.#listCandidates(view),
       facts: (key) => this.#facts(pass, view, key),
       marks: pass.marks,
+      policySources: binding.sources,
       now: this.#deps.now(),
     });
   }

@@ -19,6 +19,8 @@ import { OTHER_RESOURCES, workloadResource } from '../kube/resources.ts';
 import { createResourceListWatch, type PageLimiter } from '../kube/resource-list-watch.ts';
 import type { StreamingKubeTransport } from '../kube/transport.ts';
 import { projectWorkload } from '../kube/workload-projection.ts';
+import { projectReloadPolicy } from '../kube/policy-projection.ts';
+import type { ReloadPolicyView } from '../core/reload-policy.ts';
 import type { Metrics, ResourceType } from '../metrics/metrics.ts';
 import type { PodStatusView, ProviderClassView, ViewSink } from './ports.ts';
 import type { SourceResource, WatchTarget } from './watch-plan.ts';
@@ -44,6 +46,8 @@ export interface ResourceWatch {
 export interface WatchFactoryDeps {
   readonly transport: StreamingKubeTransport;
   readonly keys: AnnotationKeys;
+  /** Keep source and workload labels (`--enable-reload-policies`: selectors read them). */
+  readonly keepLabels?: boolean | undefined;
   readonly metrics: Metrics;
   readonly onWatchError: (
     resource: ResourceType,
@@ -122,7 +126,7 @@ export class WatchFactory {
     targets: readonly WatchTarget[],
     sink: ViewSink<SourceView>,
   ): ResourceWatch[] {
-    const keys = this.#deps.keys;
+    const keys = { ...this.#deps.keys, keepLabels: this.#deps.keepLabels };
     const project =
       resource === 'configmaps'
         ? (obj: unknown) => projectConfigMap(obj, keys)
@@ -148,7 +152,7 @@ export class WatchFactory {
       resource: api.plural,
       api,
       targets,
-      project: (obj) => projectWorkload(kind, obj, this.#deps.keys),
+      project: (obj) => projectWorkload(kind, obj, this.#deps.keys, this.#deps.keepLabels),
       sink,
       idOf: (view) => view.ref.name,
       isFiltered: (view) => this.#deps.isFiltered?.(view.ref.namespace, {}) === true,
@@ -177,6 +181,18 @@ export class WatchFactory {
       api: OTHER_RESOURCES.secretProviderClasses,
       targets,
       project: (obj) => projectSecretProviderClass(obj, keys),
+      sink,
+      idOf: (view) => view.name,
+    });
+  }
+
+  /** ReloadPolicies (docs/reload-policy.md), in the namespaces the workloads are watched in. */
+  policies(targets: readonly WatchTarget[], sink: ViewSink<ReloadPolicyView>): ResourceWatch[] {
+    return this.#create({
+      resource: 'reloadpolicies',
+      api: OTHER_RESOURCES.reloadPolicies,
+      targets,
+      project: projectReloadPolicy,
       sink,
       idOf: (view) => view.name,
     });

@@ -1,5 +1,12 @@
 import { parseSourceKey } from '../core/keys.ts';
-import type { Annotations, SourceKey, SourceRef, SourceType, SourceView } from '../core/types.ts';
+import type {
+  Annotations,
+  Labels,
+  SourceKey,
+  SourceRef,
+  SourceType,
+  SourceView,
+} from '../core/types.ts';
 import type { SourceLookup } from '../reconcile/ports.ts';
 import type { Clock } from '../time/timers.ts';
 import type { ViewSink } from './ports.ts';
@@ -32,6 +39,8 @@ export interface SourceChange {
   readonly annotations: Annotations;
   /** The values before; `{}` for `created`. */
   readonly prevAnnotations: Annotations;
+  /** The labels now (last known for `deleted`), when kept (`--enable-reload-policies`). */
+  readonly labels?: Labels | undefined;
 }
 
 /** An update that changed neither hash nor ignore/match: counted as `no_data_change`, nothing else. */
@@ -145,6 +154,7 @@ export class SourceCache {
       observedAt: this.#deps.clock.now(),
       annotations: view.annotations,
       prevAnnotations: view.annotations,
+      ...(view.labels === undefined ? {} : { labels: view.labels }),
     });
   }
 
@@ -185,6 +195,7 @@ export class SourceCache {
       observedAt,
       annotations: view.annotations,
       prevAnnotations: {},
+      ...(view.labels === undefined ? {} : { labels: view.labels }),
     });
   }
 
@@ -203,6 +214,7 @@ export class SourceCache {
         observedAt,
         annotations: view.annotations,
         prevAnnotations: known.view.annotations,
+        ...(view.labels === undefined ? {} : { labels: view.labels }),
       });
     } else if (known.view.resourceVersion !== view.resourceVersion) {
       this.#emit({ kind: 'unchanged', ref: view.ref, uid: view.uid, observedAt });

@@ -10,6 +10,7 @@ import type { Clock, Timers } from '../time/timers.ts';
 import { SourceCache, SourceCaches, type SourceCacheEvent } from './source-cache.ts';
 import { WorkloadStore, type WorkloadStoreEvent } from './workload-store.ts';
 import type { WorkloadKind } from '../core/types.ts';
+import { type PolicyEvent, PolicyStore } from './policy-store.ts';
 
 /** What the watch server tells its subscribers, each call after its cache reflects the event. */
 export interface WatchHandler {
@@ -26,6 +27,8 @@ export interface WatchHandler {
   onScopeJoined(resource: ResourceType, namespace: string | undefined): void;
   /** An optional kind's API (or with `undefined` the CSI API) is served now, its list is in (§2.2). */
   onKindWatched(kind: WorkloadKind | undefined): void;
+  /** A ReloadPolicy was created, changed or deleted (docs/reload-policy.md). */
+  onPolicyEvent(event: PolicyEvent): void;
 }
 
 /** The fan-out to every subscribed handler, in subscription order. */
@@ -59,6 +62,10 @@ export class WatchSubscribers implements WatchHandler {
   onKindWatched(kind: WorkloadKind | undefined): void {
     for (const handler of this.#handlers) handler.onKindWatched(kind);
   }
+
+  onPolicyEvent(event: PolicyEvent): void {
+    for (const handler of this.#handlers) handler.onPolicyEvent(event);
+  }
 }
 
 export interface WatchCaches {
@@ -67,6 +74,8 @@ export interface WatchCaches {
   readonly sources: SourceCaches;
   readonly store: WorkloadStore;
   readonly namespaces: NamespaceFilter;
+  /** With `--enable-reload-policies` only. */
+  readonly policies: PolicyStore | undefined;
 }
 
 export interface WatchCachesOptions {
@@ -80,6 +89,8 @@ export interface WatchCachesOptions {
   readonly writeBasis: (key: WorkloadKey) => number | undefined;
   /** D of `type` in `namespace` is known: its list-watches there are healthy (§5.1, ADR 0021). */
   readonly isTypeHealthy: (type: SourceType, namespace: string) => boolean;
+  /** `--enable-reload-policies`: keep a policy store. */
+  readonly reloadPolicies?: boolean | undefined;
 }
 
 /** A source cache of `type` whose events reach the subscribers. */
@@ -105,18 +116,40 @@ export function createWatchCaches(
   for (const type of options.sourceTypes) {
     byType[type] = subscribedSourceCache(type, options.clock, subscribers);
   }
+  const store = new WorkloadStore({
+    clock: options.clock,
+    timers: options.timers,
+    keys: options.keys,
+    writeBasis: options.writeBasis,
+    notify: (event) => {
+      subscribers.onWorkloadEvent(event);
+    },
+  });
+  const policies =
+    options.reloadPolicies === true
+      ? new PolicyStore({
+          keys: options.keys,
+          sourcesIn: (namespace, type) => {
+            const cache = byType[type];
+            if (cache === undefined) return [];
+            return cache.namesInNamespace(namespace).map((name) => ({
+              kind: type,
+              name,
+              labels: cache.get(namespace, name)?.view.labels,
+            }));
+          },
+          workloadsIn: (namespace) =>
+            store.keysInNamespace(namespace).flatMap((key) => store.get(key) ?? []),
+          notify: (event) => {
+            subscribers.onPolicyEvent(event);
+          },
+        })
+      : undefined;
   return {
     byType,
     sources: new SourceCaches({ caches: byType, isTypeHealthy: options.isTypeHealthy }),
-    store: new WorkloadStore({
-      clock: options.clock,
-      timers: options.timers,
-      keys: options.keys,
-      writeBasis: options.writeBasis,
-      notify: (event) => {
-        subscribers.onWorkloadEvent(event);
-      },
-    }),
+    store,
+    policies,
     namespaces: new NamespaceFilter({
       scope: options.scope,
       notify: (event) => {

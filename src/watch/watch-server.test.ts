@@ -24,10 +24,25 @@ const CONFIG_MAP = {
   data: { v: '1' },
 };
 
-/** Lists are empty but for one ConfigMap; watches stay open and silent; CSI as `csiServed` says. */
-function answer(state: { csiServed: boolean }) {
+const POLICY_GROUP = '/apis/kreload.io/v1alpha1';
+const POLICY = {
+  metadata: { name: 'web', namespace: 'ma', uid: 'p1', resourceVersion: '6', generation: 1 },
+  spec: {
+    sources: [{ kind: 'ConfigMap', name: 'cfg' }],
+    targets: [{ kind: 'Deployment', name: 'web' }],
+  },
+};
+
+/**
+ * Lists are empty but for one ConfigMap and one ReloadPolicy; watches stay open and silent; CSI
+ * and the policy API as `csiServed` and `policiesServed` say.
+ */
+function answer(state: { csiServed: boolean; policiesServed?: boolean }) {
   return (request: RecordedRequest, response: ServerResponse): void => {
-    if (request.path === CSI_GROUP) {
+    if (request.path === POLICY_GROUP) {
+      if (state.policiesServed !== true) sendStatus(response, 404, 'NotFound');
+      else sendJson(response, 200, { resources: [{ name: 'reloadpolicies' }] });
+    } else if (request.path === CSI_GROUP) {
       if (!state.csiServed) sendStatus(response, 404, 'NotFound');
       else {
         sendJson(response, 200, {
@@ -41,7 +56,11 @@ function answer(state: { csiServed: boolean }) {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.flushHeaders();
     } else if (/^\/(api\/v1|apis\/[^/]+\/[^/]+)\/namespaces\/ma\/[a-z]+$/.test(request.path)) {
-      const items = request.path.endsWith('/configmaps') ? [CONFIG_MAP] : [];
+      const items = request.path.endsWith('/configmaps')
+        ? [CONFIG_MAP]
+        : request.path.endsWith('/reloadpolicies')
+          ? [POLICY]
+          : [];
       sendJson(response, 200, { metadata: { resourceVersion: '10' }, items });
     } else {
       sendStatus(response, 404, 'NotFound');
@@ -57,6 +76,7 @@ function recordingHandler(log: string[]): WatchHandler {
     onNamespaceLeft: (namespace) => log.push(`left ${namespace}`),
     onScopeJoined: (resource, namespace) => log.push(`joined ${resource} ${String(namespace)}`),
     onKindWatched: (kind) => log.push(`watched ${kind ?? 'csi'}`),
+    onPolicyEvent: (event) => log.push(`policy ${event.kind} ${event.view.name}`),
   };
 }
 
@@ -68,9 +88,15 @@ afterEach(async () => {
   api = server = undefined;
 });
 
-async function start(state: { csiServed: boolean }) {
+async function start(
+  state: { csiServed: boolean; policiesServed?: boolean },
+  extraArgs: readonly string[] = [],
+) {
   api = await startTestApiServer(answer(state));
-  const options = await parseOptions(['--namespaces=ma', '--enable-csi-integration'], {});
+  const options = await parseOptions(
+    ['--namespaces=ma', '--enable-csi-integration', ...extraArgs],
+    {},
+  );
   const metrics = createMetrics(new Registry(), { countByNamespace: false });
   server = createWatchServer({
     options,
@@ -116,6 +142,30 @@ describe('WatchServer', () => {
       while (!log.includes('watched csi')) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(watch.watchStates().map((w) => w.resource)).toContain('secretproviderclasses');
       expect(watch.isTypeHealthy('SECRETPROVIDERCLASS', 'ma')).toBe(true);
+    },
+  );
+
+  it(
+    'ReloadPolicies: absent is reported, then watched once served, and the workloads re-planned',
+    { timeout: 15_000 },
+    async () => {
+      const state = { csiServed: false, policiesServed: false };
+      const { server: watch, log } = await start(state, ['--enable-reload-policies']);
+      expect(watch.unwatchedKinds()).toEqual({
+        deploymentconfigs: 'absent',
+        reloadpolicies: 'absent',
+      });
+      expect(watch.caches.policies?.size).toBe(0);
+      state.policiesServed = true;
+      watch.recheckAbsentApis();
+      while (!log.includes('joined reloadpolicies undefined')) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(watch.unwatchedKinds()).toEqual({ deploymentconfigs: 'absent' });
+      expect(watch.caches.policies?.get('ma', 'web')?.sources).toEqual([
+        { kind: 'CONFIGMAP', name: 'cfg' },
+      ]);
+      expect(watch.caches.sources.get('ma', 'CONFIGMAP', 'cfg')?.labels).toEqual({});
     },
   );
 });

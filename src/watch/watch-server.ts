@@ -60,6 +60,13 @@ const CSI_API: OptionalApi = {
   plural: 'secretproviderclasspodstatuses',
 };
 const CSI_RESOURCES = ['secretproviderclasspodstatuses', 'secretproviderclasses'] as const;
+/** kreload's own CRD (docs/reload-policy.md): optional like the other custom APIs. */
+const POLICY_API: OptionalApi = {
+  name: 'reloadpolicies',
+  group: 'kreload.io',
+  version: 'v1alpha1',
+  plural: 'reloadpolicies',
+};
 /** What `/readyz` shows before the watches exist. */
 const STARTING: WatchState = { resource: 'configmaps', namespace: undefined, status: 'syncing' };
 
@@ -85,6 +92,8 @@ function optionalKindApi(kind: WorkloadKind): OptionalApi {
 export interface WatchServerOptions extends WatchPlanOptions, KindPlanOptions {
   readonly annotationKeys: WatchCachesKeys;
   readonly enableCsiIntegration: boolean;
+  /** Watch ReloadPolicies when their API is served (`--enable-reload-policies`). */
+  readonly enableReloadPolicies: boolean;
 }
 type WatchCachesKeys = Parameters<typeof createWatchCaches>[0]['keys'];
 
@@ -120,6 +129,7 @@ export class WatchServer {
   /** Optional workload kinds planned for this configuration, and their APIs. */
   readonly #optionalKinds = new Map<WorkloadKind, OptionalApi>();
   #csiPlanned = false;
+  #policiesPlanned = false;
   /** The startup watches exist; a late API's watches are added after them. */
   readonly #startedUp = Promise.withResolvers<undefined>();
   #watching = false;
@@ -158,6 +168,9 @@ export class WatchServer {
     }
     const discovered = await this.#startupDiscovery(running.apis);
     if (discovered.csi) this.#watches.push(...this.#csiWatches(factory));
+    if (await this.#policiesServed(running.apis)) {
+      this.#watches.push(...this.#policyWatches(factory));
+    }
     for (const kind of discovered.kinds) {
       const targets = workloadWatchTargets(options);
       this.#watches.push(...factory.workloads(kind, targets, workloadSink(caches.store, kind)));
@@ -218,6 +231,9 @@ export class WatchServer {
     if (this.#csiPlanned && apis.availability(CSI_API) === 'error') {
       for (const plural of CSI_RESOURCES) kinds[plural] = 'error';
     }
+    // The flag asks for policies: say why there are none (CRD not installed, or not discoverable).
+    const policies = this.#policiesPlanned ? apis.availability(POLICY_API) : undefined;
+    if (policies === 'absent' || policies === 'error') kinds[POLICY_API.plural] = policies;
     return kinds;
   }
 
@@ -263,6 +279,27 @@ export class WatchServer {
     return { kinds, csi: csi === 'served' };
   }
 
+  async #policiesServed(apis: OptionalApis): Promise<boolean> {
+    const { options, logger } = this.#parts.deps;
+    if (!options.enableReloadPolicies || this.#parts.caches.policies === undefined) return false;
+    this.#policiesPlanned = true;
+    const availability = await apis.probe(POLICY_API);
+    if (availability === 'absent') {
+      logger.warn(
+        'ReloadPolicy API (kreload.io/v1alpha1) is not served; policies are not watched until its CRD is installed',
+      );
+    }
+    return availability === 'served';
+  }
+
+  /** ReloadPolicies in the namespaces the workloads are watched in. */
+  #policyWatches(factory: WatchFactory): ResourceWatch[] {
+    const { options } = this.#parts.deps;
+    const store = this.#parts.caches.policies;
+    if (store === undefined) return [];
+    return factory.policies(workloadWatchTargets(options), store);
+  }
+
   /** SPCPS and SecretProviderClass watches feeding the §4.4 aggregator and its source cache. */
   #csiWatches(factory: WatchFactory): ResourceWatch[] {
     const { deps, caches, subscribers } = this.#parts;
@@ -288,14 +325,18 @@ export class WatchServer {
     const kind = [...this.#optionalKinds].find(([, candidate]) => candidate === api)?.[0];
     const store = this.#parts.caches.store;
     const watches =
-      kind === undefined
-        ? this.#csiWatches(factory)
-        : factory.workloads(kind, workloadWatchTargets(options), workloadSink(store, kind));
+      api === POLICY_API
+        ? this.#policyWatches(factory)
+        : kind === undefined
+          ? this.#csiWatches(factory)
+          : factory.workloads(kind, workloadWatchTargets(options), workloadSink(store, kind));
     this.#watches.push(...watches);
     for (const watch of watches) watch.start();
     logger.info('API is now served; watching it', { api: api.name });
     await Promise.all(watches.map((watch) => watch.synced));
-    this.#parts.subscribers.onKindWatched(kind);
+    // Policies reach the router one by one (their list is not an event): reconcile every workload.
+    if (api === POLICY_API) this.#parts.subscribers.onScopeJoined('reloadpolicies', undefined);
+    else this.#parts.subscribers.onKindWatched(kind);
   }
 
   /** A method, not the field: the answer changes across the awaits of `start()`. */
@@ -316,6 +357,7 @@ export class WatchServer {
       transport: deps.transport,
       pageLimiter: (fetch) => listPages.add(fetch),
       keys,
+      keepLabels: options.enableReloadPolicies,
       metrics,
       isFiltered: (namespace, annotations) =>
         !caches.namespaces.accepts(namespace) || annotations[keys.ignore] === 'true',
@@ -375,6 +417,7 @@ export function createWatchServer(deps: WatchServerDeps): WatchServer {
       timers: deps.timers,
       writeBasis: deps.writeBasis,
       isTypeHealthy: (type, namespace) => isTypeHealthy(watches, type, namespace),
+      reloadPolicies: options.enableReloadPolicies,
     },
     subscribers,
   );

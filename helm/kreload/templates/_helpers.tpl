@@ -222,6 +222,7 @@ how the value becomes the flag:
 - { value: syncAfterRestart, flag: sync-after-restart, type: bool }
 - { value: isArgoRollouts, flag: is-Argo-Rollouts, type: bool }
 - { value: enableCSIIntegration, flag: enable-csi-integration, type: bool }
+- { value: enableReloadPolicies, flag: enable-reload-policies, type: bool }
 - { flag: resources-to-ignore, type: set, members: [[ignoreConfigMaps, configmaps], [ignoreSecrets, secrets]] }
 - { flag: ignored-workload-types, type: set, members: [[ignoreJobs, jobs], [ignoreCronJobs, cronjobs]] }
 - { value: includeHelmSecrets, flag: include-helm-secrets, type: bool }
@@ -342,6 +343,11 @@ puts them in a ClusterRole; scoped and single-namespace modes in one Role per wa
 {{- end -}}
 {{- if $r.enableCSIIntegration -}}
 {{- $rules = append $rules (dict "apiGroups" (list "secrets-store.csi.x-k8s.io") "resources" (list "secretproviderclasspodstatuses" "secretproviderclasses") "verbs" $read) -}}
+{{- end -}}
+{{- if $r.enableReloadPolicies -}}
+{{- /* ReloadPolicies (docs/reload-policy.md): read them, write only their status. */ -}}
+{{- $rules = append $rules (dict "apiGroups" (list "kreload.io") "resources" (list "reloadpolicies") "verbs" $read) -}}
+{{- $rules = append $rules (dict "apiGroups" (list "kreload.io") "resources" (list "reloadpolicies/status") "verbs" (list "get" "patch" "update")) -}}
 {{- end -}}
 {{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "events") "verbs" (list "create" "patch")) -}}
 {{- toYaml $rules -}}

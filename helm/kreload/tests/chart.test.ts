@@ -61,6 +61,12 @@ const RULE = {
     verbs: READ,
   },
   events: { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  reloadPolicies: { apiGroups: ['kreload.io'], resources: ['reloadpolicies'], verbs: READ },
+  reloadPolicyStatus: {
+    apiGroups: ['kreload.io'],
+    resources: ['reloadpolicies/status'],
+    verbs: ['get', 'patch', 'update'],
+  },
 } satisfies Record<string, PolicyRule | ((...resources: string[]) => PolicyRule)>;
 
 const DEFAULT_WATCH_RULES = [
@@ -68,6 +74,17 @@ const DEFAULT_WATCH_RULES = [
   RULE.workloads,
   RULE.cronjobs,
   RULE.jobs,
+  RULE.events,
+];
+
+/** `--enable-reload-policies`: the policies are read, only their status is written. */
+const POLICY_WATCH_RULES = [
+  RULE.sources('configmaps', 'secrets'),
+  RULE.workloads,
+  RULE.cronjobs,
+  RULE.jobs,
+  RULE.reloadPolicies,
+  RULE.reloadPolicyStatus,
   RULE.events,
 ];
 
@@ -138,6 +155,22 @@ const CASES: ChartCase[] = [
       [`team-b/${RELEASE}`]: DEFAULT_WATCH_RULES,
       ...META_INFO_ROLE,
     },
+  },
+  {
+    name: 'reload-policies',
+    args: ['--enable-reload-policies=true', '--namespaces=team-a,team-b', ...BASE_ARGS],
+    clusterRules: undefined,
+    roles: {
+      [`team-a/${RELEASE}`]: POLICY_WATCH_RULES,
+      [`team-b/${RELEASE}`]: POLICY_WATCH_RULES,
+      ...META_INFO_ROLE,
+    },
+  },
+  {
+    name: 'reload-policies-global',
+    args: ['--enable-reload-policies=true', ...BASE_ARGS],
+    clusterRules: POLICY_WATCH_RULES,
+    roles: META_INFO_ROLE,
   },
   {
     name: 'single-namespace',

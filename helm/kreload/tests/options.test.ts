@@ -46,6 +46,7 @@ const FLAG_VALUES: FlagValue[] = [
   { path: 'syncAfterRestart', probe: true },
   { path: 'isArgoRollouts', probe: true },
   { path: 'enableCSIIntegration', probe: true },
+  { path: 'enableReloadPolicies', probe: true },
   { path: 'ignoreSecrets', probe: true },
   { path: 'ignoreConfigMaps', probe: true },
   { path: 'ignoreJobs', probe: true },

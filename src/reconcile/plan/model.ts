@@ -65,6 +65,8 @@ export interface PlanInput {
   readonly facts: (key: SourceKey) => SourceFacts;
   /** The workload's §5.4 marks, as the mark store holds them. */
   readonly marks: readonly Mark[];
+  /** Sources an active ReloadPolicy binds to the workload (docs/reload-policy.md). */
+  readonly policySources?: ReadonlySet<SourceKey> | undefined;
   /** ms since the epoch. */
   readonly now: number;
 }

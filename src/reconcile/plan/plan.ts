@@ -85,9 +85,15 @@ export function planReconcile(input: PlanInput): ReconcilePlan {
   const tracking = evaluateTracking({
     view,
     options: { ...options, rollsOnDelete: input.row.rollsOnDelete },
-    keys: keysToEvaluate(view, input.candidates, persistedKeys(state), input.marks),
+    keys: keysToEvaluate(
+      view,
+      input.candidates,
+      [...persistedKeys(state), ...(input.policySources ?? [])],
+      input.marks,
+    ),
     facts: input.facts,
     marks: input.marks,
+    policySources: input.policySources,
   });
   const problems = uniqueProblems([...state.problems, ...tracking.problems]);
   const placement = appliedStatePlacement(

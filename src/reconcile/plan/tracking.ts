@@ -29,6 +29,8 @@ export interface TrackingInput {
   readonly keys: readonly SourceKey[];
   readonly facts: (key: SourceKey) => SourceFacts;
   readonly marks: readonly Mark[];
+  /** Sources an active ReloadPolicy binds to the workload. */
+  readonly policySources?: ReadonlySet<SourceKey> | undefined;
 }
 
 export interface TrackingResult {
@@ -40,7 +42,8 @@ const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVI
 
 /**
  * Every key the workload might track, sorted: its references, the reload-list candidates, keys of its
- * persisted state (so pruning sees them) and keys of its marks (deleted sources).
+ * persisted state (so pruning sees them) and of its policy bindings, and keys of its marks (deleted
+ * sources).
  */
 export function keysToEvaluate(
   view: WorkloadView,
@@ -107,6 +110,7 @@ function evaluateKey(input: TrackingInput, key: SourceKey): Evaluation {
     keys: input.options.keys,
     autoReloadAll: input.options.autoReloadAll,
     reloadLists: input.options.reloadLists,
+    boundByPolicy: input.policySources?.has(key) === true,
   };
   const decision = decide(decideInput);
   const tracking = trackedContainer(decideInput, decision);

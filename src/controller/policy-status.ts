@@ -1,0 +1,205 @@
+/**
+ * Writes ReloadPolicy status (docs/reload-policy.md#status): after a roll of a bound workload, and
+ * whenever what a policy finds may have changed (the policy, a source or a workload appeared or
+ * went, leadership, resync). Writes go one at a time on their own queue, never the workload queue,
+ * so a slow or refused status write never delays a roll; only the leader writes. A write is skipped
+ * when the status already says the same, which also ends the echo of kreload's own writes.
+ */
+import PQueue from 'p-queue';
+import type { ApiError } from '../core/api-error.ts';
+import type { JsonObject } from '../core/json.ts';
+import {
+  desiredStatus,
+  rfc3339,
+  sameStatus,
+  sourceHashesOf,
+  statusBody,
+  targetId,
+} from '../core/reload-policy-status.ts';
+import type { PolicyTargetStatus, ReloadPolicyView } from '../core/reload-policy.ts';
+import type { WorkloadView } from '../core/types.ts';
+import type { Logger } from '../log/logger.ts';
+import type { ReconcilePlan } from '../reconcile/plan/model.ts';
+import type { PolicyEvent, PolicyStore } from '../watch/policy-store.ts';
+import type { SourceCacheEvent } from '../watch/source-cache.ts';
+import type { WatchHandler } from '../watch/watch-caches.ts';
+import type { WorkloadStoreEvent } from '../watch/workload-store.ts';
+
+export interface PolicyStatusPort {
+  patchStatus(namespace: string, name: string, status: JsonObject): Promise<void>;
+}
+
+export interface PolicyStatusWriterDeps {
+  readonly policies: PolicyStore;
+  readonly client: PolicyStatusPort;
+  readonly isLeading: () => boolean;
+  /** ms since the epoch. */
+  readonly now: () => number;
+  readonly logger: Logger;
+  /** A status write was refused or failed (`reloader_errors_total{type="policy_status_error"}`). */
+  readonly onWriteFailed: () => void;
+}
+
+function policyId(policy: { readonly namespace: string; readonly name: string }): string {
+  return `${policy.namespace}/${policy.name}`;
+}
+
+function sameRecord(a: PolicyTargetStatus, b: PolicyTargetStatus): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export class PolicyStatusWriter implements WatchHandler {
+  readonly #deps: PolicyStatusWriterDeps;
+  readonly #queue = new PQueue({ concurrency: 1 });
+  readonly #scheduled = new Set<string>();
+  /** Reload records not yet seen back from the watch, by policy and target. */
+  readonly #pending = new Map<string, Map<string, PolicyTargetStatus>>();
+
+  constructor(deps: PolicyStatusWriterDeps) {
+    this.#deps = deps;
+  }
+
+  /** A bound workload rolled: each binding policy records the time and the hashes it carries. */
+  recordRoll(view: WorkloadView, plan: ReconcilePlan): void {
+    const { policies } = this.#deps;
+    const binding = policies.bindingOf(view);
+    if (binding.policies.length === 0) return;
+    const at = rfc3339(this.#deps.now());
+    const carried = plan.keys.map((key) => ({ key: key.key, hash: key.desired ?? key.applied }));
+    for (const ref of binding.policies) {
+      const policy = policies.get(ref.namespace, ref.name);
+      if (policy === undefined) continue;
+      const own = new Set(policies.boundSourcesOf(policy));
+      const record: PolicyTargetStatus = {
+        kind: view.ref.kind,
+        name: view.ref.name,
+        lastReloadTime: at,
+        sourceHashes: sourceHashesOf(own, carried),
+      };
+      const id = policyId(policy);
+      const pending = this.#pending.get(id) ?? new Map<string, PolicyTargetStatus>();
+      pending.set(targetId(record), record);
+      this.#pending.set(id, pending);
+      this.#schedule(id);
+    }
+  }
+
+  /** Every policy again: leadership acquired, periodic resync. */
+  refreshAll(): void {
+    for (const policy of this.#deps.policies.all()) this.#schedule(policyId(policy));
+  }
+
+  /** Settles once every queued write is done (tests, shutdown). */
+  async idle(): Promise<void> {
+    await this.#queue.onIdle();
+  }
+
+  onPolicyEvent(event: PolicyEvent): void {
+    const id = policyId(event.view);
+    if (event.kind === 'removed') {
+      this.#pending.delete(id);
+      return;
+    }
+    const { view, previous } = event;
+    if (view.problems.length > 0 && previous?.generation !== view.generation) {
+      this.#deps.logger.warn('ReloadPolicy has entries kreload cannot use; the rest applies', {
+        policy: id,
+        problems: view.problems.join('; '),
+      });
+    }
+    this.#schedule(id);
+  }
+
+  onSourceEvent(event: SourceCacheEvent): void {
+    if (event.kind === 'created' || event.kind === 'deleted') {
+      this.#refreshNamespace(event.ref.namespace);
+    }
+  }
+
+  onWorkloadEvent(event: WorkloadStoreEvent): void {
+    if (event.kind === 'added' || event.kind === 'removed') {
+      const namespace = event.key.split('/')[1];
+      if (namespace !== undefined) this.#refreshNamespace(namespace);
+    }
+  }
+
+  onNamespaceEntered(namespace: string): void {
+    this.#refreshNamespace(namespace);
+  }
+
+  onNamespaceLeft(): void {
+    // Nothing is written there any more; its policies keep their last status.
+  }
+
+  onScopeJoined(): void {
+    this.refreshAll();
+  }
+
+  onKindWatched(): void {
+    this.refreshAll();
+  }
+
+  #refreshNamespace(namespace: string): void {
+    for (const policy of this.#deps.policies.inNamespace(namespace)) {
+      this.#schedule(policyId(policy));
+    }
+  }
+
+  #schedule(id: string): void {
+    if (!this.#deps.isLeading() || this.#scheduled.has(id)) return;
+    this.#scheduled.add(id);
+    void this.#queue.add(async () => {
+      this.#scheduled.delete(id);
+      await this.#write(id);
+    });
+  }
+
+  /** Drops the records the watch has brought back; returns the ones still to write. */
+  #unconfirmed(id: string, policy: ReloadPolicyView): ReadonlyMap<string, PolicyTargetStatus> {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return new Map();
+    for (const [target, record] of pending) {
+      const written = policy.status.targets.find((entry) => targetId(entry) === target);
+      if (written !== undefined && sameRecord(written, record)) pending.delete(target);
+    }
+    if (pending.size === 0) this.#pending.delete(id);
+    return pending;
+  }
+
+  async #write(id: string): Promise<void> {
+    const [namespace = '', name = ''] = id.split('/');
+    const { policies } = this.#deps;
+    const policy = policies.get(namespace, name);
+    if (policy === undefined || !this.#deps.isLeading()) {
+      this.#pending.delete(id);
+      return;
+    }
+    const desired = desiredStatus({
+      policy,
+      sources: policies.sourceFacts(policy),
+      targets: policies.targetFacts(policy),
+      conflicts: policies.conflictsOf(policy),
+      currentTargets: new Set(policies.targetIdsOf(policy)),
+      reloads: this.#unconfirmed(id, policy),
+      now: rfc3339(this.#deps.now()),
+    });
+    if (sameStatus(policy.status, desired)) return;
+    try {
+      await this.#deps.client.patchStatus(namespace, name, statusBody(desired));
+    } catch (error) {
+      this.#failed(id, error as ApiError);
+    }
+  }
+
+  #failed(id: string, error: ApiError): void {
+    this.#deps.onWriteFailed();
+    // A policy deleted meanwhile has no status to write; anything else is tried again at the next
+    // trigger or resync, with the records kept.
+    if (error.status === 404) this.#pending.delete(id);
+    this.#deps.logger.warn('cannot write ReloadPolicy status', {
+      policy: id,
+      status: error.status ?? 'network',
+      error: error.message,
+    });
+  }
+}

@@ -1,0 +1,197 @@
+import { describe, expect, it } from 'vitest';
+import {
+  desiredStatus,
+  rfc3339,
+  sameStatus,
+  sourceHashesOf,
+  statusBody,
+  type StatusFacts,
+} from './reload-policy-status.ts';
+import type { PolicyCondition, PolicyTargetStatus } from './reload-policy.ts';
+import { aPolicy, EMPTY_STATUS } from '../testing/policies.ts';
+
+const NOW = '2026-12-02T03:00:00Z';
+const EARLIER = '2026-12-02T02:00:00Z';
+const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
+const POLICY = aPolicy('team-a', 'web', {
+  sources: [{ kind: 'CONFIGMAP', name: 'app-config' }],
+  targets: [{ kind: 'Deployment', name: 'web' }],
+  generation: 3,
+});
+const RELOAD: PolicyTargetStatus = {
+  kind: 'Deployment',
+  name: 'web',
+  lastReloadTime: NOW,
+  sourceHashes: [{ kind: 'ConfigMap', name: 'app-config', hash: H1 }],
+};
+
+function facts(parts: Partial<StatusFacts> = {}): StatusFacts {
+  return {
+    policy: POLICY,
+    sources: { listed: 1, missing: [] },
+    targets: { listed: 1, missing: [] },
+    conflicts: [],
+    currentTargets: new Set(['Deployment/web']),
+    reloads: new Map(),
+    now: NOW,
+    ...parts,
+  };
+}
+
+type Brief = Pick<PolicyCondition, 'type' | 'status' | 'reason'>;
+const brief = (conditions: readonly PolicyCondition[]): Brief[] =>
+  conditions.map(({ type, status, reason }) => ({ type, status, reason }));
+
+describe('desiredStatus', () => {
+  it.each<[string, Partial<StatusFacts>, Brief[]]>([
+    [
+      'everything found',
+      {},
+      [
+        { type: 'Ready', status: 'True', reason: 'Bound' },
+        { type: 'SourcesFound', status: 'True', reason: 'AllFound' },
+        { type: 'TargetsFound', status: 'True', reason: 'AllFound' },
+        { type: 'Conflict', status: 'False', reason: 'NoConflict' },
+      ],
+    ],
+    [
+      'a source missing',
+      { sources: { listed: 1, missing: ['ConfigMap app-config'] } },
+      [
+        { type: 'Ready', status: 'False', reason: 'SourceNotFound' },
+        { type: 'SourcesFound', status: 'False', reason: 'SourceNotFound' },
+        { type: 'TargetsFound', status: 'True', reason: 'AllFound' },
+        { type: 'Conflict', status: 'False', reason: 'NoConflict' },
+      ],
+    ],
+    [
+      'a target missing',
+      { targets: { listed: 1, missing: ['Deployment web'] } },
+      [
+        { type: 'Ready', status: 'False', reason: 'TargetNotFound' },
+        { type: 'SourcesFound', status: 'True', reason: 'AllFound' },
+        { type: 'TargetsFound', status: 'False', reason: 'TargetNotFound' },
+        { type: 'Conflict', status: 'False', reason: 'NoConflict' },
+      ],
+    ],
+    [
+      'suspended',
+      { policy: { ...POLICY, suspend: true } },
+      [
+        { type: 'Ready', status: 'False', reason: 'Suspended' },
+        { type: 'SourcesFound', status: 'True', reason: 'AllFound' },
+        { type: 'TargetsFound', status: 'True', reason: 'AllFound' },
+        { type: 'Conflict', status: 'False', reason: 'NoConflict' },
+      ],
+    ],
+    [
+      'a setting overridden: Ready stays true, Conflict says why',
+      {
+        conflicts: [
+          {
+            policy: { namespace: 'team-a', name: 'web' },
+            field: 'strategy',
+            message: 'strategy annotations is not applied to Deployment web: policy old sets it',
+          },
+        ],
+      },
+      [
+        { type: 'Ready', status: 'True', reason: 'Bound' },
+        { type: 'SourcesFound', status: 'True', reason: 'AllFound' },
+        { type: 'TargetsFound', status: 'True', reason: 'AllFound' },
+        { type: 'Conflict', status: 'True', reason: 'SettingOverridden' },
+      ],
+    ],
+  ])('%s', (_title, parts, expected) => {
+    const status = desiredStatus(facts(parts));
+    expect(brief(status.conditions)).toEqual(expected);
+    expect(status.conditions.every((condition) => condition.observedGeneration === 3)).toBe(true);
+    expect(status.observedGeneration).toBe(3);
+  });
+
+  it('counts found members for the printer columns and names the missing ones', () => {
+    const status = desiredStatus(
+      facts({ sources: { listed: 3, missing: ['Secret db', 'ConfigMap selector team=web'] } }),
+    );
+    expect(status.foundSources).toBe('1/3');
+    expect(status.foundTargets).toBe('1/1');
+    expect(status.conditions[1]?.message).toBe(
+      'not found: Secret db, ConfigMap selector team=web; bound as soon as they exist',
+    );
+  });
+
+  it('keeps lastTransitionTime while a condition keeps its status, and sets it on a change', () => {
+    const first = desiredStatus(facts({ now: EARLIER }));
+    const again = desiredStatus(facts({ policy: { ...POLICY, status: first } }));
+    expect(again.conditions.map((condition) => condition.lastTransitionTime)).toEqual([
+      EARLIER,
+      EARLIER,
+      EARLIER,
+      EARLIER,
+    ]);
+    const changed = desiredStatus(
+      facts({
+        policy: { ...POLICY, status: first },
+        targets: { listed: 1, missing: ['Deployment web'] },
+      }),
+    );
+    expect(changed.conditions.map((condition) => condition.lastTransitionTime)).toEqual([
+      NOW,
+      EARLIER,
+      NOW,
+      EARLIER,
+    ]);
+  });
+
+  it('merges new reloads, drops targets the policy no longer names, takes the latest time', () => {
+    const stale: PolicyTargetStatus = { ...RELOAD, name: 'gone', lastReloadTime: EARLIER };
+    const older: PolicyTargetStatus = { ...RELOAD, name: 'api', lastReloadTime: EARLIER };
+    const status = desiredStatus(
+      facts({
+        policy: { ...POLICY, status: { ...EMPTY_STATUS, targets: [stale, older] } },
+        currentTargets: new Set(['Deployment/web', 'Deployment/api']),
+        reloads: new Map([['Deployment/web', RELOAD]]),
+      }),
+    );
+    expect(status.targets).toEqual([older, RELOAD]);
+    expect(status.lastReloadTime).toBe(NOW);
+  });
+
+  it('the status it computed is the same as itself re-read: no second write', () => {
+    const status = desiredStatus(facts({ reloads: new Map([['Deployment/web', RELOAD]]) }));
+    const reread = desiredStatus(facts({ policy: { ...POLICY, status } }));
+    expect(sameStatus(status, reread)).toBe(true);
+    expect(sameStatus(EMPTY_STATUS, status)).toBe(false);
+  });
+});
+
+describe('statusBody, sourceHashesOf, rfc3339', () => {
+  it('writes every list whole and nulls for unset scalars (merge patch)', () => {
+    expect(statusBody(EMPTY_STATUS)).toEqual({
+      observedGeneration: null,
+      conditions: [],
+      targets: [],
+      lastReloadTime: null,
+      foundSources: null,
+      foundTargets: null,
+    });
+  });
+
+  it("keeps only the policy's own sources, sorted, with their kind names", () => {
+    expect(
+      sourceHashesOf(new Set(['secret/db', 'configmap/app-config']), [
+        { key: 'secret/db', hash: 'b' },
+        { key: 'configmap/other', hash: 'x' },
+        { key: 'configmap/app-config', hash: 'a' },
+        { key: 'secret/unknown-yet', hash: undefined },
+      ]),
+    ).toEqual([
+      { kind: 'ConfigMap', name: 'app-config', hash: 'a' },
+      { kind: 'Secret', name: 'db', hash: 'b' },
+    ]);
+  });
+
+  it('whole seconds in UTC', () => {
+    expect(rfc3339(Date.UTC(2026, 11, 2, 3, 4, 5, 999))).toBe('2026-12-02T03:04:05Z');
+  });
+});

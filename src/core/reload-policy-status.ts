@@ -1,0 +1,198 @@
+/**
+ * The status kreload writes on a ReloadPolicy (docs/reload-policy.md#status): conditions from what
+ * the caches hold, and per target the last reload and the source hashes it carried. Pure: the
+ * status writer gathers the facts and sends the result.
+ */
+import type { JsonObject } from './json.ts';
+import { parseSourceKey } from './keys.ts';
+import {
+  type PolicyCondition,
+  type PolicyConditionType,
+  type PolicyConflict,
+  type PolicySourceHash,
+  type PolicyStatusView,
+  type PolicyTargetStatus,
+  type ReloadPolicyView,
+  SOURCE_KIND_NAMES,
+} from './reload-policy.ts';
+import type { SourceKey } from './types.ts';
+
+/** Named members not found, and how many members there are. */
+export interface MemberFacts {
+  readonly listed: number;
+  /** `ConfigMap app-config`, `Deployment selector app=web`: one per member that finds nothing. */
+  readonly missing: readonly string[];
+}
+
+export interface StatusFacts {
+  readonly policy: ReloadPolicyView;
+  readonly sources: MemberFacts;
+  readonly targets: MemberFacts;
+  /** The settings of this policy that lost on one of its targets. */
+  readonly conflicts: readonly PolicyConflict[];
+  /** The targets the policy names now, as `Kind/name`: entries of others are dropped. */
+  readonly currentTargets: ReadonlySet<string>;
+  /** Reloads done since the status was read, by `Kind/name`. */
+  readonly reloads: ReadonlyMap<string, PolicyTargetStatus>;
+  /** RFC 3339, for a condition whose status changes now. */
+  readonly now: string;
+}
+
+/** `2026-12-02T03:04:05Z`: the seconds precision of metav1.Time. */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+export function targetId(target: { readonly kind: string; readonly name: string }): string {
+  return `${target.kind}/${target.name}`;
+}
+
+/** The hashes of the policy's sources that a roll left on a workload, sorted by kind and name. */
+export function sourceHashesOf(
+  policySources: ReadonlySet<SourceKey>,
+  carried: readonly { readonly key: SourceKey; readonly hash: string | undefined }[],
+): PolicySourceHash[] {
+  const hashes: PolicySourceHash[] = [];
+  for (const { key, hash } of carried) {
+    const parsed = parseSourceKey(key);
+    if (!policySources.has(key) || parsed === undefined || hash === undefined) continue;
+    hashes.push({ kind: SOURCE_KIND_NAMES[parsed.type], name: parsed.name, hash });
+  }
+  return hashes.sort((a, b) => targetId(a).localeCompare(targetId(b)));
+}
+
+interface Verdict {
+  readonly status: PolicyCondition['status'];
+  readonly reason: string;
+  readonly message: string;
+}
+
+function membersVerdict(facts: MemberFacts, noun: string, missingReason: string): Verdict {
+  const found = facts.listed - facts.missing.length;
+  if (facts.missing.length === 0) {
+    return {
+      status: 'True',
+      reason: 'AllFound',
+      message: `${String(found)}/${String(facts.listed)} ${noun} found`,
+    };
+  }
+  return {
+    status: 'False',
+    reason: missingReason,
+    message: `not found: ${facts.missing.join(', ')}; bound as soon as they exist`,
+  };
+}
+
+function verdicts(facts: StatusFacts): Record<PolicyConditionType, Verdict> {
+  const sources = membersVerdict(facts.sources, 'sources', 'SourceNotFound');
+  const targets = membersVerdict(facts.targets, 'targets', 'TargetNotFound');
+  const conflict: Verdict =
+    facts.conflicts.length === 0
+      ? {
+          status: 'False',
+          reason: 'NoConflict',
+          message: 'no other policy or annotation overrides a setting',
+        }
+      : {
+          status: 'True',
+          reason: 'SettingOverridden',
+          message: [...new Set(facts.conflicts.map((c) => c.message))].sort().join('; '),
+        };
+  const ready: Verdict = facts.policy.suspend
+    ? { status: 'False', reason: 'Suspended', message: 'spec.suspend is true: nothing is bound' }
+    : sources.status === 'False'
+      ? { status: 'False', reason: 'SourceNotFound', message: sources.message }
+      : targets.status === 'False'
+        ? { status: 'False', reason: 'TargetNotFound', message: targets.message }
+        : { status: 'True', reason: 'Bound', message: 'every source is bound to every target' };
+  return { Ready: ready, SourcesFound: sources, TargetsFound: targets, Conflict: conflict };
+}
+
+const CONDITION_ORDER: readonly PolicyConditionType[] = [
+  'Ready',
+  'SourcesFound',
+  'TargetsFound',
+  'Conflict',
+];
+
+function latest(times: readonly (string | undefined)[]): string | undefined {
+  return times
+    .filter((time): time is string => time !== undefined)
+    .sort()
+    .at(-1);
+}
+
+/** The status to write: conditions keep their transition time while their status holds. */
+export function desiredStatus(facts: StatusFacts): PolicyStatusView {
+  const { policy } = facts;
+  const byType = verdicts(facts);
+  const conditions = CONDITION_ORDER.map((type): PolicyCondition => {
+    const verdict = byType[type];
+    const before = policy.status.conditions.find((condition) => condition.type === type);
+    return {
+      type,
+      ...verdict,
+      lastTransitionTime:
+        before?.status === verdict.status && before.lastTransitionTime !== ''
+          ? before.lastTransitionTime
+          : facts.now,
+      observedGeneration: policy.generation,
+    };
+  });
+  const targets = new Map<string, PolicyTargetStatus>();
+  for (const entry of policy.status.targets) targets.set(targetId(entry), entry);
+  for (const [id, entry] of facts.reloads) targets.set(id, entry);
+  const kept = [...targets.entries()]
+    .filter(([id]) => facts.currentTargets.has(id))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([, entry]) => entry);
+  const count = (members: MemberFacts): string =>
+    `${String(members.listed - members.missing.length)}/${String(members.listed)}`;
+  return {
+    observedGeneration: policy.generation,
+    conditions,
+    targets: kept,
+    lastReloadTime: latest(kept.map((entry) => entry.lastReloadTime)),
+    foundSources: count(facts.sources),
+    foundTargets: count(facts.targets),
+  };
+}
+
+function conditionBody(condition: PolicyCondition): JsonObject {
+  return {
+    type: condition.type,
+    status: condition.status,
+    reason: condition.reason,
+    message: condition.message,
+    lastTransitionTime: condition.lastTransitionTime,
+    ...(condition.observedGeneration === undefined
+      ? {}
+      : { observedGeneration: condition.observedGeneration }),
+  };
+}
+
+function targetBody(target: PolicyTargetStatus): JsonObject {
+  return {
+    kind: target.kind,
+    name: target.name,
+    ...(target.lastReloadTime === undefined ? {} : { lastReloadTime: target.lastReloadTime }),
+    sourceHashes: target.sourceHashes.map((hash) => ({ ...hash })),
+  };
+}
+
+/** The `status` object of the merge patch; lists are replaced whole, so each is complete. */
+export function statusBody(status: PolicyStatusView): JsonObject {
+  return {
+    observedGeneration: status.observedGeneration ?? null,
+    conditions: status.conditions.map(conditionBody),
+    targets: status.targets.map(targetBody),
+    lastReloadTime: status.lastReloadTime ?? null,
+    foundSources: status.foundSources ?? null,
+    foundTargets: status.foundTargets ?? null,
+  };
+}
+
+/** Whether writing `next` would change what the API server holds. */
+export function sameStatus(current: PolicyStatusView, next: PolicyStatusView): boolean {
+  return JSON.stringify(statusBody(current)) === JSON.stringify(statusBody(next));
+}

@@ -1,0 +1,239 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type BindingInput,
+  bindingOf,
+  type NamedObject,
+  type PolicySelector,
+  selectorMatches,
+  strategyUnder,
+  withPolicySettings,
+} from './reload-policy.ts';
+import type { SourceType } from './types.ts';
+import { DEFAULT_ANNOTATION_KEYS as KEYS } from './types.ts';
+import { aPolicy } from '../testing/policies.ts';
+import { aWorkload } from '../testing/builders.ts';
+
+const selector = (parts: Partial<PolicySelector>): PolicySelector => ({
+  matchLabels: {},
+  matchExpressions: [],
+  ...parts,
+});
+
+describe('selectorMatches', () => {
+  it.each<[string, PolicySelector, Record<string, string> | undefined, boolean]>([
+    ['matchLabels equal', selector({ matchLabels: { app: 'web' } }), { app: 'web', x: '1' }, true],
+    ['matchLabels differ', selector({ matchLabels: { app: 'web' } }), { app: 'api' }, false],
+    ['matchLabels missing', selector({ matchLabels: { app: 'web' } }), {}, false],
+    ['no labels kept', selector({ matchLabels: { app: 'web' } }), undefined, false],
+    [
+      'In',
+      selector({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] }),
+      { tier: 'b' },
+      true,
+    ],
+    [
+      'In, key absent',
+      selector({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['a'] }] }),
+      {},
+      false,
+    ],
+    [
+      'NotIn, key absent',
+      selector({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['a'] }] }),
+      {},
+      true,
+    ],
+    [
+      'NotIn, listed value',
+      selector({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['a'] }] }),
+      { tier: 'a' },
+      false,
+    ],
+    [
+      'Exists',
+      selector({ matchExpressions: [{ key: 'tier', operator: 'Exists', values: [] }] }),
+      { tier: '' },
+      true,
+    ],
+    [
+      'DoesNotExist',
+      selector({ matchExpressions: [{ key: 'tier', operator: 'DoesNotExist', values: [] }] }),
+      { tier: 'x' },
+      false,
+    ],
+    [
+      'every term must hold',
+      selector({
+        matchLabels: { app: 'web' },
+        matchExpressions: [{ key: 'tier', operator: 'Exists', values: [] }],
+      }),
+      { app: 'web' },
+      false,
+    ],
+  ])('%s', (_title, sel, labels, expected) => {
+    expect(selectorMatches(sel, labels)).toBe(expected);
+  });
+});
+
+const NS = 'team-a';
+const WEB: NamedObject<'Deployment'> = { kind: 'Deployment', name: 'web', labels: { app: 'web' } };
+const SOURCES: Readonly<Record<SourceType, readonly NamedObject<SourceType>[]>> = {
+  CONFIGMAP: [
+    { kind: 'CONFIGMAP', name: 'a', labels: { team: 'web' } },
+    { kind: 'CONFIGMAP', name: 'b', labels: { team: 'api' } },
+  ],
+  SECRET: [{ kind: 'SECRET', name: 's', labels: { team: 'web' } }],
+  SECRETPROVIDERCLASS: [],
+};
+const byName = { kind: 'Deployment' as const, name: 'web' };
+
+function input(
+  policies: BindingInput['policies'],
+  annotated: BindingInput['annotated'] = { strategy: false, pausePeriod: false },
+): BindingInput {
+  return { workload: WEB, policies, catalog: (type) => SOURCES[type], annotated };
+}
+
+const older = { creationTimestamp: '2026-12-01T00:00:00Z' };
+const newer = { creationTimestamp: '2026-12-01T00:00:05Z' };
+
+describe('bindingOf (ADR 0034 combination rules)', () => {
+  it('unions the sources of every active policy: names (present or not) and selections', () => {
+    const binding = bindingOf(
+      input([
+        aPolicy(NS, 'p1', { sources: [{ kind: 'CONFIGMAP', name: 'not-yet' }], targets: [byName] }),
+        aPolicy(NS, 'p2', {
+          sources: [{ kind: 'CONFIGMAP', selector: selector({ matchLabels: { team: 'web' } }) }],
+          targets: [{ kind: 'Deployment', selector: selector({ matchLabels: { app: 'web' } }) }],
+        }),
+        aPolicy(NS, 'p3', {
+          sources: [{ kind: 'SECRET', name: 's' }],
+          targets: [byName],
+          suspend: true,
+        }),
+        aPolicy(NS, 'p4', {
+          sources: [{ kind: 'SECRET', name: 's' }],
+          targets: [{ kind: 'StatefulSet', name: 'web' }],
+        }),
+      ]),
+    );
+    expect([...binding.sources].sort()).toEqual(['configmap/a', 'configmap/not-yet']);
+    expect(binding.policies.map((policy) => policy.name)).toEqual(['p1', 'p2']);
+    expect(binding.conflicts).toEqual([]);
+  });
+
+  it('no active policy: no binding', () => {
+    const binding = bindingOf(
+      input([
+        aPolicy(NS, 'p', {
+          sources: [{ kind: 'SECRET', name: 's' }],
+          targets: [byName],
+          suspend: true,
+        }),
+      ]),
+    );
+    expect(binding.sources.size).toBe(0);
+    expect(binding.strategyFrom).toEqual({ from: 'default' });
+  });
+
+  it('the oldest policy setting a value wins; a younger different one conflicts, an equal one not', () => {
+    const sources = [{ kind: 'SECRET' as const, name: 's' }];
+    const binding = bindingOf(
+      input([
+        aPolicy(NS, 'young', {
+          ...newer,
+          sources,
+          targets: [byName],
+          strategy: 'annotations',
+          syncDelayMs: 1000,
+        }),
+        aPolicy(NS, 'old', {
+          ...older,
+          sources,
+          targets: [byName],
+          strategy: 'env-vars',
+          syncDelayMs: 1000,
+        }),
+        aPolicy(NS, 'silent', { ...older, sources, targets: [byName] }),
+      ]),
+    );
+    expect(binding.strategy).toBe('env-vars');
+    expect(binding.strategyFrom).toEqual({
+      from: 'policy',
+      policy: { namespace: NS, name: 'old' },
+    });
+    expect(binding.syncDelayMs).toBe(1000);
+    expect(binding.conflicts).toEqual([
+      {
+        policy: { namespace: NS, name: 'young' },
+        field: 'strategy',
+        message: 'strategy annotations is not applied to Deployment web: policy old sets it',
+      },
+    ]);
+  });
+
+  it('same creation time: the name decides', () => {
+    const sources = [{ kind: 'SECRET' as const, name: 's' }];
+    const binding = bindingOf(
+      input([
+        aPolicy(NS, 'b', { ...older, sources, targets: [byName], pausePeriod: '5m' }),
+        aPolicy(NS, 'a', { ...older, sources, targets: [byName], pausePeriod: '10m' }),
+      ]),
+    );
+    expect(binding.pausePeriod).toBe('10m');
+    expect(binding.conflicts.map((conflict) => [conflict.policy.name, conflict.field])).toEqual([
+      ['b', 'pausePeriod'],
+    ]);
+  });
+
+  it("the workload's own annotation beats every policy, each of which is then in conflict", () => {
+    const sources = [{ kind: 'SECRET' as const, name: 's' }];
+    const binding = bindingOf(
+      input([aPolicy(NS, 'p', { sources, targets: [byName], pausePeriod: '5m' })], {
+        strategy: false,
+        pausePeriod: true,
+      }),
+    );
+    expect(binding.pausePeriod).toBeUndefined();
+    expect(binding.conflicts).toEqual([
+      {
+        policy: { namespace: NS, name: 'p' },
+        field: 'pausePeriod',
+        message:
+          "pausePeriod 5m is not applied to Deployment web: the workload's annotation sets it",
+      },
+    ]);
+  });
+});
+
+describe('withPolicySettings and strategyUnder', () => {
+  const view = aWorkload('Rollout', NS, 'web').build();
+  const base = bindingOf(input([]));
+
+  it.each([
+    ['nothing set: the same view', base, {}],
+    [
+      'restart: the rollout-strategy annotation',
+      { ...base, strategy: 'restart' as const },
+      { [KEYS.rolloutStrategy]: 'restart' },
+    ],
+    [
+      'pausePeriod: the pause-period annotation',
+      { ...base, pausePeriod: '5m' },
+      { [KEYS.pausePeriod]: '5m' },
+    ],
+  ])('%s', (_title, binding, added) => {
+    expect(withPolicySettings(view, binding, KEYS).annotations).toEqual({
+      ...view.annotations,
+      ...added,
+    });
+  });
+
+  it.each([
+    [undefined, 'env-vars'],
+    ['annotations', 'annotations'],
+    ['restart', 'env-vars'],
+  ] as const)('strategy %s under --reload-strategy=env-vars → %s', (strategy, expected) => {
+    expect(strategyUnder({ ...base, strategy }, 'env-vars')).toBe(expected);
+  });
+});

@@ -1,0 +1,321 @@
+/**
+ * ReloadPolicy (docs/reload-policy.md, docs/adr/0034-reload-policy.md): the policy as kreload keeps
+ * it, which workloads and sources it names, and the combination rules when several policies and a
+ * workload's own annotations meet. Pure: the watch side projects and stores the policies, the
+ * planner reads the binding of one workload.
+ */
+import { sourceKey } from './keys.ts';
+import type {
+  AnnotationKeys,
+  Labels,
+  ReloadStrategy,
+  SourceKey,
+  SourceType,
+  WorkloadKind,
+  WorkloadView,
+} from './types.ts';
+
+/** The source type → its `kind` in a policy. */
+export const SOURCE_KIND_NAMES: Readonly<Record<SourceType, string>> = {
+  CONFIGMAP: 'ConfigMap',
+  SECRET: 'Secret',
+  SECRETPROVIDERCLASS: 'SecretProviderClass',
+};
+
+/** `spec.strategy`: a reload strategy, or `restart` (Argo Rollouts, §7.5). */
+export type PolicyStrategy = ReloadStrategy | 'restart';
+
+export interface SelectorRequirement {
+  readonly key: string;
+  readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  readonly values: readonly string[];
+}
+
+/** A Kubernetes label selector; at least one term (the CRD rejects an empty one). */
+export interface PolicySelector {
+  readonly matchLabels: Readonly<Record<string, string>>;
+  readonly matchExpressions: readonly SelectorRequirement[];
+}
+
+/** One entry of `spec.sources` or `spec.targets`: exactly one of `name` and `selector`. */
+export type PolicyMember<K> =
+  | { readonly kind: K; readonly name: string; readonly selector?: undefined }
+  | { readonly kind: K; readonly name?: undefined; readonly selector: PolicySelector };
+
+/** What kreload recorded in `status.targets[]` for one workload. */
+export interface PolicyTargetStatus {
+  readonly kind: string;
+  readonly name: string;
+  readonly lastReloadTime: string | undefined;
+  readonly sourceHashes: readonly PolicySourceHash[];
+}
+
+export interface PolicySourceHash {
+  readonly kind: string;
+  readonly name: string;
+  readonly hash: string;
+}
+
+export interface PolicyCondition {
+  readonly type: PolicyConditionType;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly observedGeneration: number | undefined;
+}
+
+export type PolicyConditionType = 'Ready' | 'SourcesFound' | 'TargetsFound' | 'Conflict';
+
+/** The status as last read from the API server: the writer merges into it. */
+export interface PolicyStatusView {
+  readonly observedGeneration: number | undefined;
+  readonly conditions: readonly PolicyCondition[];
+  readonly targets: readonly PolicyTargetStatus[];
+  readonly lastReloadTime: string | undefined;
+  readonly foundSources: string | undefined;
+  readonly foundTargets: string | undefined;
+}
+
+export interface ReloadPolicyView {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly generation: number;
+  readonly creationTimestamp: string | undefined;
+  readonly sources: readonly PolicyMember<SourceType>[];
+  readonly targets: readonly PolicyMember<WorkloadKind>[];
+  readonly strategy: PolicyStrategy | undefined;
+  /** `spec.syncDelay` in ms; undefined: kreload's `--sync-delay`. */
+  readonly syncDelayMs: number | undefined;
+  /** `spec.pausePeriod` as written (a Go duration), the value the pause-period annotation takes. */
+  readonly pausePeriod: string | undefined;
+  readonly suspend: boolean;
+  readonly status: PolicyStatusView;
+  /** Spec entries kreload could not use (a CRD older than this kreload, or none installed). */
+  readonly problems: readonly string[];
+}
+
+export interface PolicyRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** Does the label set satisfy every term of the selector (apimachinery semantics). */
+export function selectorMatches(selector: PolicySelector, labels: Labels | undefined): boolean {
+  if (labels === undefined) return false;
+  const has = (key: string): boolean => Object.hasOwn(labels, key);
+  for (const [key, value] of Object.entries(selector.matchLabels)) {
+    if (!has(key) || labels[key] !== value) return false;
+  }
+  return selector.matchExpressions.every((term) => {
+    switch (term.operator) {
+      case 'In':
+        return has(term.key) && term.values.includes(labels[term.key] ?? '');
+      case 'NotIn':
+        return !has(term.key) || !term.values.includes(labels[term.key] ?? '');
+      case 'Exists':
+        return has(term.key);
+      case 'DoesNotExist':
+        return !has(term.key);
+    }
+  });
+}
+
+/** An object a member may name: its kind, name and (for selectors) labels. */
+export interface NamedObject<K> {
+  readonly kind: K;
+  readonly name: string;
+  readonly labels: Labels | undefined;
+}
+
+export function memberMatches<K>(member: PolicyMember<K>, object: NamedObject<K>): boolean {
+  if (member.kind !== object.kind) return false;
+  return member.name === undefined
+    ? selectorMatches(member.selector, object.labels)
+    : member.name === object.name;
+}
+
+/** The policy names this workload as a target (suspended policies included). */
+export function targetsWorkload(
+  policy: ReloadPolicyView,
+  workload: NamedObject<WorkloadKind>,
+): boolean {
+  return policy.targets.some((member) => memberMatches(member, workload));
+}
+
+/** The source objects a policy can see, by type: their names and labels. */
+export type SourceCatalog = (type: SourceType) => readonly NamedObject<SourceType>[];
+
+/** Keys of the sources the policy binds: named ones (present or not) and the selected ones. */
+export function boundSourceKeys(policy: ReloadPolicyView, catalog: SourceCatalog): SourceKey[] {
+  const keys = new Set<SourceKey>();
+  for (const member of policy.sources) {
+    if (member.name !== undefined) {
+      keys.add(sourceKey(member.kind, member.name));
+      continue;
+    }
+    for (const object of catalog(member.kind)) {
+      if (memberMatches(member, object)) keys.add(sourceKey(object.kind, object.name));
+    }
+  }
+  return [...keys];
+}
+
+/** Oldest first by creationTimestamp (RFC 3339 in UTC sorts as text), then by name. */
+export function comparePolicyAge(a: ReloadPolicyView, b: ReloadPolicyView): number {
+  const byTime = (a.creationTimestamp ?? '').localeCompare(b.creationTimestamp ?? '');
+  return byTime !== 0 ? byTime : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** Where a setting of one workload came from when policies and annotations meet. */
+export type SettingSource =
+  | { readonly from: 'annotation' }
+  | { readonly from: 'policy'; readonly policy: PolicyRef }
+  | { readonly from: 'default' };
+
+/** One workload's view of every active (not suspended) policy that targets it. */
+export interface PolicyBinding {
+  /** Union of the sources of every active binding policy. */
+  readonly sources: ReadonlySet<SourceKey>;
+  /** The binding policies, oldest first. */
+  readonly policies: readonly PolicyRef[];
+  /** The strategy chosen by the combination rule, undefined when no policy sets one. */
+  readonly strategy: PolicyStrategy | undefined;
+  readonly strategyFrom: SettingSource;
+  readonly syncDelayMs: number | undefined;
+  readonly pausePeriod: string | undefined;
+  /** Binding policies whose strategy, syncDelay or pausePeriod lost to another setting. */
+  readonly conflicts: readonly PolicyConflict[];
+}
+
+export interface PolicyConflict {
+  readonly policy: PolicyRef;
+  readonly field: 'strategy' | 'syncDelay' | 'pausePeriod';
+  readonly message: string;
+}
+
+export const NO_BINDING: PolicyBinding = {
+  sources: new Set(),
+  policies: [],
+  strategy: undefined,
+  strategyFrom: { from: 'default' },
+  syncDelayMs: undefined,
+  pausePeriod: undefined,
+  conflicts: [],
+};
+
+export interface BindingInput {
+  readonly workload: NamedObject<WorkloadKind>;
+  /** Every policy of the workload's namespace. */
+  readonly policies: readonly ReloadPolicyView[];
+  readonly catalog: SourceCatalog;
+  /** The workload's own annotations set these (they win over every policy). */
+  readonly annotated: {
+    readonly strategy: boolean;
+    readonly pausePeriod: boolean;
+  };
+}
+
+type Field = PolicyConflict['field'];
+
+function refOf(policy: ReloadPolicyView): PolicyRef {
+  return { namespace: policy.namespace, name: policy.name };
+}
+
+function valueOf(policy: ReloadPolicyView, field: Field): string | undefined {
+  switch (field) {
+    case 'strategy':
+      return policy.strategy;
+    case 'syncDelay':
+      return policy.syncDelayMs === undefined ? undefined : `${String(policy.syncDelayMs)}ms`;
+    case 'pausePeriod':
+      return policy.pausePeriod;
+  }
+}
+
+/**
+ * The combination rule of one setting (ADR 0034): the workload's annotation wins, then the oldest
+ * policy that sets it; every other policy that sets a different value is in conflict.
+ */
+function combine(
+  active: readonly ReloadPolicyView[],
+  field: Field,
+  annotated: boolean,
+  workload: string,
+): { winner: ReloadPolicyView | undefined; conflicts: PolicyConflict[] } {
+  const setting = active.filter((policy) => valueOf(policy, field) !== undefined);
+  const winner = annotated ? undefined : setting[0];
+  const conflicts: PolicyConflict[] = [];
+  for (const policy of setting) {
+    if (policy === winner) continue;
+    const value = valueOf(policy, field);
+    if (winner !== undefined && valueOf(winner, field) === value) continue;
+    const by = winner === undefined ? "the workload's annotation" : `policy ${winner.name}`;
+    conflicts.push({
+      policy: refOf(policy),
+      field,
+      message: `${field} ${String(value)} is not applied to ${workload}: ${by} sets it`,
+    });
+  }
+  return { winner, conflicts };
+}
+
+function describeWorkload(workload: NamedObject<WorkloadKind>): string {
+  return `${workload.kind} ${workload.name}`;
+}
+
+/** The binding of one workload: which sources, and which settings win (ADR 0034). */
+export function bindingOf(input: BindingInput): PolicyBinding {
+  const binding = input.policies
+    .filter((policy) => targetsWorkload(policy, input.workload))
+    .sort(comparePolicyAge);
+  const active = binding.filter((policy) => !policy.suspend);
+  if (active.length === 0) return NO_BINDING;
+  const sources = new Set<SourceKey>();
+  for (const policy of active) {
+    for (const key of boundSourceKeys(policy, input.catalog)) sources.add(key);
+  }
+  const who = describeWorkload(input.workload);
+  const strategy = combine(active, 'strategy', input.annotated.strategy, who);
+  const syncDelay = combine(active, 'syncDelay', false, who);
+  const pause = combine(active, 'pausePeriod', input.annotated.pausePeriod, who);
+  const conflicts = [...strategy.conflicts, ...syncDelay.conflicts, ...pause.conflicts];
+  return {
+    sources,
+    policies: active.map(refOf),
+    strategy: strategy.winner?.strategy,
+    strategyFrom: input.annotated.strategy
+      ? { from: 'annotation' }
+      : strategy.winner
+        ? { from: 'policy', policy: refOf(strategy.winner) }
+        : { from: 'default' },
+    syncDelayMs: syncDelay.winner?.syncDelayMs,
+    pausePeriod: pause.winner?.pausePeriod,
+    conflicts,
+  };
+}
+
+/**
+ * The workload as the planner sees it under its binding: a policy's `strategy: restart` and
+ * `pausePeriod` act as the annotations they stand for, which the workload itself does not carry
+ * (when it does, the annotation won in `bindingOf` and the binding leaves them unset).
+ */
+export function withPolicySettings(
+  view: WorkloadView,
+  binding: PolicyBinding,
+  keys: Pick<AnnotationKeys, 'rolloutStrategy' | 'pausePeriod'>,
+): WorkloadView {
+  const added: Record<string, string> = {};
+  if (binding.strategy === 'restart') added[keys.rolloutStrategy] = 'restart';
+  if (binding.pausePeriod !== undefined) added[keys.pausePeriod] = binding.pausePeriod;
+  if (Object.keys(added).length === 0) return view;
+  return { ...view, annotations: { ...view.annotations, ...added } };
+}
+
+/** The reload strategy under the binding: the policy's, or kreload's `--reload-strategy`. */
+export function strategyUnder(binding: PolicyBinding, fallback: ReloadStrategy): ReloadStrategy {
+  return binding.strategy === 'env-vars' || binding.strategy === 'annotations'
+    ? binding.strategy
+    : fallback;
+}

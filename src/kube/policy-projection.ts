@@ -1,0 +1,202 @@
+/**
+ * ReloadPolicy wire object → view (docs/reload-policy.md). The CRD's schema and CEL rules reject bad
+ * policies at the API server; what still arrives malformed (a CRD older than this kreload, or objects
+ * written before it was installed) is kept out entry by entry and named in `problems`, so the rest
+ * of the policy still works.
+ */
+import { parseGoDuration } from '../core/go-duration.ts';
+import {
+  booleanAt,
+  isJsonObject,
+  numberAt,
+  objectAt,
+  objectsAt,
+  stringAt,
+  stringMapAt,
+  type JsonObject,
+} from '../core/json.ts';
+import type {
+  PolicyCondition,
+  PolicyConditionType,
+  PolicyMember,
+  PolicySelector,
+  PolicyStatusView,
+  PolicyStrategy,
+  PolicyTargetStatus,
+  ReloadPolicyView,
+  SelectorRequirement,
+} from '../core/reload-policy.ts';
+import type { SourceType, WorkloadKind } from '../core/types.ts';
+import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
+import { objectIdentity } from './projections.ts';
+
+/** `spec.sources[].kind` → the source type it names. */
+const POLICY_SOURCE_KINDS: Readonly<Record<string, SourceType>> = {
+  ConfigMap: 'CONFIGMAP',
+  Secret: 'SECRET',
+  SecretProviderClass: 'SECRETPROVIDERCLASS',
+};
+
+const STRATEGIES: readonly PolicyStrategy[] = ['env-vars', 'annotations', 'restart'];
+const OPERATORS: readonly SelectorRequirement['operator'][] = [
+  'In',
+  'NotIn',
+  'Exists',
+  'DoesNotExist',
+];
+const CONDITION_TYPES: readonly PolicyConditionType[] = [
+  'Ready',
+  'SourcesFound',
+  'TargetsFound',
+  'Conflict',
+];
+const CONDITION_STATUSES: readonly PolicyCondition['status'][] = ['True', 'False', 'Unknown'];
+
+function includes<T extends string>(values: readonly T[], value: string | undefined): value is T {
+  return value !== undefined && (values as readonly string[]).includes(value);
+}
+
+function selectorOf(entry: JsonObject): PolicySelector | undefined {
+  const selector = objectAt(entry, ['selector']);
+  if (selector === undefined) return undefined;
+  const matchExpressions: SelectorRequirement[] = [];
+  for (const term of objectsAt(selector, ['matchExpressions'])) {
+    const key = stringAt(term, ['key']);
+    const operator = stringAt(term, ['operator']);
+    if (key === undefined || !includes(OPERATORS, operator)) return undefined;
+    const values = Array.isArray(term.values)
+      ? term.values.filter((value): value is string => typeof value === 'string')
+      : [];
+    matchExpressions.push({ key, operator, values });
+  }
+  const matchLabels = stringMapAt(selector, ['matchLabels']) ?? {};
+  if (Object.keys(matchLabels).length === 0 && matchExpressions.length === 0) return undefined;
+  return { matchLabels, matchExpressions };
+}
+
+function memberOf<K extends string>(
+  entry: JsonObject,
+  kind: K | undefined,
+): PolicyMember<K> | undefined {
+  if (kind === undefined) return undefined;
+  const name = stringAt(entry, ['name']);
+  const hasSelector = objectAt(entry, ['selector']) !== undefined;
+  if (name !== undefined && name !== '' && !hasSelector) return { kind, name };
+  const selector = name === undefined ? selectorOf(entry) : undefined;
+  return selector === undefined ? undefined : { kind, selector };
+}
+
+function membersOf<K extends string>(
+  spec: JsonObject | undefined,
+  field: 'sources' | 'targets',
+  kindOf: (kind: string | undefined) => K | undefined,
+  problems: string[],
+): PolicyMember<K>[] {
+  const members: PolicyMember<K>[] = [];
+  objectsAt(spec, [field]).forEach((entry, index) => {
+    const member = memberOf(entry, kindOf(stringAt(entry, ['kind'])));
+    if (member === undefined) {
+      problems.push(
+        `spec.${field}[${String(index)}] needs a known kind and one of name or selector; ignored`,
+      );
+    } else members.push(member);
+  });
+  return members;
+}
+
+function workloadKindOf(kind: string | undefined): WorkloadKind | undefined {
+  return WORKLOAD_KINDS.find((row) => row.kind === kind)?.kind;
+}
+
+function sourceTypeOf(kind: string | undefined): SourceType | undefined {
+  return kind === undefined ? undefined : POLICY_SOURCE_KINDS[kind];
+}
+
+function durationOf(
+  spec: JsonObject | undefined,
+  field: 'syncDelay' | 'pausePeriod',
+  maxMs: number,
+  problems: string[],
+): { text: string; ms: number } | undefined {
+  const text = stringAt(spec, [field]);
+  if (text === undefined) return undefined;
+  const ms = parseGoDuration(text);
+  if (ms === undefined || ms < 0 || ms > maxMs) {
+    problems.push(
+      `spec.${field} ${JSON.stringify(text)} is not a Go duration within bounds; ignored`,
+    );
+    return undefined;
+  }
+  return { text, ms };
+}
+
+function conditionOf(entry: JsonObject): PolicyCondition | undefined {
+  const type = stringAt(entry, ['type']);
+  const status = stringAt(entry, ['status']);
+  if (!includes(CONDITION_TYPES, type) || !includes(CONDITION_STATUSES, status)) return undefined;
+  return {
+    type,
+    status,
+    reason: stringAt(entry, ['reason']) ?? '',
+    message: stringAt(entry, ['message']) ?? '',
+    lastTransitionTime: stringAt(entry, ['lastTransitionTime']) ?? '',
+    observedGeneration: numberAt(entry, ['observedGeneration']),
+  };
+}
+
+function targetStatusOf(entry: JsonObject): PolicyTargetStatus | undefined {
+  const kind = stringAt(entry, ['kind']);
+  const name = stringAt(entry, ['name']);
+  if (kind === undefined || name === undefined) return undefined;
+  const sourceHashes = objectsAt(entry, ['sourceHashes']).flatMap((hash) => {
+    const hashKind = stringAt(hash, ['kind']);
+    const hashName = stringAt(hash, ['name']);
+    const value = stringAt(hash, ['hash']);
+    return hashKind === undefined || hashName === undefined || value === undefined
+      ? []
+      : [{ kind: hashKind, name: hashName, hash: value }];
+  });
+  return { kind, name, lastReloadTime: stringAt(entry, ['lastReloadTime']), sourceHashes };
+}
+
+function statusOf(obj: unknown): PolicyStatusView {
+  const status = objectAt(obj, ['status']);
+  return {
+    observedGeneration: numberAt(status, ['observedGeneration']),
+    conditions: objectsAt(status, ['conditions']).flatMap((entry) => conditionOf(entry) ?? []),
+    targets: objectsAt(status, ['targets']).flatMap((entry) => targetStatusOf(entry) ?? []),
+    lastReloadTime: stringAt(status, ['lastReloadTime']),
+    foundSources: stringAt(status, ['foundSources']),
+    foundTargets: stringAt(status, ['foundTargets']),
+  };
+}
+
+const HOUR_MS = 3_600_000;
+
+/** Undefined for an object without name, namespace or uid. */
+export function projectReloadPolicy(obj: unknown): ReloadPolicyView | undefined {
+  const id = objectIdentity(obj);
+  if (!id || !isJsonObject(obj)) return undefined;
+  const spec = objectAt(obj, ['spec']);
+  const problems: string[] = [];
+  const strategyText = stringAt(spec, ['strategy']);
+  const strategy = includes(STRATEGIES, strategyText) ? strategyText : undefined;
+  if (strategyText !== undefined && strategy === undefined) {
+    problems.push(`spec.strategy ${JSON.stringify(strategyText)} is unknown; ignored`);
+  }
+  return {
+    namespace: id.namespace,
+    name: id.name,
+    uid: id.uid,
+    generation: numberAt(obj, ['metadata', 'generation']) ?? 0,
+    creationTimestamp: id.creationTimestamp,
+    sources: membersOf(spec, 'sources', sourceTypeOf, problems),
+    targets: membersOf(spec, 'targets', workloadKindOf, problems),
+    strategy,
+    syncDelayMs: durationOf(spec, 'syncDelay', HOUR_MS, problems)?.ms,
+    pausePeriod: durationOf(spec, 'pausePeriod', 24 * HOUR_MS, problems)?.text,
+    suspend: booleanAt(spec, ['suspend']),
+    status: statusOf(obj),
+    problems,
+  };
+}
