@@ -197,3 +197,12 @@ export const INSTANTIATE_PENDING = 'kreload.io/instantiate-pending';
 
 /** SHA-1 of `__RELOADER_EMPTY_DELETE_MARKER__`: the hash that stands for "source deleted". */
 export const DELETE_MARKER = 'aae45badef99284e4dae01d6046154ea9d99532f';
+
+/** W opt-in to config revisions (docs/adr/0036): snapshot the tracked ConfigMaps at each roll. */
+export const CONFIG_REVISIONS = 'kreload.io/config-revisions';
+/** W opt-in, with CONFIG_REVISIONS, to snapshot the tracked Secrets too. */
+export const CONFIG_REVISIONS_SECRETS = 'kreload.io/config-revisions-secrets';
+/** PT map from source key to the snapshot the template references instead (docs/adr/0036). */
+export const SNAPSHOTS = 'kreload.io/snapshots';
+/** W map of the live hashes the last config-revisions roll pinned: A(K) of opted-in workloads. */
+export const REVISION_HASHES = 'kreload.io/revision-hashes';
