@@ -85,6 +85,7 @@ export function reconcileOptionsOf(options: Options): ReconcileOptions {
     reloadOnDelete: options.reloadOnDelete,
     keys: options.annotationKeys,
     autoReloadAll: options.autoReloadAll,
+    configRevisions: options.enableConfigRevisions,
     dryRun: options.dryRun,
   };
 }

@@ -43,6 +43,7 @@ const CONTRACT_FLAGS = [
   '--kubeconfig',
   '--metrics-port',
   '--include-helm-secrets',
+  '--enable-config-revisions',
   '--dry-run',
   '--leader-election-namespace',
   '--leader-election-id',

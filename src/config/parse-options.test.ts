@@ -54,6 +54,7 @@ describe('parseOptions defaults', () => {
       metricsPort: 9090,
       includeHelmSecrets: false,
       dryRun: false,
+      enableConfigRevisions: false,
       podName: undefined,
       podNamespace: undefined,
       metricsCountByNamespace: false,

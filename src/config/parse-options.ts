@@ -79,6 +79,7 @@ export interface Options {
   readonly metricsPort: number;
   readonly includeHelmSecrets: boolean;
   readonly dryRun: boolean;
+  readonly enableConfigRevisions: boolean;
   readonly podName: string | undefined;
   readonly podNamespace: string | undefined;
   /** `METRICS_COUNT_BY_NAMESPACE=enabled`. */
@@ -272,6 +273,7 @@ export async function parseOptions(
     metricsPort: reader.port('metricsPort'),
     includeHelmSecrets: reader.bool('includeHelmSecrets'),
     dryRun,
+    enableConfigRevisions: reader.bool('enableConfigRevisions'),
     podName: settings.podName,
     podNamespace: settings.podNamespace,
     metricsCountByNamespace: settings.metricsCountByNamespace,

@@ -207,6 +207,7 @@ function plan(input: WorkloadInput): ReconcilePlan {
       reloadOnDelete: options.reloadOnDelete,
       keys: options.annotationKeys,
       autoReloadAll: options.autoReloadAll,
+      configRevisions: options.enableConfigRevisions,
     },
     candidates: input.candidates,
     facts: (key) => {

@@ -3,7 +3,7 @@
  * state and, for a roll, the strategy's template change.
  */
 import type { WorkloadView } from '../core/types.ts';
-import { BASELINE, INSTANTIATE_PENDING, SOURCE_HASHES } from '../core/types.ts';
+import { BASELINE, INSTANTIATE_PENDING, REVISION_HASHES, SOURCE_HASHES } from '../core/types.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { setAt } from '../core/json.ts';
 import type { PatchType, WorkloadKindRow } from './kinds.ts';
@@ -36,6 +36,8 @@ export interface WorkloadChanges extends TemplateChange {
   readonly baseline?: string | null | undefined;
   /** W `kreload.io/instantiate-pending` (a DeploymentConfig without a ConfigChange trigger). */
   readonly instantiatePending?: string | null | undefined;
+  /** W `kreload.io/revision-hashes` (config revisions, docs/adr/0036). */
+  readonly revisionHashes?: string | null | undefined;
   /** Deployments with a pause period only. */
   readonly pause?: PauseWrite | undefined;
 }
@@ -61,13 +63,14 @@ export class UnsupportedPatchError extends Error {
   }
 }
 
-type WorkloadField = 'workloadSourceHashes' | 'baseline' | 'instantiatePending';
+type WorkloadField = 'workloadSourceHashes' | 'baseline' | 'instantiatePending' | 'revisionHashes';
 
 /** Annotation order inside each map is fixed so the same input always gives the same bytes. */
 const WORKLOAD_ANNOTATIONS: readonly (readonly [string, WorkloadField])[] = [
   [BASELINE, 'baseline'],
   [SOURCE_HASHES, 'workloadSourceHashes'],
   [INSTANTIATE_PENDING, 'instantiatePending'],
+  [REVISION_HASHES, 'revisionHashes'],
 ];
 
 function collect<F extends string>(

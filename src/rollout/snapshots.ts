@@ -26,8 +26,7 @@ export const SNAPSHOT_SOURCE_ANNOTATION = 'kreload.io/snapshot-source';
 export const SNAPSHOT_SOURCE_HASH_ANNOTATION = 'kreload.io/snapshot-source-hash';
 
 export type SnapshotNaming =
-  | { readonly ok: true; readonly name: string }
-  | { readonly ok: false; readonly reason: string };
+  { readonly ok: true; readonly name: string } | { readonly ok: false; readonly reason: string };
 
 /** `<source>-<hash10>`; a name over 253 characters is refused with the reason (ADR 0036). */
 export function snapshotName(sourceName: string, hash: string): SnapshotNaming {

@@ -4,6 +4,7 @@
  */
 import { countingCreateMark } from '../../core/marks.ts';
 import type { AnnotationProblem, SourceKey } from '../../core/types.ts';
+import { REVISION_HASHES } from '../../core/types.ts';
 import type { RollActionType } from '../../rollout/kinds.ts';
 import { appliedStatePlacement, rollActionOf } from '../../rollout/kinds.ts';
 import type { WorkloadChanges } from '../../rollout/patch.ts';
@@ -21,6 +22,8 @@ import type {
 } from './model.ts';
 import type { PersistedState } from './persisted-state.ts';
 import { persistedKeys, readPersistedState } from './persisted-state.ts';
+import type { RevisionSettings } from './revisions.ts';
+import { nextRevisionHashes, revisionPlan, revisionSettings, withRestore } from './revisions.ts';
 import { applyRules } from './rules.ts';
 import { evaluateTracking, keysToEvaluate, uniqueProblems } from './tracking.ts';
 
@@ -30,12 +33,17 @@ function createRolls(input: PlanInput, source: TrackedSource): boolean {
   return countingCreateMark(input.marks, source.key, status) !== undefined;
 }
 
-function planKey(
-  input: PlanInput,
-  lookup: { mode: StateMode; context: AppliedContext; state: PersistedState },
-  source: TrackedSource,
-): KeyPlan {
-  const applied = appliedHash(lookup.mode, lookup.context, source);
+interface KeyLookup {
+  readonly mode: StateMode;
+  readonly context: AppliedContext;
+  readonly state: PersistedState;
+  readonly revisions: RevisionSettings;
+}
+
+function planKey(input: PlanInput, lookup: KeyLookup, source: TrackedSource): KeyPlan {
+  // Opted in, A is what the last roll pinned: a rolled-back template does not roll forward.
+  const applied =
+    lookup.revisions.applied.get(source.key) ?? appliedHash(lookup.mode, lookup.context, source);
   const baseline = lookup.state.baseline.get(source.key);
   const verdict = applyRules({
     desired: source.desired,
@@ -76,7 +84,9 @@ function noContainerPlan(
 
 function actionOf(rolling: readonly SourceKey[], changes: WorkloadChanges): PlanAction {
   if (rolling.length > 0) return 'roll';
-  return changes.baseline === undefined ? 'none' : 'baseline';
+  return changes.baseline === undefined && changes.revisionHashes === undefined
+    ? 'none'
+    : 'baseline';
 }
 
 export function planReconcile(input: PlanInput): ReconcilePlan {
@@ -89,7 +99,8 @@ export function planReconcile(input: PlanInput): ReconcilePlan {
     facts: input.facts,
     marks: input.marks,
   });
-  const problems = uniqueProblems([...state.problems, ...tracking.problems]);
+  const revisions = revisionSettings(view, input.row, options.configRevisions);
+  const problems = uniqueProblems([...state.problems, ...tracking.problems, ...revisions.problems]);
   const placement = appliedStatePlacement(
     input.row,
     view.annotations,
@@ -104,13 +115,26 @@ export function planReconcile(input: PlanInput): ReconcilePlan {
   }
   const collisions = options.strategy === 'env-vars' ? findCollisions(tracking.tracked) : [];
   const context = { view, state, colliding: new Set(collisions.flatMap((group) => group.keys)) };
-  const keys = tracking.tracked.map((source) => planKey(input, { mode, context, state }, source));
+  const lookup = { mode, context, state, revisions };
+  const keys = withRestore(
+    revisions,
+    tracking.tracked.map((source) => planKey(input, lookup, source)),
+  );
   const jobStrategy = rollAction === 'create-job-from-cronjob' ? options.strategy : undefined;
   const changes = planChanges({ view, mode, keys, state, collisions, now: input.now, jobStrategy });
   const rolling = keys.filter((key) => key.outcome === 'roll').map((key) => key.key);
+  const revisionHashes = nextRevisionHashes(
+    revisions,
+    keys,
+    rolling.length > 0,
+    view.annotations[REVISION_HASHES],
+  );
+  const revisionPlanned = revisionPlan(revisions, view, keys);
   return {
     ...changes,
-    action: actionOf(rolling, changes),
+    ...(revisionHashes !== undefined && { revisionHashes }),
+    ...(revisionPlanned && { revisions: revisionPlanned }),
+    action: actionOf(rolling, { ...changes, revisionHashes }),
     rollAction,
     rolling,
     mode,
