@@ -21,6 +21,7 @@ import type { Options } from './config/parse-options.ts';
 import { WriteLedger } from './controller/write-ledger.ts';
 import { createKubeTransport } from './kube/transport.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
+import { KubeSnapshotClient } from './kube/snapshot-client.ts';
 import { KubeWorkloadWriter } from './kube/workload-writer.ts';
 import type { LeaderElector } from './leader/leader-elector.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
@@ -149,6 +150,7 @@ class KreloadApp implements App {
       alerts,
       gate,
       journal: recreationJournal(context),
+      snapshots: options.enableConfigRevisions ? new KubeSnapshotClient({ transport }) : undefined,
       webhook: webhook?.mode,
       timers: SYSTEM_TIMERS,
       random: Math.random,

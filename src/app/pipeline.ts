@@ -19,7 +19,7 @@ import type { RandomSource } from '../queue/backoff.ts';
 import type { DebounceSettings } from '../queue/debouncer.ts';
 import type { Timers } from '../time/timers.ts';
 import { WorkQueue } from '../queue/work-queue.ts';
-import type { RecreationJournal, WorkloadWriter } from '../reconcile/ports.ts';
+import type { RecreationJournal, SnapshotApi, WorkloadWriter } from '../reconcile/ports.ts';
 import { type ReconcileOptions, Reconciler } from '../reconcile/reconciler.ts';
 import { MarkStore } from '../watch/marks.ts';
 import type { WatchCaches, WatchHandler } from '../watch/watch-caches.ts';
@@ -63,6 +63,8 @@ export interface PipelineDeps {
   /** The leadership gate (src/leader/leadership-gate.ts). */
   readonly gate: { readonly leading: boolean; mayWrite(): boolean };
   readonly journal?: RecreationJournal | undefined;
+  /** `--enable-config-revisions`: the snapshot API (docs/adr/0036). */
+  readonly snapshots?: SnapshotApi | undefined;
   /** `--webhook-url` mode: changes are posted instead of rolled (§13.7). */
   readonly webhook?: WebhookMode | undefined;
   readonly timers: Timers;
@@ -147,6 +149,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     reloadLists,
     mayWrite: () => gate.mayWrite(),
     journal: deps.journal,
+    snapshots: deps.snapshots,
   });
   const runner = new WorkRunner({
     reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),

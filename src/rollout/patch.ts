@@ -7,6 +7,7 @@ import { BASELINE, INSTANTIATE_PENDING, REVISION_HASHES, SOURCE_HASHES } from '.
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { setAt } from '../core/json.ts';
 import type { PatchType, WorkloadKindRow } from './kinds.ts';
+import type { ReferenceLists } from './snapshots.ts';
 import type { EnvWrite, TemplateChange } from './template-change.ts';
 import {
   compareStrings,
@@ -40,6 +41,11 @@ export interface WorkloadChanges extends TemplateChange {
   readonly revisionHashes?: string | null | undefined;
   /** Deployments with a pause period only. */
   readonly pause?: PauseWrite | undefined;
+  /**
+   * Config revisions (docs/adr/0036): the pod spec's reference lists, rewritten from the live
+   * object. Sent whole, with the env writes applied to the containers.
+   */
+  readonly references?: ReferenceLists | undefined;
 }
 
 export interface Patch {
@@ -141,7 +147,14 @@ function templateBody(
   const template: JsonObject = {};
   const annotations = nonEmpty(collect(changes, TEMPLATE_ANNOTATIONS));
   if (annotations) template.metadata = { annotations };
-  if (changes.envWrites.length > 0) {
+  const references = changes.references;
+  if (references) {
+    // Strategic merge keys containers and volumes by name: the full lists set every reference.
+    template.spec = {
+      ...references,
+      containers: containersWithEnv(references.containers, changes.envWrites),
+    };
+  } else if (changes.envWrites.length > 0) {
     template.spec = { containers: containersPatch(type, view, changes, live) };
   }
   return nonEmpty(template);
