@@ -6,7 +6,7 @@
 import { ApiError } from '../core/api-error.ts';
 import { hashConfigMap, hashSecret } from '../core/hash.ts';
 import type { JsonObject } from '../core/json.ts';
-import { isJsonObject, objectAt, objectsAt, stringAt, stringMapAt } from '../core/json.ts';
+import { objectAt, objectsAt, stringAt, stringMapAt } from '../core/json.ts';
 import { sourceKey } from '../core/keys.ts';
 import type { SourceKey, WorkloadView } from '../core/types.ts';
 import { SNAPSHOTS } from '../core/types.ts';
@@ -193,8 +193,12 @@ function controlledBy(object: JsonObject, uid: string): boolean {
   return ownerReferences(object).some((owner) => owner.uid === uid && owner.controller === true);
 }
 
+function uidOf(owner: JsonObject): string {
+  return stringAt(owner, ['uid']) ?? '';
+}
+
 function sameOwners(a: readonly JsonObject[], b: readonly JsonObject[]): boolean {
-  const uids = (list: readonly JsonObject[]) => list.map((owner) => String(owner.uid)).sort();
+  const uids = (list: readonly JsonObject[]) => list.map(uidOf).sort();
   return JSON.stringify(uids(a)) === JSON.stringify(uids(b));
 }
 
@@ -213,6 +217,54 @@ export interface AdoptContext {
  * neither a revision nor the current template names are left over from a crash or a failed roll and
  * are deleted (ADR 0036).
  */
+interface Revision {
+  readonly owner: JsonObject;
+  readonly names: ReadonlySet<string>;
+}
+
+/** One workload-owned snapshot: its owners now, or its deletion when nothing names it. */
+async function adoptOne(
+  context: AdoptContext,
+  snapshot: { readonly type: SnapshotType; readonly object: JsonObject },
+  named: { readonly revisions: readonly Revision[]; readonly current: ReadonlySet<string> },
+  result: { adopted: string[]; swept: string[]; waiting: boolean },
+): Promise<void> {
+  const { api, view } = context;
+  const { type, object } = snapshot;
+  const namespace = view.ref.namespace;
+  const name = stringAt(object, ['metadata', 'name']) ?? '';
+  const id = `${PREFIX[type]}/${name}`;
+  const owners = named.revisions.filter((r) => r.names.has(id)).map((r) => r.owner);
+  // The template names it: the workload keeps it until a later roll moves on (its revision may
+  // not exist yet, or another revision with the same snapshots may be the older one).
+  const inUse = named.current.has(id);
+  if (owners.length === 0 && !inUse) {
+    context.ensureLeader();
+    await api.delete(type, namespace, name, stringAt(object, ['metadata', 'uid']) ?? '');
+    result.swept.push(id);
+    return;
+  }
+  if (inUse && owners.length === 0) result.waiting = true;
+  const existing = ownerReferences(object);
+  const isWorkload = (owner: JsonObject): boolean => uidOf(owner) === view.uid;
+  const others = existing.filter(
+    (owner) => !isWorkload(owner) && !owners.some((o) => uidOf(o) === uidOf(owner)),
+  );
+  const next = [...others, ...owners, ...(inUse ? existing.filter(isWorkload) : [])];
+  if (sameOwners(existing, next)) return;
+  const resourceVersion = stringAt(object, ['metadata', 'resourceVersion']) ?? '';
+  context.ensureLeader();
+  await api.setOwners(type, { namespace, name, resourceVersion }, next);
+  result.adopted.push(id);
+}
+
+/**
+ * Snapshots still owned by the workload get every revision whose template names them as owners
+ * (the garbage collector then deletes them with the last of those revisions), and lose the
+ * workload as owner once the current template no longer names them; those that neither a revision
+ * nor the current template names are left over from a crash or a failed roll and are deleted
+ * (ADR 0036).
+ */
 export async function adoptSnapshots(context: AdoptContext): Promise<AdoptionResult> {
   const { api, row, view } = context;
   const namespace = view.ref.namespace;
@@ -226,36 +278,13 @@ export async function adoptSnapshots(context: AdoptContext): Promise<AdoptionRes
   const result = { adopted: [] as string[], swept: [] as string[], waiting: false };
   if (pending.length === 0 || row.revisionKind === undefined) return result;
   const revisions = (await api.revisions(row.revisionKind, namespace))
-    .filter((revision) => isJsonObject(revision) && controlledBy(revision, view.uid))
+    .filter((revision) => controlledBy(revision, view.uid))
     .map((revision) => ({ owner: revisionOwner(revision), names: namedBy(revision) }));
   const current = namedBy({
     spec: { template: { metadata: { annotations: view.templateAnnotations } } },
   });
-  for (const { type, object } of pending) {
-    const name = stringAt(object, ['metadata', 'name']) ?? '';
-    const id = `${PREFIX[type]}/${name}`;
-    const owners = revisions.filter((revision) => revision.names.has(id)).map((r) => r.owner);
-    // The template names it: the workload keeps it until a later roll moves on (its revision may
-    // not exist yet, or another revision with the same snapshots may be the older one).
-    const inUse = current.has(id);
-    if (owners.length === 0 && !inUse) {
-      context.ensureLeader();
-      await api.delete(type, namespace, name, stringAt(object, ['metadata', 'uid']) ?? '');
-      result.swept.push(id);
-      continue;
-    }
-    if (inUse && owners.length === 0) result.waiting = true;
-    const existing = ownerReferences(object);
-    const workload = existing.filter((owner) => owner.uid === view.uid);
-    const others = existing.filter(
-      (owner) => owner.uid !== view.uid && !owners.some((o) => o.uid === owner.uid),
-    );
-    const next = [...others, ...owners, ...(inUse ? workload : [])];
-    if (sameOwners(existing, next)) continue;
-    const resourceVersion = stringAt(object, ['metadata', 'resourceVersion']) ?? '';
-    context.ensureLeader();
-    await api.setOwners(type, { namespace, name, resourceVersion }, next);
-    result.adopted.push(id);
+  for (const snapshot of pending) {
+    await adoptOne(context, snapshot, { revisions, current }, result);
   }
   return result;
 }

@@ -144,12 +144,16 @@ function renameContainer(container: JsonObject, rename: ReferenceRename): void {
   setIfDefined(
     container,
     'env',
-    mapEntries(container.env, (env) => renameSites(env, ENV_SITES, rename)),
+    mapEntries(container.env, (env) => {
+      renameSites(env, ENV_SITES, rename);
+    }),
   );
   setIfDefined(
     container,
     'envFrom',
-    mapEntries(container.envFrom, (from) => renameSites(from, ENV_FROM_SITES, rename)),
+    mapEntries(container.envFrom, (from) => {
+      renameSites(from, ENV_FROM_SITES, rename);
+    }),
   );
 }
 
@@ -160,7 +164,9 @@ function renameVolume(volume: JsonObject, rename: ReferenceRename): void {
   setIfDefined(
     projected,
     'sources',
-    mapEntries(projected.sources, (source) => renameSites(source, PROJECTION_SITES, rename)),
+    mapEntries(projected.sources, (source) => {
+      renameSites(source, PROJECTION_SITES, rename);
+    }),
   );
 }
 
@@ -178,13 +184,17 @@ export interface ReferenceLists {
  */
 export function renameReferences(podSpec: JsonObject, rename: ReferenceRename): ReferenceLists {
   const containers = (list: JsonValue | undefined): JsonValue[] | undefined =>
-    mapEntries(list, (container) => renameContainer(container, rename));
+    mapEntries(list, (container) => {
+      renameContainer(container, rename);
+    });
   const lists: { -readonly [K in keyof ReferenceLists]: ReferenceLists[K] } = {
     containers: containers(podSpec.containers) ?? [],
   };
   const init = containers(podSpec.initContainers);
   if (init) lists.initContainers = init;
-  const volumes = mapEntries(podSpec.volumes, (volume) => renameVolume(volume, rename));
+  const volumes = mapEntries(podSpec.volumes, (volume) => {
+    renameVolume(volume, rename);
+  });
   if (volumes) lists.volumes = volumes;
   return lists;
 }

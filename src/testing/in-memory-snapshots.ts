@@ -58,7 +58,7 @@ export class InMemorySnapshots implements SnapshotApi {
 
   #store(type: SnapshotType, namespace: string, name: string, object: JsonObject): JsonObject {
     const stored = structuredClone(object);
-    const metadata = (objectAt(stored, ['metadata']) ?? {}) as JsonObject;
+    const metadata = objectAt(stored, ['metadata']) ?? {};
     metadata.name = name;
     metadata.namespace = namespace;
     metadata.uid ??= `uid-${String(++this.#uids)}`;
@@ -111,7 +111,9 @@ export class InMemorySnapshots implements SnapshotApi {
     this.calls.push({
       verb: 'setOwners',
       what: `${type}/${ref.name}`,
-      owners: owners.map((owner) => `${String(owner.kind)}/${String(owner.name)}`),
+      owners: owners.map(
+        (owner) => `${stringAt(owner, ['kind']) ?? ''}/${stringAt(owner, ['name']) ?? ''}`,
+      ),
     });
     const current = this.#objects.get(`${type}/${ref.namespace}/${ref.name}`);
     if (!current)
