@@ -114,6 +114,8 @@ export interface WorkloadView {
   readonly hasWorkloadRef: boolean;
   /** DeploymentConfig has a `ConfigChange` trigger. */
   readonly hasConfigChangeTrigger: boolean;
+  /** W label `kreload.io/revision-digest` (config revisions, docs/adr/0036), when present. */
+  readonly revisionDigest?: string | undefined;
 }
 
 /** Outcome of the decision algorithm (§3.5) for one workload and one source. */
@@ -204,5 +206,8 @@ export const CONFIG_REVISIONS = 'kreload.io/config-revisions';
 export const CONFIG_REVISIONS_SECRETS = 'kreload.io/config-revisions-secrets';
 /** PT map from source key to the snapshot the template references instead (docs/adr/0036). */
 export const SNAPSHOTS = 'kreload.io/snapshots';
-/** W map of the live hashes the last config-revisions roll pinned: A(K) of opted-in workloads. */
-export const REVISION_HASHES = 'kreload.io/revision-hashes';
+/**
+ * W *label*: SHA-1 of the live hashes the last config-revisions roll pinned (docs/adr/0036). A label,
+ * because `kubectl rollout undo` of a Deployment restores the W annotations of the revision too.
+ */
+export const REVISION_DIGEST = 'kreload.io/revision-digest';

@@ -4,7 +4,6 @@ import {
   BASELINE,
   CONFIG_REVISIONS,
   CONFIG_REVISIONS_SECRETS,
-  REVISION_HASHES,
   SNAPSHOTS,
   CRONJOB_INSTANTIATE,
   DEFAULT_ANNOTATION_KEYS,
@@ -301,6 +300,16 @@ describe('projectWorkload', () => {
       volumes: [{ name: 'v', configMaps: ['cm'], secrets: ['s'], secretProviderClass: undefined }],
     });
     expect(view?.templateAnnotations[SNAPSHOTS]).toBeDefined();
+    expect(view?.revisionDigest).toBeUndefined();
+    const labelled = projectWorkload(
+      'Deployment',
+      {
+        metadata: { ...metadata(), labels: { 'kreload.io/revision-digest': 'abc' } },
+        spec: { template },
+      },
+      KEYS,
+    );
+    expect(labelled?.revisionDigest).toBe('abc');
   });
 
   it('is undefined without a uid', () => {
@@ -324,9 +333,8 @@ describe('workloadAnnotationKeys', () => {
         CONFIG_REVISIONS,
         CONFIG_REVISIONS_SECRETS,
         SNAPSHOTS,
-        REVISION_HASHES,
       ]),
     );
-    expect(kept).toHaveLength(KEY_VALUES.length + 9);
+    expect(kept).toHaveLength(KEY_VALUES.length + 8);
   });
 });

@@ -20,7 +20,7 @@ import {
   CRONJOB_INSTANTIATE,
   INSTANTIATE_PENDING,
   LAST_RELOADED_FROM,
-  REVISION_HASHES,
+  REVISION_DIGEST,
   SNAPSHOTS,
   SOURCE_HASHES,
 } from '../core/types.ts';
@@ -71,7 +71,6 @@ export function workloadAnnotationKeys(keys: AnnotationKeys): readonly string[] 
       CONFIG_REVISIONS,
       CONFIG_REVISIONS_SECRETS,
       SNAPSHOTS,
-      REVISION_HASHES,
     ]),
   ];
 }
@@ -167,6 +166,7 @@ export function projectWorkload(
   const row = kindRow(kind);
   const template = objectAt(obj, row.templatePath);
   const kept = workloadAnnotationKeys(keys);
+  const revisionDigest = stringAt(obj, ['metadata', 'labels', REVISION_DIGEST]);
   return {
     ref: { kind, namespace: id.namespace, name: id.name },
     uid: id.uid,
@@ -178,5 +178,6 @@ export function projectWorkload(
     podSpec: projectPodSpec(template),
     controller: controllerOf(obj),
     ...specFlags(row, obj),
+    ...(revisionDigest !== undefined && { revisionDigest }),
   };
 }

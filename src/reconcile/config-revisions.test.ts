@@ -4,7 +4,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../core/api-error.ts';
-import { hashConfigMap, hashSecret } from '../core/hash.ts';
+import { hashConfigMap, hashSecret, sha1Hex } from '../core/hash.ts';
 import type { JsonObject } from '../core/json.ts';
 import { stringAt } from '../core/json.ts';
 import { workloadKey } from '../core/keys.ts';
@@ -14,7 +14,7 @@ import {
   CONFIG_REVISIONS,
   CONFIG_REVISIONS_SECRETS,
   DEFAULT_ANNOTATION_KEYS as KEYS,
-  REVISION_HASHES,
+  REVISION_DIGEST,
   SNAPSHOTS,
 } from '../core/types.ts';
 import { projectWorkload } from '../kube/workload-projection.ts';
@@ -40,9 +40,12 @@ const SECRET_SNAPSHOT = `db-${SECRET_HASH.slice(0, 10)}`;
 const OLD = '0000000000000000000000000000000000000001';
 const CM_ENV = 'STAKATER_APP_CONFIG_CONFIGMAP';
 const UID = 'uid-api';
+/** The digest label of the roll to CM_HASH and SECRET_HASH. */
+const PINNED = sha1Hex(`{"configmap/app-config":"${CM_HASH}","secret/db":"${SECRET_HASH}"}`);
 
 interface WireSetup {
   readonly w?: Record<string, string>;
+  readonly labels?: Record<string, string>;
   readonly pt?: Record<string, string>;
   readonly cmName?: string;
   readonly cmRef?: string;
@@ -58,6 +61,7 @@ function wire(setup: WireSetup = {}): JsonObject {
       namespace: NS,
       uid: UID,
       resourceVersion: '10',
+      labels: { ...setup.labels },
       annotations: {
         [KEYS.auto]: 'true',
         [CONFIG_REVISIONS]: 'true',
@@ -190,9 +194,7 @@ describe('config revisions: the roll', () => {
     expect(patchBody()).toEqual({
       metadata: {
         resourceVersion: '10',
-        annotations: {
-          [REVISION_HASHES]: `{"configmap/app-config":"${CM_HASH}","secret/db":"${SECRET_HASH}"}`,
-        },
+        labels: { [REVISION_DIGEST]: PINNED },
       },
       spec: {
         template: {
@@ -336,10 +338,8 @@ describe('config revisions: the roll', () => {
   it('opting out restores the live references in one roll', async () => {
     given(
       wire({
-        w: {
-          [CONFIG_REVISIONS]: 'false',
-          [REVISION_HASHES]: `{"configmap/app-config":"${CM_HASH}"}`,
-        },
+        w: { [CONFIG_REVISIONS]: 'false' },
+        labels: { [REVISION_DIGEST]: PINNED },
         pt: { [SNAPSHOTS]: `{"configmap/app-config":"${CM_SNAPSHOT}"}` },
         cmRef: CM_SNAPSHOT,
       }),
@@ -350,7 +350,7 @@ describe('config revisions: the roll', () => {
     const body = JSON.stringify(patchBody());
     expect(body).not.toContain(CM_SNAPSHOT);
     expect(body).toContain(`"${SNAPSHOTS}":null`);
-    expect(body).toContain(`"${REVISION_HASHES}":null`);
+    expect(body).toContain(`"labels":{"${REVISION_DIGEST}":null}`);
     expect(body).toContain('"volumes":[{"name":"config","configMap":{"name":"app-config"}}]');
   });
 
@@ -396,9 +396,7 @@ describe('config revisions: adoption and sweep', () => {
   function rolledWorkload(): void {
     given(
       wire({
-        w: {
-          [REVISION_HASHES]: `{"configmap/app-config":"${CM_HASH}","secret/db":"${SECRET_HASH}"}`,
-        },
+        labels: { [REVISION_DIGEST]: PINNED },
         pt: { [SNAPSHOTS]: `{"configmap/app-config":"${CM_SNAPSHOT}"}` },
         cmRef: CM_SNAPSHOT,
       }),

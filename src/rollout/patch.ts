@@ -3,7 +3,7 @@
  * state and, for a roll, the strategy's template change.
  */
 import type { WorkloadView } from '../core/types.ts';
-import { BASELINE, INSTANTIATE_PENDING, REVISION_HASHES, SOURCE_HASHES } from '../core/types.ts';
+import { BASELINE, INSTANTIATE_PENDING, REVISION_DIGEST, SOURCE_HASHES } from '../core/types.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { setAt } from '../core/json.ts';
 import type { PatchType, WorkloadKindRow } from './kinds.ts';
@@ -37,8 +37,8 @@ export interface WorkloadChanges extends TemplateChange {
   readonly baseline?: string | null | undefined;
   /** W `kreload.io/instantiate-pending` (a DeploymentConfig without a ConfigChange trigger). */
   readonly instantiatePending?: string | null | undefined;
-  /** W `kreload.io/revision-hashes` (config revisions, docs/adr/0036). */
-  readonly revisionHashes?: string | null | undefined;
+  /** W label `kreload.io/revision-digest` (config revisions, docs/adr/0036). */
+  readonly revisionDigest?: string | null | undefined;
   /** Deployments with a pause period only. */
   readonly pause?: PauseWrite | undefined;
   /**
@@ -69,14 +69,13 @@ export class UnsupportedPatchError extends Error {
   }
 }
 
-type WorkloadField = 'workloadSourceHashes' | 'baseline' | 'instantiatePending' | 'revisionHashes';
+type WorkloadField = 'workloadSourceHashes' | 'baseline' | 'instantiatePending';
 
 /** Annotation order inside each map is fixed so the same input always gives the same bytes. */
 const WORKLOAD_ANNOTATIONS: readonly (readonly [string, WorkloadField])[] = [
   [BASELINE, 'baseline'],
   [SOURCE_HASHES, 'workloadSourceHashes'],
   [INSTANTIATE_PENDING, 'instantiatePending'],
-  [REVISION_HASHES, 'revisionHashes'],
 ];
 
 function collect<F extends string>(
@@ -165,8 +164,15 @@ export function needsLiveContainers(row: WorkloadKindRow, changes: TemplateChang
   return row.templatePatchType === 'merge' && changes.envWrites.length > 0;
 }
 
-function metadataOf(resourceVersion: string, annotations: JsonObject | undefined): JsonObject {
+function metadataOf(
+  resourceVersion: string,
+  annotations: JsonObject | undefined,
+  changes?: WorkloadChanges,
+): JsonObject {
   const metadata: JsonObject = { resourceVersion };
+  if (changes?.revisionDigest !== undefined) {
+    metadata.labels = { [REVISION_DIGEST]: changes.revisionDigest };
+  }
   if (annotations) metadata.annotations = annotations;
   return metadata;
 }
@@ -187,8 +193,9 @@ export function buildPatch(
 ): Patch | undefined {
   const template = templateBody(row.templatePatchType, view, changes, live);
   const annotations = workloadAnnotations(changes);
-  if (!template && !annotations && !changes.pause) return undefined;
-  const body: JsonObject = { metadata: metadataOf(view.resourceVersion, annotations) };
+  const labels = changes.revisionDigest !== undefined;
+  if (!template && !annotations && !labels && !changes.pause) return undefined;
+  const body: JsonObject = { metadata: metadataOf(view.resourceVersion, annotations, changes) };
   if (changes.pause) body.spec = { paused: changes.pause.action === 'pause' };
   if (template) setAt(body, row.templatePath, template);
   return { type: template ? row.templatePatchType : row.metadataPatchType, body };

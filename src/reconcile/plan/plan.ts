@@ -4,7 +4,6 @@
  */
 import { countingCreateMark } from '../../core/marks.ts';
 import type { AnnotationProblem, SourceKey } from '../../core/types.ts';
-import { REVISION_HASHES } from '../../core/types.ts';
 import type { RollActionType } from '../../rollout/kinds.ts';
 import { appliedStatePlacement, rollActionOf } from '../../rollout/kinds.ts';
 import type { WorkloadChanges } from '../../rollout/patch.ts';
@@ -22,8 +21,13 @@ import type {
 } from './model.ts';
 import type { PersistedState } from './persisted-state.ts';
 import { persistedKeys, readPersistedState } from './persisted-state.ts';
-import type { RevisionSettings } from './revisions.ts';
-import { nextRevisionHashes, revisionPlan, revisionSettings, withRestore } from './revisions.ts';
+import {
+  nextRevisionDigest,
+  pinnedByLastRoll,
+  revisionPlan,
+  revisionSettings,
+  withRestore,
+} from './revisions.ts';
 import { applyRules } from './rules.ts';
 import { evaluateTracking, keysToEvaluate, uniqueProblems } from './tracking.ts';
 
@@ -37,13 +41,13 @@ interface KeyLookup {
   readonly mode: StateMode;
   readonly context: AppliedContext;
   readonly state: PersistedState;
-  readonly revisions: RevisionSettings;
+  /** Config revisions: the live sources are those the last roll pinned (docs/adr/0036). */
+  readonly pinned: boolean;
 }
 
 function planKey(input: PlanInput, lookup: KeyLookup, source: TrackedSource): KeyPlan {
-  // Opted in, A is what the last roll pinned: a rolled-back template does not roll forward.
-  const applied =
-    lookup.revisions.applied.get(source.key) ?? appliedHash(lookup.mode, lookup.context, source);
+  // A rolled-back template is the user's choice while the live sources stay as last pinned.
+  const applied = lookup.pinned ? source.desired : appliedHash(lookup.mode, lookup.context, source);
   const baseline = lookup.state.baseline.get(source.key);
   const verdict = applyRules({
     desired: source.desired,
@@ -84,7 +88,7 @@ function noContainerPlan(
 
 function actionOf(rolling: readonly SourceKey[], changes: WorkloadChanges): PlanAction {
   if (rolling.length > 0) return 'roll';
-  return changes.baseline === undefined && changes.revisionHashes === undefined
+  return changes.baseline === undefined && changes.revisionDigest === undefined
     ? 'none'
     : 'baseline';
 }
@@ -115,7 +119,7 @@ export function planReconcile(input: PlanInput): ReconcilePlan {
   }
   const collisions = options.strategy === 'env-vars' ? findCollisions(tracking.tracked) : [];
   const context = { view, state, colliding: new Set(collisions.flatMap((group) => group.keys)) };
-  const lookup = { mode, context, state, revisions };
+  const lookup = { mode, context, state, pinned: pinnedByLastRoll(revisions, tracking.tracked) };
   const keys = withRestore(
     revisions,
     tracking.tracked.map((source) => planKey(input, lookup, source)),
@@ -123,18 +127,13 @@ export function planReconcile(input: PlanInput): ReconcilePlan {
   const jobStrategy = rollAction === 'create-job-from-cronjob' ? options.strategy : undefined;
   const changes = planChanges({ view, mode, keys, state, collisions, now: input.now, jobStrategy });
   const rolling = keys.filter((key) => key.outcome === 'roll').map((key) => key.key);
-  const revisionHashes = nextRevisionHashes(
-    revisions,
-    keys,
-    rolling.length > 0,
-    view.annotations[REVISION_HASHES],
-  );
+  const revisionDigest = nextRevisionDigest(revisions, tracking.tracked, view.revisionDigest);
   const revisionPlanned = revisionPlan(revisions, view, keys);
   return {
     ...changes,
-    ...(revisionHashes !== undefined && { revisionHashes }),
+    ...(revisionDigest !== undefined && { revisionDigest }),
     ...(revisionPlanned && { revisions: revisionPlanned }),
-    action: actionOf(rolling, { ...changes, revisionHashes }),
+    action: actionOf(rolling, { ...changes, revisionDigest }),
     rollAction,
     rolling,
     mode,

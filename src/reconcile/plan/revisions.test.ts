@@ -4,10 +4,10 @@ import {
   CONFIG_REVISIONS,
   CONFIG_REVISIONS_SECRETS,
   DEFAULT_ANNOTATION_KEYS as KEYS,
-  REVISION_HASHES,
   SNAPSHOTS,
 } from '../../core/types.ts';
 import type { WorkloadKindRow } from '../../rollout/kinds.ts';
+import { sha1Hex } from '../../core/hash.ts';
 import { kindRow } from '../../rollout/kinds.ts';
 import { aContainer, aWorkload } from '../../testing/builders.ts';
 import type { ReconcilePlan, SourceFacts } from './model.ts';
@@ -31,6 +31,13 @@ interface Setup {
   readonly pt?: Readonly<Record<string, string>>;
   readonly cmEnv?: string;
   readonly kind?: 'Deployment' | 'StatefulSet' | 'CronJob';
+  /** W label kreload.io/revision-digest. */
+  readonly digest?: string;
+}
+
+/** The digest of the last pinned roll, spelled out: SHA-1 of the source-hashes JSON. */
+function digestOf(cm: string, secret: string = S1): string {
+  return sha1Hex(`{"${CM}":"${cm}","${SECRET}":"${secret}"}`);
 }
 
 function view(setup: Setup): WorkloadView {
@@ -45,7 +52,8 @@ function view(setup: Setup): WorkloadView {
   for (const [key, value] of Object.entries(setup.pt ?? {})) {
     builder = builder.withTemplateAnnotation(key, value);
   }
-  return builder.build();
+  const built = builder.build();
+  return setup.digest === undefined ? built : { ...built, revisionDigest: setup.digest };
 }
 
 function plan(setup: Setup, live: { cm: string; secret?: string }, enabled = true): ReconcilePlan {
@@ -85,7 +93,7 @@ describe('planReconcile with config revisions (ADR 0036)', () => {
       pinned: [{ key: CM, type: 'CONFIGMAP', name: 'app-config', hash: H2 }],
       current: new Map(),
     });
-    expect(p.revisionHashes).toBe(`{"${CM}":"${H2}","${SECRET}":"${S1}"}`);
+    expect(p.revisionDigest).toBe(digestOf(H2));
     expect(p.envWrites).toEqual([{ container: 'app', name: CM_ENV, value: H2 }]);
   });
 
@@ -95,35 +103,39 @@ describe('planReconcile with config revisions (ADR 0036)', () => {
     expect(p.revisions?.pinned.map((s) => s.key)).toEqual([CM, SECRET]);
   });
 
-  it('after rollout undo (template on H1, W pinned H2, live H2) it does not roll forward', () => {
-    const w = { ...OPTED_IN, [REVISION_HASHES]: `{"${CM}":"${H2}","${SECRET}":"${S1}"}` };
+  it('after rollout undo (template on H1, last pinned H2, live H2) it does not roll forward', () => {
     const pt = { [SNAPSHOTS]: `{"${CM}":"app-config-dc30e0faa8"}` };
-    const p = plan({ w, pt, cmEnv: H1 }, { cm: H2 });
+    const p = plan({ w: OPTED_IN, pt, cmEnv: H1, digest: digestOf(H2) }, { cm: H2 });
     expect(p.action).toBe('none');
     expect(p.keys.find((k) => k.key === CM)).toMatchObject({ applied: H2, rule: 'R2' });
   });
 
   it('rolls forward once the live source changes again after an undo', () => {
-    const w = { ...OPTED_IN, [REVISION_HASHES]: `{"${CM}":"${H2}","${SECRET}":"${S1}"}` };
-    const p = plan({ w, cmEnv: H1 }, { cm: H3 });
+    const p = plan({ w: OPTED_IN, cmEnv: H1, digest: digestOf(H2) }, { cm: H3 });
     expect(p.action).toBe('roll');
     expect(p.revisions?.pinned).toEqual([
       { key: CM, type: 'CONFIGMAP', name: 'app-config', hash: H3 },
     ]);
-    expect(p.revisionHashes).toBe(`{"${CM}":"${H3}","${SECRET}":"${S1}"}`);
+    expect(p.revisionDigest).toBe(digestOf(H3));
   });
 
-  it('a live source reverted to the content the template runs rolls (onto that snapshot)', () => {
-    const w = { ...OPTED_IN, [REVISION_HASHES]: `{"${CM}":"${H2}","${SECRET}":"${S1}"}` };
-    const p = plan({ w, cmEnv: H1 }, { cm: H1 });
-    expect(p.action).toBe('roll');
-    expect(p.revisions?.pinned[0]?.hash).toBe(H1);
+  it('a live source reverted to what the undone-to template runs: no roll, the digest follows', () => {
+    const w = { ...OPTED_IN, ...SECRET_BASELINE };
+    const p = plan({ w, cmEnv: H1, digest: digestOf(H2) }, { cm: H1 });
+    expect(p.action).toBe('baseline');
+    expect(p.rolling).toEqual([]);
+    expect(p.revisionDigest).toBe(digestOf(H1));
   });
 
-  it('opting out rolls once to restore the live references and drops W revision-hashes', () => {
-    const w = { [REVISION_HASHES]: `{"${CM}":"${H2}"}`, ...SECRET_BASELINE };
+  it('records the digest at first sight, so an undo right after the first roll is recognised', () => {
+    const p = plan({ w: OPTED_IN }, { cm: H1 });
+    expect(p.action).toBe('baseline');
+    expect(p.revisionDigest).toBe(digestOf(H1));
+  });
+
+  it('opting out rolls once to restore the live references and drops the digest label', () => {
     const pt = { [SNAPSHOTS]: `{"${CM}":"app-config-d93dd00779"}` };
-    const p = plan({ w, pt, cmEnv: H2 }, { cm: H2 });
+    const p = plan({ w: SECRET_BASELINE, pt, cmEnv: H2, digest: digestOf(H2) }, { cm: H2 });
     expect(p.action).toBe('roll');
     expect(p.rolling).toEqual([CM]);
     expect(p.revisions).toEqual({
@@ -131,13 +143,34 @@ describe('planReconcile with config revisions (ADR 0036)', () => {
       pinned: [],
       current: new Map([[CM, 'app-config-d93dd00779']]),
     });
-    expect(p.revisionHashes).toBeNull();
+    expect(p.revisionDigest).toBeNull();
+  });
+
+  it('a digest while a source is unknown decides by the rules as usual', () => {
+    const p = planReconcile({
+      view: view({ w: OPTED_IN, cmEnv: H1, digest: digestOf(H2) }),
+      row: kindRow('Deployment'),
+      options: {
+        strategy: 'env-vars',
+        reloadOnCreate: false,
+        reloadOnDelete: false,
+        keys: KEYS,
+        autoReloadAll: false,
+        configRevisions: true,
+      },
+      candidates: {},
+      facts: (key) => (key === CM ? present(H2) : { status: { state: 'unknown' } }),
+      marks: [],
+      now: 1_767_225_600_000,
+    });
+    expect(p.action).toBe('roll');
+    expect(p.revisionDigest).toBeUndefined();
   });
 
   it('without opt-in or snapshots nothing changes', () => {
     const p = plan({ w: SECRET_BASELINE, cmEnv: H1 }, { cm: H2 });
     expect(p.revisions).toBeUndefined();
-    expect(p.revisionHashes).toBeUndefined();
+    expect(p.revisionDigest).toBeUndefined();
   });
 
   it.each<[string, Setup, boolean, string]>([

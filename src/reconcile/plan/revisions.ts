@@ -4,32 +4,27 @@
  * after an opt-out.
  */
 import { referencedSources } from '../../core/references.ts';
-import { formatHashMap, parseHashMap } from '../../core/state.ts';
+import { sha1Hex } from '../../core/hash.ts';
+import { formatHashMap } from '../../core/state.ts';
 import type { AnnotationProblem, SourceKey, WorkloadView } from '../../core/types.ts';
-import {
-  CONFIG_REVISIONS,
-  CONFIG_REVISIONS_SECRETS,
-  REVISION_HASHES,
-  SNAPSHOTS,
-} from '../../core/types.ts';
+import { CONFIG_REVISIONS, CONFIG_REVISIONS_SECRETS, SNAPSHOTS } from '../../core/types.ts';
 import type { WorkloadKindRow } from '../../rollout/kinds.ts';
 import type { SnapshotMap, SnapshotType } from '../../rollout/snapshots.ts';
 import { parseSnapshotMap } from '../../rollout/snapshots.ts';
-import type { KeyPlan, PinnedSource, RevisionPlan } from './model.ts';
+import type { KeyPlan, PinnedSource, RevisionPlan, TrackedSource } from './model.ts';
 
 export interface RevisionSettings {
   /** The workload pins ConfigMaps (and, with `secrets`, Secrets) at each roll. */
   readonly optedIn: boolean;
   readonly types: ReadonlySet<SnapshotType>;
-  /** W `kreload.io/revision-hashes` (only read when opted in). */
-  readonly applied: ReadonlyMap<SourceKey, string>;
+  /** W label `kreload.io/revision-digest` (only read when opted in). */
+  readonly digest: string | undefined;
   /** PT `kreload.io/snapshots`: what the template references instead of the live sources. */
   readonly current: SnapshotMap;
   readonly problems: readonly AnnotationProblem[];
 }
 
 const NONE: ReadonlySet<SnapshotType> = new Set();
-const EMPTY: ReadonlyMap<SourceKey, string> = new Map();
 
 function ignored(value: string, problem: string): AnnotationProblem {
   return { on: 'workload', key: CONFIG_REVISIONS, value, problem, consequence: 'ignored' };
@@ -46,7 +41,7 @@ export function revisionSettings(
 ): RevisionSettings {
   const current = parseSnapshotMap(view.templateAnnotations[SNAPSHOTS]);
   const value = view.annotations[CONFIG_REVISIONS];
-  const off = { optedIn: false, types: NONE, applied: EMPTY, current };
+  const off = { optedIn: false, types: NONE, digest: undefined, current };
   if (value === undefined || value === 'false') return { ...off, problems: [] };
   if (value !== 'true') {
     return { ...off, problems: [ignored(value, 'not "true" or "false"')] };
@@ -63,8 +58,7 @@ export function revisionSettings(
   }
   const types = new Set<SnapshotType>(['CONFIGMAP']);
   if (view.annotations[CONFIG_REVISIONS_SECRETS] === 'true') types.add('SECRET');
-  const applied = parseHashMap(view.annotations[REVISION_HASHES]).map ?? EMPTY;
-  return { optedIn: true, types, applied, current, problems: [] };
+  return { optedIn: true, types, digest: view.revisionDigest, current, problems: [] };
 }
 
 /**
@@ -120,23 +114,45 @@ export function revisionPlan(
 }
 
 /**
- * W `kreload.io/revision-hashes` after a write: at a roll of an opted-in workload, D of every tracked
- * key (its A until the live source changes again, whatever the template says after an undo); removed
- * once the workload has opted out. Undefined: leave it.
+ * SHA-1 of D of every tracked key, as `kreload.io/source-hashes` formats them; undefined while any
+ * D is unknown (the rules then decide as usual).
  */
-export function nextRevisionHashes(
+export function liveDigest(tracked: readonly TrackedSource[]): string | undefined {
+  const hashes = new Map<SourceKey, string>();
+  for (const source of tracked) {
+    if (source.desired === undefined) return undefined;
+    hashes.set(source.key, source.desired);
+  }
+  return sha1Hex(formatHashMap(hashes) ?? '');
+}
+
+/**
+ * Whether the live sources are exactly those the last config-revisions roll pinned: then whatever
+ * the template holds — after `rollout undo`, an older revision's state — is the user's choice,
+ * and every key counts as applied (R2). The next live change breaks the match and rolls.
+ */
+export function pinnedByLastRoll(
   settings: RevisionSettings,
-  keys: readonly KeyPlan[],
-  rolls: boolean,
+  tracked: readonly TrackedSource[],
+): boolean {
+  return (
+    settings.optedIn && settings.digest !== undefined && settings.digest === liveDigest(tracked)
+  );
+}
+
+/**
+ * W label `kreload.io/revision-digest` after a write: for an opted-in workload, the digest of the
+ * live sources whenever the write leaves the template in agreement with them — after a roll, and
+ * equally when the rules find nothing to roll (the template already runs that content, e.g. a live
+ * source reverted to what an undone-to revision holds); removed once the workload has opted out.
+ * Undefined: leave it.
+ */
+export function nextRevisionDigest(
+  settings: RevisionSettings,
+  tracked: readonly TrackedSource[],
   raw: string | undefined,
 ): string | null | undefined {
   if (!settings.optedIn) return raw === undefined ? undefined : null;
-  if (!rolls) return undefined;
-  const hashes = new Map<SourceKey, string>();
-  for (const key of keys) {
-    const value = key.desired ?? key.applied;
-    if (value !== undefined) hashes.set(key.key, value);
-  }
-  const next = formatHashMap(hashes);
-  return next === (raw ?? null) ? undefined : next;
+  const next = liveDigest(tracked);
+  return next === undefined || next === raw ? undefined : next;
 }
