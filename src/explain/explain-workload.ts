@@ -10,13 +10,20 @@ import { parseSourceKey, sourceKey } from '../core/keys.ts';
 import { referencedSources } from '../core/references.ts';
 import { parseHashMap, parseLastReloadedFrom } from '../core/state.ts';
 import type { SourceKey, SourceType, SourceView, WorkloadView } from '../core/types.ts';
-import { BASELINE, INSTANTIATE_PENDING, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
+import {
+  BASELINE,
+  INSTANTIATE_PENDING,
+  LAST_RELOADED_FROM,
+  SNAPSHOTS,
+  SOURCE_HASHES,
+} from '../core/types.ts';
 import type { Options } from '../config/parse-options.ts';
 import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/model.ts';
 import { planReconcile } from '../reconcile/plan/plan.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled } from '../rollout/kinds.ts';
 import { pauseResumeDue, planPause } from '../rollout/pause.ts';
+import { parseSnapshotMap } from '../rollout/snapshots.ts';
 import { isNamespaceIgnored } from '../watch/namespace-filter.ts';
 import { SOURCE_RESOURCES, plannedKinds, watchedSourceResources } from '../watch/watch-plan.ts';
 import type {
@@ -353,6 +360,7 @@ function explainKey(
         : { hash: keyPlan.applied, from: appliedFrom(input.view, context.result, keyPlan) },
     baseline: keyPlan?.baseline,
     stateRule: keyPlan?.rule,
+    snapshot: parseSnapshotMap(input.view.templateAnnotations[SNAPSHOTS]).get(key),
     ...outcome,
   };
 }
