@@ -22,6 +22,7 @@ import { WriteLedger } from './controller/write-ledger.ts';
 import { createKubeTransport } from './kube/transport.ts';
 import { PolicyStatusClient } from './kube/policy-status-client.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
+import { KubeSnapshotClient } from './kube/snapshot-client.ts';
 import { KubeWorkloadWriter } from './kube/workload-writer.ts';
 import type { LeaderElector } from './leader/leader-elector.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
@@ -151,6 +152,7 @@ class KreloadApp implements App {
       alerts,
       gate,
       journal: recreationJournal(context),
+      snapshots: options.enableConfigRevisions ? new KubeSnapshotClient({ transport }) : undefined,
       webhook: webhook?.mode,
       timers: SYSTEM_TIMERS,
       random: Math.random,

@@ -19,7 +19,7 @@ import type { RandomSource } from '../queue/backoff.ts';
 import type { DebounceSettings } from '../queue/debouncer.ts';
 import type { Timers } from '../time/timers.ts';
 import { WorkQueue } from '../queue/work-queue.ts';
-import type { RecreationJournal, WorkloadWriter } from '../reconcile/ports.ts';
+import type { RecreationJournal, SnapshotApi, WorkloadWriter } from '../reconcile/ports.ts';
 import { type ReconcileOptions, Reconciler } from '../reconcile/reconciler.ts';
 import { MarkStore } from '../watch/marks.ts';
 import { type PolicyStatusPort, PolicyStatusWriter } from '../controller/policy-status.ts';
@@ -64,6 +64,8 @@ export interface PipelineDeps {
   /** The leadership gate (src/leader/leadership-gate.ts). */
   readonly gate: { readonly leading: boolean; mayWrite(): boolean };
   readonly journal?: RecreationJournal | undefined;
+  /** `--enable-config-revisions`: the snapshot API (docs/adr/0036). */
+  readonly snapshots?: SnapshotApi | undefined;
   /** `--webhook-url` mode: changes are posted instead of rolled (§13.7). */
   readonly webhook?: WebhookMode | undefined;
   readonly timers: Timers;
@@ -90,6 +92,7 @@ export function reconcileOptionsOf(options: Options): ReconcileOptions {
     reloadOnDelete: options.reloadOnDelete,
     keys: options.annotationKeys,
     autoReloadAll: options.autoReloadAll,
+    configRevisions: options.enableConfigRevisions,
     dryRun: options.dryRun,
   };
 }
@@ -170,6 +173,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     reloadLists,
     mayWrite: () => gate.mayWrite(),
     journal: deps.journal,
+    snapshots: deps.snapshots,
   });
   const runner = new WorkRunner({
     reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),

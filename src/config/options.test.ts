@@ -45,6 +45,7 @@ const CONTRACT_FLAGS = [
   '--metrics-port',
   '--enable-debug-explain',
   '--include-helm-secrets',
+  '--enable-config-revisions',
   '--dry-run',
   '--leader-election-namespace',
   '--leader-election-id',

@@ -465,6 +465,17 @@ export const OPTION_SPECS = [
     helm: 'reloader.includeHelmSecrets',
   },
   {
+    name: 'enableConfigRevisions',
+    flag: '--enable-config-revisions',
+    env: 'KRELOAD_ENABLE_CONFIG_REVISIONS',
+    type: 'bool',
+    default: 'false',
+    help:
+      'Honour kreload.io/config-revisions: snapshot the sources of opted-in Deployments, ' +
+      'StatefulSets and DaemonSets at each roll so rollout undo restores their configuration.',
+    helm: 'reloader.enableConfigRevisions',
+  },
+  {
     name: 'dryRun',
     flag: '--dry-run',
     env: 'KRELOAD_DRY_RUN',

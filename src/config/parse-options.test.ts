@@ -56,6 +56,7 @@ describe('parseOptions defaults', () => {
       enableDebugExplain: false,
       includeHelmSecrets: false,
       dryRun: false,
+      enableConfigRevisions: false,
       podName: undefined,
       podNamespace: undefined,
       metricsCountByNamespace: false,

@@ -82,6 +82,7 @@ export interface Options {
   readonly enableDebugExplain: boolean;
   readonly includeHelmSecrets: boolean;
   readonly dryRun: boolean;
+  readonly enableConfigRevisions: boolean;
   readonly podName: string | undefined;
   readonly podNamespace: string | undefined;
   /** `METRICS_COUNT_BY_NAMESPACE=enabled`. */
@@ -277,6 +278,7 @@ export async function parseOptions(
     enableDebugExplain: reader.bool('enableDebugExplain'),
     includeHelmSecrets: reader.bool('includeHelmSecrets'),
     dryRun,
+    enableConfigRevisions: reader.bool('enableConfigRevisions'),
     podName: settings.podName,
     podNamespace: settings.podNamespace,
     metricsCountByNamespace: settings.metricsCountByNamespace,

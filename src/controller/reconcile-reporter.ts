@@ -31,6 +31,7 @@ import type {
   ReconcileObserver,
   RetryEvent,
   RolledEvent,
+  SnapshotsEvent,
 } from '../reconcile/ports.ts';
 
 export interface ReconcileReporterDeps {
@@ -125,6 +126,24 @@ export class ReconcileReporter implements ReconcileObserver {
       namespace: ref.namespace,
       kind: ref.kind,
       workload: ref.name,
+    });
+  }
+
+  onSnapshots(event: SnapshotsEvent): void {
+    const { ref } = event.view;
+    const fields = { namespace: ref.namespace, kind: ref.kind, workload: ref.name };
+    if ('error' in event) {
+      this.#deps.logger.warn('config snapshots not handed to their revisions; retried later', {
+        ...fields,
+        status: event.error.status,
+        error: event.error.message,
+      });
+      return;
+    }
+    this.#deps.logger.info('config snapshots handed to their revisions', {
+      ...fields,
+      adopted: event.adopted.join(','),
+      swept: event.swept.join(','),
     });
   }
 

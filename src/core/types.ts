@@ -121,6 +121,8 @@ export interface WorkloadView {
   readonly hasConfigChangeTrigger: boolean;
   /** `metadata.labels`, kept only with `--enable-reload-policies` (policy selectors read them). */
   readonly labels?: Labels | undefined;
+  /** W label `kreload.io/revision-digest` (config revisions, docs/adr/0036), when present. */
+  readonly revisionDigest?: string | undefined;
 }
 
 /** Outcome of the decision algorithm (§3.5) for one workload and one source. */
@@ -204,3 +206,15 @@ export const INSTANTIATE_PENDING = 'kreload.io/instantiate-pending';
 
 /** SHA-1 of `__RELOADER_EMPTY_DELETE_MARKER__`: the hash that stands for "source deleted". */
 export const DELETE_MARKER = 'aae45badef99284e4dae01d6046154ea9d99532f';
+
+/** W opt-in to config revisions (docs/adr/0036): snapshot the tracked ConfigMaps at each roll. */
+export const CONFIG_REVISIONS = 'kreload.io/config-revisions';
+/** W opt-in, with CONFIG_REVISIONS, to snapshot the tracked Secrets too. */
+export const CONFIG_REVISIONS_SECRETS = 'kreload.io/config-revisions-secrets';
+/** PT map from source key to the snapshot the template references instead (docs/adr/0036). */
+export const SNAPSHOTS = 'kreload.io/snapshots';
+/**
+ * W *label*: SHA-1 of the live hashes the last config-revisions roll pinned (docs/adr/0036). A label,
+ * because `kubectl rollout undo` of a Deployment restores the W annotations of the revision too.
+ */
+export const REVISION_DIGEST = 'kreload.io/revision-digest';

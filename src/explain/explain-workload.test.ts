@@ -359,6 +359,20 @@ describe('explainWorkload: every reason', () => {
 });
 
 describe('explainWorkload: state and predictions', () => {
+  it('names the snapshot a workload with config revisions runs (docs/adr/0036)', async () => {
+    const workload = deployment()
+      .withAnnotation(K.auto, 'true')
+      .withTemplateAnnotation('kreload.io/snapshots', `{"${CFG}":"cfg-aaaaaaaaaa"}`)
+      .build();
+    const explanation = await explainCase({ ...CASES[0]!, reads: cfgReads(), workload });
+    expect(sourceOf(explanation, CFG).snapshot).toBe('cfg-aaaaaaaaaa');
+    const table = renderReport(
+      { config: { kind: 'flags', args: [] }, assumptions: ASSUMPTIONS, workload: explanation },
+      'table',
+    );
+    expect(table).toContain('runs snapshot cfg-aaaaaaaaaa');
+  });
+
   it('reads the applied hash from the env var and predicts a roll on change', async () => {
     const view = aWorkload('Deployment', NS, 'api')
       .withContainer(

@@ -10,7 +10,13 @@ import { parseSourceKey, sourceKey } from '../core/keys.ts';
 import { referencedSources } from '../core/references.ts';
 import { parseHashMap, parseLastReloadedFrom } from '../core/state.ts';
 import type { SourceKey, SourceType, SourceView, WorkloadView } from '../core/types.ts';
-import { BASELINE, INSTANTIATE_PENDING, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
+import {
+  BASELINE,
+  INSTANTIATE_PENDING,
+  LAST_RELOADED_FROM,
+  SNAPSHOTS,
+  SOURCE_HASHES,
+} from '../core/types.ts';
 import type { Options } from '../config/parse-options.ts';
 import type { Mark } from '../core/marks.ts';
 import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/model.ts';
@@ -18,6 +24,7 @@ import { planReconcile } from '../reconcile/plan/plan.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled } from '../rollout/kinds.ts';
 import { pauseResumeDue, planPause } from '../rollout/pause.ts';
+import { parseSnapshotMap } from '../rollout/snapshots.ts';
 import { isNamespaceIgnored } from '../watch/namespace-filter.ts';
 import { SOURCE_RESOURCES, plannedKinds, watchedSourceResources } from '../watch/watch-plan.ts';
 import type {
@@ -228,6 +235,7 @@ function plan(input: WorkloadInput): ReconcilePlan {
       reloadOnDelete: options.reloadOnDelete,
       keys: options.annotationKeys,
       autoReloadAll: options.autoReloadAll,
+      configRevisions: options.enableConfigRevisions,
     },
     candidates: input.candidates,
     facts: (key) => {
@@ -388,6 +396,7 @@ function explainKey(
         : { hash: keyPlan.applied, from: appliedFrom(input.view, context.result, keyPlan) },
     baseline: keyPlan?.baseline,
     stateRule: keyPlan?.rule,
+    snapshot: parseSnapshotMap(input.view.templateAnnotations[SNAPSHOTS]).get(key),
     ...outcome,
   };
 }

@@ -151,6 +151,8 @@ export interface SourceExplanation {
   readonly baseline?: string | undefined;
   /** The rule of §5.3 (R1–R9) the planner applied, for tracked sources. */
   readonly stateRule?: string | undefined;
+  /** Config revisions: the snapshot the pod template references instead (docs/adr/0036). */
+  readonly snapshot?: string | undefined;
   readonly verdict: Verdict;
   /** Set for `no-roll` and `cannot-tell`; for tracked sources, the deciding rule. */
   readonly because: ExplainReason;

@@ -47,7 +47,8 @@ function stateText(source: SourceExplanation): string {
       ? ''
       : `applied ${shortHash(source.applied.hash)} (${source.applied.from})`;
   const baseline = source.baseline === undefined ? '' : `baseline ${shortHash(source.baseline)}`;
-  const parts = [applied, baseline, source.stateRule ?? ''].filter((part) => part !== '');
+  const snapshot = source.snapshot === undefined ? '' : `runs snapshot ${source.snapshot}`;
+  const parts = [applied, baseline, source.stateRule ?? '', snapshot].filter((part) => part !== '');
   return parts.length === 0 ? '-' : parts.join(', ');
 }
 

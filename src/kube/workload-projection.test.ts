@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { WorkloadKind } from '../core/types.ts';
 import {
   BASELINE,
+  CONFIG_REVISIONS,
+  CONFIG_REVISIONS_SECRETS,
+  SNAPSHOTS,
   CRONJOB_INSTANTIATE,
   DEFAULT_ANNOTATION_KEYS,
   INSTANTIATE_PENDING,
@@ -243,6 +246,72 @@ describe('projectWorkload', () => {
     });
   });
 
+  it('names the live sources of the snapshots the template references (ADR 0036)', () => {
+    const template = {
+      metadata: {
+        annotations: { [SNAPSHOTS]: '{"configmap/cm":"cm-0123456789","secret/s":"s-0123456789"}' },
+      },
+      spec: {
+        containers: [
+          {
+            name: 'app',
+            env: [
+              { name: 'A', valueFrom: { configMapKeyRef: { name: 'cm-0123456789', key: 'k' } } },
+            ],
+            envFrom: [{ secretRef: { name: 's-0123456789' } }, { configMapRef: { name: 'other' } }],
+            volumeMounts: [{ name: 'v' }],
+          },
+        ],
+        initContainers: [{ name: 'init', envFrom: [{ configMapRef: { name: 's-0123456789' } }] }],
+        volumes: [
+          {
+            name: 'v',
+            projected: {
+              sources: [
+                { configMap: { name: 'cm-0123456789' } },
+                { secret: { name: 's-0123456789' } },
+              ],
+            },
+          },
+        ],
+      },
+    };
+    const view = projectWorkload('Deployment', { metadata: metadata(), spec: { template } }, KEYS);
+    expect(view?.podSpec).toEqual({
+      containers: [
+        {
+          name: 'app',
+          stakaterEnv: {},
+          envConfigMaps: ['cm', 'other'],
+          envSecrets: ['s'],
+          volumeMounts: ['v'],
+        },
+      ],
+      // A ConfigMap named like a Secret's snapshot is not that snapshot.
+      initContainers: [
+        {
+          name: 'init',
+          stakaterEnv: {},
+          envConfigMaps: ['s-0123456789'],
+          envSecrets: [],
+          volumeMounts: [],
+        },
+      ],
+      volumes: [{ name: 'v', configMaps: ['cm'], secrets: ['s'], secretProviderClass: undefined }],
+    });
+    expect(view?.templateAnnotations[SNAPSHOTS]).toBeDefined();
+    expect(view?.revisionDigest).toBeUndefined();
+    const labelled = projectWorkload(
+      'Deployment',
+      {
+        metadata: { ...metadata(), labels: { 'kreload.io/revision-digest': 'abc' } },
+        spec: { template },
+      },
+      KEYS,
+    );
+    expect(labelled?.revisionDigest).toBe('abc');
+  });
+
   it('is undefined without a uid', () => {
     expect(
       projectWorkload('Deployment', { metadata: { name: 'w', namespace: 'ns' } }, KEYS),
@@ -261,8 +330,11 @@ describe('workloadAnnotationKeys', () => {
         BASELINE,
         CRONJOB_INSTANTIATE,
         INSTANTIATE_PENDING,
+        CONFIG_REVISIONS,
+        CONFIG_REVISIONS_SECRETS,
+        SNAPSHOTS,
       ]),
     );
-    expect(kept).toHaveLength(KEY_VALUES.length + 5);
+    expect(kept).toHaveLength(KEY_VALUES.length + 8);
   });
 });

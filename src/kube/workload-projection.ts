@@ -15,15 +15,21 @@ import type {
 } from '../core/types.ts';
 import {
   BASELINE,
+  CONFIG_REVISIONS,
+  CONFIG_REVISIONS_SECRETS,
   CRONJOB_INSTANTIATE,
   INSTANTIATE_PENDING,
   LAST_RELOADED_FROM,
+  REVISION_DIGEST,
+  SNAPSHOTS,
   SOURCE_HASHES,
 } from '../core/types.ts';
 import type { JsonObject } from '../core/json.ts';
 import { booleanAt, numberAt, objectAt, objectsAt, stringAt } from '../core/json.ts';
 import type { WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
 import { kindRow } from '../rollout/kinds.ts';
+import type { ReferenceRename } from '../rollout/snapshots.ts';
+import { liveNameOf, parseSnapshotMap } from '../rollout/snapshots.ts';
 import { keptAnnotations, keptLabels, objectIdentity } from './projections.ts';
 
 /** How each spec flag a kind's row lists is read from the object (§9.2 item 3). */
@@ -62,6 +68,9 @@ export function workloadAnnotationKeys(keys: AnnotationKeys): readonly string[] 
       BASELINE,
       CRONJOB_INSTANTIATE,
       INSTANTIATE_PENDING,
+      CONFIG_REVISIONS,
+      CONFIG_REVISIONS_SECRETS,
+      SNAPSHOTS,
     ]),
   ];
 }
@@ -70,7 +79,11 @@ function uniqueStrings(values: readonly (string | undefined)[]): string[] {
   return [...new Set(values.filter((v): v is string => v !== undefined && v !== ''))];
 }
 
-function projectContainer(container: JsonObject): ContainerView {
+/**
+ * `live` maps a referenced snapshot back to its source (PT `kreload.io/snapshots`, ADR 0036): the
+ * view names the live sources, so tracking and the index never follow the copies.
+ */
+function projectContainer(container: JsonObject, live: ReferenceRename): ContainerView {
   const env = objectsAt(container, ['env']);
   const envFrom = objectsAt(container, ['envFrom']);
   const stakaterEnv: Record<string, string> = {};
@@ -82,11 +95,11 @@ function projectContainer(container: JsonObject): ContainerView {
   return {
     name: stringAt(container, ['name']) ?? '',
     stakaterEnv,
-    envConfigMaps: uniqueStrings([
+    envConfigMaps: liveNames(live, 'CONFIGMAP', [
       ...env.map((e) => stringAt(e, ['valueFrom', 'configMapKeyRef', 'name'])),
       ...envFrom.map((e) => stringAt(e, ['configMapRef', 'name'])),
     ]),
-    envSecrets: uniqueStrings([
+    envSecrets: liveNames(live, 'SECRET', [
       ...env.map((e) => stringAt(e, ['valueFrom', 'secretKeyRef', 'name'])),
       ...envFrom.map((e) => stringAt(e, ['secretRef', 'name'])),
     ]),
@@ -96,15 +109,23 @@ function projectContainer(container: JsonObject): ContainerView {
   };
 }
 
-function projectVolume(volume: JsonObject): VolumeView {
+function liveNames(
+  live: ReferenceRename,
+  type: 'CONFIGMAP' | 'SECRET',
+  names: readonly (string | undefined)[],
+): string[] {
+  return uniqueStrings(names.map((name) => (name === undefined ? name : live(type, name))));
+}
+
+function projectVolume(volume: JsonObject, live: ReferenceRename): VolumeView {
   const projected = objectsAt(volume, ['projected', 'sources']);
   return {
     name: stringAt(volume, ['name']) ?? '',
-    configMaps: uniqueStrings([
+    configMaps: liveNames(live, 'CONFIGMAP', [
       stringAt(volume, ['configMap', 'name']),
       ...projected.map((s) => stringAt(s, ['configMap', 'name'])),
     ]),
-    secrets: uniqueStrings([
+    secrets: liveNames(live, 'SECRET', [
       stringAt(volume, ['secret', 'secretName']),
       ...projected.map((s) => stringAt(s, ['secret', 'name'])),
     ]),
@@ -113,10 +134,14 @@ function projectVolume(volume: JsonObject): VolumeView {
 }
 
 function projectPodSpec(template: JsonObject | undefined): PodSpecView {
+  const live = liveNameOf(
+    parseSnapshotMap(stringAt(template, ['metadata', 'annotations', SNAPSHOTS])),
+  );
+  const container = (c: JsonObject): ContainerView => projectContainer(c, live);
   return {
-    containers: objectsAt(template, ['spec', 'containers']).map(projectContainer),
-    initContainers: objectsAt(template, ['spec', 'initContainers']).map(projectContainer),
-    volumes: objectsAt(template, ['spec', 'volumes']).map(projectVolume),
+    containers: objectsAt(template, ['spec', 'containers']).map(container),
+    initContainers: objectsAt(template, ['spec', 'initContainers']).map(container),
+    volumes: objectsAt(template, ['spec', 'volumes']).map((v) => projectVolume(v, live)),
   };
 }
 
@@ -142,6 +167,7 @@ export function projectWorkload(
   const row = kindRow(kind);
   const template = objectAt(obj, row.templatePath);
   const kept = workloadAnnotationKeys(keys);
+  const revisionDigest = stringAt(obj, ['metadata', 'labels', REVISION_DIGEST]);
   return {
     ref: { kind, namespace: id.namespace, name: id.name },
     uid: id.uid,
@@ -154,5 +180,6 @@ export function projectWorkload(
     controller: controllerOf(obj),
     ...specFlags(row, obj),
     ...(keepLabels ? { labels: keptLabels(obj, true) } : {}),
+    ...(revisionDigest !== undefined && { revisionDigest }),
   };
 }

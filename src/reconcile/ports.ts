@@ -15,7 +15,8 @@ import type {
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
-import type { WorkloadKindRow } from '../rollout/kinds.ts';
+import type { RevisionKind, WorkloadKindRow } from '../rollout/kinds.ts';
+import type { SnapshotType } from '../rollout/snapshots.ts';
 import type { PauseNotice } from '../rollout/pause.ts';
 import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
@@ -252,4 +253,48 @@ export interface ReconcileObserver {
    */
   onPauseNotice(event: { readonly view: WorkloadView; readonly notice: PauseNotice }): void;
   onRecreationRetried(event: RecreationRetryEvent): void;
+  /**
+   * Config revisions (docs/adr/0036): snapshots handed to their revisions (`adopted`) or deleted as
+   * left over (`swept`), or the adoption pass failed (retried at the next reconcile).
+   */
+  onSnapshots(event: SnapshotsEvent): void;
+}
+
+export type SnapshotsEvent =
+  | {
+      readonly view: WorkloadView;
+      readonly adopted: readonly string[];
+      readonly swept: readonly string[];
+    }
+  | { readonly view: WorkloadView; readonly error: ApiError };
+
+/**
+ * ConfigMaps and Secrets as config revisions use them (docs/adr/0036), implemented by
+ * kube/snapshot-client.ts. Every method rejects with ApiError; a source's content is returned for
+ * one copy and never kept.
+ */
+export interface SnapshotApi {
+  /** GET, as served; undefined on 404. */
+  get(type: SnapshotType, namespace: string, name: string): Promise<JsonObject | undefined>;
+  /** POST (`?fieldManager=kreload`); AlreadyExists rejects with status 409. */
+  create(type: SnapshotType, namespace: string, body: JsonObject): Promise<void>;
+  /** LIST with a label selector. */
+  list(
+    type: SnapshotType,
+    namespace: string,
+    labelSelector: string,
+  ): Promise<readonly JsonObject[]>;
+  /**
+   * Merge patch of `metadata.ownerReferences` with the resourceVersion precondition (a stale one
+   * gives 409).
+   */
+  setOwners(
+    type: SnapshotType,
+    ref: { readonly namespace: string; readonly name: string; readonly resourceVersion: string },
+    owners: readonly JsonObject[],
+  ): Promise<void>;
+  /** DELETE with a UID precondition; 404 and 409 reject. */
+  delete(type: SnapshotType, namespace: string, name: string, uid: string): Promise<void>;
+  /** LIST of the ReplicaSets or ControllerRevisions of a namespace. */
+  revisions(kind: RevisionKind, namespace: string): Promise<readonly JsonObject[]>;
 }

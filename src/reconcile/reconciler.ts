@@ -49,10 +49,12 @@ import type {
   RecreationJournal,
   RecreationRetryEvent,
   ReconcileObserver,
+  SnapshotApi,
   SourceLookup,
   WorkloadLookup,
   WorkloadWriter,
 } from './ports.ts';
+import { adoptSnapshots } from './snapshot-writes.ts';
 import { ApiError } from '../core/api-error.ts';
 import { uniqueProblems } from './plan/tracking.ts';
 import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
@@ -91,6 +93,8 @@ export interface ReconcilerDeps {
    * memory, which a crash between DELETE and CREATE loses.
    */
   readonly journal?: RecreationJournal | undefined;
+  /** ConfigMaps and Secrets for config revisions (docs/adr/0036); absent when they are off. */
+  readonly snapshots?: SnapshotApi | undefined;
 }
 
 /** What started this reconcile: the source changes of the queue entry (§8 item 1). */
@@ -187,6 +191,14 @@ export interface ReconcileResult {
   readonly resumed?: boolean | undefined;
 }
 
+/**
+ * After a config-revisions roll, the next reconcile hands the snapshots to the new revision
+ * (docs/adr/0036): the Deployment controller creates its ReplicaSet within moments.
+ */
+export const ADOPTION_DELAY_MS = 2_000;
+/** While a snapshot the template names has no revision yet, adoption is tried again this often. */
+export const ADOPTION_RETRY_MS = 5_000;
+
 /** Job creation after its deletion retries AlreadyExists for up to this long (§7.4 item 3). */
 export const RECREATE_WINDOW_MS = 30_000;
 
@@ -247,6 +259,12 @@ interface Completion {
   readonly instantiated?: boolean | undefined;
 }
 
+/** The earliest of the defined times. */
+function earliest(...values: (number | undefined)[]): number | undefined {
+  const defined = values.filter((value) => value !== undefined);
+  return defined.length > 0 ? Math.min(...defined) : undefined;
+}
+
 function plansWrite(target: Target): boolean {
   return target.plan.action !== 'none' && target.plan.skip === undefined;
 }
@@ -274,6 +292,11 @@ export class Reconciler {
   #lastOutageAt: number | undefined;
   /** UIDs already warned about a pause-period on a kind without it (§3.1: once per workload). */
   readonly #pauseIgnoredWarned = new Set<string>();
+  /**
+   * Workloads whose snapshots still wait for adoption after a config-revisions roll, also once
+   * they opted out (docs/adr/0036). Opted-in workloads are adopted at every reconcile regardless.
+   */
+  readonly #adoptionOwed = new Set<WorkloadKey>();
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
@@ -329,7 +352,8 @@ export class Reconciler {
     this.#reportDiagnostics(target);
     if (!hasWrite(target)) {
       if (this.#owesInstantiate(pass, view)) return this.#finishInstantiate(pass, target);
-      return this.#settle(pass, target);
+      const adoptAt = await this.#adopt(pass, target);
+      return this.#settle(pass, target, 0, earliest(target.pause.resumeAt, adoptAt));
     }
     if (this.#deps.options.dryRun) return this.#dryRun(pass, target);
     return this.#write(pass, { target, fetched: false, attempt: 1, startedAt: this.#deps.now() });
@@ -460,6 +484,7 @@ export class Reconciler {
         memo: pass.memo,
         mayWrite: () => this.#mayWrite(),
         recreations: this.#pending,
+        snapshots: this.#deps.snapshots,
       });
     } catch (error) {
       if (error instanceof LeadershipLostError) return { ...NOT_LEADER, attempts: attempt.attempt };
@@ -783,6 +808,40 @@ export class Reconciler {
     }
   }
 
+  /**
+   * Config revisions (docs/adr/0036): hand the workload's snapshots to their revisions, sweep the
+   * left-over ones. Returns when to try again (a snapshot waits for its revision, or the pass
+   * failed); undefined when nothing is left. Never fails the reconcile.
+   */
+  async #adopt(pass: Pass, target: Target): Promise<number | undefined> {
+    const api = this.#deps.snapshots;
+    const optedIn = target.plan.revisions?.optedIn === true;
+    if (!api || this.#deps.options.dryRun || (!optedIn && !this.#adoptionOwed.has(pass.key))) {
+      return undefined;
+    }
+    const { view } = target;
+    try {
+      const result = await adoptSnapshots({
+        api,
+        row: pass.row,
+        view,
+        ensureLeader: () => {
+          if (!this.#mayWrite()) throw new LeadershipLostError(view.ref);
+        },
+      });
+      if (result.adopted.length > 0 || result.swept.length > 0) {
+        this.#deps.observer.onSnapshots({ view, adopted: result.adopted, swept: result.swept });
+      }
+      if (result.waiting) return this.#deps.now() + ADOPTION_RETRY_MS;
+      this.#adoptionOwed.delete(pass.key);
+      return undefined;
+    } catch (error) {
+      if (error instanceof LeadershipLostError) return undefined;
+      this.#deps.observer.onSnapshots({ view, error: asApiError(error) });
+      return this.#deps.now() + ADOPTION_RETRY_MS;
+    }
+  }
+
   #written(pass: Pass, timing: Attempt, completion: Completion): ReconcileResult {
     const { marks, observer } = this.#deps;
     const { view, plan, pause } = timing.target;
@@ -790,7 +849,8 @@ export class Reconciler {
     marks.consume(pass.key, pass.marks);
     const resumed = pause.write?.action === 'resume';
     if (resumed) observer.onResumed({ view, attempts });
-    const done = { plan, attempts, resumeAt: pause.resumeAt, resumed };
+    const adoptAt = this.#adoptionAfter(pass, plan);
+    const done = { plan, attempts, resumeAt: earliest(pause.resumeAt, adoptAt), resumed };
     if (plan.action === 'roll') {
       observer.onRolled({
         view,
@@ -810,6 +870,15 @@ export class Reconciler {
       return { outcome: 'baselined', ...done };
     }
     return { outcome: 'resumed', ...done };
+  }
+
+  /** A roll with config revisions owes an adoption pass a moment later. */
+  #adoptionAfter(pass: Pass, plan: ReconcilePlan): number | undefined {
+    if (plan.action !== 'roll' || plan.revisions === undefined || !this.#deps.snapshots) {
+      return undefined;
+    }
+    this.#adoptionOwed.add(pass.key);
+    return this.#deps.now() + ADOPTION_DELAY_MS;
   }
 
   #gone(pass: Pass, attempts: number): ReconcileResult {

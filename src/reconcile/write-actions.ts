@@ -22,8 +22,16 @@ import {
   rfc3339Seconds,
 } from '../rollout/patch.ts';
 import type { PendingRecreation, PendingRecreations } from './pending-recreations.ts';
-import type { ReconcilePlan } from './plan/model.ts';
-import type { CreatedObject, JobCreationSkip, WorkloadLookup, WorkloadWriter } from './ports.ts';
+import type { ReconcilePlan, RevisionPlan } from './plan/model.ts';
+import type {
+  CreatedObject,
+  JobCreationSkip,
+  SnapshotApi,
+  WorkloadLookup,
+  WorkloadWriter,
+} from './ports.ts';
+import type { PinnedChange } from './snapshot-writes.ts';
+import { pinSnapshots } from './snapshot-writes.ts';
 import { ApiError } from '../core/api-error.ts';
 
 /** What one write acts on: the view it was planned from, the plan and the pause rules' verdict. */
@@ -74,6 +82,8 @@ export interface WriteContext {
   readonly mayWrite: () => boolean;
   /** The Job recreation journal (docs/adr/0019). */
   readonly recreations: PendingRecreations;
+  /** ConfigMaps and Secrets for config revisions (docs/adr/0036); absent when they are off. */
+  readonly snapshots?: SnapshotApi | undefined;
 }
 
 /** Throws LeadershipLostError unless a write may start now. */
@@ -141,19 +151,48 @@ const METADATA_WRITE: WriteStrategy = {
 };
 
 /**
+ * Config revisions (docs/adr/0036): GET the workload (its template must be the planned one), make
+ * the snapshots, and return the rewritten references for the patch that follows.
+ */
+async function pinnedChange(context: WriteContext, revisions: RevisionPlan): Promise<PinnedChange> {
+  const { view } = context.target;
+  const object = await context.writer.getObject(view.ref);
+  if (!object) throw vanished(view.ref);
+  if (stringAt(object, ['metadata', 'resourceVersion']) !== view.resourceVersion) {
+    throw new ApiError(`${view.ref.kind} ${view.ref.namespace}/${view.ref.name} changed`, {
+      status: 409,
+      retryable: true,
+    });
+  }
+  return pinSnapshots({
+    api: context.snapshots,
+    row: context.row,
+    view,
+    revisions,
+    template: objectAt(object, context.row.templatePath) ?? {},
+    ensureLeader: () => {
+      ensureLeader(context);
+    },
+  });
+}
+
+/**
  * §6, §7.1, §7.5 `rollout`, §7.6: one patch of the pod template and W state (plus the pause write of
  * §7.2). A merge-patch kind with env-var changes GETs the live containers first (§10). A
- * DeploymentConfig without a ConfigChange trigger is then instantiated.
+ * DeploymentConfig without a ConfigChange trigger is then instantiated. With config revisions the
+ * snapshots are made first and the same patch points the template at them (docs/adr/0036).
  */
 const TEMPLATE_PATCH: WriteStrategy = {
   async write(context) {
     const { row, target } = context;
     const { view, plan, pause } = target;
-    const live = needsLiveContainers(row, plan) ? await liveTemplate(context) : undefined;
+    const pinned = plan.revisions ? await pinnedChange(context, plan.revisions) : undefined;
+    const live =
+      !pinned && needsLiveContainers(row, plan) ? await liveTemplate(context) : undefined;
     const instantiates = needsInstantiate(row, view);
     // The marker goes with the template (docs/adr/0019): the instantiate is owed until it succeeds.
     const instantiatePending = instantiates ? rfc3339Seconds(context.now) : undefined;
-    await patchIfAny(context, { ...plan, pause: pause.write, instantiatePending }, live);
+    await patchIfAny(context, { ...plan, ...pinned, pause: pause.write, instantiatePending }, live);
     return instantiates ? instantiateFollowUp(view) : undefined;
   },
 };

@@ -37,6 +37,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       optionalApi: false,
       enabledByOption: undefined,
       ignorable: false,
+      revisionKind: 'ReplicaSet',
     },
   ],
   [
@@ -58,6 +59,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       optionalApi: false,
       enabledByOption: undefined,
       ignorable: false,
+      revisionKind: 'ControllerRevision',
     },
   ],
   [
@@ -79,6 +81,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       optionalApi: false,
       enabledByOption: undefined,
       ignorable: false,
+      revisionKind: 'ControllerRevision',
     },
   ],
   [
@@ -100,6 +103,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       optionalApi: false,
       enabledByOption: undefined,
       ignorable: true,
+      revisionKind: undefined,
     },
   ],
   [
@@ -121,6 +125,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       optionalApi: false,
       enabledByOption: undefined,
       ignorable: true,
+      revisionKind: undefined,
     },
   ],
   [
@@ -142,6 +147,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       optionalApi: true,
       enabledByOption: 'isArgoRollouts',
       ignorable: false,
+      revisionKind: undefined,
     },
   ],
   [
@@ -163,6 +169,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       optionalApi: true,
       enabledByOption: undefined,
       ignorable: false,
+      revisionKind: undefined,
     },
   ],
 ];

@@ -74,7 +74,15 @@ interface KindRowFields {
   readonly enabledByOption: 'isArgoRollouts' | undefined;
   /** `--ignored-workload-types` drops the kind when it names its plural (§11 item 4). */
   readonly ignorable: boolean;
+  /**
+   * The object Kubernetes keeps one of per pod template (docs/adr/0036): what owns a config
+   * snapshot. Undefined: the kind has no revision history and config revisions do not apply.
+   */
+  readonly revisionKind: RevisionKind | undefined;
 }
+
+/** The per-template history objects of the apps kinds (docs/adr/0036). */
+export type RevisionKind = 'ReplicaSet' | 'ControllerRevision';
 
 const APPS_V1 = { group: 'apps', version: 'v1', apiVersion: 'apps/v1' } as const;
 const BATCH_V1 = { group: 'batch', version: 'v1', apiVersion: 'batch/v1' } as const;
@@ -97,6 +105,7 @@ const BUILT_IN_TEMPLATE_KIND = {
   optionalApi: false,
   enabledByOption: undefined,
   ignorable: false,
+  revisionKind: undefined,
 } as const;
 
 /** Supported kinds (§2.2), one row each; `as const` so the unions below derive from it. */
@@ -107,9 +116,20 @@ const ROWS = [
     plural: 'deployments',
     supportsPausePeriod: true,
     specFlags: ['paused'],
+    revisionKind: 'ReplicaSet',
   },
-  { ...BUILT_IN_TEMPLATE_KIND, kind: 'DaemonSet', plural: 'daemonsets' },
-  { ...BUILT_IN_TEMPLATE_KIND, kind: 'StatefulSet', plural: 'statefulsets' },
+  {
+    ...BUILT_IN_TEMPLATE_KIND,
+    kind: 'DaemonSet',
+    plural: 'daemonsets',
+    revisionKind: 'ControllerRevision',
+  },
+  {
+    ...BUILT_IN_TEMPLATE_KIND,
+    kind: 'StatefulSet',
+    plural: 'statefulsets',
+    revisionKind: 'ControllerRevision',
+  },
   {
     ...BUILT_IN_TEMPLATE_KIND,
     ...BATCH_V1,

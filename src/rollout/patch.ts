@@ -3,10 +3,11 @@
  * state and, for a roll, the strategy's template change.
  */
 import type { WorkloadView } from '../core/types.ts';
-import { BASELINE, INSTANTIATE_PENDING, SOURCE_HASHES } from '../core/types.ts';
+import { BASELINE, INSTANTIATE_PENDING, REVISION_DIGEST, SOURCE_HASHES } from '../core/types.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { setAt } from '../core/json.ts';
 import type { PatchType, WorkloadKindRow } from './kinds.ts';
+import type { ReferenceLists } from './snapshots.ts';
 import type { EnvWrite, TemplateChange } from './template-change.ts';
 import {
   compareStrings,
@@ -36,8 +37,15 @@ export interface WorkloadChanges extends TemplateChange {
   readonly baseline?: string | null | undefined;
   /** W `kreload.io/instantiate-pending` (a DeploymentConfig without a ConfigChange trigger). */
   readonly instantiatePending?: string | null | undefined;
+  /** W label `kreload.io/revision-digest` (config revisions, docs/adr/0036). */
+  readonly revisionDigest?: string | null | undefined;
   /** Deployments with a pause period only. */
   readonly pause?: PauseWrite | undefined;
+  /**
+   * Config revisions (docs/adr/0036): the pod spec's reference lists, rewritten from the live
+   * object. Sent whole, with the env writes applied to the containers.
+   */
+  readonly references?: ReferenceLists | undefined;
 }
 
 export interface Patch {
@@ -138,7 +146,14 @@ function templateBody(
   const template: JsonObject = {};
   const annotations = nonEmpty(collect(changes, TEMPLATE_ANNOTATIONS));
   if (annotations) template.metadata = { annotations };
-  if (changes.envWrites.length > 0) {
+  const references = changes.references;
+  if (references) {
+    // Strategic merge keys containers and volumes by name: the full lists set every reference.
+    template.spec = {
+      ...references,
+      containers: containersWithEnv(references.containers, changes.envWrites),
+    };
+  } else if (changes.envWrites.length > 0) {
     template.spec = { containers: containersPatch(type, view, changes, live) };
   }
   return nonEmpty(template);
@@ -149,8 +164,15 @@ export function needsLiveContainers(row: WorkloadKindRow, changes: TemplateChang
   return row.templatePatchType === 'merge' && changes.envWrites.length > 0;
 }
 
-function metadataOf(resourceVersion: string, annotations: JsonObject | undefined): JsonObject {
+function metadataOf(
+  resourceVersion: string,
+  annotations: JsonObject | undefined,
+  changes?: WorkloadChanges,
+): JsonObject {
   const metadata: JsonObject = { resourceVersion };
+  if (changes?.revisionDigest !== undefined) {
+    metadata.labels = { [REVISION_DIGEST]: changes.revisionDigest };
+  }
   if (annotations) metadata.annotations = annotations;
   return metadata;
 }
@@ -171,8 +193,9 @@ export function buildPatch(
 ): Patch | undefined {
   const template = templateBody(row.templatePatchType, view, changes, live);
   const annotations = workloadAnnotations(changes);
-  if (!template && !annotations && !changes.pause) return undefined;
-  const body: JsonObject = { metadata: metadataOf(view.resourceVersion, annotations) };
+  const labels = changes.revisionDigest !== undefined;
+  if (!template && !annotations && !labels && !changes.pause) return undefined;
+  const body: JsonObject = { metadata: metadataOf(view.resourceVersion, annotations, changes) };
   if (changes.pause) body.spec = { paused: changes.pause.action === 'pause' };
   if (template) setAt(body, row.templatePath, template);
   return { type: template ? row.templatePatchType : row.metadataPatchType, body };

@@ -2,7 +2,7 @@
  * The strategy's template change (§6) applied in memory to a wire object: for the Job built from a
  * CronJob (§7.3), the recreated Job (§7.4) and the full container list of a merge patch (§10).
  */
-import { LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
+import { LAST_RELOADED_FROM, SNAPSHOTS, SOURCE_HASHES } from '../core/types.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { cloneJson, ensureObjectAt, isJsonObject } from '../core/json.ts';
 
@@ -23,14 +23,17 @@ export interface TemplateChange {
   readonly lastReloadedFrom?: string | undefined;
   /** PT `kreload.io/source-hashes`. */
   readonly templateSourceHashes?: string | null | undefined;
+  /** PT `kreload.io/snapshots` (config revisions, docs/adr/0036). */
+  readonly snapshots?: string | null | undefined;
 }
 
-type TemplateField = 'lastReloadedFrom' | 'templateSourceHashes';
+type TemplateField = 'lastReloadedFrom' | 'templateSourceHashes' | 'snapshots';
 
 /** Annotation order is fixed so the same input always gives the same bytes. */
 export const TEMPLATE_ANNOTATIONS: readonly (readonly [string, TemplateField])[] = [
   [LAST_RELOADED_FROM, 'lastReloadedFrom'],
   [SOURCE_HASHES, 'templateSourceHashes'],
+  [SNAPSHOTS, 'snapshots'],
 ];
 
 export function compareStrings(a: string, b: string): number {

@@ -8,5 +8,6 @@ export const DEFAULT_RECONCILE_OPTIONS: ReconcileOptions = {
   reloadOnDelete: false,
   keys: DEFAULT_ANNOTATION_KEYS,
   autoReloadAll: false,
+  configRevisions: false,
   dryRun: false,
 };

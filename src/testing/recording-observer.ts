@@ -32,6 +32,10 @@ export class RecordingObserver implements ReconcileObserver {
     this.calls.push({ hook: 'onRecreationRetried', event });
   }
 
+  onSnapshots(event: Parameters<ReconcileObserver['onSnapshots']>[0]): void {
+    this.calls.push({ hook: 'onSnapshots', event });
+  }
+
   onSkipped(event: Parameters<ReconcileObserver['onSkipped']>[0]): void {
     this.calls.push({ hook: 'onSkipped', event });
   }

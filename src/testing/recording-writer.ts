@@ -20,6 +20,7 @@ import type {
   WorkloadWriter,
 } from '../reconcile/ports.ts';
 import { ApiError } from '../core/api-error.ts';
+import { REVISION_DIGEST } from '../core/types.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
@@ -101,7 +102,18 @@ export function applyPatchToView(view: WorkloadView, patch: Patch): WorkloadView
       containers: view.podSpec.containers.map((c) => mergeContainerEnv(c, containerPatches)),
     },
     paused: typeof paused === 'boolean' ? paused : view.paused,
+    ...revisionDigestAfter(view, objectAt(body, ['metadata', 'labels'])),
   };
+}
+
+/** The W label config revisions write (docs/adr/0036): a string sets it, null removes it. */
+function revisionDigestAfter(
+  view: WorkloadView,
+  labels: JsonObject | undefined,
+): Pick<WorkloadView, 'revisionDigest'> {
+  const value = labels?.[REVISION_DIGEST];
+  if (typeof value === 'string') return { revisionDigest: value };
+  return value === null ? { revisionDigest: undefined } : {};
 }
 
 function preconditionOf(patch: Patch): string | undefined {

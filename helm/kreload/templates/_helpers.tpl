@@ -227,6 +227,7 @@ how the value becomes the flag:
 - { flag: ignored-workload-types, type: set, members: [[ignoreJobs, jobs], [ignoreCronJobs, cronjobs]] }
 - { value: includeHelmSecrets, flag: include-helm-secrets, type: bool }
 - { value: webhookUrl, flag: webhook-url, type: scalar }
+- { value: enableConfigRevisions, flag: enable-config-revisions, type: bool }
 - { value: dryRun, flag: dry-run, type: bool }
 - { value: namespaces, flag: namespaces, type: scoped }
 - { value: ignoreNamespaces, flag: namespaces-to-ignore, type: list, when: global }
@@ -348,6 +349,11 @@ puts them in a ClusterRole; scoped and single-namespace modes in one Role per wa
 {{- /* ReloadPolicies (docs/reload-policy.md): read them, write only their status. */ -}}
 {{- $rules = append $rules (dict "apiGroups" (list "kreload.io") "resources" (list "reloadpolicies") "verbs" $read) -}}
 {{- $rules = append $rules (dict "apiGroups" (list "kreload.io") "resources" (list "reloadpolicies/status") "verbs" (list "get" "patch" "update")) -}}
+{{- end -}}
+{{- if $r.enableConfigRevisions -}}
+{{- /* Snapshots: create them, move their ownerReferences to revisions, sweep orphans (docs/adr/0036). */ -}}
+{{- $rules = append $rules (dict "apiGroups" (list "") "resources" $sources "verbs" (list "create" "patch" "delete")) -}}
+{{- $rules = append $rules (dict "apiGroups" (list "apps") "resources" (list "replicasets" "controllerrevisions") "verbs" (list "list")) -}}
 {{- end -}}
 {{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "events") "verbs" (list "create" "patch")) -}}
 {{- toYaml $rules -}}

@@ -53,6 +53,7 @@ const FLAG_VALUES: FlagValue[] = [
   { path: 'ignoreCronJobs', probe: true },
   { path: 'includeHelmSecrets', probe: true },
   { path: 'webhookUrl', probe: 'https://example.com/hook' },
+  { path: 'enableConfigRevisions', probe: true },
   { path: 'dryRun', probe: true },
   { path: 'namespaces', probe: ['probe-ns'] },
   { path: 'ignoreNamespaces', probe: 'probe-ns' },

@@ -17,6 +17,7 @@ import type {
 } from '../../core/types.ts';
 import type { RollActionType, WorkloadKindRow } from '../../rollout/kinds.ts';
 import type { TemplateChange, WorkloadChanges } from '../../rollout/patch.ts';
+import type { SnapshotMap, SnapshotType } from '../../rollout/snapshots.ts';
 
 /** What the caches say about one source now. */
 export type SourceStatus =
@@ -45,6 +46,8 @@ export interface SourceFacts {
 
 export interface PlanOptions {
   readonly strategy: ReloadStrategy;
+  /** `--enable-config-revisions` (docs/adr/0036). */
+  readonly configRevisions: boolean;
   readonly reloadOnCreate: boolean;
   readonly reloadOnDelete: boolean;
   readonly keys: AnnotationKeys;
@@ -117,6 +120,24 @@ export interface PlannedChanges extends WorkloadChanges {
 
 export type PlanAction = 'none' | 'baseline' | 'roll';
 
+/** A source a config-revisions roll copies and points the template at (docs/adr/0036). */
+export interface PinnedSource {
+  readonly key: SourceKey;
+  readonly type: SnapshotType;
+  readonly name: string;
+  /** D(K): the snapshot's content must hash to it, or the roll is planned again. */
+  readonly hash: string;
+}
+
+/** What a roll does about config revisions. */
+export interface RevisionPlan {
+  /** False: opted out, and the roll restores the live references. */
+  readonly optedIn: boolean;
+  readonly pinned: readonly PinnedSource[];
+  /** PT `kreload.io/snapshots` before the roll. */
+  readonly current: SnapshotMap;
+}
+
 export interface ReconcilePlan extends PlannedChanges {
   /** roll: the kind's roll (§7); baseline: a metadata-only patch; none: no write. */
   readonly action: PlanAction;
@@ -131,4 +152,6 @@ export interface ReconcilePlan extends PlannedChanges {
   readonly keys: readonly KeyPlan[];
   readonly problems: readonly AnnotationProblem[];
   readonly collisions: readonly EnvVarCollision[];
+  /** Set for workloads that opted in to config revisions, or whose template still names snapshots. */
+  readonly revisions?: RevisionPlan | undefined;
 }

@@ -66,6 +66,7 @@ function plan(scenario: Scenario): ReconcilePlan {
       reloadOnDelete: scenario.reloadOnDelete ?? false,
       keys: KEYS,
       autoReloadAll: false,
+      configRevisions: false,
     },
     candidates: scenario.candidates ?? {},
     facts: (key) => scenario.sources?.[key] ?? ABSENT,

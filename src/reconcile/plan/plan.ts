@@ -21,6 +21,13 @@ import type {
 } from './model.ts';
 import type { PersistedState } from './persisted-state.ts';
 import { persistedKeys, readPersistedState } from './persisted-state.ts';
+import {
+  nextRevisionDigest,
+  pinnedByLastRoll,
+  revisionPlan,
+  revisionSettings,
+  withRestore,
+} from './revisions.ts';
 import { applyRules } from './rules.ts';
 import { evaluateTracking, keysToEvaluate, uniqueProblems } from './tracking.ts';
 
@@ -30,12 +37,17 @@ function createRolls(input: PlanInput, source: TrackedSource): boolean {
   return countingCreateMark(input.marks, source.key, status) !== undefined;
 }
 
-function planKey(
-  input: PlanInput,
-  lookup: { mode: StateMode; context: AppliedContext; state: PersistedState },
-  source: TrackedSource,
-): KeyPlan {
-  const applied = appliedHash(lookup.mode, lookup.context, source);
+interface KeyLookup {
+  readonly mode: StateMode;
+  readonly context: AppliedContext;
+  readonly state: PersistedState;
+  /** Config revisions: the live sources are those the last roll pinned (docs/adr/0036). */
+  readonly pinned: boolean;
+}
+
+function planKey(input: PlanInput, lookup: KeyLookup, source: TrackedSource): KeyPlan {
+  // A rolled-back template is the user's choice while the live sources stay as last pinned.
+  const applied = lookup.pinned ? source.desired : appliedHash(lookup.mode, lookup.context, source);
   const baseline = lookup.state.baseline.get(source.key);
   const verdict = applyRules({
     desired: source.desired,
@@ -76,7 +88,9 @@ function noContainerPlan(
 
 function actionOf(rolling: readonly SourceKey[], changes: WorkloadChanges): PlanAction {
   if (rolling.length > 0) return 'roll';
-  return changes.baseline === undefined ? 'none' : 'baseline';
+  return changes.baseline === undefined && changes.revisionDigest === undefined
+    ? 'none'
+    : 'baseline';
 }
 
 export function planReconcile(input: PlanInput): ReconcilePlan {
@@ -95,7 +109,8 @@ export function planReconcile(input: PlanInput): ReconcilePlan {
     marks: input.marks,
     policySources: input.policySources,
   });
-  const problems = uniqueProblems([...state.problems, ...tracking.problems]);
+  const revisions = revisionSettings(view, input.row, options.configRevisions);
+  const problems = uniqueProblems([...state.problems, ...tracking.problems, ...revisions.problems]);
   const placement = appliedStatePlacement(
     input.row,
     view.annotations,
@@ -110,13 +125,21 @@ export function planReconcile(input: PlanInput): ReconcilePlan {
   }
   const collisions = options.strategy === 'env-vars' ? findCollisions(tracking.tracked) : [];
   const context = { view, state, colliding: new Set(collisions.flatMap((group) => group.keys)) };
-  const keys = tracking.tracked.map((source) => planKey(input, { mode, context, state }, source));
+  const lookup = { mode, context, state, pinned: pinnedByLastRoll(revisions, tracking.tracked) };
+  const keys = withRestore(
+    revisions,
+    tracking.tracked.map((source) => planKey(input, lookup, source)),
+  );
   const jobStrategy = rollAction === 'create-job-from-cronjob' ? options.strategy : undefined;
   const changes = planChanges({ view, mode, keys, state, collisions, now: input.now, jobStrategy });
   const rolling = keys.filter((key) => key.outcome === 'roll').map((key) => key.key);
+  const revisionDigest = nextRevisionDigest(revisions, tracking.tracked, view.revisionDigest);
+  const revisionPlanned = revisionPlan(revisions, view, keys);
   return {
     ...changes,
-    action: actionOf(rolling, changes),
+    ...(revisionDigest !== undefined && { revisionDigest }),
+    ...(revisionPlanned && { revisions: revisionPlanned }),
+    action: actionOf(rolling, { ...changes, revisionDigest }),
     rollAction,
     rolling,
     mode,

@@ -1,0 +1,140 @@
+/**
+ * The reconciler's `SnapshotApi` port (reconcile/ports.ts, docs/adr/0036): ConfigMaps and Secrets
+ * by raw JSON through the transport, ReplicaSets and ControllerRevisions listed for adoption. A
+ * source's content is returned to the one caller and never kept here. Every method rejects with
+ * `ApiError`.
+ */
+import type { JsonObject } from '../core/json.ts';
+import { isJsonObject, objectsAt } from '../core/json.ts';
+import type { SnapshotApi } from '../reconcile/ports.ts';
+import type { RevisionKind } from '../rollout/kinds.ts';
+import type { SnapshotType } from '../rollout/snapshots.ts';
+import { toApiError } from './api-error.ts';
+import type { ApiResource } from './resources.ts';
+import { OTHER_RESOURCES, resourcePath } from './resources.ts';
+import type { KubeTransport } from './transport.ts';
+import { HttpMethod } from './transport.ts';
+import { FIELD_MANAGER } from './workload-client.ts';
+
+const SOURCE_RESOURCES: Readonly<Record<SnapshotType, ApiResource>> = {
+  CONFIGMAP: OTHER_RESOURCES.configMaps,
+  SECRET: OTHER_RESOURCES.secrets,
+};
+
+const REVISION_RESOURCES: Readonly<Record<RevisionKind, ApiResource>> = {
+  ReplicaSet: { group: 'apps', version: 'v1', plural: 'replicasets', namespaced: true },
+  ControllerRevision: {
+    group: 'apps',
+    version: 'v1',
+    plural: 'controllerrevisions',
+    namespaced: true,
+  },
+};
+
+async function mapped<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw toApiError(err);
+  }
+}
+
+/** The items of a list, each with its `kind` (a list's items come without it). */
+function itemsOf(answer: unknown, kind: string): JsonObject[] {
+  return objectsAt(answer, ['items']).map((item) => ({ ...item, kind }));
+}
+
+const ITEM_KINDS: Readonly<Record<SnapshotType, string>> = {
+  CONFIGMAP: 'ConfigMap',
+  SECRET: 'Secret',
+};
+
+export class KubeSnapshotClient implements SnapshotApi {
+  readonly #transport: KubeTransport;
+
+  constructor(deps: { readonly transport: KubeTransport }) {
+    this.#transport = deps.transport;
+  }
+
+  async get(type: SnapshotType, namespace: string, name: string): Promise<JsonObject | undefined> {
+    try {
+      const answer = await this.#transport.request({
+        method: HttpMethod.GET,
+        path: resourcePath(SOURCE_RESOURCES[type], { namespace, name }),
+      });
+      return isJsonObject(answer) ? answer : undefined;
+    } catch (err) {
+      const error = toApiError(err);
+      if (error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  async create(type: SnapshotType, namespace: string, body: JsonObject): Promise<void> {
+    await mapped(() =>
+      this.#transport.request({
+        method: HttpMethod.POST,
+        path: resourcePath(SOURCE_RESOURCES[type], { namespace }),
+        query: { fieldManager: FIELD_MANAGER },
+        body,
+        contentType: 'application/json',
+      }),
+    );
+  }
+
+  async list(
+    type: SnapshotType,
+    namespace: string,
+    labelSelector: string,
+  ): Promise<readonly JsonObject[]> {
+    const answer = await mapped(() =>
+      this.#transport.request({
+        method: HttpMethod.GET,
+        path: resourcePath(SOURCE_RESOURCES[type], { namespace }),
+        query: { labelSelector },
+      }),
+    );
+    return itemsOf(answer, ITEM_KINDS[type]);
+  }
+
+  async setOwners(
+    type: SnapshotType,
+    ref: { readonly namespace: string; readonly name: string; readonly resourceVersion: string },
+    owners: readonly JsonObject[],
+  ): Promise<void> {
+    await mapped(() =>
+      this.#transport.request({
+        method: HttpMethod.PATCH,
+        path: resourcePath(SOURCE_RESOURCES[type], { namespace: ref.namespace, name: ref.name }),
+        query: { fieldManager: FIELD_MANAGER },
+        body: { metadata: { resourceVersion: ref.resourceVersion, ownerReferences: owners } },
+        contentType: 'application/merge-patch+json',
+      }),
+    );
+  }
+
+  async delete(type: SnapshotType, namespace: string, name: string, uid: string): Promise<void> {
+    await mapped(() =>
+      this.#transport.request({
+        method: HttpMethod.DELETE,
+        path: resourcePath(SOURCE_RESOURCES[type], { namespace, name }),
+        body: {
+          kind: 'DeleteOptions',
+          apiVersion: 'v1',
+          preconditions: { uid },
+        },
+        contentType: 'application/json',
+      }),
+    );
+  }
+
+  async revisions(kind: RevisionKind, namespace: string): Promise<readonly JsonObject[]> {
+    const answer = await mapped(() =>
+      this.#transport.request({
+        method: HttpMethod.GET,
+        path: resourcePath(REVISION_RESOURCES[kind], { namespace }),
+      }),
+    );
+    return itemsOf(answer, kind);
+  }
+}

@@ -1,0 +1,476 @@
+/**
+ * Config revisions through the reconciler (docs/adr/0036): the exact API writes against in-memory
+ * ports — snapshots before the rolling patch, reuse, refusals with no half state, adoption, sweep.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../core/api-error.ts';
+import { hashConfigMap, hashSecret, sha1Hex } from '../core/hash.ts';
+import type { JsonObject } from '../core/json.ts';
+import { stringAt } from '../core/json.ts';
+import { workloadKey } from '../core/keys.ts';
+import type { WorkloadView } from '../core/types.ts';
+import {
+  BASELINE,
+  CONFIG_REVISIONS,
+  CONFIG_REVISIONS_SECRETS,
+  DEFAULT_ANNOTATION_KEYS as KEYS,
+  REVISION_DIGEST,
+  SNAPSHOTS,
+} from '../core/types.ts';
+import { projectWorkload } from '../kube/workload-projection.ts';
+import { driven } from '../testing/attempt-driver.ts';
+import { aConfigMap, aSecret } from '../testing/builders.ts';
+import { InMemorySnapshots } from '../testing/in-memory-snapshots.ts';
+import { InMemorySources } from '../testing/in-memory-sources.ts';
+import { InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
+import { RecordingObserver } from '../testing/recording-observer.ts';
+import { RecordingWriter } from '../testing/recording-writer.ts';
+import { MarkStore } from '../watch/marks.ts';
+import { ADOPTION_DELAY_MS, ADOPTION_RETRY_MS, Reconciler } from './reconciler.ts';
+
+const NS = 'team-a';
+const NOW = 1_767_225_600_000;
+const CM_DATA = { 'app.yaml': 'level: debug' };
+const CM_HASH = hashConfigMap(CM_DATA, undefined);
+const CM_SNAPSHOT = `app-config-${CM_HASH.slice(0, 10)}`;
+const SECRET_DATA = { password: 'c2VjcmV0' };
+const SECRET_HASH = hashSecret(SECRET_DATA);
+const SECRET_SNAPSHOT = `db-${SECRET_HASH.slice(0, 10)}`;
+const OLD = '0000000000000000000000000000000000000001';
+const CM_ENV = 'STAKATER_APP_CONFIG_CONFIGMAP';
+const UID = 'uid-api';
+/** The digest label of the roll to CM_HASH and SECRET_HASH. */
+const PINNED = sha1Hex(`{"configmap/app-config":"${CM_HASH}","secret/db":"${SECRET_HASH}"}`);
+
+interface WireSetup {
+  readonly w?: Record<string, string>;
+  readonly labels?: Record<string, string>;
+  readonly pt?: Record<string, string>;
+  readonly cmName?: string;
+  readonly cmRef?: string;
+}
+
+function wire(setup: WireSetup = {}): JsonObject {
+  const cm = setup.cmRef ?? setup.cmName ?? 'app-config';
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'api',
+      namespace: NS,
+      uid: UID,
+      resourceVersion: '10',
+      labels: { ...setup.labels },
+      annotations: {
+        [KEYS.auto]: 'true',
+        [CONFIG_REVISIONS]: 'true',
+        [BASELINE]: `{"secret/db":"${SECRET_HASH}"}`,
+        ...setup.w,
+      },
+    },
+    spec: {
+      template: {
+        metadata: { annotations: { ...setup.pt } },
+        spec: {
+          initContainers: [{ name: 'init', envFrom: [{ configMapRef: { name: cm } }] }],
+          containers: [
+            {
+              name: 'app',
+              image: 'app:1',
+              env: [
+                { name: CM_ENV, value: OLD },
+                { name: 'DB', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } },
+              ],
+              envFrom: [{ configMapRef: { name: cm } }],
+              volumeMounts: [{ name: 'config', mountPath: '/etc/app' }],
+            },
+          ],
+          volumes: [{ name: 'config', configMap: { name: cm } }],
+        },
+      },
+    },
+  };
+}
+
+let workloads: InMemoryWorkloads;
+let sources: InMemorySources;
+let writer: RecordingWriter;
+let snapshots: InMemorySnapshots;
+let observer: RecordingObserver;
+let log: string[];
+
+function given(object: JsonObject): WorkloadView {
+  const view = projectWorkload('Deployment', object, KEYS);
+  if (!view) throw new Error('bad fixture');
+  workloads.put(view);
+  writer.put(view);
+  writer.putObject(view.ref, object);
+  return view;
+}
+
+function source(type: 'CONFIGMAP' | 'SECRET', name: string, data: Record<string, string>): void {
+  snapshots.put(type, NS, { metadata: { name }, data });
+  const hash = type === 'CONFIGMAP' ? hashConfigMap(data, undefined) : hashSecret(data);
+  sources.put(
+    (type === 'CONFIGMAP' ? aConfigMap(NS, name) : aSecret(NS, name)).withHash(hash).build(),
+  );
+}
+
+function reconciler(configRevisions = true) {
+  return driven(
+    new Reconciler({
+      workloads,
+      sources,
+      marks: new MarkStore(),
+      writer,
+      observer,
+      options: { ...DEFAULT_RECONCILE_OPTIONS, configRevisions },
+      now: () => NOW,
+      random: () => 0.5,
+      snapshots,
+    }),
+  );
+}
+
+const KEY = workloadKey({ kind: 'Deployment', namespace: NS, name: 'api' });
+
+beforeEach(() => {
+  workloads = new InMemoryWorkloads();
+  sources = new InMemorySources();
+  writer = new RecordingWriter();
+  snapshots = new InMemorySnapshots();
+  observer = new RecordingObserver();
+  log = [];
+  const patch = writer.patch.bind(writer);
+  writer.patch = (ref, body) => {
+    log.push('patch');
+    return patch(ref, body);
+  };
+  const create = snapshots.create.bind(snapshots);
+  snapshots.create = (type, namespace, body) => {
+    log.push(`create ${type}/${stringAt(body, ['metadata', 'name']) ?? ''}`);
+    return create(type, namespace, body);
+  };
+  source('CONFIGMAP', 'app-config', CM_DATA);
+  source('SECRET', 'db', SECRET_DATA);
+});
+
+function patchBody(): JsonObject {
+  const patches = writer.writes.filter((w) => w.verb === 'patch');
+  expect(patches).toHaveLength(1);
+  const only = patches[0];
+  if (only?.verb !== 'patch') throw new Error('no patch');
+  return only.patch.body;
+}
+
+describe('config revisions: the roll', () => {
+  it('creates the ConfigMap snapshot, then patches references, env var and state in one patch', async () => {
+    given(wire());
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'rolled', resumeAt: NOW + ADOPTION_DELAY_MS });
+    expect(log).toEqual([`create CONFIGMAP/${CM_SNAPSHOT}`, 'patch']);
+    const created = snapshots.object('CONFIGMAP', NS, CM_SNAPSHOT);
+    expect(created).toMatchObject({
+      immutable: true,
+      data: CM_DATA,
+      metadata: {
+        labels: {
+          'kreload.io/snapshot-of': 'app-config',
+          'kreload.io/snapshot-hash': CM_HASH.slice(0, 10),
+          'kreload.io/snapshot-workload-uid': UID,
+        },
+        ownerReferences: [
+          {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            name: 'api',
+            uid: UID,
+            blockOwnerDeletion: false,
+          },
+        ],
+      },
+    });
+    expect(patchBody()).toEqual({
+      metadata: {
+        resourceVersion: '10',
+        labels: { [REVISION_DIGEST]: PINNED },
+      },
+      spec: {
+        template: {
+          metadata: {
+            annotations: { [SNAPSHOTS]: `{"configmap/app-config":"${CM_SNAPSHOT}"}` },
+          },
+          spec: {
+            initContainers: [{ name: 'init', envFrom: [{ configMapRef: { name: CM_SNAPSHOT } }] }],
+            containers: [
+              {
+                name: 'app',
+                image: 'app:1',
+                env: [
+                  { name: CM_ENV, value: CM_HASH },
+                  { name: 'DB', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } },
+                ],
+                envFrom: [{ configMapRef: { name: CM_SNAPSHOT } }],
+                volumeMounts: [{ name: 'config', mountPath: '/etc/app' }],
+              },
+            ],
+            volumes: [{ name: 'config', configMap: { name: CM_SNAPSHOT } }],
+          },
+        },
+      },
+    });
+  });
+
+  it('copies Secrets too when they are opted in, ConfigMap first', async () => {
+    given(wire({ w: { [CONFIG_REVISIONS_SECRETS]: 'true' } }));
+    await reconciler().reconcile(KEY);
+    expect(log).toEqual([
+      `create CONFIGMAP/${CM_SNAPSHOT}`,
+      `create SECRET/${SECRET_SNAPSHOT}`,
+      'patch',
+    ]);
+    expect(snapshots.object('SECRET', NS, SECRET_SNAPSHOT)).toMatchObject({
+      kind: 'Secret',
+      immutable: true,
+      data: SECRET_DATA,
+    });
+    expect(JSON.stringify(patchBody())).toContain(
+      `"secretKeyRef":{"name":"${SECRET_SNAPSHOT}","key":"password"}`,
+    );
+  });
+
+  it('reads the template through its snapshots: a rolled workload is stable', async () => {
+    given(wire());
+    await reconciler().reconcile(KEY);
+    const rolled = writer.server({ kind: 'Deployment', namespace: NS, name: 'api' });
+    if (!rolled) throw new Error('gone');
+    workloads.put(rolled);
+    expect(rolled.podSpec.volumes[0]?.configMaps).toEqual(['app-config']);
+    const again = await reconciler().reconcile(KEY);
+    expect(again.outcome).toBe('unchanged');
+    expect(writer.writes.filter((w) => w.verb === 'patch')).toHaveLength(1);
+  });
+
+  it('reuses an identical snapshot and makes the workload its owner again', async () => {
+    snapshots.put('CONFIGMAP', NS, {
+      metadata: {
+        name: CM_SNAPSHOT,
+        labels: { 'kreload.io/snapshot-workload-uid': UID },
+        annotations: {
+          'kreload.io/snapshot-source': 'app-config',
+          'kreload.io/snapshot-source-hash': CM_HASH,
+        },
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'api-1', uid: 'rs-1' },
+        ],
+      },
+      data: CM_DATA,
+      immutable: true,
+    });
+    given(wire());
+    const result = await reconciler().reconcile(KEY);
+    expect(result.outcome).toBe('rolled');
+    expect(snapshots.calls.map((c) => `${c.verb} ${c.what}`)).toEqual([
+      'get CONFIGMAP/app-config',
+      `create CONFIGMAP/${CM_SNAPSHOT}`,
+      `get CONFIGMAP/${CM_SNAPSHOT}`,
+      `setOwners CONFIGMAP/${CM_SNAPSHOT}`,
+    ]);
+    expect(snapshots.calls.at(-1)).toMatchObject({
+      owners: ['ReplicaSet/api-1', 'Deployment/api'],
+    });
+    expect(snapshots.names('CONFIGMAP', NS)).toEqual(['app-config', CM_SNAPSHOT]);
+  });
+
+  it('fails without a patch when the name is taken by something else', async () => {
+    snapshots.put('CONFIGMAP', NS, { metadata: { name: CM_SNAPSHOT }, data: { other: 'x' } });
+    given(wire());
+    const result = await reconciler().reconcile(KEY);
+    expect(result.outcome).toBe('failed');
+    expect(result.error?.message).toContain("is not kreload's snapshot of app-config");
+    expect(log).toEqual([`create CONFIGMAP/${CM_SNAPSHOT}`]);
+  });
+
+  it('a refused create (quota) fails the roll with the reason and patches nothing', async () => {
+    snapshots.failNextCreate(
+      new ApiError(
+        'configmaps "x" is forbidden: exceeded quota: cm-quota, requested: count/configmaps=1',
+        {
+          status: 403,
+          reason: 'Forbidden',
+          retryable: false,
+        },
+      ),
+    );
+    given(wire());
+    const result = await reconciler().reconcile(KEY);
+    expect(result.outcome).toBe('failed');
+    expect(log).toEqual([`create CONFIGMAP/${CM_SNAPSHOT}`]);
+    const failed = observer.calls.find((c) => c.hook === 'onFailed');
+    expect(failed?.hook === 'onFailed' && failed.event.error.message).toContain('exceeded quota');
+  });
+
+  it('a source name too long for the suffix fails before any write', async () => {
+    const long = 'c'.repeat(243);
+    source('CONFIGMAP', long, CM_DATA);
+    given(
+      wire({
+        cmName: long,
+        w: { [BASELINE]: `{"configmap/${long}":"${OLD}","secret/db":"${SECRET_HASH}"}` },
+      }),
+    );
+    const result = await reconciler().reconcile(KEY);
+    expect(result.outcome).toBe('failed');
+    expect(result.error?.message).toContain('over 253');
+    expect(log).toEqual([]);
+    expect(snapshots.calls).toEqual([]);
+  });
+
+  it('a source that changed since the plan is planned again, nothing written', async () => {
+    snapshots.put('CONFIGMAP', NS, { metadata: { name: 'app-config' }, data: { newer: '1' } });
+    given(wire());
+    const result = await reconciler().reconcile(KEY);
+    expect(result.outcome).not.toBe('rolled');
+    expect(log).toEqual([]);
+  });
+
+  it('opting out restores the live references in one roll', async () => {
+    given(
+      wire({
+        w: { [CONFIG_REVISIONS]: 'false' },
+        labels: { [REVISION_DIGEST]: PINNED },
+        pt: { [SNAPSHOTS]: `{"configmap/app-config":"${CM_SNAPSHOT}"}` },
+        cmRef: CM_SNAPSHOT,
+      }),
+    );
+    const result = await reconciler().reconcile(KEY);
+    expect(result.outcome).toBe('rolled');
+    expect(snapshots.calls.filter((c) => c.verb === 'create')).toEqual([]);
+    const body = JSON.stringify(patchBody());
+    expect(body).not.toContain(CM_SNAPSHOT);
+    expect(body).toContain(`"${SNAPSHOTS}":null`);
+    expect(body).toContain(`"labels":{"${REVISION_DIGEST}":null}`);
+    expect(body).toContain('"volumes":[{"name":"config","configMap":{"name":"app-config"}}]');
+  });
+
+  it('without --enable-config-revisions an opted-in workload rolls as before', async () => {
+    given(wire());
+    await reconciler(false).reconcile(KEY);
+    expect(snapshots.calls).toEqual([]);
+    expect(JSON.stringify(patchBody())).not.toContain(SNAPSHOTS);
+  });
+});
+
+function replicaSet(name: string, uid: string, map: string): JsonObject {
+  return {
+    kind: 'ReplicaSet',
+    metadata: {
+      name,
+      namespace: NS,
+      uid,
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'api', uid: UID, controller: true },
+      ],
+    },
+    spec: { template: { metadata: { annotations: { [SNAPSHOTS]: map } } } },
+  };
+}
+
+function snapshotObject(name: string, owners: JsonObject[]): JsonObject {
+  return {
+    metadata: {
+      name,
+      labels: { 'kreload.io/snapshot-workload-uid': UID },
+      ownerReferences: owners,
+    },
+    data: CM_DATA,
+    immutable: true,
+  };
+}
+
+const DEPLOYMENT_OWNER = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'api', uid: UID };
+
+describe('config revisions: adoption and sweep', () => {
+  /** The workload after its roll: the template names CM_SNAPSHOT, nothing else to write. */
+  function rolledWorkload(): void {
+    given(
+      wire({
+        labels: { [REVISION_DIGEST]: PINNED },
+        pt: { [SNAPSHOTS]: `{"configmap/app-config":"${CM_SNAPSHOT}"}` },
+        cmRef: CM_SNAPSHOT,
+      }),
+    );
+  }
+
+  it('waits while the snapshot the template names has no revision yet', async () => {
+    rolledWorkload();
+    snapshots.put('CONFIGMAP', NS, snapshotObject(CM_SNAPSHOT, [DEPLOYMENT_OWNER]));
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'unchanged', resumeAt: NOW + ADOPTION_RETRY_MS });
+    expect(snapshots.calls.filter((c) => c.verb === 'setOwners' || c.verb === 'delete')).toEqual(
+      [],
+    );
+  });
+
+  it('adds the revision as owner and keeps the workload while the template names it', async () => {
+    rolledWorkload();
+    snapshots.put('CONFIGMAP', NS, snapshotObject(CM_SNAPSHOT, [DEPLOYMENT_OWNER]));
+    snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
+    const result = await reconciler().reconcile(KEY);
+    expect(result.resumeAt).toBeUndefined();
+    expect(snapshots.calls.filter((c) => c.verb === 'setOwners')).toEqual([
+      {
+        verb: 'setOwners',
+        what: `CONFIGMAP/${CM_SNAPSHOT}`,
+        owners: ['ReplicaSet/api-2', 'Deployment/api'],
+      },
+    ]);
+  });
+
+  it('hands an older snapshot to its revisions only, and sweeps one nothing names', async () => {
+    rolledWorkload();
+    snapshots.put('CONFIGMAP', NS, snapshotObject(CM_SNAPSHOT, [DEPLOYMENT_OWNER]));
+    snapshots.put('CONFIGMAP', NS, snapshotObject('app-config-1111111111', [DEPLOYMENT_OWNER]));
+    snapshots.put('CONFIGMAP', NS, snapshotObject('app-config-2222222222', [DEPLOYMENT_OWNER]));
+    snapshots.addRevision(
+      replicaSet('api-1', 'rs-1', '{"configmap/app-config":"app-config-1111111111"}'),
+    );
+    snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
+    // Another Deployment's ReplicaSet naming the orphan does not count.
+    snapshots.addRevision({
+      ...replicaSet('other-1', 'rs-x', '{"configmap/app-config":"app-config-2222222222"}'),
+      metadata: { name: 'other-1', namespace: NS, uid: 'rs-x', ownerReferences: [] },
+    });
+    await reconciler().reconcile(KEY);
+    const writes = snapshots.calls.filter((c) => c.verb === 'setOwners' || c.verb === 'delete');
+    expect(writes).toEqual([
+      {
+        verb: 'setOwners',
+        what: `CONFIGMAP/${CM_SNAPSHOT}`,
+        owners: ['ReplicaSet/api-2', 'Deployment/api'],
+      },
+      { verb: 'setOwners', what: 'CONFIGMAP/app-config-1111111111', owners: ['ReplicaSet/api-1'] },
+      { verb: 'delete', what: 'CONFIGMAP/app-config-2222222222' },
+    ]);
+    expect(snapshots.names('CONFIGMAP', NS)).toEqual([
+      'app-config',
+      'app-config-1111111111',
+      CM_SNAPSHOT,
+    ]);
+    const adopted = observer.calls.find((c) => c.hook === 'onSnapshots');
+    expect(adopted?.event).toMatchObject({ swept: ['configmap/app-config-2222222222'] });
+  });
+
+  it('leaves snapshots no longer owned by the workload alone', async () => {
+    rolledWorkload();
+    snapshots.put(
+      'CONFIGMAP',
+      NS,
+      snapshotObject('app-config-1111111111', [{ kind: 'ReplicaSet', name: 'api-1', uid: 'rs-1' }]),
+    );
+    snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
+    await reconciler().reconcile(KEY);
+    expect(snapshots.calls.map((c) => c.verb)).toEqual(['list', 'list']);
+  });
+});

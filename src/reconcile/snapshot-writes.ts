@@ -1,0 +1,290 @@
+/**
+ * The writes of config revisions (docs/adr/0036): the snapshots a roll pins, made before its
+ * template patch, and the adoption that hands them to the revisions that use them (or sweeps them
+ * when nothing does). The content of a source lives here for one copy and is dropped with it.
+ */
+import { ApiError } from '../core/api-error.ts';
+import { hashConfigMap, hashSecret } from '../core/hash.ts';
+import type { JsonObject } from '../core/json.ts';
+import { objectAt, objectsAt, stringAt, stringMapAt } from '../core/json.ts';
+import { sourceKey } from '../core/keys.ts';
+import type { SourceKey, WorkloadView } from '../core/types.ts';
+import { SNAPSHOTS } from '../core/types.ts';
+import type { WorkloadKindRow } from '../rollout/kinds.ts';
+import type { ReferenceLists, SnapshotOwner, SnapshotType } from '../rollout/snapshots.ts';
+import {
+  SNAPSHOT_LABELS,
+  formatSnapshotMap,
+  isSnapshotOf,
+  liveNameOf,
+  parseSnapshotMap,
+  renameReferences,
+  snapshotBody,
+  snapshotName,
+} from '../rollout/snapshots.ts';
+import type { PinnedSource, RevisionPlan } from './plan/model.ts';
+import type { SnapshotApi } from './ports.ts';
+
+const SNAPSHOT_TYPES: readonly SnapshotType[] = ['CONFIGMAP', 'SECRET'];
+
+/** A snapshot cannot be named or made: the roll fails with this reason and nothing is patched. */
+function refused(message: string, cause?: unknown): ApiError {
+  return new ApiError(message, { reason: 'Invalid', retryable: false, cause });
+}
+
+/** The source moved on since the plan: plan again (409, like a stale workload). */
+function planAgain(message: string): ApiError {
+  return new ApiError(message, { status: 409, reason: 'Conflict', retryable: true });
+}
+
+function hashOf(type: SnapshotType, source: JsonObject): string {
+  return type === 'CONFIGMAP'
+    ? hashConfigMap(stringMapAt(source, ['data']), stringMapAt(source, ['binaryData']))
+    : hashSecret(stringMapAt(source, ['data']));
+}
+
+export function ownerOf(row: WorkloadKindRow, view: WorkloadView): SnapshotOwner {
+  return { apiVersion: row.apiVersion, kind: row.kind, name: view.ref.name, uid: view.uid };
+}
+
+function ownerReferences(object: JsonObject): JsonObject[] {
+  return [...objectsAt(object, ['metadata', 'ownerReferences'])];
+}
+
+function ownedBy(object: JsonObject, uid: string): boolean {
+  return ownerReferences(object).some((owner) => owner.uid === uid);
+}
+
+export interface PinContext {
+  /** Absent when config revisions are off: then only an opt-out's restore (nothing pinned) runs. */
+  readonly api: SnapshotApi | undefined;
+  readonly row: WorkloadKindRow;
+  readonly view: WorkloadView;
+  readonly revisions: RevisionPlan;
+  /** The pod template as served by the GET this write made. */
+  readonly template: JsonObject;
+  /** Throws unless a write may start now (§13.4). */
+  readonly ensureLeader: () => void;
+}
+
+/** Every pinned source gets a name first: a name too long fails the roll before any write. */
+function namesOf(pinned: readonly PinnedSource[]): Map<SourceKey, string> {
+  const names = new Map<SourceKey, string>();
+  for (const source of pinned) {
+    const naming = snapshotName(source.name, source.hash);
+    if (!naming.ok) throw refused(naming.reason);
+    names.set(source.key, naming.name);
+  }
+  return names;
+}
+
+/**
+ * An existing object under the snapshot's name: ours for this content is reused (and owned by the
+ * workload again, so adoption hands it to the new revision too); anything else is a clash.
+ */
+async function reuse(
+  context: PinContext,
+  api: SnapshotApi,
+  source: PinnedSource,
+  name: string,
+): Promise<void> {
+  const { view, row } = context;
+  const namespace = view.ref.namespace;
+  const existing = await api.get(source.type, namespace, name);
+  // Deleted since the POST was refused (a sweep, a user): the next attempt creates it.
+  if (!existing) throw planAgain(`snapshot ${namespace}/${name} vanished while being reused`);
+  if (!isSnapshotOf(existing, source.name, source.hash)) {
+    throw refused(`${name} exists in ${namespace} and is not kreload's snapshot of ${source.name}`);
+  }
+  if (ownedBy(existing, view.uid)) return;
+  const resourceVersion = stringAt(existing, ['metadata', 'resourceVersion']) ?? '';
+  const owners = [
+    ...ownerReferences(existing),
+    { ...ownerOf(row, view), blockOwnerDeletion: false },
+  ];
+  context.ensureLeader();
+  await api.setOwners(source.type, { namespace, name, resourceVersion }, owners);
+}
+
+/** GET the live source, check its hash against the plan's, POST the copy, drop both. */
+async function copy(context: PinContext, source: PinnedSource, name: string): Promise<void> {
+  const { api, view, row } = context;
+  // The planner pins nothing without --enable-config-revisions, which also wires the API.
+  if (!api) throw new Error('a config-revisions roll needs the snapshot API');
+  const namespace = view.ref.namespace;
+  const live = await api.get(source.type, namespace, source.name);
+  if (!live) throw planAgain(`${source.key} vanished before its snapshot was made`);
+  if (hashOf(source.type, live) !== source.hash) {
+    throw planAgain(`${source.key} changed since the roll was planned`);
+  }
+  const body = snapshotBody(live, {
+    type: source.type,
+    namespace,
+    sourceName: source.name,
+    name,
+    hash: source.hash,
+    owner: ownerOf(row, view),
+  });
+  context.ensureLeader();
+  try {
+    await api.create(source.type, namespace, body);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 409) throw error;
+    await reuse(context, api, source, name);
+  }
+}
+
+/** The template's references after the roll: pinned sources to their snapshot, the rest live. */
+function renamer(current: RevisionPlan['current'], names: ReadonlyMap<SourceKey, string>) {
+  const live = liveNameOf(current);
+  return (type: SnapshotType, name: string): string => {
+    const source = live(type, name);
+    return names.get(sourceKey(type, source)) ?? source;
+  };
+}
+
+export interface PinnedChange {
+  readonly references: ReferenceLists;
+  readonly snapshots: string | null;
+}
+
+/**
+ * The snapshots of the roll, created (or reused) one after the other, then the template's
+ * reference lists and `kreload.io/snapshots` for the patch that follows. Opted out (no pinned
+ * sources), it only restores the live references.
+ */
+export async function pinSnapshots(context: PinContext): Promise<PinnedChange> {
+  const { pinned, current } = context.revisions;
+  const names = namesOf(pinned);
+  for (const source of pinned) await copy(context, source, names.get(source.key) ?? '');
+  const spec = objectAt(context.template, ['spec']) ?? {};
+  return {
+    references: renameReferences(spec, renamer(current, names)),
+    snapshots: formatSnapshotMap(names),
+  };
+}
+
+/** What one adoption pass did, for the log, and whether a snapshot still waits for its revision. */
+export interface AdoptionResult {
+  readonly adopted: readonly string[];
+  readonly swept: readonly string[];
+  readonly waiting: boolean;
+}
+
+/** The snapshot names a revision's pod template references, per type. */
+function namedBy(revision: JsonObject): ReadonlySet<string> {
+  const template =
+    objectAt(revision, ['spec', 'template']) ?? objectAt(revision, ['data', 'spec', 'template']);
+  const map = parseSnapshotMap(stringAt(template, ['metadata', 'annotations', SNAPSHOTS]));
+  return new Set([...map].map(([key, name]) => `${key.split('/')[0] ?? ''}/${name}`));
+}
+
+function revisionOwner(revision: JsonObject): JsonObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: stringAt(revision, ['kind']) ?? '',
+    name: stringAt(revision, ['metadata', 'name']) ?? '',
+    uid: stringAt(revision, ['metadata', 'uid']) ?? '',
+    blockOwnerDeletion: false,
+  };
+}
+
+function controlledBy(object: JsonObject, uid: string): boolean {
+  return ownerReferences(object).some((owner) => owner.uid === uid && owner.controller === true);
+}
+
+function uidOf(owner: JsonObject): string {
+  return stringAt(owner, ['uid']) ?? '';
+}
+
+function sameOwners(a: readonly JsonObject[], b: readonly JsonObject[]): boolean {
+  const uids = (list: readonly JsonObject[]) => list.map(uidOf).sort();
+  return JSON.stringify(uids(a)) === JSON.stringify(uids(b));
+}
+
+const PREFIX: Readonly<Record<SnapshotType, string>> = { CONFIGMAP: 'configmap', SECRET: 'secret' };
+
+export interface AdoptContext {
+  readonly api: SnapshotApi;
+  readonly row: WorkloadKindRow;
+  readonly view: WorkloadView;
+  readonly ensureLeader: () => void;
+}
+
+/**
+ * Snapshots still owned by the workload get every revision whose template names them as owners
+ * instead (the garbage collector then deletes them with the last of those revisions); those that
+ * neither a revision nor the current template names are left over from a crash or a failed roll and
+ * are deleted (ADR 0036).
+ */
+interface Revision {
+  readonly owner: JsonObject;
+  readonly names: ReadonlySet<string>;
+}
+
+/** One workload-owned snapshot: its owners now, or its deletion when nothing names it. */
+async function adoptOne(
+  context: AdoptContext,
+  snapshot: { readonly type: SnapshotType; readonly object: JsonObject },
+  named: { readonly revisions: readonly Revision[]; readonly current: ReadonlySet<string> },
+  result: { adopted: string[]; swept: string[]; waiting: boolean },
+): Promise<void> {
+  const { api, view } = context;
+  const { type, object } = snapshot;
+  const namespace = view.ref.namespace;
+  const name = stringAt(object, ['metadata', 'name']) ?? '';
+  const id = `${PREFIX[type]}/${name}`;
+  const owners = named.revisions.filter((r) => r.names.has(id)).map((r) => r.owner);
+  // The template names it: the workload keeps it until a later roll moves on (its revision may
+  // not exist yet, or another revision with the same snapshots may be the older one).
+  const inUse = named.current.has(id);
+  if (owners.length === 0 && !inUse) {
+    context.ensureLeader();
+    await api.delete(type, namespace, name, stringAt(object, ['metadata', 'uid']) ?? '');
+    result.swept.push(id);
+    return;
+  }
+  if (inUse && owners.length === 0) result.waiting = true;
+  const existing = ownerReferences(object);
+  const isWorkload = (owner: JsonObject): boolean => uidOf(owner) === view.uid;
+  const others = existing.filter(
+    (owner) => !isWorkload(owner) && !owners.some((o) => uidOf(o) === uidOf(owner)),
+  );
+  const next = [...others, ...owners, ...(inUse ? existing.filter(isWorkload) : [])];
+  if (sameOwners(existing, next)) return;
+  const resourceVersion = stringAt(object, ['metadata', 'resourceVersion']) ?? '';
+  context.ensureLeader();
+  await api.setOwners(type, { namespace, name, resourceVersion }, next);
+  result.adopted.push(id);
+}
+
+/**
+ * Snapshots still owned by the workload get every revision whose template names them as owners
+ * (the garbage collector then deletes them with the last of those revisions), and lose the
+ * workload as owner once the current template no longer names them; those that neither a revision
+ * nor the current template names are left over from a crash or a failed roll and are deleted
+ * (ADR 0036).
+ */
+export async function adoptSnapshots(context: AdoptContext): Promise<AdoptionResult> {
+  const { api, row, view } = context;
+  const namespace = view.ref.namespace;
+  const selector = `${SNAPSHOT_LABELS.workloadUid}=${view.uid}`;
+  const pending: { type: SnapshotType; object: JsonObject }[] = [];
+  for (const type of SNAPSHOT_TYPES) {
+    for (const object of await api.list(type, namespace, selector)) {
+      if (ownedBy(object, view.uid)) pending.push({ type, object });
+    }
+  }
+  const result = { adopted: [] as string[], swept: [] as string[], waiting: false };
+  if (pending.length === 0 || row.revisionKind === undefined) return result;
+  const revisions = (await api.revisions(row.revisionKind, namespace))
+    .filter((revision) => controlledBy(revision, view.uid))
+    .map((revision) => ({ owner: revisionOwner(revision), names: namedBy(revision) }));
+  const current = namedBy({
+    spec: { template: { metadata: { annotations: view.templateAnnotations } } },
+  });
+  for (const snapshot of pending) {
+    await adoptOne(context, snapshot, { revisions, current }, result);
+  }
+  return result;
+}
