@@ -5,7 +5,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { runCli } from './cli/run.ts';
+import { loadClientNodeNarrowly } from './kube/narrow-client-node.ts';
+
+// Before anything imports client-node; hence the dynamic import below (ADR 0032).
+loadClientNodeNarrowly();
+const { runCli } = await import('./cli/run.ts');
 
 /** main.ts and dist/main.js both sit one level below the package root. */
 function readPackageVersion(): string {
