@@ -4,7 +4,8 @@
 #   a: SOURCES ConfigMaps + SOURCES Secrets (10 KiB each) and WORKLOADS Deployments;
 #   b: a + the same number of sources again            -> (b - a) / (2 * SOURCES)  per source;
 #   c: b + WORKLOADS more Deployments                   -> (c - b) / WORKLOADS      per workload.
-# Each snapshot forces a full GC first, so it counts live objects only.
+# Each snapshot forces a full GC first, so it counts live objects only. RSS and the V8 heap are
+# printed before each snapshot (after the first one, RSS includes what taking a snapshot cost).
 #
 #   KUBECONFIG=<admin kubeconfig> bash scripts/heap-marginal.sh [out-dir]
 # Environment: SOURCES (default 1000 per kind), WORKLOADS (default 200), NODE (default: npx node).
@@ -61,6 +62,11 @@ snapshot() {
     [[ $current == "$previous" ]] && break
     previous=$current
   done
+  # Before the snapshot, which itself allocates: RSS against what V8 has committed is Node's
+  # native memory (ADR 0033's reserve).
+  curl -sf "http://127.0.0.1:$metrics_port/metrics" |
+    grep -E '^(process_resident_memory_bytes|nodejs_heap_size_total_bytes|nodejs_heap_size_used_bytes) ' |
+    awk -v name="$name" '{printf "%s: %s %.1f MiB\n", name, $1, $2 / 1048576}'
   curl -sf "http://127.0.0.1:$pprof_port/debug/heapsnapshot" -o "$out/$name.heapsnapshot"
   "$node" scripts/heap-summary.ts "$out/$name.heapsnapshot" --top 30 >"$out/$name.txt"
   grep -v '^[0-9]' "$out/$name.txt" | head -1 | sed "s/^/$name: /"
