@@ -19,8 +19,9 @@ const missingHeapFlags = heapFlags({
 // process.execve is missing only on Windows, where cgroups do not exist either.
 if (missingHeapFlags.length > 0 && process.execve !== undefined) {
   try {
+    // argv[0] as it was started (`node` in the image), so process listings read as before.
     process.execve(process.execPath, [
-      process.execPath,
+      process.argv0,
       ...process.execArgv,
       ...missingHeapFlags,
       ...process.argv.slice(1),
