@@ -8,7 +8,8 @@
 # printed before each snapshot (after the first one, RSS includes what taking a snapshot cost).
 #
 #   KUBECONFIG=<admin kubeconfig> bash scripts/heap-marginal.sh [out-dir]
-# Environment: SOURCES (default 1000 per kind), WORKLOADS (default 200), NODE (default: npx node).
+# Environment: SOURCES (default 1000 per kind), WORKLOADS (default 200), LINGER_SEC (default 35, the
+# wait after the last request), NODE (default: the project's Node).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -62,6 +63,8 @@ snapshot() {
     [[ $current == "$previous" ]] && break
     previous=$current
   done
+  # Request deadlines (AbortSignal.timeout, 30 s) of the last writes still hold a timer each.
+  sleep "${LINGER_SEC:-35}"
   # Before the snapshot, which itself allocates: RSS against what V8 has committed is Node's
   # native memory (ADR 0033's reserve).
   curl -sf "http://127.0.0.1:$metrics_port/metrics" |

@@ -60,6 +60,7 @@ describe('summarise', () => {
   it('groups live bytes by type and constructor and finds what sliced strings keep alive', () => {
     expect(summarise(snapshot, 10)).toEqual({
       totalBytes: 5144,
+      codeBytes: 0,
       nodes: 5,
       groups: [
         { key: '(string)', count: 1, bytes: 5000 },

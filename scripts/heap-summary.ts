@@ -30,6 +30,8 @@ interface Group {
 
 export interface HeapSummary {
   readonly totalBytes: number;
+  /** Compiled code: it grows with run time (lazy compilation, optimisation), not with objects. */
+  readonly codeBytes: number;
   readonly nodes: number;
   readonly groups: readonly {
     readonly key: string;
@@ -103,6 +105,7 @@ export function summarise(snapshot: Snapshot, top: number): HeapSummary {
     .slice(0, top);
   return {
     totalBytes,
+    codeBytes: groups.get('(code)')?.bytes ?? 0,
     nodes: nodes.length / nodeFieldCount,
     groups: sorted,
     slicedStrings,
@@ -129,7 +132,10 @@ function main(): void {
     return;
   }
   const kib = (bytes: number): string => (bytes / 1024).toFixed(1);
-  process.stdout.write(`live heap ${kib(summary.totalBytes)} KiB in ${summary.nodes} objects\n`);
+  process.stdout.write(
+    `live heap ${kib(summary.totalBytes)} KiB in ${summary.nodes} objects, ` +
+      `${kib(summary.totalBytes - summary.codeBytes)} KiB without compiled code\n`,
+  );
   process.stdout.write(
     `sliced strings ${summary.slicedStrings}, keeping ${summary.slicedParents} parents ` +
       `(${kib(summary.slicedParentBytes)} KiB) alive\n`,
