@@ -5,7 +5,38 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { runCli } from './cli/run.ts';
+import { loadClientNodeNarrowly } from './kube/narrow-client-node.ts';
+import { heapFlags } from './config/heap-sizing.ts';
+
+// V8 fixes its heap limits at start: a controller run without them becomes one with them, in place
+// (same PID, so signals and the container runtime see no difference; ADR 0033).
+const missingHeapFlags = heapFlags({
+  memoryLimitBytes: process.constrainedMemory(),
+  execArgv: process.execArgv,
+  nodeOptions: process.env.NODE_OPTIONS,
+  argv: process.argv.slice(2),
+});
+// process.execve is missing only on Windows, where cgroups do not exist either.
+if (missingHeapFlags.length > 0 && process.execve !== undefined) {
+  try {
+    // argv[0] as it was started (`node` in the image), so process listings read as before.
+    process.execve(process.execPath, [
+      process.argv0,
+      ...process.execArgv,
+      ...missingHeapFlags,
+      ...process.argv.slice(1),
+    ]);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    process.stderr.write(
+      `kreload: running with V8's default heap limits: re-exec failed: ${reason}\n`,
+    );
+  }
+}
+
+// Before anything imports client-node; hence the dynamic import below (ADR 0032).
+loadClientNodeNarrowly();
+const { runCli } = await import('./cli/run.ts');
 
 /** main.ts and dist/main.js both sit one level below the package root. */
 function readPackageVersion(): string {

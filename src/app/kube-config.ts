@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../kube/client-node.ts';
 import { existsSync } from 'node:fs';
 import { resolveKubeconfig } from '../config/kubeconfig.ts';
 import type { Options } from '../config/parse-options.ts';

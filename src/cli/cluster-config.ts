@@ -2,7 +2,7 @@
  * Kubeconfig errors are configuration errors (§12.5, §12.6): the file the lookup picks must parse and
  * name a usable context before kreload contacts anything.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../kube/client-node.ts';
 import type { KubeconfigLookup, KubeconfigSource } from '../config/kubeconfig.ts';
 import { resolveKubeconfig } from '../config/kubeconfig.ts';
 import type { Options } from '../config/parse-options.ts';

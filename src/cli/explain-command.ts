@@ -4,7 +4,8 @@
  * controller's options come from the running kreload's Deployment (`--from`, default
  * kreload-system/kreload), or from the controller flags after `--`; the report says which.
  */
-import { KubeConfig, dumpYaml } from '@kubernetes/client-node';
+import { dumpYaml } from '@kubernetes/client-node';
+import { KubeConfig } from '../kube/client-node.ts';
 import { ConfigError, formatConfigProblems } from '../config/config-error.ts';
 import { readEnvSettings } from '../config/env-settings.ts';
 import { resolveKubeconfig } from '../config/kubeconfig.ts';

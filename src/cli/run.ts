@@ -14,8 +14,6 @@ import { createLogger } from '../log/logger.ts';
 import { redactUrl } from '../log/redact-url.ts';
 import { withinDeadline } from '../time/deadline.ts';
 import { checkClusterConfig } from './cluster-config.ts';
-import { runExplainCommand } from './explain-command.ts';
-import { runHashCommand } from './hash-command.ts';
 
 export type ShutdownSignal = 'SIGTERM' | 'SIGINT';
 
@@ -197,8 +195,16 @@ async function runController(io: CliIo): Promise<number> {
 
 /** Returns the exit code; main.ts exits with it. */
 export async function runCli(io: CliIo): Promise<number> {
-  if (io.argv[0] === 'hash') return runHashCommand(io.argv.slice(1), io);
-  if (io.argv[0] === 'explain') return runExplainCommand(io.argv.slice(1), io);
+  // Imported on use: both parse YAML with client-node's typed loader, which loads its whole
+  // generated API (ADR 0032); the controller never needs it.
+  if (io.argv[0] === 'hash') {
+    const { runHashCommand } = await import('./hash-command.ts');
+    return runHashCommand(io.argv.slice(1), io);
+  }
+  if (io.argv[0] === 'explain') {
+    const { runExplainCommand } = await import('./explain-command.ts');
+    return runExplainCommand(io.argv.slice(1), io);
+  }
   const info = findInfoRequest(io.argv);
   if (info === 'help') {
     io.stdout.write(`${await renderHelp()}\n`);

@@ -4,7 +4,7 @@
  * and from our own requests, plus network failures and timeouts. `ApiException`'s message embeds
  * the whole body and headers; this keeps only the server's `Status` message.
  */
-import { ApiException } from '@kubernetes/client-node';
+import { ApiException } from './client-node.ts';
 import { ApiError, isRetryableStatus } from '../core/api-error.ts';
 import { isJsonObject, numberAt, stringAt } from '../core/json.ts';
 

@@ -11,7 +11,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
-import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from '@kubernetes/client-node';
+import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from './client-node.ts';
 import type { ResponseContext } from '@kubernetes/client-node';
 import type { RestRequestRecord } from '../metrics/metrics.ts';
 import { apiErrorFromHttp, toApiError } from './api-error.ts';

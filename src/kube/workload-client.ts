@@ -5,7 +5,7 @@
  * field client-node's models do not know) and custom resources need no special path.
  * Every method rejects with `ApiError`.
  */
-import { PatchStrategy } from '@kubernetes/client-node';
+import { PatchStrategy } from './client-node.ts';
 import type { WorkloadKind, WorkloadRef } from '../core/types.ts';
 import { ApiError } from '../core/api-error.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';

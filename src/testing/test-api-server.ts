@@ -4,7 +4,7 @@
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../kube/client-node.ts';
 
 export interface RecordedRequest {
   readonly method: string;

@@ -403,7 +403,7 @@ describe('helm/kreload values matrix', () => {
       seccompProfile: { type: 'RuntimeDefault' },
     });
     expect(container.resources?.requests).toMatchObject({ cpu: '10m', memory: '128Mi' });
-    expect(container.resources?.limits).toMatchObject({ memory: '512Mi' });
+    expect(container.resources?.limits).toMatchObject({ memory: '256Mi' });
 
     const metricsPort = Number(
       result
