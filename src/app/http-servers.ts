@@ -2,7 +2,9 @@
  * The health server with `/readyz` over the running parts and, with `--enable-debug-explain`,
  * `/debug/explain` over the controller's read ports; and the optional profiling server.
  */
-import { dumpYaml } from '@kubernetes/client-node';
+// js-yaml (client-node's own YAML library, the same copy) rather than client-node's dumpYaml, which
+// would load client-node's whole generated API into the controller (ADR 0032).
+import { dump } from 'js-yaml';
 import type { Registry } from 'prom-client';
 import type { Options } from '../config/parse-options.ts';
 import { HealthServer } from '../http/health-server.ts';
@@ -45,7 +47,7 @@ export function createHttpServers(parts: {
             debugExplainReply(
               query,
               (target) => explainFromController(parts.explain, target),
-              (value) => dumpYaml(value),
+              (value) => dump(value),
             ),
         }
       : {}),

@@ -98,4 +98,27 @@ describe('the installed client-node', () => {
     });
     expect(JSON.parse(output)).toEqual({ generated: [], authorization: 'Bearer token-value' });
   });
+
+  it('the whole controller graph (app.ts) loads no generated model', () => {
+    // Any root import of client-node's values (dumpYaml, loadYaml, …) in a module the controller
+    // loads would bring back the generated API; this walks what app.ts really imports.
+    const hook = pathToFileURL(join(import.meta.dirname, 'narrow-client-node.ts')).href;
+    const app = pathToFileURL(join(import.meta.dirname, '..', 'app.ts')).href;
+    const script = `
+      import { registerHooks } from 'node:module';
+      const loaded = [];
+      registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+      const { loadClientNodeNarrowly } = await import(${JSON.stringify(hook)});
+      loadClientNodeNarrowly();
+      await import(${JSON.stringify(app)});
+      const models = loaded.filter((url) => url.includes('/dist/gen/models/'));
+      const ownModules = loaded.filter((url) => url.includes('/src/')).length;
+      console.log(JSON.stringify({ models, loadedApp: ownModules > 20 }));
+    `;
+    const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: join(import.meta.dirname, '..', '..'),
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(output)).toEqual({ models: [], loadedApp: true });
+  });
 });
