@@ -448,7 +448,7 @@ describe('kreload explain (CLI)', () => {
       const result = await run(['deployment/api', '-n', NS, '--', '--enable-reload-policies']);
       expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
       expect(result.stdout).toMatch(/configmap\/cfg .* LIST policy by-selector /);
-      expect(result.stdout).toMatch(/configmap\/extra .* LIST policy by-name /);
+      expect(result.stdout).toMatch(/configmap\/extra +policy only +LIST policy by-name +/);
       expect(result.stdout).toMatch(/secret\/creds .* NO not-annotated/);
       expect(result.stdout).toContain(
         'bound by ReloadPolicy by-name, by-selector: strategy annotations from by-selector',

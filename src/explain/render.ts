@@ -31,14 +31,18 @@ function siteText(site: ReferenceSite): string {
 }
 
 function whereText(source: SourceExplanation): string {
-  if (source.references.length === 0) return 'annotation only';
+  if (source.references.length === 0) {
+    return source.decision.rule === 'policy' ? 'policy only' : 'annotation only';
+  }
   return source.references.map(siteText).join(', ');
 }
 
 function ruleText(source: SourceExplanation): string {
   const { decision } = source;
   const element = decision.matchedElement === undefined ? '' : ` "${decision.matchedElement}"`;
-  const from = decision.annotationsFrom === 'template' ? ' (pod template)' : '';
+  // A policy binding reads no annotation of the workload: where they came from does not matter.
+  const from =
+    decision.annotationsFrom === 'template' && decision.rule !== 'policy' ? ' (pod template)' : '';
   const policies =
     decision.rule === 'policy' && source.policies !== undefined
       ? ` ${source.policies.join(', ')}`
