@@ -202,5 +202,8 @@ describe('explain for ReloadPolicy-bound workloads', () => {
       predicts: { change: 'unknown' },
     });
     expect(report.workload?.facts.policy).toMatchObject({ state: 'unknown' });
+    expect(report.assumptions).toContain(
+      'ReloadPolicies could not be listed: which sources a policy binds is not known (cannot tell)',
+    );
   });
 });

@@ -474,6 +474,9 @@ describe('kreload explain (CLI)', () => {
       expect(result.stdout).toContain(`ReloadPolicies: cannot tell (`);
       expect(result.stdout).toContain(why);
       expect(result.stdout).not.toMatch(/configmap\/cfg .* will not roll/);
+      expect(result.stdout).toContain(
+        '  - ReloadPolicies could not be listed: which sources a policy binds is not known',
+      );
     });
 
     it('does not read ReloadPolicies without the flag', async () => {
