@@ -171,6 +171,7 @@ class KreloadApp implements App {
         workloads: watch.caches.store,
         namespaceSelected: (namespace) => watch.caches.namespaces.isSelected(namespace),
         marks: pipeline.marks,
+        policies: watch.caches.policies,
         recreationPendingSince: (key) => pipeline.reconciler.recreationPendingSince(key),
         queue: (key) => queueStateOf(pipeline.queue, key),
         leading: () => gate.leading,

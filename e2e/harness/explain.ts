@@ -12,6 +12,8 @@ export interface ExplainedSource {
   readonly verdict: string;
   readonly because: string;
   readonly stateRule?: string;
+  /** The ReloadPolicies that bind the source. */
+  readonly policies?: readonly string[];
   readonly predicts: { readonly change: string; readonly delete: string; readonly create: string };
 }
 
@@ -30,6 +32,7 @@ export interface ExplainJson {
         readonly marks: readonly { readonly kind: string; readonly source: string }[];
         readonly queue: { readonly state: string; readonly dueAt?: string };
       };
+      readonly policy?: { readonly state: string; readonly policies?: readonly string[] };
     };
   };
   readonly source?: {

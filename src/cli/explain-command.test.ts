@@ -393,4 +393,97 @@ describe('kreload explain (CLI)', () => {
     );
     expect(result.stdout).toContain('because: not-annotated');
   });
+
+  describe('with --enable-reload-policies', () => {
+    const POLICIES = `/apis/kreload.io/v1alpha1/namespaces/${NS}/reloadpolicies`;
+    const labelled = {
+      ...deployment('api', {}),
+      metadata: { ...deployment('api', {}).metadata, labels: { app: 'api' } },
+    };
+    const policy = (name: string, spec: Record<string, unknown>) => ({
+      apiVersion: 'kreload.io/v1alpha1',
+      kind: 'ReloadPolicy',
+      metadata: { name, namespace: NS, uid: `uid-${name}`, generation: 1 },
+      spec,
+    });
+    const workloadRoutes: Routes = {
+      [`/apis/apps/v1/namespaces/${NS}/deployments/api`]: (r) => {
+        sendJson(r, 200, labelled);
+      },
+      [`/api/v1/namespaces/${NS}/configmaps/cfg`]: (r) => {
+        sendJson(r, 200, CONFIG_MAP);
+      },
+      [`/api/v1/namespaces/${NS}/configmaps/extra`]: (r) => {
+        sendJson(r, 200, { ...CONFIG_MAP, metadata: { ...CONFIG_MAP.metadata, name: 'extra' } });
+      },
+      [`/api/v1/namespaces/${NS}/secrets/creds`]: (r) => {
+        sendStatus(r, 404, 'NotFound');
+      },
+    };
+
+    it('binds by selector and by name with the controller rules, and names the policy', async () => {
+      serve({
+        ...workloadRoutes,
+        [POLICIES]: (r) => {
+          sendJson(r, 200, {
+            items: [
+              policy('by-selector', {
+                sources: [{ kind: 'ConfigMap', name: 'cfg' }],
+                targets: [{ kind: 'Deployment', selector: { matchLabels: { app: 'api' } } }],
+                strategy: 'annotations',
+              }),
+              policy('by-name', {
+                sources: [{ kind: 'ConfigMap', name: 'extra' }],
+                targets: [{ kind: 'Deployment', name: 'api' }],
+              }),
+              policy('off', {
+                sources: [{ kind: 'Secret', name: 'creds' }],
+                targets: [{ kind: 'Deployment', name: 'api' }],
+                suspend: true,
+              }),
+            ],
+          });
+        },
+      });
+      const result = await run(['deployment/api', '-n', NS, '--', '--enable-reload-policies']);
+      expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
+      expect(result.stdout).toMatch(/configmap\/cfg .* LIST policy by-selector /);
+      expect(result.stdout).toMatch(/configmap\/extra +policy only +LIST policy by-name +/);
+      expect(result.stdout).toMatch(/secret\/creds .* NO not-annotated/);
+      expect(result.stdout).toContain(
+        'bound by ReloadPolicy by-name, by-selector: strategy annotations from by-selector',
+      );
+      expect(methods(server.requests)).toEqual(['GET']);
+    });
+
+    it.each([
+      [403, 'forbidden'],
+      [404, 'is not served'],
+    ])('a %i on ReloadPolicies is "cannot tell", never "not bound"', async (status, why) => {
+      serve({
+        ...workloadRoutes,
+        [POLICIES]: (r) => {
+          sendStatus(r, status, status === 403 ? 'Forbidden' : 'NotFound');
+        },
+      });
+      const result = await run(['deployment/api', '-n', NS, '--', '--enable-reload-policies']);
+      expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.cannotTell);
+      expect(result.stdout).toMatch(
+        /configmap\/cfg .* cannot tell, because explain could not list/,
+      );
+      expect(result.stdout).toContain(`ReloadPolicies: cannot tell (`);
+      expect(result.stdout).toContain(why);
+      expect(result.stdout).not.toMatch(/configmap\/cfg .* will not roll/);
+      expect(result.stdout).toContain(
+        '  - ReloadPolicies could not be listed: which sources a policy binds is not known',
+      );
+    });
+
+    it('does not read ReloadPolicies without the flag', async () => {
+      serve(workloadRoutes);
+      const result = await run(['deployment/api', '-n', NS, '--']);
+      expect(result.stdout).toMatch(/configmap\/cfg .* NO not-annotated/);
+      expect(server.requests.map((r) => r.path)).not.toContain(POLICIES);
+    });
+  });
 });

@@ -320,7 +320,7 @@ async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number>
     now: (io.now?.() ?? new Date()).getTime(),
     recreations: journal.recreations,
   };
-  const report: ExplainReport = {
+  const gathered: ExplainReport = {
     config: resolved.origin,
     assumptions: [...ASSUMPTIONS, ...resolved.notes, ...journal.notes],
     ...(target.what === 'workload'
@@ -335,8 +335,23 @@ async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number>
           source: await gatherSource(context, { type: target.type, namespace, name: target.name }),
         }),
   };
+  const report = { ...gathered, assumptions: [...gathered.assumptions, ...policyNotes(gathered)] };
   io.stdout.write(renderReport(report, args.output, (value) => dumpYaml(value)));
   return cannotTell(report) ? EXPLAIN_EXIT.cannotTell : EXPLAIN_EXIT.ok;
+}
+
+/** Unlisted ReloadPolicies, said once under "explain assumes" (the source form has no facts). */
+function policyNotes(report: ExplainReport): string[] {
+  const unread =
+    report.workload?.facts.policy?.state === 'unknown' ||
+    [...(report.source?.rolls ?? []), ...(report.source?.doesNotRoll ?? [])].some(
+      (usage) => usage.source.because === 'policies-unreadable',
+    );
+  return unread
+    ? [
+        'ReloadPolicies could not be listed: which sources a policy binds is not known (cannot tell)',
+      ]
+    : [];
 }
 
 const EXIT_OF_REPLY = {

@@ -178,6 +178,8 @@ export type SettingSource =
 export interface PolicyBinding {
   /** Union of the sources of every active binding policy. */
   readonly sources: ReadonlySet<SourceKey>;
+  /** Which active policies bind each of `sources`, oldest first (explain names them). */
+  readonly policiesOf: ReadonlyMap<SourceKey, readonly PolicyRef[]>;
   /** The binding policies, oldest first. */
   readonly policies: readonly PolicyRef[];
   /** The strategy chosen by the combination rule, undefined when no policy sets one. */
@@ -197,6 +199,7 @@ export interface PolicyConflict {
 
 export const NO_BINDING: PolicyBinding = {
   sources: new Set(),
+  policiesOf: new Map(),
   policies: [],
   strategy: undefined,
   strategyFrom: { from: 'default' },
@@ -272,10 +275,13 @@ export function bindingOf(input: BindingInput): PolicyBinding {
     .sort(comparePolicyAge);
   const active = binding.filter((policy) => !policy.suspend);
   if (active.length === 0) return NO_BINDING;
-  const sources = new Set<SourceKey>();
+  const policiesOf = new Map<SourceKey, PolicyRef[]>();
   for (const policy of active) {
-    for (const key of boundSourceKeys(policy, input.catalog)) sources.add(key);
+    for (const key of boundSourceKeys(policy, input.catalog)) {
+      policiesOf.set(key, [...(policiesOf.get(key) ?? []), refOf(policy)]);
+    }
   }
+  const sources = new Set(policiesOf.keys());
   const who = describeWorkload(input.workload);
   const strategy = combine(active, 'strategy', input.annotated.strategy, who);
   const syncDelay = combine(active, 'syncDelay', false, who);
@@ -283,6 +289,7 @@ export function bindingOf(input: BindingInput): PolicyBinding {
   const conflicts = [...strategy.conflicts, ...syncDelay.conflicts, ...pause.conflicts];
   return {
     sources,
+    policiesOf,
     policies: active.map(refOf),
     strategy: strategy.winner?.strategy,
     strategyFrom: input.annotated.strategy
@@ -294,6 +301,33 @@ export function bindingOf(input: BindingInput): PolicyBinding {
     pausePeriod: pause.winner?.pausePeriod,
     conflicts,
   };
+}
+
+/** The policy settings a workload's own annotations override (they win over every policy). */
+export function annotatedSettings(
+  view: WorkloadView,
+  keys: Pick<AnnotationKeys, 'rolloutStrategy' | 'pausePeriod'>,
+): BindingInput['annotated'] {
+  return {
+    strategy: Object.hasOwn(view.annotations, keys.rolloutStrategy),
+    pausePeriod: Object.hasOwn(view.annotations, keys.pausePeriod),
+  };
+}
+
+/** The binding of a projected workload among its namespace's policies (controller and CLI). */
+export function bindingOfWorkload(
+  view: WorkloadView,
+  policies: readonly ReloadPolicyView[],
+  catalog: SourceCatalog,
+  keys: Pick<AnnotationKeys, 'rolloutStrategy' | 'pausePeriod'>,
+): PolicyBinding {
+  if (policies.length === 0) return NO_BINDING;
+  return bindingOf({
+    workload: { kind: view.ref.kind, name: view.ref.name, labels: view.labels },
+    policies,
+    catalog,
+    annotated: annotatedSettings(view, keys),
+  });
 }
 
 /**

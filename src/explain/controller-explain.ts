@@ -7,7 +7,7 @@
 import { parseSourceKey, sourceKey, workloadKey } from '../core/keys.ts';
 import type { SourceKey, SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
 import type { Options } from '../config/parse-options.ts';
-import type { MarkLedger, SourceLookup, WorkloadLookup } from '../reconcile/ports.ts';
+import type { MarkLedger, PolicyLookup, SourceLookup, WorkloadLookup } from '../reconcile/ports.ts';
 import { cachedSourceFacts } from '../reconcile/source-facts.ts';
 import { findKindRow } from '../rollout/kinds.ts';
 import type { SourceRead, WorkloadInput } from './explain-workload.ts';
@@ -29,6 +29,8 @@ export interface ControllerExplainPorts {
   /** Whether the Namespace watch of --namespace-selector holds the namespace. */
   readonly namespaceSelected: (namespace: string) => boolean;
   readonly marks: Pick<MarkLedger, 'marksOf'>;
+  /** The reconciler's ReloadPolicy port (`--enable-reload-policies`); undefined without it. */
+  readonly policies: PolicyLookup | undefined;
   readonly recreationPendingSince: (key: WorkloadKey) => number | undefined;
   readonly queue: (key: WorkloadKey) => QueueState;
   readonly leading: () => boolean;
@@ -72,8 +74,10 @@ function explainCached(
   for (const type of listedTypes(view, options)) {
     candidates[type] = ports.sources.namesInNamespace(namespace, type);
   }
+  const binding = ports.policies?.bindingOf(view);
   const keys = new Set([
     ...keysToRead(view, options),
+    ...(binding?.sources ?? []),
     ...Object.entries(candidates).flatMap(([type, names]) =>
       names.map((name) => sourceKey(type as SourceType, name)),
     ),
@@ -89,6 +93,8 @@ function explainCached(
     candidates,
     now: ports.now(),
     recreationPendingSince: ports.recreationPendingSince(key),
+    // The binding the reconciler's next pass reads, from the same store.
+    policies: binding === undefined ? undefined : { state: 'known', binding },
     controller: {
       marks: ports.marks.marksOf(key),
       facts: (source) => cachedSourceFacts(ports, { key, namespace }, source),

@@ -9,6 +9,8 @@ import { InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
 import { aCreateMark, aDeleteMark } from '../testing/marks.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
 import { MarkStore } from '../watch/marks.ts';
+import type { ReloadPolicyView } from '../core/reload-policy.ts';
+import { aPolicy, policyStoreOver } from '../testing/policies.ts';
 import type { ControllerExplainPorts } from './controller-explain.ts';
 import { explainFromController, queueStateOf } from './controller-explain.ts';
 import { debugExplainReply } from './debug-endpoint.ts';
@@ -53,6 +55,9 @@ interface World {
   readonly recreations?: ReadonlyMap<WorkloadKey, number>;
   readonly queue?: QueueState;
   readonly deployment?: boolean;
+  /** ReloadPolicies in the controller's store (`--enable-reload-policies`). */
+  readonly policies?: readonly ReloadPolicyView[];
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 const BASELINED = { [K.auto]: 'true', [BASELINE]: JSON.stringify({ [CFG]: HASH }) };
@@ -68,15 +73,17 @@ async function portsOf(world: World): Promise<ControllerExplainPorts> {
   if (world.unhealthy !== undefined) sources.setHealthy(world.unhealthy, false);
   const workloads = new Store();
   if (world.unsynced !== undefined) workloads.unsynced.add(world.unsynced);
-  if (world.deployment !== false) {
-    workloads.put(
-      aWorkload('Deployment', NS, 'api')
-        .withContainer(aContainer('app').withEnvFrom('configmap', 'cfg'))
-        .withAnnotations(world.annotations ?? BASELINED)
-        .build(),
-      world.relevantSince,
-    );
-  }
+  const api = aWorkload('Deployment', NS, 'api')
+    .withContainer(aContainer('app').withEnvFrom('configmap', 'cfg'))
+    .withAnnotations(world.annotations ?? BASELINED)
+    .build();
+  const view = world.labels === undefined ? api : { ...api, labels: world.labels };
+  if (world.deployment !== false) workloads.put(view, world.relevantSince);
+  const policies =
+    world.policies === undefined
+      ? undefined
+      : policyStoreOver({ sources: () => [], workloads: () => [view] });
+  for (const policy of world.policies ?? []) policies?.upsert(policy);
   const marks = new MarkStore();
   for (const mark of world.marks ?? []) marks.add([API], mark);
   return {
@@ -85,6 +92,7 @@ async function portsOf(world: World): Promise<ControllerExplainPorts> {
     workloads,
     namespaceSelected: () => true,
     marks,
+    policies,
     recreationPendingSince: (key) => world.recreations?.get(key),
     queue: () => world.queue ?? { state: 'idle' },
     leading: () => true,
@@ -302,6 +310,113 @@ describe('GET /debug/explain: the controller answers from its caches', () => {
     expect(table.body).toContain('answer of the running kreload (pod kreload-0)');
     expect(table.body).toContain('controller: leader; no pass due');
     expect(table.body).not.toContain('explain assumes');
+  });
+});
+
+describe('GET /debug/explain: ReloadPolicy bindings from the controller store', () => {
+  const UNANNOTATED = { [BASELINE]: JSON.stringify({ [CFG]: HASH }) };
+  const cfgPolicy = (name: string, extra: Partial<ReloadPolicyView> = {}) =>
+    aPolicy(NS, name, {
+      sources: [{ kind: 'CONFIGMAP', name: 'cfg' }],
+      targets: [{ kind: 'Deployment', name: 'api' }],
+      ...extra,
+    });
+  const bySelector = {
+    kind: 'Deployment',
+    selector: { matchLabels: { app: 'api' }, matchExpressions: [] },
+  } as const;
+
+  it.each<{
+    name: string;
+    policies: readonly ReloadPolicyView[];
+    labels?: Record<string, string>;
+    verdict: string;
+    because: string;
+    policyNames: readonly string[] | undefined;
+  }>([
+    {
+      name: 'by name',
+      policies: [cfgPolicy('p1')],
+      verdict: 'rolls-on-change',
+      because: 'policy',
+      policyNames: ['p1'],
+    },
+    {
+      name: 'by selector',
+      policies: [cfgPolicy('p1', { targets: [bySelector] })],
+      labels: { app: 'api' },
+      verdict: 'rolls-on-change',
+      because: 'policy',
+      policyNames: ['p1'],
+    },
+    {
+      name: 'selector not matching',
+      policies: [cfgPolicy('p1', { targets: [bySelector] })],
+      labels: { app: 'web' },
+      verdict: 'no-roll',
+      because: 'not-annotated',
+      policyNames: undefined,
+    },
+    {
+      name: 'suspended',
+      policies: [cfgPolicy('p1', { suspend: true })],
+      verdict: 'no-roll',
+      because: 'not-annotated',
+      policyNames: undefined,
+    },
+  ])('$name → $verdict because $because', async (c) => {
+    const world = {
+      cfg: { hash: HASH },
+      annotations: UNANNOTATED,
+      policies: c.policies,
+      ...(c.labels === undefined ? {} : { labels: c.labels }),
+    };
+    const source = cfgOf((await ask(world, DEPLOYMENT)).body);
+    expect([source.verdict, source.because, source.policies]).toEqual([
+      c.verdict,
+      c.because,
+      c.policyNames,
+    ]);
+  });
+
+  it('shows the settings the oldest policy wins and the conflict of the other', async () => {
+    const older = cfgPolicy('older', {
+      creationTimestamp: '2026-11-01T00:00:00Z',
+      strategy: 'annotations',
+      syncDelayMs: 5000,
+    });
+    const newer = cfgPolicy('newer', { strategy: 'env-vars' });
+    const world = { cfg: { hash: HASH }, annotations: UNANNOTATED, policies: [newer, older] };
+    const report = JSON.parse((await ask(world, DEPLOYMENT)).body) as ExplainReport;
+    expect(report.workload?.facts.strategy).toBe('annotations');
+    expect(report.workload?.facts.policy).toEqual({
+      state: 'bound',
+      policies: ['older', 'newer'],
+      strategy: { value: 'annotations', policy: 'older' },
+      syncDelayMs: 5000,
+      conflicts: [
+        {
+          policy: 'newer',
+          field: 'strategy',
+          message: 'strategy env-vars is not applied to Deployment api: policy older sets it',
+        },
+      ],
+    });
+    const table = (await ask(world, `${DEPLOYMENT}&o=table`)).body;
+    expect(table).toContain('LIST policy older, newer');
+    expect(table).toContain(
+      'bound by ReloadPolicy older, newer: strategy annotations from older, syncDelay 5000ms',
+    );
+    expect(table).toContain('policy conflict (newer): strategy env-vars is not applied');
+  });
+
+  it('lists a policy-bound Deployment among the workloads a source change rolls', async () => {
+    const world = { cfg: { hash: HASH }, annotations: UNANNOTATED, policies: [cfgPolicy('p1')] };
+    const reply = await ask(world, `kind=cm&namespace=${NS}&name=cfg`);
+    const report = JSON.parse(reply.body) as ExplainReport;
+    expect(report.source?.rolls.map((usage) => [usage.name, usage.source.because])).toEqual([
+      ['api', 'policy'],
+    ]);
   });
 });
 

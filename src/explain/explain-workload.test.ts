@@ -13,7 +13,10 @@ import {
   configMapVolume,
   csiVolume,
 } from '../testing/builders.ts';
-import type { SourceRead } from './explain-workload.ts';
+import type { ReloadPolicyView } from '../core/reload-policy.ts';
+import { bindingOfWorkload } from '../core/reload-policy.ts';
+import { aPolicy } from '../testing/policies.ts';
+import type { PolicyKnowledge, SourceRead } from './explain-workload.ts';
 import { explainWorkload } from './explain-workload.ts';
 import { explainSource } from './explain-source.ts';
 import type { ExplainReason, SourceExplanation, Verdict, WorkloadExplanation } from './model.ts';
@@ -46,9 +49,24 @@ interface Case {
   readonly key?: SourceKey;
   readonly because: ExplainReason;
   readonly verdict: Verdict;
-  /** Sources a ReloadPolicy binds (docs/reload-policy.md). */
-  readonly policySources?: ReadonlySet<SourceKey>;
+  /** What the ReloadPolicies give the workload (docs/reload-policy.md). */
+  readonly policies?: (view: WorkloadView) => PolicyKnowledge;
 }
+
+/** The binding the controller computes for the workload among these policies. */
+const boundBy =
+  (...policies: readonly ReloadPolicyView[]) =>
+  (view: WorkloadView): PolicyKnowledge => ({
+    state: 'known',
+    binding: bindingOfWorkload(view, policies, () => [], K),
+  });
+const cfgPolicy = (name: string, extra: Partial<ReloadPolicyView> = {}) =>
+  aPolicy(NS, name, {
+    sources: [{ kind: 'CONFIGMAP', name: 'cfg' }],
+    targets: [{ kind: 'Deployment', name: 'api' }],
+    ...extra,
+  });
+const policiesUnreadable = (): PolicyKnowledge => ({ state: 'unknown', why: 'forbidden' });
 
 const cfgReads = (read: SourceRead = present()) => new Map([[CFG, read]]);
 
@@ -77,8 +95,45 @@ const CASES: readonly Case[] = [
   {
     name: 'bound by a ReloadPolicy, no annotation',
     workload: deployment().build(),
-    policySources: new Set([CFG]),
+    policies: boundBy(cfgPolicy('p1')),
     because: 'policy',
+    verdict: 'first-sight',
+  },
+  {
+    name: 'bound by a suspended ReloadPolicy only',
+    workload: deployment().build(),
+    policies: boundBy(cfgPolicy('p1', { suspend: true })),
+    because: 'not-annotated',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'a policy targeting another workload',
+    workload: deployment().build(),
+    policies: boundBy(cfgPolicy('p1', { targets: [{ kind: 'Deployment', name: 'web' }] })),
+    because: 'not-annotated',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'policies unreadable, no annotation',
+    workload: deployment().build(),
+    policies: policiesUnreadable,
+    because: 'policies-unreadable',
+    verdict: 'cannot-tell',
+  },
+  {
+    name: 'policies unreadable, excluded by the workload',
+    workload: deployment()
+      .withAnnotations({ [K.auto]: 'true', [K.configmapExclude]: 'cfg' })
+      .build(),
+    policies: policiesUnreadable,
+    because: 'excluded',
+    verdict: 'no-roll',
+  },
+  {
+    name: 'policies unreadable, auto tracks it anyway',
+    workload: deployment().withAnnotation(K.auto, 'true').build(),
+    policies: policiesUnreadable,
+    because: 'auto',
     verdict: 'first-sight',
   },
   {
@@ -322,7 +377,7 @@ async function explainCase(c: Case): Promise<WorkloadExplanation> {
     sources: reads,
     candidates: { CONFIGMAP: [...reads.keys()].map((key) => key.split('/')[1] ?? '') },
     now: Date.parse('2026-06-01T00:00:00Z'),
-    policySources: c.policySources,
+    policies: c.policies?.(c.workload),
   });
 }
 

@@ -19,6 +19,8 @@ import {
 } from '../core/types.ts';
 import type { Options } from '../config/parse-options.ts';
 import type { Mark } from '../core/marks.ts';
+import type { PolicyBinding } from '../core/reload-policy.ts';
+import { NO_BINDING, strategyUnder, withPolicySettings } from '../core/reload-policy.ts';
 import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/model.ts';
 import { planReconcile } from '../reconcile/plan/plan.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
@@ -31,6 +33,7 @@ import type {
   AppliedFrom,
   ControllerFacts,
   ExplainReason,
+  PolicyFacts,
   Predictions,
   QueueState,
   ReferenceSite,
@@ -80,9 +83,17 @@ export interface WorkloadInput {
   /** When kreload journalled the recreation of this Job (ms), if one is pending. */
   readonly recreationPendingSince?: number | undefined;
   readonly controller?: ControllerKnowledge | undefined;
-  /** Sources a ReloadPolicy binds to the workload (docs/reload-policy.md); none when not given. */
-  readonly policySources?: ReadonlySet<SourceKey> | undefined;
+  /** What the ReloadPolicies give the workload (docs/reload-policy.md); none when not given. */
+  readonly policies?: PolicyKnowledge | undefined;
 }
+
+/**
+ * `known`: the binding the controller computes (`--enable-reload-policies` on and the policies
+ * read); `unknown`: the policies could not be read, so no source counts as "not bound".
+ */
+export type PolicyKnowledge =
+  | { readonly state: 'known'; readonly binding: PolicyBinding }
+  | { readonly state: 'unknown'; readonly why: string };
 
 const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
 const NO_MARKS: PlanInput['marks'] = [];
@@ -224,13 +235,18 @@ function readOf(input: WorkloadInput, key: SourceKey): SourceRead {
   return input.sources.get(key) ?? UNREADABLE;
 }
 
+function bindingIn(input: WorkloadInput): PolicyBinding {
+  return input.policies?.state === 'known' ? input.policies.binding : NO_BINDING;
+}
+
 function plan(input: WorkloadInput): ReconcilePlan {
   const { options } = input;
+  const binding = bindingIn(input);
   return planReconcile({
     view: input.view,
     row: input.row,
     options: {
-      strategy: options.reloadStrategy,
+      strategy: strategyUnder(binding, options.reloadStrategy),
       reloadOnCreate: options.reloadOnCreate,
       reloadOnDelete: options.reloadOnDelete,
       keys: options.annotationKeys,
@@ -247,7 +263,7 @@ function plan(input: WorkloadInput): ReconcilePlan {
     },
     marks: input.controller?.marks ?? NO_MARKS,
     now: input.now,
-    policySources: input.policySources,
+    policySources: binding.sources,
   });
 }
 
@@ -297,6 +313,18 @@ const CANNOT_TELL: Readonly<Partial<Record<SourceRead['state'], ExplainReason>>>
   unhealthy: 'source-cache-unhealthy',
 };
 
+/** Rules decide() applies before a policy binding: no policy changes their NO. */
+const POLICY_CANNOT_OVERRIDE: ReadonlySet<string> = new Set(['source-ignored', 'excluded']);
+
+/** Not tracked: no roll, unless unread policies might bind the source (then cannot tell). */
+function untrackedOutcome({ input, decision }: KeyContext): Outcome {
+  if (input.policies?.state === 'unknown' && !POLICY_CANNOT_OVERRIDE.has(decision.rule)) {
+    return { verdict: 'cannot-tell', because: 'policies-unreadable', predicts: UNKNOWN };
+  }
+  const because = decision.result === 'NO' ? decision.rule : 'not-referenced';
+  return { verdict: 'no-roll', because, predicts: NO_ROLL };
+}
+
 function outcomeOf(context: KeyContext): Outcome {
   const { input, read, decision, keyPlan } = context;
   const { options } = input;
@@ -304,10 +332,7 @@ function outcomeOf(context: KeyContext): Outcome {
     return { verdict: 'no-roll', because: context.gate, predicts: NO_ROLL };
   const unread = CANNOT_TELL[read.state];
   if (unread !== undefined) return { verdict: 'cannot-tell', because: unread, predicts: UNKNOWN };
-  if (!context.tracked) {
-    const because = decision.result === 'NO' ? decision.rule : 'not-referenced';
-    return { verdict: 'no-roll', because, predicts: NO_ROLL };
-  }
+  if (!context.tracked) return untrackedOutcome(context);
   if (context.noContainer) {
     return { verdict: 'no-roll', because: 'no-container', predicts: NO_ROLL };
   }
@@ -358,7 +383,7 @@ function explainKey(
     sourceAnnotations: read.state === 'present' ? read.view.annotations : {},
     keys: input.options.annotationKeys,
     autoReloadAll: input.options.autoReloadAll,
-    boundByPolicy: input.policySources?.has(key) === true,
+    boundByPolicy: bindingIn(input).sources.has(key),
   };
   const decision = decide(decideInput);
   const tracking = trackedContainer(decideInput, decision);
@@ -397,7 +422,37 @@ function explainKey(
     baseline: keyPlan?.baseline,
     stateRule: keyPlan?.rule,
     snapshot: parseSnapshotMap(input.view.templateAnnotations[SNAPSHOTS]).get(key),
+    ...policiesField(input, key),
     ...outcome,
+  };
+}
+
+function policiesField(input: WorkloadInput, key: SourceKey) {
+  const refs = bindingIn(input).policiesOf.get(key);
+  return refs === undefined ? {} : { policies: refs.map((ref) => ref.name) };
+}
+
+function policyFacts(input: WorkloadInput): PolicyFacts | undefined {
+  const knowledge = input.policies;
+  if (knowledge === undefined) return undefined;
+  if (knowledge.state === 'unknown') return { state: 'unknown', why: knowledge.why };
+  const { binding } = knowledge;
+  if (binding.policies.length === 0) return undefined;
+  const from = binding.strategyFrom;
+  return {
+    state: 'bound',
+    policies: binding.policies.map((ref) => ref.name),
+    strategy:
+      binding.strategy === undefined || from.from !== 'policy'
+        ? undefined
+        : { value: binding.strategy, policy: from.policy.name },
+    syncDelayMs: binding.syncDelayMs,
+    pausePeriod: binding.pausePeriod,
+    conflicts: binding.conflicts.map((conflict) => ({
+      policy: conflict.policy.name,
+      field: conflict.field,
+      message: conflict.message,
+    })),
   };
 }
 
@@ -420,8 +475,11 @@ function resumesAt(input: WorkloadInput): string | undefined {
 }
 
 /** Explains every source the workload references, lists, or tracks through its state. */
-export function explainWorkload(input: WorkloadInput): WorkloadExplanation {
-  const { view, options } = input;
+export function explainWorkload(given: WorkloadInput): WorkloadExplanation {
+  // A policy's restart strategy and pausePeriod act as the annotations they stand for (ADR 0034).
+  const view = withPolicySettings(given.view, bindingIn(given), given.options.annotationKeys);
+  const input: WorkloadInput = { ...given, view };
+  const { options } = input;
   const gate = workloadGate(input);
   const result = plan(input);
   const tracked = new Set(result.keys.map((key) => key.key));
@@ -457,6 +515,7 @@ export function explainWorkload(input: WorkloadInput): WorkloadExplanation {
           ? undefined
           : { since: new Date(input.recreationPendingSince).toISOString() },
       controller: input.controller === undefined ? undefined : controllerFacts(input.controller),
+      policy: policyFacts(input),
     },
     problems: [...result.problems, ...pause.problems].map(
       ({ key, value, problem, consequence }) => ({

@@ -28,6 +28,7 @@ export type ExplainReason =
   // What explain could read.
   | 'source-forbidden'
   | 'source-unreadable'
+  | 'policies-unreadable'
   // What the running controller knows (GET /debug/explain).
   | 'source-cache-unhealthy';
 
@@ -63,6 +64,8 @@ export const REASONS: Readonly<Record<ExplainReason, string>> = {
   'no-container': 'the workload has no regular container to roll',
   'source-forbidden': 'explain may not read the source (RBAC): it cannot tell',
   'source-unreadable': 'explain could not read the source: it cannot tell',
+  'policies-unreadable':
+    'explain could not list the ReloadPolicies (RBAC, or their API is not served): a policy may bind the source, it cannot tell',
   'source-cache-unhealthy':
     "the controller's cache of this source type is not synced here, or its watch is forbidden: " +
     'it cannot tell (R1)',
@@ -153,6 +156,8 @@ export interface SourceExplanation {
   readonly stateRule?: string | undefined;
   /** Config revisions: the snapshot the pod template references instead (docs/adr/0036). */
   readonly snapshot?: string | undefined;
+  /** The ReloadPolicies that bind the source to the workload, oldest first. */
+  readonly policies?: readonly string[] | undefined;
   readonly verdict: Verdict;
   /** Set for `no-roll` and `cannot-tell`; for tracked sources, the deciding rule. */
   readonly because: ExplainReason;
@@ -184,7 +189,31 @@ export interface WorkloadFacts {
   readonly recreationPending?: { readonly since: string } | undefined;
   /** Only in answers of the running controller (GET /debug/explain). */
   readonly controller?: ControllerFacts | undefined;
+  /** Set when a ReloadPolicy binds the workload, or when explain could not read the policies. */
+  readonly policy?: PolicyFacts | undefined;
 }
+
+/**
+ * The settings the binding policies give the workload, as the controller applies them: each one
+ * from the oldest policy that sets it, unless the workload's own annotation does (ADR 0034).
+ */
+export type PolicyFacts =
+  | {
+      readonly state: 'bound';
+      /** The active binding policies, oldest first. */
+      readonly policies: readonly string[];
+      /** The strategy a policy gives (undefined: kreload's --reload-strategy or the annotation). */
+      readonly strategy?: { readonly value: string; readonly policy: string } | undefined;
+      readonly syncDelayMs?: number | undefined;
+      readonly pausePeriod?: string | undefined;
+      /** Settings of a binding policy that lost (the policy's Conflict condition). */
+      readonly conflicts: readonly {
+        readonly policy: string;
+        readonly field: string;
+        readonly message: string;
+      }[];
+    }
+  | { readonly state: 'unknown'; readonly why: string };
 
 /** A §5.4 mark the controller holds for the workload: the next pass consumes it. */
 export interface PendingMark {

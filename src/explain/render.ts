@@ -4,6 +4,7 @@ import type {
   ControllerFacts,
   QueueState,
   ExplainReport,
+  PolicyFacts,
   ReferenceSite,
   SourceExplanation,
   SourceUsage,
@@ -30,15 +31,23 @@ function siteText(site: ReferenceSite): string {
 }
 
 function whereText(source: SourceExplanation): string {
-  if (source.references.length === 0) return 'annotation only';
+  if (source.references.length === 0) {
+    return source.decision.rule === 'policy' ? 'policy only' : 'annotation only';
+  }
   return source.references.map(siteText).join(', ');
 }
 
 function ruleText(source: SourceExplanation): string {
   const { decision } = source;
   const element = decision.matchedElement === undefined ? '' : ` "${decision.matchedElement}"`;
-  const from = decision.annotationsFrom === 'template' ? ' (pod template)' : '';
-  return `${decision.result} ${decision.rule}${element}${from}`;
+  // A policy binding reads no annotation of the workload: where they came from does not matter.
+  const from =
+    decision.annotationsFrom === 'template' && decision.rule !== 'policy' ? ' (pod template)' : '';
+  const policies =
+    decision.rule === 'policy' && source.policies !== undefined
+      ? ` ${source.policies.join(', ')}`
+      : '';
+  return `${decision.result} ${decision.rule}${policies}${element}${from}`;
 }
 
 function stateText(source: SourceExplanation): string {
@@ -122,6 +131,22 @@ function controllerLines(controller: ControllerFacts | undefined): string[] {
   ];
 }
 
+function policyLines(policy: PolicyFacts | undefined): string[] {
+  if (policy === undefined) return [];
+  if (policy.state === 'unknown') return [`  ReloadPolicies: cannot tell (${policy.why})`];
+  const settings = [
+    policy.strategy && `strategy ${policy.strategy.value} from ${policy.strategy.policy}`,
+    policy.syncDelayMs !== undefined && `syncDelay ${String(policy.syncDelayMs)}ms`,
+    policy.pausePeriod !== undefined && `pausePeriod ${policy.pausePeriod}`,
+  ].filter((text) => typeof text === 'string');
+  return [
+    `  bound by ReloadPolicy ${policy.policies.join(', ')}${settings.length === 0 ? '' : `: ${settings.join(', ')}`}`,
+    ...policy.conflicts.map(
+      (conflict) => `  policy conflict (${conflict.policy}): ${conflict.message}`,
+    ),
+  ];
+}
+
 function workloadLines(workload: WorkloadExplanation): string[] {
   const { facts } = workload;
   const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
@@ -142,6 +167,7 @@ function workloadLines(workload: WorkloadExplanation): string[] {
     );
   }
   lines.push(...controllerLines(facts.controller));
+  lines.push(...policyLines(facts.policy));
   for (const collision of facts.collisions) {
     lines.push(`  env-var collision ${collision.envVar}: ${collision.keys.join(', ')}`);
   }

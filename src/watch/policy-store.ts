@@ -6,14 +6,13 @@
  */
 import type { MemberFacts } from '../core/reload-policy-status.ts';
 import {
-  bindingOf,
+  bindingOfWorkload,
   boundSourceKeys,
   memberMatches,
   type PolicyConflict,
   type PolicyMember,
   SOURCE_KIND_NAMES,
   type NamedObject,
-  NO_BINDING,
   type PolicyBinding,
   type ReloadPolicyView,
   type SourceCatalog,
@@ -125,19 +124,8 @@ export class PolicyStore implements ViewSink<ReloadPolicyView>, PolicyLookup {
 
   /** The reconciler's read port: which sources and settings the policies give this workload. */
   bindingOf(view: WorkloadView): PolicyBinding {
-    const policies = this.inNamespace(view.ref.namespace);
-    if (policies.length === 0) return NO_BINDING;
-    const { keys } = this.#deps;
     const catalog: SourceCatalog = (type) => this.#deps.sourcesIn(view.ref.namespace, type);
-    return bindingOf({
-      workload: namedWorkload(view),
-      policies,
-      catalog,
-      annotated: {
-        strategy: Object.hasOwn(view.annotations, keys.rolloutStrategy),
-        pausePeriod: Object.hasOwn(view.annotations, keys.pausePeriod),
-      },
-    });
+    return bindingOfWorkload(view, this.inNamespace(view.ref.namespace), catalog, this.#deps.keys);
   }
 
   /** The workloads the policy targets now, in the store. */

@@ -15,7 +15,11 @@ import { explainWorkload, keysToRead, listedTypes } from '../../explain/explain-
 import { explainSource } from '../../explain/explain-source.ts';
 import { referenceSites } from './reference-sites.ts';
 import type { SourceQueryExplanation, WorkloadExplanation } from '../../explain/model.ts';
-import type { ExplainReader } from './reader.ts';
+import type { ExplainReader, PolicyList } from './reader.ts';
+import type { NamedObject } from '../../core/reload-policy.ts';
+import { bindingOfWorkload } from '../../core/reload-policy.ts';
+import type { WorkloadView } from '../../core/types.ts';
+import type { PolicyKnowledge } from '../../explain/explain-workload.ts';
 
 /** The object cannot be explained: it does not exist, or explain may not read it. */
 export class ExplainTargetError extends Error {
@@ -45,6 +49,11 @@ class RunCache {
   readonly #sources = new Map<SourceKey, Promise<SourceRead>>();
   readonly #names = new Map<SourceType, Promise<readonly string[] | 'forbidden'>>();
   readonly #selected = new Map<string, Promise<boolean | undefined>>();
+  #policies: Promise<PolicyList> | undefined;
+  readonly #catalogs = new Map<
+    SourceType,
+    Promise<readonly NamedObject<SourceType>[] | 'forbidden'>
+  >();
   readonly #context: GatherContext;
 
   constructor(context: GatherContext) {
@@ -76,6 +85,19 @@ class RunCache {
     return read;
   }
 
+  policies(namespace: string): Promise<PolicyList> {
+    this.#policies ??= this.#context.reader.reloadPolicies(namespace);
+    return this.#policies;
+  }
+
+  catalog(namespace: string, type: SourceType) {
+    const known = this.#catalogs.get(type);
+    if (known !== undefined) return known;
+    const read = this.#context.reader.sourceCatalog(namespace, type, this.#context.options);
+    this.#catalogs.set(type, read);
+    return read;
+  }
+
   namespaceSelected(namespace: string): Promise<boolean | undefined> {
     const { scope } = this.#context.options;
     if (scope.mode !== 'global' || scope.namespaceSelector === '')
@@ -101,6 +123,41 @@ function pendingSince(
   return entry.since;
 }
 
+/**
+ * The binding the controller computes (core/reload-policy.ts), from the policies and the sources
+ * their selectors name as the user may read them; what cannot be read is "cannot tell".
+ */
+async function policyKnowledge(
+  context: GatherContext,
+  cache: RunCache,
+  view: WorkloadView,
+): Promise<PolicyKnowledge | undefined> {
+  if (!context.options.enableReloadPolicies) return undefined;
+  const namespace = view.ref.namespace;
+  const list = await cache.policies(namespace);
+  if (list.state === 'unlisted') return { state: 'unknown', why: list.why };
+  const selected = new Set(
+    list.policies.flatMap((policy) =>
+      policy.sources.flatMap((member) => (member.selector === undefined ? [] : [member.kind])),
+    ),
+  );
+  const catalogs = new Map<SourceType, readonly NamedObject<SourceType>[]>();
+  for (const type of selected) {
+    const catalog = await cache.catalog(namespace, type);
+    if (catalog === 'forbidden') {
+      return { state: 'unknown', why: `may not list the ${type} a policy selector names` };
+    }
+    catalogs.set(type, catalog);
+  }
+  const binding = bindingOfWorkload(
+    view,
+    list.policies,
+    (type) => catalogs.get(type) ?? [],
+    context.options.annotationKeys,
+  );
+  return { state: 'known', binding };
+}
+
 async function explainObject(
   context: GatherContext,
   cache: RunCache,
@@ -108,7 +165,9 @@ async function explainObject(
   object: JsonObject,
 ): Promise<WorkloadExplanation> {
   const row = findKindRow(kind);
-  const view = projectWorkload(kind, object, context.options.annotationKeys);
+  // Policy selectors read the labels (the controller keeps them under the same flag).
+  const keepLabels = context.options.enableReloadPolicies;
+  const view = projectWorkload(kind, object, context.options.annotationKeys, keepLabels);
   if (row === undefined || view === undefined) {
     throw new ExplainTargetError(`the ${kind} has no name, namespace or uid`, 'malformed');
   }
@@ -120,8 +179,10 @@ async function explainObject(
     if (names === 'forbidden') continue;
     candidates[type] = names;
   }
+  const policies = await policyKnowledge(context, cache, view);
   const keys = [
     ...keysToRead(view, context.options),
+    ...(policies?.state === 'known' ? policies.binding.sources : []),
     ...Object.entries(candidates).flatMap(([type, names]) =>
       names.map((name) => sourceKey(type as SourceType, name)),
     ),
@@ -137,6 +198,7 @@ async function explainObject(
     candidates,
     now: context.now,
     recreationPendingSince: pendingSince(context, view.ref, view.uid),
+    policies,
   };
   return explainWorkload(input);
 }

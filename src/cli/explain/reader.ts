@@ -23,6 +23,9 @@ import { desiredPodStatus, providerClassSourceView } from '../../watch/spc-desir
 import type { SourceResource } from '../../watch/watch-plan.ts';
 import { sourceWatchTargets } from '../../watch/watch-plan.ts';
 import type { SourceRead } from '../../explain/explain-workload.ts';
+import type { NamedObject, ReloadPolicyView } from '../../core/reload-policy.ts';
+import { projectReloadPolicy } from '../../kube/policy-projection.ts';
+import { keptLabels } from '../../kube/projections.ts';
 
 export type ObjectRead =
   | { readonly state: 'found'; readonly object: JsonObject }
@@ -37,6 +40,10 @@ const API_RESOURCE: Readonly<Record<SourceResource, ApiResource>> = {
   configmaps: OTHER_RESOURCES.configMaps,
   secrets: OTHER_RESOURCES.secrets,
 };
+
+export type PolicyList =
+  | { readonly state: 'listed'; readonly policies: readonly ReloadPolicyView[] }
+  | { readonly state: 'unlisted'; readonly why: string };
 
 export interface ExplainReaderDeps {
   readonly transport: KubeTransport;
@@ -107,6 +114,46 @@ export class ExplainReader {
       if (error instanceof ApiError) return { state: 'unreadable' };
       throw error;
     }
+  }
+
+  /** The namespace's ReloadPolicies, or why explain cannot list them (RBAC, CRD absent). */
+  async reloadPolicies(namespace: string): Promise<PolicyList> {
+    const read = await this.#get(resourcePath(OTHER_RESOURCES.reloadPolicies, { namespace }));
+    if (read.state === 'forbidden')
+      return { state: 'unlisted', why: `forbidden (${read.message})` };
+    if (read.state === 'not-found') {
+      return { state: 'unlisted', why: 'the ReloadPolicy API (kreload.io/v1alpha1) is not served' };
+    }
+    const policies = objectsAt(read.object, ['items']).flatMap(
+      (item) => projectReloadPolicy(item) ?? [],
+    );
+    return { state: 'listed', policies };
+  }
+
+  /** Names and labels of the sources the controller's watch delivers (policy selectors). */
+  async sourceCatalog(
+    namespace: string,
+    type: SourceType,
+    options: Options,
+  ): Promise<readonly NamedObject<SourceType>[] | 'forbidden'> {
+    const read =
+      type === 'SECRETPROVIDERCLASS'
+        ? await this.#get(resourcePath(OTHER_RESOURCES.secretProviderClasses, { namespace }))
+        : await this.#filteredList(namespace, RESOURCE_OF_TYPE[type], options);
+    if (read.state === 'forbidden') return 'forbidden';
+    if (read.state === 'not-found') return [];
+    return objectsAt(read.object, ['items']).flatMap((item) => {
+      const name = stringAt(item, ['metadata', 'name']);
+      return name === undefined ? [] : [{ kind: type, name, labels: keptLabels(item, true) }];
+    });
+  }
+
+  #filteredList(namespace: string, resource: SourceResource, options: Options) {
+    const target = sourceWatchTargets(options, resource)[0];
+    return this.#get(resourcePath(API_RESOURCE[resource], { namespace }), {
+      labelSelector: target?.labelSelector,
+      fieldSelector: target?.fieldSelector,
+    });
   }
 
   /** Names the controller's watch delivers in the namespace (reload-list candidates, §9.2 (b)). */
