@@ -367,9 +367,14 @@ describe.each(MODES)('chart RBAC, $mode mode ($file)', (modeCase) => {
   it('never had a request refused (kreload log)', async () => {
     const running = kreload!;
     const log = await running.readLog();
-    expect(
-      log.split('\n').filter((line) => /forbidden/i.test(line)),
-      `log ${running.logPath}:\n${tailFile(running.logPath, 20)}`,
-    ).toEqual([]);
+    // A 403 for a namespace that an earlier spec is still deleting ("unable to create new content
+    // in namespace … because it is being terminated") is the namespace lifecycle admission, not
+    // RBAC: a global install sees every namespace, including those of specs that ran before it.
+    const refused = log
+      .split('\n')
+      .filter(
+        (line) => /forbidden/i.test(line) && !line.includes('because it is being terminated'),
+      );
+    expect(refused, `log ${running.logPath}:\n${tailFile(running.logPath, 20)}`).toEqual([]);
   });
 });
