@@ -175,6 +175,17 @@ describe('projectSecretProviderClass and projectNamespaceName', () => {
     });
   });
 
+  it('keeps its labels only when asked (--enable-reload-policies: policy selectors)', () => {
+    const wire = { metadata: meta({ labels: { team: 'payments' } }) };
+    expect(projectSecretProviderClass(wire, { ...KEYS, keepLabels: true })).toEqual({
+      namespace: 'ns',
+      name: 'app',
+      annotations: {},
+      labels: { team: 'payments' },
+    });
+    expect(projectSecretProviderClass(wire, KEYS)).not.toHaveProperty('labels');
+  });
+
   it.each([
     [{ metadata: { name: 'team-a', labels: { x: 'y' } } }, 'team-a'],
     [{ metadata: { name: '' } }, undefined],

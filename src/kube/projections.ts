@@ -95,7 +95,10 @@ export function projectSecretProviderClassPodStatus(obj: unknown): PodStatusView
   return { ...id, className, hash: hashSecretProviderClassPodStatus(className, objects) };
 }
 
-/** Metadata only: a SecretProviderClass supplies the S annotations of its SPCPS (§9.2 item 2). */
+/**
+ * Metadata only: a SecretProviderClass supplies the S annotations of its SPCPS (§9.2 item 2), and
+ * its labels for policy selectors when kept.
+ */
 export function projectSecretProviderClass(
   obj: unknown,
   keys: SourceAnnotationKeys,
@@ -106,6 +109,7 @@ export function projectSecretProviderClass(
     namespace: id.namespace,
     name: id.name,
     annotations: keptAnnotations(obj, [keys.ignore, keys.match]),
+    ...(keys.keepLabels === true ? { labels: keptLabels(obj, true) } : {}),
   };
 }
 

@@ -175,7 +175,7 @@ export class WatchFactory {
     targets: readonly WatchTarget[],
     sink: ViewSink<ProviderClassView>,
   ): ResourceWatch[] {
-    const keys = this.#deps.keys;
+    const keys = { ...this.#deps.keys, keepLabels: this.#deps.keepLabels };
     return this.#create({
       resource: 'secretproviderclasses',
       api: OTHER_RESOURCES.secretProviderClasses,

@@ -35,4 +35,6 @@ export interface ProviderClassView {
   readonly name: string;
   /** Only the configured `ignore` and `match` keys, when present. */
   readonly annotations: Readonly<Record<string, string>>;
+  /** `metadata.labels`, only with `--enable-reload-policies` (policy source selectors). */
+  readonly labels?: Readonly<Record<string, string>> | undefined;
 }

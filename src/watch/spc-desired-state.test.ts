@@ -99,6 +99,26 @@ describe('SpcDesiredState', () => {
     });
   });
 
+  it('the source view carries the class labels when kept; a label change is a labels event', () => {
+    const { cache, pods, classes, events, at } = setup();
+    pods.replace([pod('a', H1)]);
+    classes.replace([{ ...vaultClass, labels: { team: 'web' } }]);
+    expect(cache.get('ns', 'vault')?.view.labels).toEqual({ team: 'web' });
+    at(2_000);
+    classes.upsert({ ...vaultClass, labels: { team: 'api' } });
+    expect(events).toEqual([
+      {
+        kind: 'labels',
+        ref: { type: 'SECRETPROVIDERCLASS', namespace: 'ns', name: 'vault' },
+        uid: 'secretproviderclass:ns/vault',
+        observedAt: 2_000,
+        labels: { team: 'api' },
+        prevLabels: { team: 'web' },
+      },
+    ]);
+    expect(cache.get('ns', 'vault')?.lastChange).toBeUndefined();
+  });
+
   it('follows the most recently changed SPCPS: a rotation changes the desired hash once', () => {
     const { cache, pods, classes, summary, at } = setup();
     pods.replace([pod('a', H1), pod('b', H1)]);

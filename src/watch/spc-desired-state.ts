@@ -1,4 +1,4 @@
-import type { Annotations, SourceView } from '../core/types.ts';
+import type { Annotations, Labels, SourceView } from '../core/types.ts';
 import type { PodStatusView, ProviderClassView, ViewSink } from './ports.ts';
 import type { SourceCache } from './source-cache.ts';
 
@@ -47,6 +47,7 @@ export function desiredPodStatus(entries: Iterable<PodStatusEntry>): PodStatusVi
 export function providerClassSourceView(
   chosen: PodStatusView,
   annotations: Annotations,
+  labels?: Labels,
 ): SourceView {
   return {
     ref: { type: 'SECRETPROVIDERCLASS', namespace: chosen.namespace, name: chosen.className },
@@ -55,6 +56,7 @@ export function providerClassSourceView(
     creationTimestamp: chosen.creationTimestamp,
     hash: chosen.hash,
     annotations,
+    ...(labels === undefined ? {} : { labels }),
   };
 }
 
@@ -74,7 +76,8 @@ export class SpcDesiredState {
   readonly #byClass = new Map<ClassId, Map<string, PodStatusEntry>>();
   /** SPCPS `<namespace>/<name>` → the class it belongs to. */
   readonly #classOf = new Map<string, ClassId>();
-  readonly #classAnnotations = new Map<ClassId, Annotations>();
+  /** The class's S annotations and (when kept) labels, from its SecretProviderClass object. */
+  readonly #classMetadata = new Map<ClassId, Pick<ProviderClassView, 'annotations' | 'labels'>>();
   #podStatusesListed = false;
   #classesListed = false;
   #observations = 0;
@@ -131,9 +134,9 @@ export class SpcDesiredState {
 
   replaceClasses(views: readonly ProviderClassView[]): void {
     const listed = new Set(views.map((view) => classId(view.namespace, view.name)));
-    for (const id of [...this.#classAnnotations.keys()]) {
+    for (const id of [...this.#classMetadata.keys()]) {
       if (!listed.has(id)) {
-        this.#classAnnotations.delete(id);
+        this.#classMetadata.delete(id);
         this.#publish(id);
       }
     }
@@ -144,14 +147,14 @@ export class SpcDesiredState {
 
   upsertClass(view: ProviderClassView): void {
     const id = classId(view.namespace, view.name);
-    this.#classAnnotations.set(id, view.annotations);
+    this.#classMetadata.set(id, { annotations: view.annotations, labels: view.labels });
     this.#publish(id);
   }
 
   /** Without its SPC object, a class's S is empty (§3.5 notes). */
   removeClass(view: ProviderClassView): void {
     const id = classId(view.namespace, view.name);
-    if (this.#classAnnotations.delete(id)) this.#publish(id);
+    if (this.#classMetadata.delete(id)) this.#publish(id);
   }
 
   #podStatus(id: string): PodStatusEntry | undefined {
@@ -171,7 +174,8 @@ export class SpcDesiredState {
 
   #view(classKey: ClassId): SourceView | undefined {
     const chosen = desiredPodStatus(this.#byClass.get(classKey)?.values() ?? []);
-    return chosen && providerClassSourceView(chosen, this.#classAnnotations.get(classKey) ?? {});
+    const metadata = this.#classMetadata.get(classKey);
+    return chosen && providerClassSourceView(chosen, metadata?.annotations ?? {}, metadata?.labels);
   }
 
   #publish(classKey: ClassId): void {
