@@ -9,7 +9,7 @@ import { aConfigMap, aWorkload } from '../testing/builders.ts';
 import { aPolicy, policyStoreOver } from '../testing/policies.ts';
 import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { MarkStore } from '../watch/marks.ts';
-import type { SourceChange } from '../watch/source-cache.ts';
+import type { SourceChange, SourceRelabelled } from '../watch/source-cache.ts';
 import { WorkloadStore } from '../watch/workload-store.ts';
 import { ChangeRouter } from './change-router.ts';
 
@@ -125,5 +125,34 @@ describe('ChangeRouter with ReloadPolicies', () => {
     log.length = 0;
     router.onPolicyEvent({ kind: 'removed', view: moved });
     expect(log).toEqual(['debounced Deployment/team-a/other']);
+  });
+});
+
+function relabelled(
+  name: string,
+  labels: Record<string, string>,
+  prevLabels: Record<string, string>,
+): SourceRelabelled {
+  const view = aConfigMap(NS, name).build();
+  return { kind: 'labels', ref: view.ref, uid: view.uid, observedAt: 1, labels, prevLabels };
+}
+
+describe('ChangeRouter: a source whose labels alone changed', () => {
+  it.each<[string, SourceRelabelled, string[]]>([
+    [
+      'now selected: the target is planned (a baseline), with its syncDelay',
+      relabelled('any', { team: 'web' }, {}),
+      ['debounced StatefulSet/team-a/db delay=4000'],
+    ],
+    [
+      'no longer selected: the former target is planned (its baseline pruned)',
+      relabelled('any', {}, { team: 'web' }),
+      ['debounced StatefulSet/team-a/db delay=4000'],
+    ],
+    ['selected by no policy before or after: nothing', relabelled('any', { a: 'b' }, {}), []],
+  ])('%s', (_title, event, expected) => {
+    const { router, log } = setup([BY_NAME, BY_LABELS]);
+    router.onSourceEvent(event);
+    expect(log).toEqual(expected);
   });
 });

@@ -22,7 +22,7 @@ import type { FanoutStart } from '../events/fanout-tracker.ts';
 import type { ResourceType } from '../metrics/metrics.ts';
 import type { ChangeRecord } from '../queue/debouncer.ts';
 import type { MarkStore } from '../watch/marks.ts';
-import type { SourceCacheEvent, SourceChange } from '../watch/source-cache.ts';
+import type { SourceCacheEvent, SourceChange, SourceRelabelled } from '../watch/source-cache.ts';
 import type { WatchHandler } from '../watch/watch-caches.ts';
 import type { WorkloadStore, WorkloadStoreEvent } from '../watch/workload-store.ts';
 import type { PolicyEvent, PolicyStore } from '../watch/policy-store.ts';
@@ -73,6 +73,10 @@ export class ChangeRouter implements WatchHandler {
     }
     if (event.kind === 'unchanged') {
       this.#deps.onSkip('no_data_change');
+      return;
+    }
+    if (event.kind === 'labels') {
+      this.#relabelled(event);
       return;
     }
     if (event.kind !== 'annotations' && event.annotations[this.#deps.keys.ignore] === 'true') {
@@ -147,6 +151,32 @@ export class ChangeRouter implements WatchHandler {
       if (this.#deps.acceptsNamespace(event.view.namespace)) {
         this.#deps.queue.trigger(key, { debounced: true });
       }
+    }
+  }
+
+  /**
+   * Only the labels of a source changed: the workloads a policy selector binds it to before or
+   * after are planned again (no source change: a new binding records a baseline, a lost one prunes
+   * it). Without policies the labels are not kept and no such event comes.
+   */
+  #relabelled(event: SourceRelabelled): void {
+    const { policies } = this.#deps;
+    if (policies === undefined || !this.#writesWorkloads()) {
+      this.#deps.onSkip('no_data_change');
+      return;
+    }
+    const { ref } = event;
+    const source = { kind: ref.type, name: ref.name };
+    const keys = new Set([
+      ...policies.workloadsBoundTo(ref.namespace, { ...source, labels: event.labels }),
+      ...policies.workloadsBoundTo(ref.namespace, { ...source, labels: event.prevLabels }),
+    ]);
+    if (keys.size === 0) {
+      this.#deps.onSkip('no_data_change');
+      return;
+    }
+    for (const key of keys) {
+      this.#deps.queue.trigger(key, { debounced: true, syncDelayMs: this.#syncDelay(key) });
     }
   }
 

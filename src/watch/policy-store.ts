@@ -73,6 +73,10 @@ function describeMember(kind: string, member: PolicyMember<string>): string {
   return `${kind} selector ${terms.join(',')}`;
 }
 
+function gains(before: ReadonlySet<SourceKey>, after: ReadonlySet<SourceKey>): boolean {
+  return [...after].some((key) => !before.has(key));
+}
+
 export class PolicyStore implements ViewSink<ReloadPolicyView>, PolicyLookup {
   readonly #deps: PolicyStoreDeps;
   readonly #byNamespace = new Map<string, Map<string, ReloadPolicyView>>();
@@ -171,6 +175,40 @@ export class PolicyStore implements ViewSink<ReloadPolicyView>, PolicyLookup {
     return this.#targetViews(policy).flatMap((view) =>
       this.bindingOf(view).conflicts.filter((conflict) => conflict.policy.name === policy.name),
     );
+  }
+
+  /**
+   * Workloads a policy create or change binds to a source they were not bound to before: the
+   * binding is computed with the previous version of the policy (none for a new one) and now.
+   */
+  gainedByPolicy(view: ReloadPolicyView, previous: ReloadPolicyView | undefined): WorkloadKey[] {
+    const before = this.inNamespace(view.namespace).flatMap((policy) =>
+      policy.name !== view.name ? [policy] : previous === undefined ? [] : [previous],
+    );
+    const catalog: SourceCatalog = (type) => this.#deps.sourcesIn(view.namespace, type);
+    return this.#targetViews(view)
+      .filter((workload) =>
+        gains(
+          bindingOfWorkload(workload, before, catalog, this.#deps.keys).sources,
+          this.bindingOf(workload).sources,
+        ),
+      )
+      .map((workload) => workloadKey(workload.ref));
+  }
+
+  /** Workloads a source's new labels bind to it through a policy selector that did not before. */
+  gainedBySourceLabels(
+    namespace: string,
+    source: NamedObject<SourceType>,
+    prevLabels: NamedObject<SourceType>['labels'],
+  ): WorkloadKey[] {
+    const before = new Set(this.workloadsBoundTo(namespace, { ...source, labels: prevLabels }));
+    return this.workloadsBoundTo(namespace, source).filter((key) => !before.has(key));
+  }
+
+  /** Whether a workload's label change made a policy bind it to a source it was not bound to. */
+  gainedByWorkloadLabels(view: WorkloadView, prev: WorkloadView): boolean {
+    return gains(this.bindingOf(prev).sources, this.bindingOf(view).sources);
   }
 
   #targetViews(policy: ReloadPolicyView): WorkloadView[] {

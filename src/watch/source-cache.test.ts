@@ -128,6 +128,37 @@ describe('SourceCache after sync', () => {
     ]);
   });
 
+  it.each<[string, Record<string, string> | undefined, Record<string, string> | undefined, string]>(
+    [
+      ['kept labels changed (--enable-reload-policies) → labels', {}, { team: 'web' }, 'labels'],
+      ['kept labels removed → labels', { team: 'web' }, {}, 'labels'],
+      ['kept labels the same → unchanged', { team: 'web' }, { team: 'web' }, 'unchanged'],
+      ['labels not kept → unchanged', undefined, undefined, 'unchanged'],
+    ],
+  )('%s', (_title, before, after, kind) => {
+    const { cache, events, at } = setup();
+    const labelled = (labels: Record<string, string> | undefined, rv: string) => ({
+      ...app.withResourceVersion(rv).build(),
+      ...(labels === undefined ? {} : { labels }),
+    });
+    cache.replace([labelled(before, '1')]);
+    at(2_000);
+    cache.upsert(labelled(after, '2'));
+    expect(events.map((e) => e.kind)).toEqual([kind]);
+    if (kind === 'labels') {
+      expect(events[0]).toEqual({
+        kind: 'labels',
+        ref: { type: 'CONFIGMAP', namespace: 'ns', name: 'app' },
+        uid: 'u1',
+        observedAt: 2_000,
+        labels: after,
+        prevLabels: before,
+      });
+    }
+    // Labels are not content: lastChange stays unset.
+    expect(cache.get('ns', 'app')?.lastChange).toBeUndefined();
+  });
+
   it('ignores a re-delivered identical object', () => {
     const { cache, events } = setup();
     cache.replace([app.build()]);

@@ -51,7 +51,20 @@ export interface SourceUnchanged {
   readonly observedAt: number;
 }
 
-export type SourceCacheEvent = SourceChange | SourceUnchanged;
+/**
+ * Only the labels changed (they are kept with `--enable-reload-policies`): a policy selector may
+ * now select the source, or no longer. Neither a content change nor a mark (docs/reload-policy.md).
+ */
+export interface SourceRelabelled {
+  readonly kind: 'labels';
+  readonly ref: SourceRef;
+  readonly uid: string;
+  readonly observedAt: number;
+  readonly labels: Labels;
+  readonly prevLabels: Labels;
+}
+
+export type SourceCacheEvent = SourceChange | SourceUnchanged | SourceRelabelled;
 
 export interface SourceCacheDeps {
   readonly type: SourceType;
@@ -59,6 +72,12 @@ export interface SourceCacheDeps {
   readonly clock: Pick<Clock, 'now'>;
   /** Called synchronously, after the cache reflects the event. Never called before the initial sync. */
   readonly notify: (event: SourceCacheEvent) => void;
+}
+
+/** Two label sets are the same; an unkept set (undefined) equals only another unkept one. */
+export function sameLabels(a: Labels | undefined, b: Labels | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return sameAnnotations(a, b);
 }
 
 export function sameAnnotations(a: Annotations, b: Annotations): boolean {
@@ -215,6 +234,15 @@ export class SourceCache {
         annotations: view.annotations,
         prevAnnotations: known.view.annotations,
         ...(view.labels === undefined ? {} : { labels: view.labels }),
+      });
+    } else if (view.labels !== undefined && !sameLabels(known.view.labels, view.labels)) {
+      this.#emit({
+        kind: 'labels',
+        ref: view.ref,
+        uid: view.uid,
+        observedAt,
+        labels: view.labels,
+        prevLabels: known.view.labels ?? {},
       });
     } else if (known.view.resourceVersion !== view.resourceVersion) {
       this.#emit({ kind: 'unchanged', ref: view.ref, uid: view.uid, observedAt });

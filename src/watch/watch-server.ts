@@ -19,6 +19,7 @@ import { type ResourceWatch, WatchFactory } from './kube-watches.ts';
 import { namespaceSink } from './namespace-filter.ts';
 import { OptionalApis, type OptionalApi } from './optional-apis.ts';
 import { sourceSink } from './source-cache.ts';
+import { PolicyRelevance } from './policy-relevance.ts';
 import { SpcDesiredState, podStatusSink, providerClassSink } from './spc-desired-state.ts';
 import {
   createWatchCaches,
@@ -421,5 +422,9 @@ export function createWatchServer(deps: WatchServerDeps): WatchServer {
     },
     subscribers,
   );
+  // First subscriber: the routers' passes read relevantSince after a policy binding moved it.
+  if (caches.policies !== undefined) {
+    subscribers.add(new PolicyRelevance({ policies: caches.policies, store: caches.store }));
+  }
   return new WatchServer({ deps, caches, subscribers, watches });
 }

@@ -195,6 +195,17 @@ export class WorkloadStore implements WorkloadLookup {
     return Math.max(since, basis);
   }
 
+  /**
+   * §5.4 relevantSince moves to now without a change of the workload itself: a ReloadPolicy began
+   * to bind it to a source, which counts as adding the opt-in annotation would (a baseline, no roll).
+   */
+  markRelevantNow(key: WorkloadKey): void {
+    const entry = this.#entries.get(key);
+    if (entry !== undefined) {
+      this.#entries.set(key, { view: entry.view, relevantSince: this.#deps.clock.now() });
+    }
+  }
+
   /** Waits on `onUpdate`, so the watch's next store or removal of `key` settles it (docs/adr/0015). */
   newerThan(
     key: WorkloadKey,
