@@ -146,6 +146,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           onWriteFailed: () => {
             metrics.recordError('policy_status_error');
           },
+          events,
         })
       : undefined;
   const reconciler = new Reconciler({

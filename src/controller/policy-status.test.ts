@@ -2,7 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../core/json.ts';
 import { ApiError } from '../core/api-error.ts';
+import type { ReloadPolicyView } from '../core/reload-policy.ts';
 import type { SourceView, WorkloadView } from '../core/types.ts';
+import type { EventRequest } from '../events/event-recorder.ts';
 import type { ReconcilePlan } from '../reconcile/plan/model.ts';
 import { aConfigMap, aWorkload } from '../testing/builders.ts';
 import { aPolicy, policyStoreOver } from '../testing/policies.ts';
@@ -18,12 +20,15 @@ const POLICY = aPolicy(NS, 'web', {
   targets: [{ kind: 'Deployment', name: 'web' }],
 });
 
-function setup(options: { fail?: ApiError; leading?: boolean } = {}) {
+function setup(
+  options: { fail?: ApiError; leading?: boolean; policies?: readonly ReloadPolicyView[] } = {},
+) {
   const patches: { namespace: string; name: string; status: JsonObject }[] = [];
+  const events: EventRequest[] = [];
   const sources: SourceView[] = [aConfigMap(NS, 'app-config').withHash(H1).build()];
   const workloads: WorkloadView[] = [WEB];
   const policies = policyStoreOver({ sources: () => sources, workloads: () => workloads });
-  policies.replace([POLICY]);
+  policies.replace(options.policies ?? [POLICY]);
   let failures = 0;
   const logger = new RecordingLogger();
   const writer = new PolicyStatusWriter({
@@ -41,8 +46,13 @@ function setup(options: { fail?: ApiError; leading?: boolean } = {}) {
     onWriteFailed: () => {
       failures += 1;
     },
+    events: {
+      record: (request) => {
+        events.push(request);
+      },
+    },
   });
-  return { writer, patches, policies, logger, failures: () => failures };
+  return { writer, patches, events, policies, logger, failures: () => failures };
 }
 
 const ROLL = {
@@ -131,6 +141,137 @@ describe('PolicyStatusWriter', () => {
         fields: { policy: 'team-a/web', problems: 'spec.targets[0] needs a known kind; ignored' },
       },
     ]);
+  });
+});
+
+describe('PolicyStatusWriter: the ReloadPolicyConflict Event', () => {
+  const FIRST = aPolicy(NS, 'first', {
+    sources: [{ kind: 'CONFIGMAP', name: 'app-config' }],
+    targets: [{ kind: 'Deployment', name: 'web' }],
+    strategy: 'env-vars',
+    creationTimestamp: '2026-12-01T00:00:00Z',
+  });
+  const SECOND = aPolicy(NS, 'second', {
+    sources: [{ kind: 'CONFIGMAP', name: 'app-config' }],
+    targets: [{ kind: 'Deployment', name: 'web' }],
+    strategy: 'annotations',
+    creationTimestamp: '2026-12-01T01:00:00Z',
+  });
+  const MESSAGE = 'strategy annotations is not applied to Deployment web: policy first sets it';
+  const EVENT: EventRequest = {
+    object: {
+      apiVersion: 'kreload.io/v1alpha1',
+      kind: 'ReloadPolicy',
+      namespace: NS,
+      name: 'second',
+      uid: 'uid-second',
+    },
+    reason: 'ReloadPolicyConflict',
+    type: 'Warning',
+    message: MESSAGE,
+  };
+
+  /** The watch brings the written status back into the store. */
+  function echo(world: ReturnType<typeof setup>, name: string): void {
+    const written = world.patches.filter((patch) => patch.name === name).at(-1);
+    const known = world.policies.get(NS, name);
+    if (written === undefined || known === undefined) throw new Error(`no write of ${name}`);
+    const view = { ...known, status: { ...known.status, ...statusView(written.status) } };
+    world.policies.upsert(view);
+  }
+
+  it('one Warning Event on the losing policy per transition into conflict', async () => {
+    const world = setup({ policies: [FIRST, SECOND] });
+    world.writer.refreshAll();
+    await world.writer.idle();
+    expect(world.events).toEqual([EVENT]);
+    // The echo of the write, and later triggers while the conflict holds: no second Event.
+    echo(world, 'second');
+    world.writer.refreshAll();
+    await world.writer.idle();
+    expect(world.events).toEqual([EVENT]);
+    // The conflict ends (both policies agree), then starts again: a second Event.
+    world.policies.upsert({ ...world.policies.get(NS, 'second')!, strategy: 'env-vars' });
+    world.writer.refreshAll();
+    await world.writer.idle();
+    echo(world, 'second');
+    expect(world.policies.get(NS, 'second')?.status.conditions.at(-1)?.status).toBe('False');
+    world.policies.upsert({ ...world.policies.get(NS, 'second')!, strategy: 'annotations' });
+    world.writer.refreshAll();
+    await world.writer.idle();
+    expect(world.events).toEqual([EVENT, EVENT]);
+  });
+
+  it('a failed status write tried again does not repeat the Event', async () => {
+    const refused = new ApiError('unavailable', { status: 503, retryable: true });
+    const world = setup({ policies: [FIRST, SECOND], fail: refused });
+    world.writer.refreshAll();
+    await world.writer.idle();
+    world.writer.refreshAll();
+    await world.writer.idle();
+    expect(world.failures()).toBe(4);
+    expect(world.events).toEqual([EVENT]);
+  });
+
+  it('a conflict the stored status already records (a restart) is not announced', async () => {
+    const recorded = {
+      ...SECOND.status,
+      conditions: [
+        {
+          type: 'Conflict' as const,
+          status: 'True' as const,
+          reason: 'SettingOverridden',
+          message: MESSAGE,
+          lastTransitionTime: '2026-12-01T02:00:00Z',
+          observedGeneration: 1,
+        },
+      ],
+    };
+    const world = setup({ policies: [FIRST, { ...SECOND, status: recorded }] });
+    world.writer.refreshAll();
+    await world.writer.idle();
+    expect(world.events).toEqual([]);
+  });
+});
+
+describe('PolicyStatusWriter: label-only changes', () => {
+  it('a workload whose labels changed refreshes its namespace policies', async () => {
+    const world = setup();
+    const relabelled = { ...WEB, labels: { app: 'web' } };
+    world.writer.onWorkloadEvent({
+      kind: 'changed',
+      key: 'Deployment/team-a/web',
+      view: relabelled,
+      prev: WEB,
+    });
+    await world.writer.idle();
+    expect(world.patches.map((patch) => patch.name)).toEqual(['web']);
+  });
+
+  it('a source whose labels changed refreshes its namespace policies', async () => {
+    const world = setup();
+    world.writer.onSourceEvent({
+      kind: 'labels',
+      ref: { type: 'CONFIGMAP', namespace: NS, name: 'app-config' },
+      uid: 'u1',
+      observedAt: NOW,
+      labels: { team: 'a' },
+      prevLabels: {},
+    });
+    await world.writer.idle();
+    expect(world.patches.map((patch) => patch.name)).toEqual(['web']);
+  });
+
+  it('a workload change that keeps its labels writes nothing', async () => {
+    const world = setup();
+    world.writer.onWorkloadEvent({
+      kind: 'changed',
+      key: 'Deployment/team-a/web',
+      view: { ...WEB, generation: 2 },
+      prev: WEB,
+    });
+    await world.writer.idle();
+    expect(world.patches).toEqual([]);
   });
 });
 

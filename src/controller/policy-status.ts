@@ -16,12 +16,19 @@ import {
   statusBody,
   targetId,
 } from '../core/reload-policy-status.ts';
-import type { PolicyTargetStatus, ReloadPolicyView } from '../core/reload-policy.ts';
+import type {
+  PolicyStatusView,
+  PolicyTargetStatus,
+  ReloadPolicyView,
+} from '../core/reload-policy.ts';
+import { reloadPolicyConflictEvent } from '../events/event-messages.ts';
+import type { EventRequest } from '../events/event-recorder.ts';
+import { reloadPolicyObjectRef } from '../events/object-refs.ts';
 import type { WorkloadView } from '../core/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ReconcilePlan } from '../reconcile/plan/model.ts';
 import type { PolicyEvent, PolicyStore } from '../watch/policy-store.ts';
-import type { SourceCacheEvent } from '../watch/source-cache.ts';
+import { type SourceCacheEvent, sameLabels } from '../watch/source-cache.ts';
 import type { WatchHandler } from '../watch/watch-caches.ts';
 import type { WorkloadStoreEvent } from '../watch/workload-store.ts';
 
@@ -38,6 +45,8 @@ export interface PolicyStatusWriterDeps {
   readonly logger: Logger;
   /** A status write was refused or failed (`reloader_errors_total{type="policy_status_error"}`). */
   readonly onWriteFailed: () => void;
+  /** The `ReloadPolicyConflict` Warning Event, once per transition into conflict. */
+  readonly events: { record(request: EventRequest): void };
 }
 
 function policyId(policy: { readonly namespace: string; readonly name: string }): string {
@@ -52,6 +61,11 @@ export class PolicyStatusWriter implements WatchHandler {
   readonly #deps: PolicyStatusWriterDeps;
   readonly #queue = new PQueue({ concurrency: 1 });
   readonly #scheduled = new Set<string>();
+  /**
+   * Policies (by UID) whose transition into conflict has had its Event: a status write that failed
+   * and is tried again, or the echo of the write, does not emit it twice.
+   */
+  readonly #conflictAnnounced = new Set<string>();
   /** Reload records not yet seen back from the watch, by policy and target. */
   readonly #pending = new Map<string, Map<string, PolicyTargetStatus>>();
 
@@ -98,6 +112,7 @@ export class PolicyStatusWriter implements WatchHandler {
     const id = policyId(event.view);
     if (event.kind === 'removed') {
       this.#pending.delete(id);
+      this.#conflictAnnounced.delete(event.view.uid);
       return;
     }
     const { view, previous } = event;
@@ -110,16 +125,19 @@ export class PolicyStatusWriter implements WatchHandler {
     this.#schedule(id);
   }
 
+  /** What a policy finds changes when a source appears, goes, or its labels change. */
   onSourceEvent(event: SourceCacheEvent): void {
-    if (event.kind === 'created' || event.kind === 'deleted') {
+    if (event.kind === 'created' || event.kind === 'deleted' || event.kind === 'labels') {
       this.#refreshNamespace(event.ref.namespace);
     }
   }
 
+  /** Likewise for a workload (target selectors read its labels). */
   onWorkloadEvent(event: WorkloadStoreEvent): void {
-    if (event.kind === 'added' || event.kind === 'removed') {
-      const namespace = event.key.split('/')[1];
-      if (namespace !== undefined) this.#refreshNamespace(namespace);
+    const relabelled =
+      event.kind === 'changed' && !sameLabels(event.prev.labels, event.view.labels);
+    if (event.kind === 'added' || event.kind === 'removed' || relabelled) {
+      this.#refreshNamespace(event.view.ref.namespace);
     }
   }
 
@@ -183,12 +201,33 @@ export class PolicyStatusWriter implements WatchHandler {
       reloads: this.#unconfirmed(id, policy),
       now: rfc3339(this.#deps.now()),
     });
+    this.#announceConflict(policy, desired);
     if (sameStatus(policy.status, desired)) return;
     try {
       await this.#deps.client.patchStatus(namespace, name, statusBody(desired));
     } catch (error) {
       this.#failed(id, error as ApiError);
     }
+  }
+
+  /**
+   * One Warning Event when the policy goes into conflict: the status it carries says no conflict (or
+   * none yet) and the new one says conflict. A conflict already recorded before a restart is not
+   * announced again; leaving the conflict re-arms it.
+   */
+  #announceConflict(policy: ReloadPolicyView, desired: PolicyStatusView): void {
+    const conflict = desired.conditions.find((condition) => condition.type === 'Conflict');
+    if (conflict?.status !== 'True') {
+      this.#conflictAnnounced.delete(policy.uid);
+      return;
+    }
+    const recorded = policy.status.conditions.find((condition) => condition.type === 'Conflict');
+    if (recorded?.status === 'True' || this.#conflictAnnounced.has(policy.uid)) return;
+    this.#conflictAnnounced.add(policy.uid);
+    this.#deps.events.record({
+      object: reloadPolicyObjectRef(policy),
+      ...reloadPolicyConflictEvent(conflict.message),
+    });
   }
 
   #failed(id: string, error: ApiError): void {

@@ -30,6 +30,7 @@ describe('EVENT_TYPES', () => {
       InvalidAnnotation: 'Warning',
       EnvVarCollision: 'Warning',
       DryRunReload: 'Normal',
+      ReloadPolicyConflict: 'Warning',
     });
   });
 });

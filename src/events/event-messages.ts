@@ -17,6 +17,7 @@ export const EVENT_TYPES = {
   InvalidAnnotation: 'Warning',
   EnvVarCollision: 'Warning',
   DryRunReload: 'Normal',
+  ReloadPolicyConflict: 'Warning',
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_TYPES;
@@ -136,4 +137,9 @@ export function dryRunReloadEvent(input: {
     'DryRunReload',
     `Dry run: would roll '${workload.name}' of type '${workload.kind}' for ${desired}`,
   );
+}
+
+/** On the ReloadPolicy whose setting lost (docs/reload-policy.md): its `Conflict` message. */
+export function reloadPolicyConflictEvent(conflictMessage: string): EventContent {
+  return content('ReloadPolicyConflict', conflictMessage);
 }

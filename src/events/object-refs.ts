@@ -39,3 +39,18 @@ export function workloadObjectRef(ref: WorkloadRef, uid: string): EventObjectRef
     uid,
   };
 }
+
+/** A ReloadPolicy (docs/reload-policy.md), for the Events written on it. */
+export function reloadPolicyObjectRef(policy: {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}): EventObjectRef {
+  return {
+    apiVersion: 'kreload.io/v1alpha1',
+    kind: 'ReloadPolicy',
+    namespace: policy.namespace,
+    name: policy.name,
+    uid: policy.uid,
+  };
+}
