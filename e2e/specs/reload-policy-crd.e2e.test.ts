@@ -130,6 +130,22 @@ const REJECTIONS: readonly RejectionCase[] = [
       'spec.pausePeriod: Invalid value: pausePeriod applies to Deployments only; every target must be of kind Deployment',
   },
   {
+    title: 'configRevisions with a CronJob target',
+    spec: {
+      sources: [SOURCE],
+      targets: [TARGET, { kind: 'CronJob', name: 'nightly' }],
+      configRevisions: { configMaps: true },
+    },
+    message:
+      'spec.configRevisions: Invalid value: configRevisions applies to Deployments, StatefulSets and DaemonSets only; every target must be of one of these kinds',
+  },
+  {
+    title: 'configRevisions.secrets without configMaps',
+    spec: { sources: [SOURCE], targets: [TARGET], configRevisions: { secrets: true } },
+    message:
+      'spec.configRevisions.secrets: Invalid value: configRevisions.secrets needs configMaps true; Secrets are pinned only together with ConfigMaps',
+  },
+  {
     title: 'no sources',
     spec: { sources: [], targets: [TARGET] },
     message: 'spec.sources: Invalid value: 0: spec.sources in body should have at least 1 items',
@@ -195,6 +211,15 @@ describe('ReloadPolicy CRD validation (real kube-apiserver)', () => {
       pausePeriod: '0.5h',
       suspend: false,
     });
+  });
+
+  it('accepts configRevisions on Deployments, StatefulSets and DaemonSets; fills the defaults', async () => {
+    const created = await createPolicy(client, namespace, 'revisions', {
+      sources: [SOURCE],
+      targets: [TARGET, { kind: 'StatefulSet', name: 'db' }, { kind: 'DaemonSet', name: 'agent' }],
+      configRevisions: { configMaps: true },
+    });
+    expect(created.spec).toMatchObject({ configRevisions: { configMaps: true, secrets: false } });
   });
 
   it('accepts strategy restart when every target is a Rollout, and 0 as a duration', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type BindingInput,
+  annotatedSettings,
   bindingOf,
   type NamedObject,
   type PolicySelector,
@@ -206,6 +207,55 @@ describe('bindingOf (ADR 0034 combination rules)', () => {
   });
 });
 
+describe('bindingOf: configRevisions (one value, ADR 0034 and 0038)', () => {
+  const sources = [{ kind: 'CONFIGMAP' as const, name: 'a' }];
+  const ON = { configMaps: true, secrets: false };
+  const WITH_SECRETS = { configMaps: true, secrets: true };
+
+  it('the oldest policy that sets it wins; a different value is a conflict', () => {
+    const binding = bindingOf(
+      input([
+        aPolicy(NS, 'new', { ...newer, sources, targets: [byName], configRevisions: WITH_SECRETS }),
+        aPolicy(NS, 'old', { ...older, sources, targets: [byName], configRevisions: ON }),
+        aPolicy(NS, 'same', { ...newer, sources, targets: [byName], configRevisions: ON }),
+        aPolicy(NS, 'unset', { ...newer, sources, targets: [byName] }),
+      ]),
+    );
+    expect(binding.configRevisions).toEqual(ON);
+    expect(binding.conflicts).toEqual([
+      {
+        policy: { namespace: NS, name: 'new' },
+        field: 'configRevisions',
+        message:
+          'configRevisions configMaps+secrets is not applied to Deployment web: policy old sets it',
+      },
+    ]);
+  });
+
+  it("the workload's config-revisions annotation wins over every policy", () => {
+    const binding = bindingOf(
+      input([aPolicy(NS, 'p', { sources, targets: [byName], configRevisions: ON })], {
+        strategy: false,
+        pausePeriod: false,
+        configRevisions: true,
+      }),
+    );
+    expect(binding.configRevisions).toBeUndefined();
+    expect(binding.conflicts.map((conflict) => conflict.message)).toEqual([
+      "configRevisions configMaps is not applied to Deployment web: the workload's annotation sets it",
+    ]);
+  });
+
+  it.each([
+    [{}, false],
+    [{ 'kreload.io/config-revisions': 'false' }, true],
+    [{ 'kreload.io/config-revisions-secrets': 'true' }, true],
+  ])('annotatedSettings(%j).configRevisions → %s', (annotations, expected) => {
+    const view = { ...aWorkload('Deployment', NS, 'web').build(), annotations };
+    expect(annotatedSettings(view, KEYS).configRevisions).toBe(expected);
+  });
+});
+
 describe('withPolicySettings and strategyUnder', () => {
   const view = aWorkload('Rollout', NS, 'web').build();
   const base = bindingOf(input([]));
@@ -221,6 +271,11 @@ describe('withPolicySettings and strategyUnder', () => {
       'pausePeriod: the pause-period annotation',
       { ...base, pausePeriod: '5m' },
       { [KEYS.pausePeriod]: '5m' },
+    ],
+    [
+      'configRevisions: both config-revisions annotations',
+      { ...base, configRevisions: { configMaps: true, secrets: false } },
+      { 'kreload.io/config-revisions': 'true', 'kreload.io/config-revisions-secrets': 'false' },
     ],
   ])('%s', (_title, binding, added) => {
     expect(withPolicySettings(view, binding, KEYS).annotations).toEqual({

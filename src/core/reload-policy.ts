@@ -5,6 +5,7 @@
  * planner reads the binding of one workload.
  */
 import { sourceKey } from './keys.ts';
+import { CONFIG_REVISIONS, CONFIG_REVISIONS_SECRETS } from './types.ts';
 import type {
   AnnotationKeys,
   Labels,
@@ -21,6 +22,15 @@ export const SOURCE_KIND_NAMES: Readonly<Record<SourceType, string>> = {
   SECRET: 'Secret',
   SECRETPROVIDERCLASS: 'SecretProviderClass',
 };
+
+/**
+ * `spec.configRevisions` (docs/config-revisions.md): the targets pin ConfigMaps, and with `secrets`
+ * Secrets too, at each roll, as the `kreload.io/config-revisions` (`-secrets`) annotations would.
+ */
+export interface PolicyConfigRevisions {
+  readonly configMaps: boolean;
+  readonly secrets: boolean;
+}
 
 /** `spec.strategy`: a reload strategy, or `restart` (Argo Rollouts, §7.5). */
 export type PolicyStrategy = ReloadStrategy | 'restart';
@@ -90,6 +100,8 @@ export interface ReloadPolicyView {
   readonly syncDelayMs: number | undefined;
   /** `spec.pausePeriod` as written (a Go duration), the value the pause-period annotation takes. */
   readonly pausePeriod: string | undefined;
+  /** `spec.configRevisions`; undefined: the workload's own annotations decide. */
+  readonly configRevisions?: PolicyConfigRevisions | undefined;
   readonly suspend: boolean;
   readonly status: PolicyStatusView;
   /** Spec entries kreload could not use (a CRD older than this kreload, or none installed). */
@@ -187,13 +199,15 @@ export interface PolicyBinding {
   readonly strategyFrom: SettingSource;
   readonly syncDelayMs: number | undefined;
   readonly pausePeriod: string | undefined;
-  /** Binding policies whose strategy, syncDelay or pausePeriod lost to another setting. */
+  /** The configRevisions chosen by the combination rule, undefined when no policy sets it. */
+  readonly configRevisions: PolicyConfigRevisions | undefined;
+  /** Binding policies whose strategy, syncDelay, pausePeriod or configRevisions lost. */
   readonly conflicts: readonly PolicyConflict[];
 }
 
 export interface PolicyConflict {
   readonly policy: PolicyRef;
-  readonly field: 'strategy' | 'syncDelay' | 'pausePeriod';
+  readonly field: 'strategy' | 'syncDelay' | 'pausePeriod' | 'configRevisions';
   readonly message: string;
 }
 
@@ -205,6 +219,7 @@ export const NO_BINDING: PolicyBinding = {
   strategyFrom: { from: 'default' },
   syncDelayMs: undefined,
   pausePeriod: undefined,
+  configRevisions: undefined,
   conflicts: [],
 };
 
@@ -217,6 +232,8 @@ export interface BindingInput {
   readonly annotated: {
     readonly strategy: boolean;
     readonly pausePeriod: boolean;
+    /** `kreload.io/config-revisions` or `kreload.io/config-revisions-secrets` is set. */
+    readonly configRevisions?: boolean | undefined;
   };
 }
 
@@ -234,7 +251,17 @@ function valueOf(policy: ReloadPolicyView, field: Field): string | undefined {
       return policy.syncDelayMs === undefined ? undefined : `${String(policy.syncDelayMs)}ms`;
     case 'pausePeriod':
       return policy.pausePeriod;
+    case 'configRevisions':
+      return policy.configRevisions === undefined
+        ? undefined
+        : describeConfigRevisions(policy.configRevisions);
   }
+}
+
+/** `configMaps+secrets`, `configMaps`, `off`: the value named in a conflict message. */
+export function describeConfigRevisions(value: PolicyConfigRevisions): string {
+  if (!value.configMaps) return 'off';
+  return value.secrets ? 'configMaps+secrets' : 'configMaps';
 }
 
 /**
@@ -286,7 +313,18 @@ export function bindingOf(input: BindingInput): PolicyBinding {
   const strategy = combine(active, 'strategy', input.annotated.strategy, who);
   const syncDelay = combine(active, 'syncDelay', false, who);
   const pause = combine(active, 'pausePeriod', input.annotated.pausePeriod, who);
-  const conflicts = [...strategy.conflicts, ...syncDelay.conflicts, ...pause.conflicts];
+  const revisions = combine(
+    active,
+    'configRevisions',
+    input.annotated.configRevisions === true,
+    who,
+  );
+  const conflicts = [
+    ...strategy.conflicts,
+    ...syncDelay.conflicts,
+    ...pause.conflicts,
+    ...revisions.conflicts,
+  ];
   return {
     sources,
     policiesOf,
@@ -299,6 +337,7 @@ export function bindingOf(input: BindingInput): PolicyBinding {
         : { from: 'default' },
     syncDelayMs: syncDelay.winner?.syncDelayMs,
     pausePeriod: pause.winner?.pausePeriod,
+    configRevisions: revisions.winner?.configRevisions,
     conflicts,
   };
 }
@@ -311,6 +350,9 @@ export function annotatedSettings(
   return {
     strategy: Object.hasOwn(view.annotations, keys.rolloutStrategy),
     pausePeriod: Object.hasOwn(view.annotations, keys.pausePeriod),
+    configRevisions:
+      Object.hasOwn(view.annotations, CONFIG_REVISIONS) ||
+      Object.hasOwn(view.annotations, CONFIG_REVISIONS_SECRETS),
   };
 }
 
@@ -331,9 +373,10 @@ export function bindingOfWorkload(
 }
 
 /**
- * The workload as the planner sees it under its binding: a policy's `strategy: restart` and
- * `pausePeriod` act as the annotations they stand for, which the workload itself does not carry
- * (when it does, the annotation won in `bindingOf` and the binding leaves them unset).
+ * The workload as the planner sees it under its binding: a policy's `strategy: restart`,
+ * `pausePeriod` and `configRevisions` act as the annotations they stand for, which the workload
+ * itself does not carry (when it does, the annotation won in `bindingOf` and the binding leaves
+ * them unset). `--enable-config-revisions` is still required, as for the annotation.
  */
 export function withPolicySettings(
   view: WorkloadView,
@@ -343,6 +386,10 @@ export function withPolicySettings(
   const added: Record<string, string> = {};
   if (binding.strategy === 'restart') added[keys.rolloutStrategy] = 'restart';
   if (binding.pausePeriod !== undefined) added[keys.pausePeriod] = binding.pausePeriod;
+  if (binding.configRevisions !== undefined) {
+    added[CONFIG_REVISIONS] = String(binding.configRevisions.configMaps);
+    added[CONFIG_REVISIONS_SECRETS] = String(binding.configRevisions.secrets);
+  }
   if (Object.keys(added).length === 0) return view;
   return { ...view, annotations: { ...view.annotations, ...added } };
 }

@@ -20,7 +20,12 @@ import {
 import type { Options } from '../config/parse-options.ts';
 import type { Mark } from '../core/marks.ts';
 import type { PolicyBinding } from '../core/reload-policy.ts';
-import { NO_BINDING, strategyUnder, withPolicySettings } from '../core/reload-policy.ts';
+import {
+  NO_BINDING,
+  describeConfigRevisions,
+  strategyUnder,
+  withPolicySettings,
+} from '../core/reload-policy.ts';
 import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/model.ts';
 import { planReconcile } from '../reconcile/plan/plan.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
@@ -448,6 +453,10 @@ function policyFacts(input: WorkloadInput): PolicyFacts | undefined {
         : { value: binding.strategy, policy: from.policy.name },
     syncDelayMs: binding.syncDelayMs,
     pausePeriod: binding.pausePeriod,
+    configRevisions:
+      binding.configRevisions === undefined
+        ? undefined
+        : describeConfigRevisions(binding.configRevisions),
     conflicts: binding.conflicts.map((conflict) => ({
       policy: conflict.policy.name,
       field: conflict.field,

@@ -206,6 +206,8 @@ export type PolicyFacts =
       readonly strategy?: { readonly value: string; readonly policy: string } | undefined;
       readonly syncDelayMs?: number | undefined;
       readonly pausePeriod?: string | undefined;
+      /** `configMaps`, `configMaps+secrets` or `off` (spec.configRevisions, ADR 0038). */
+      readonly configRevisions?: string | undefined;
       /** Settings of a binding policy that lost (the policy's Conflict condition). */
       readonly conflicts: readonly {
         readonly policy: string;

@@ -138,6 +138,7 @@ function policyLines(policy: PolicyFacts | undefined): string[] {
     policy.strategy && `strategy ${policy.strategy.value} from ${policy.strategy.policy}`,
     policy.syncDelayMs !== undefined && `syncDelay ${String(policy.syncDelayMs)}ms`,
     policy.pausePeriod !== undefined && `pausePeriod ${policy.pausePeriod}`,
+    policy.configRevisions !== undefined && `configRevisions ${policy.configRevisions}`,
   ].filter((text) => typeof text === 'string');
   return [
     `  bound by ReloadPolicy ${policy.policies.join(', ')}${settings.length === 0 ? '' : `: ${settings.join(', ')}`}`,

@@ -30,6 +30,7 @@ describe('projectReloadPolicy', () => {
         strategy: 'annotations',
         syncDelay: '1m30s',
         pausePeriod: '5m',
+        configRevisions: { configMaps: true, secrets: true },
         suspend: true,
       },
       status: {
@@ -79,6 +80,7 @@ describe('projectReloadPolicy', () => {
       strategy: 'annotations',
       syncDelayMs: 90_000,
       pausePeriod: '5m',
+      configRevisions: { configMaps: true, secrets: true },
       suspend: true,
       status: {
         observedGeneration: 1,

@@ -17,6 +17,7 @@ import {
 } from '../core/json.ts';
 import type {
   PolicyCondition,
+  PolicyConfigRevisions,
   PolicyConditionType,
   PolicyMember,
   PolicySelector,
@@ -171,6 +172,13 @@ function statusOf(obj: unknown): PolicyStatusView {
   };
 }
 
+/** `spec.configRevisions`; an absent flag is false, as the CRD's defaults say. */
+function configRevisionsOf(spec: JsonObject | undefined): PolicyConfigRevisions | undefined {
+  const value = objectAt(spec, ['configRevisions']);
+  if (value === undefined) return undefined;
+  return { configMaps: booleanAt(value, ['configMaps']), secrets: booleanAt(value, ['secrets']) };
+}
+
 const HOUR_MS = 3_600_000;
 
 /** Undefined for an object without name, namespace or uid. */
@@ -195,6 +203,7 @@ export function projectReloadPolicy(obj: unknown): ReloadPolicyView | undefined 
     strategy,
     syncDelayMs: durationOf(spec, 'syncDelay', HOUR_MS, problems)?.ms,
     pausePeriod: durationOf(spec, 'pausePeriod', 24 * HOUR_MS, problems)?.text,
+    configRevisions: configRevisionsOf(spec),
     suspend: booleanAt(spec, ['suspend']),
     status: statusOf(obj),
     problems,

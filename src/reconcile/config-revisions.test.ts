@@ -20,6 +20,7 @@ import {
 import { projectWorkload } from '../kube/workload-projection.ts';
 import { driven } from '../testing/attempt-driver.ts';
 import { aConfigMap, aSecret } from '../testing/builders.ts';
+import { aPolicy, policyStoreOver } from '../testing/policies.ts';
 import { InMemorySnapshots } from '../testing/in-memory-snapshots.ts';
 import { InMemorySources } from '../testing/in-memory-sources.ts';
 import { InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
@@ -472,5 +473,72 @@ describe('config revisions: adoption and sweep', () => {
     snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
     await reconciler().reconcile(KEY);
     expect(snapshots.calls.map((c) => c.verb)).toEqual(['list', 'list']);
+  });
+});
+
+describe('config revisions opted in by a ReloadPolicy (spec.configRevisions, ADR 0038)', () => {
+  const POLICY = aPolicy(NS, 'pin', {
+    sources: [{ kind: 'CONFIGMAP', name: 'app-config' }],
+    targets: [{ kind: 'Deployment', name: 'api' }],
+    configRevisions: { configMaps: true, secrets: false },
+  });
+
+  /** The fixture without its own opt-in annotation. */
+  function unannotated(w: Record<string, string> = {}): JsonObject {
+    const object = wire({ w });
+    const annotations = (object.metadata as JsonObject).annotations as Record<string, string>;
+    if (!(CONFIG_REVISIONS in w)) delete annotations[CONFIG_REVISIONS];
+    return object;
+  }
+
+  function boundReconciler(configRevisions: boolean) {
+    const policies = policyStoreOver({
+      sources: () => [aConfigMap(NS, 'app-config').withHash(CM_HASH).build()],
+      workloads: () => [workloads.get(KEY)].flatMap((view) => view ?? []),
+    });
+    policies.replace([POLICY]);
+    return driven(
+      new Reconciler({
+        workloads,
+        sources,
+        policies,
+        marks: new MarkStore(),
+        writer,
+        observer,
+        options: { ...DEFAULT_RECONCILE_OPTIONS, configRevisions },
+        now: () => NOW,
+        random: () => 0.5,
+        snapshots,
+      }),
+    );
+  }
+
+  it('the roll creates the ConfigMap snapshot and points the template at it', async () => {
+    given(unannotated());
+    const result = await boundReconciler(true).reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'rolled' });
+    expect(log).toEqual([`create CONFIGMAP/${CM_SNAPSHOT}`, 'patch']);
+    const body = patchBody();
+    expect(stringAt(body, ['spec', 'template', 'metadata', 'annotations', SNAPSHOTS])).toBe(
+      `{"configmap/app-config":"${CM_SNAPSHOT}"}`,
+    );
+    // The policy's value is not written onto the workload: it stays the policy's.
+    expect(stringAt(body, ['metadata', 'annotations', CONFIG_REVISIONS])).toBeUndefined();
+  });
+
+  it('without --enable-config-revisions the policy pins nothing', async () => {
+    given(unannotated());
+    const result = await boundReconciler(false).reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'rolled' });
+    expect(log).toEqual(['patch']);
+    expect(stringAt(patchBody(), ['spec', 'template', 'metadata', 'annotations', SNAPSHOTS])).toBe(
+      undefined,
+    );
+  });
+
+  it('the workload\'s own config-revisions: "false" wins over the policy', async () => {
+    given(unannotated({ [CONFIG_REVISIONS]: 'false' }));
+    await boundReconciler(true).reconcile(KEY);
+    expect(log).toEqual(['patch']);
   });
 });
