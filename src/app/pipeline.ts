@@ -6,6 +6,8 @@
  */
 import type { Options } from '../config/parse-options.ts';
 import { ReloadListCache } from '../core/annotation-values.ts';
+import { workloadKey } from '../core/keys.ts';
+import type { SourceKey } from '../core/types.ts';
 import { ChangeRouter } from '../controller/change-router.ts';
 import type { WriteLedger } from '../controller/write-ledger.ts';
 import { ReconcileReporter, type ReconcileReporterDeps } from '../controller/reconcile-reporter.ts';
@@ -147,9 +149,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             metrics.recordError('policy_status_error');
           },
           events,
+          applied: (view): ReadonlyMap<SourceKey, string> =>
+            reconciler.appliedHashes(workloadKey(view.ref)),
         })
       : undefined;
-  const reconciler = new Reconciler({
+  const reconciler: Reconciler = new Reconciler({
     workloads: caches.store,
     sources: caches.sources,
     policies: caches.policies,

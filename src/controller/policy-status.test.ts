@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../core/json.ts';
 import { ApiError } from '../core/api-error.ts';
 import type { ReloadPolicyView } from '../core/reload-policy.ts';
-import type { SourceView, WorkloadView } from '../core/types.ts';
+import type { SourceKey, SourceView, WorkloadView } from '../core/types.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
 import type { ReconcilePlan } from '../reconcile/plan/model.ts';
 import { aConfigMap, aWorkload } from '../testing/builders.ts';
@@ -21,12 +21,20 @@ const POLICY = aPolicy(NS, 'web', {
 });
 
 function setup(
-  options: { fail?: ApiError; leading?: boolean; policies?: readonly ReloadPolicyView[] } = {},
+  options: {
+    fail?: ApiError;
+    leading?: boolean;
+    policies?: readonly ReloadPolicyView[];
+    /** A(K) each workload carries, by workload name. */
+    applied?: ReadonlyMap<string, ReadonlyMap<SourceKey, string>>;
+    workloads?: readonly WorkloadView[];
+  } = {},
 ) {
+  const applied = options.applied ?? new Map<string, ReadonlyMap<SourceKey, string>>();
   const patches: { namespace: string; name: string; status: JsonObject }[] = [];
   const events: EventRequest[] = [];
   const sources: SourceView[] = [aConfigMap(NS, 'app-config').withHash(H1).build()];
-  const workloads: WorkloadView[] = [WEB];
+  const workloads: readonly WorkloadView[] = options.workloads ?? [WEB];
   const policies = policyStoreOver({ sources: () => sources, workloads: () => workloads });
   policies.replace(options.policies ?? [POLICY]);
   let failures = 0;
@@ -51,6 +59,7 @@ function setup(
         events.push(request);
       },
     },
+    applied: (view) => applied.get(view.ref.name) ?? new Map(),
   });
   return { writer, patches, events, policies, logger, failures: () => failures };
 }
@@ -231,6 +240,78 @@ describe('PolicyStatusWriter: the ReloadPolicyConflict Event', () => {
     world.writer.refreshAll();
     await world.writer.idle();
     expect(world.events).toEqual([]);
+  });
+});
+
+describe('PolicyStatusWriter: a record lost to a crash is recovered from the workload', () => {
+  const H0 = '0000000000000000000000000000000000000000';
+  const H2 = '2222222222222222222222222222222222222222';
+  const STORED = {
+    ...POLICY,
+    status: {
+      ...POLICY.status,
+      targets: [
+        {
+          kind: 'Deployment',
+          name: 'web',
+          lastReloadTime: '2026-12-01T00:00:00Z',
+          sourceHashes: [{ kind: 'ConfigMap', name: 'app-config', hash: H0 }],
+        },
+      ],
+    },
+  };
+  const carrying = (hash: string) =>
+    new Map([['web', new Map<SourceKey, string>([['configmap/app-config', hash]])]]);
+
+  it('the first write puts the carried hash in place of the stale record, without a time', async () => {
+    const world = setup({ policies: [STORED], applied: carrying(H1) });
+    world.writer.refreshAll();
+    await world.writer.idle();
+    expect(world.patches.map((patch) => patch.status.targets)).toEqual([
+      [
+        {
+          kind: 'Deployment',
+          name: 'web',
+          sourceHashes: [{ kind: 'ConfigMap', name: 'app-config', hash: H1 }],
+        },
+      ],
+    ]);
+  });
+
+  it('only at the first write: later the cache may lag behind this process’s own roll', async () => {
+    const applied = new Map([['web', new Map<SourceKey, string>()]]);
+    const world = setup({ policies: [STORED], applied });
+    world.writer.refreshAll();
+    await world.writer.idle();
+    applied.set('web', new Map([['configmap/app-config', H2]]));
+    world.writer.refreshAll();
+    await world.writer.idle();
+    // Two writes (the conditions were never echoed back), neither with H2.
+    const stored = [
+      {
+        kind: 'Deployment',
+        name: 'web',
+        lastReloadTime: '2026-12-01T00:00:00Z',
+        sourceHashes: [{ kind: 'ConfigMap', name: 'app-config', hash: H0 }],
+      },
+    ];
+    expect(world.patches.map((patch) => patch.status.targets)).toEqual([stored, stored]);
+  });
+
+  it("a roll of this process wins over what the cache's workload carries", async () => {
+    const world = setup({ policies: [STORED], applied: carrying(H2) });
+    world.writer.recordRoll(WEB, ROLL);
+    await world.writer.idle();
+    expect(world.patches.map((patch) => patch.status.targets)).toEqual([
+      [
+        {
+          kind: 'Deployment',
+          name: 'web',
+          lastReloadTime: '2026-12-02T03:00:00Z',
+          sourceHashes: [{ kind: 'ConfigMap', name: 'app-config', hash: H1 }],
+        },
+      ],
+    ]);
   });
 });
 

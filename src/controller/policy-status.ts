@@ -10,6 +10,7 @@ import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import {
   desiredStatus,
+  recoveredRecord,
   rfc3339,
   sameStatus,
   sourceHashesOf,
@@ -24,7 +25,8 @@ import type {
 import { reloadPolicyConflictEvent } from '../events/event-messages.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
 import { reloadPolicyObjectRef } from '../events/object-refs.ts';
-import type { WorkloadView } from '../core/types.ts';
+import type { SourceKey, WorkloadView } from '../core/types.ts';
+import { LAST_RELOADED_FROM } from '../core/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ReconcilePlan } from '../reconcile/plan/model.ts';
 import type { PolicyEvent, PolicyStore } from '../watch/policy-store.ts';
@@ -45,6 +47,11 @@ export interface PolicyStatusWriterDeps {
   readonly logger: Logger;
   /** A status write was refused or failed (`reloader_errors_total{type="policy_status_error"}`). */
   readonly onWriteFailed: () => void;
+  /**
+   * A(K) of each key a pass tracks on the workload now (the reconciler's planner, no writes): the
+   * first write of each policy recovers a record lost to a crash from it.
+   */
+  readonly applied: (view: WorkloadView) => ReadonlyMap<SourceKey, string>;
   /** The `ReloadPolicyConflict` Warning Event, once per transition into conflict. */
   readonly events: { record(request: EventRequest): void };
 }
@@ -66,6 +73,12 @@ export class PolicyStatusWriter implements WatchHandler {
    * and is tried again, or the echo of the write, does not emit it twice.
    */
   readonly #conflictAnnounced = new Set<string>();
+  /**
+   * Policies (by UID) already checked for records lost to a crash. Checked once per process, at
+   * its first write of the policy: later, the watch may lag behind a roll of this process and the
+   * workload in the cache would look like the lost state.
+   */
+  readonly #recoveryDone = new Set<string>();
   /** Reload records not yet seen back from the watch, by policy and target. */
   readonly #pending = new Map<string, Map<string, PolicyTargetStatus>>();
 
@@ -112,6 +125,7 @@ export class PolicyStatusWriter implements WatchHandler {
     const id = policyId(event.view);
     if (event.kind === 'removed') {
       this.#pending.delete(id);
+      this.#recoveryDone.delete(event.view.uid);
       this.#conflictAnnounced.delete(event.view.uid);
       return;
     }
@@ -198,7 +212,7 @@ export class PolicyStatusWriter implements WatchHandler {
       targets: policies.targetFacts(policy),
       conflicts: policies.conflictsOf(policy),
       currentTargets: new Set(policies.targetIdsOf(policy)),
-      reloads: this.#unconfirmed(id, policy),
+      reloads: new Map([...this.#recovered(policy), ...this.#unconfirmed(id, policy)]),
       now: rfc3339(this.#deps.now()),
     });
     this.#announceConflict(policy, desired);
@@ -208,6 +222,30 @@ export class PolicyStatusWriter implements WatchHandler {
     } catch (error) {
       this.#failed(id, error as ApiError);
     }
+  }
+
+  /** Records of the policy's targets whose status write was lost, from the workloads themselves. */
+  #recovered(policy: ReloadPolicyView): ReadonlyMap<string, PolicyTargetStatus> {
+    if (this.#recoveryDone.has(policy.uid)) return new Map();
+    this.#recoveryDone.add(policy.uid);
+    const { policies } = this.#deps;
+    const own = new Set(policies.boundSourcesOf(policy));
+    const records = new Map<string, PolicyTargetStatus>();
+    for (const view of policies.targetViewsOf(policy)) {
+      const target = { kind: view.ref.kind, name: view.ref.name };
+      const stored = policy.status.targets.find((entry) => targetId(entry) === targetId(target));
+      const record = recoveredRecord(
+        own,
+        {
+          target,
+          applied: this.#deps.applied(view),
+          lastReloadedFrom: view.templateAnnotations[LAST_RELOADED_FROM],
+        },
+        stored,
+      );
+      if (record !== undefined) records.set(targetId(record), record);
+    }
+    return records;
   }
 
   /**

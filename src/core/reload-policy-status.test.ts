@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   desiredStatus,
+  recoveredRecord,
   rfc3339,
   sameStatus,
   sourceHashesOf,
@@ -9,6 +10,8 @@ import {
 } from './reload-policy-status.ts';
 import type { PolicyCondition, PolicyTargetStatus } from './reload-policy.ts';
 import { aPolicy, EMPTY_STATUS } from '../testing/policies.ts';
+import { formatLastReloadedFrom } from './state.ts';
+import type { SourceKey } from './types.ts';
 
 const NOW = '2026-12-02T03:00:00Z';
 const EARLIER = '2026-12-02T02:00:00Z';
@@ -193,5 +196,104 @@ describe('statusBody, sourceHashesOf, rfc3339', () => {
 
   it('whole seconds in UTC', () => {
     expect(rfc3339(Date.UTC(2026, 11, 2, 3, 4, 5, 999))).toBe('2026-12-02T03:04:05Z');
+  });
+});
+
+describe('recoveredRecord (a status write lost to a crash)', () => {
+  const H0 = '0000000000000000000000000000000000000000';
+  const H2 = '2222222222222222222222222222222222222222';
+  const OWN = new Set<SourceKey>(['configmap/app-config', 'secret/db']);
+  const TARGET = { kind: 'Deployment', name: 'web' };
+  const OBSERVED = 1_796_180_400; // 2026-12-02T03:00:00Z
+  const lastReloadedFrom = (name: string, hash: string): string =>
+    formatLastReloadedFrom({
+      type: 'CONFIGMAP',
+      name,
+      namespace: 'team-a',
+      hash,
+      containerRefs: ['app'],
+      observedAt: OBSERVED,
+    });
+  const stored = (hash: string): PolicyTargetStatus => ({
+    ...TARGET,
+    lastReloadTime: EARLIER,
+    sourceHashes: [{ kind: 'ConfigMap', name: 'app-config', hash }],
+  });
+
+  it.each<
+    [
+      string,
+      ReadonlyMap<SourceKey, string>,
+      string | undefined,
+      PolicyTargetStatus | undefined,
+      PolicyTargetStatus | undefined,
+    ]
+  >([
+    [
+      'no record, the workload carries a hash (env-vars): hashes only, no time',
+      new Map([['configmap/app-config', H1]]),
+      undefined,
+      undefined,
+      { ...TARGET, lastReloadTime: undefined, sourceHashes: stored(H1).sourceHashes },
+    ],
+    [
+      'an older record: the carried hash replaces it, and its old time is not kept',
+      new Map([['configmap/app-config', H1]]),
+      undefined,
+      stored(H0),
+      { ...TARGET, lastReloadTime: undefined, sourceHashes: stored(H1).sourceHashes },
+    ],
+    [
+      'annotations strategy: last-reloaded-from names the source with that hash → its time',
+      new Map([['configmap/app-config', H1]]),
+      lastReloadedFrom('app-config', H1),
+      stored(H0),
+      { ...TARGET, lastReloadTime: NOW, sourceHashes: stored(H1).sourceHashes },
+    ],
+    [
+      'last-reloaded-from of another source or hash dates nothing',
+      new Map([['configmap/app-config', H1]]),
+      lastReloadedFrom('app-config', H2),
+      undefined,
+      { ...TARGET, lastReloadTime: undefined, sourceHashes: stored(H1).sourceHashes },
+    ],
+    [
+      'the record already says what the workload carries: nothing to recover',
+      new Map([['configmap/app-config', H1]]),
+      undefined,
+      stored(H1),
+      undefined,
+    ],
+    [
+      'a source of another policy or an annotation is not this policy’s',
+      new Map([['configmap/other', H1]]),
+      undefined,
+      undefined,
+      undefined,
+    ],
+    ['never rolled (baselines only): nothing', new Map(), undefined, undefined, undefined],
+  ])('%s', (_title, applied, lrf, before, expected) => {
+    expect(
+      recoveredRecord(OWN, { target: TARGET, applied, lastReloadedFrom: lrf }, before),
+    ).toEqual(expected);
+  });
+
+  it('keeps the stored hashes the workload carries no applied hash for', () => {
+    const before: PolicyTargetStatus = {
+      ...TARGET,
+      lastReloadTime: EARLIER,
+      sourceHashes: [
+        { kind: 'ConfigMap', name: 'app-config', hash: H0 },
+        { kind: 'Secret', name: 'db', hash: H2 },
+      ],
+    };
+    const applied = new Map<SourceKey, string>([['configmap/app-config', H1]]);
+    expect(
+      recoveredRecord(OWN, { target: TARGET, applied, lastReloadedFrom: undefined }, before)
+        ?.sourceHashes,
+    ).toEqual([
+      { kind: 'ConfigMap', name: 'app-config', hash: H1 },
+      { kind: 'Secret', name: 'db', hash: H2 },
+    ]);
   });
 });

@@ -4,7 +4,8 @@
  * status writer gathers the facts and sends the result.
  */
 import type { JsonObject } from './json.ts';
-import { parseSourceKey } from './keys.ts';
+import { parseSourceKey, sourceKey } from './keys.ts';
+import { parseLastReloadedFrom } from './state.ts';
 import {
   type PolicyCondition,
   type PolicyConditionType,
@@ -59,6 +60,56 @@ export function sourceHashesOf(
     hashes.push({ kind: SOURCE_KIND_NAMES[parsed.type], name: parsed.name, hash });
   }
   return hashes.sort((a, b) => targetId(a).localeCompare(targetId(b)));
+}
+
+/** What the workload carries now, for `recoveredRecord`. */
+export interface CarriedState {
+  readonly target: { readonly kind: string; readonly name: string };
+  /** A(K) for each key a pass tracks on the workload (§5.3): read from the workload's object. */
+  readonly applied: ReadonlyMap<SourceKey, string>;
+  /** PT `last-reloaded-from` (annotations strategy): its `observedAt` dates the roll. */
+  readonly lastReloadedFrom: string | undefined;
+}
+
+/**
+ * The record of a target whose status write was lost (a crash between the workload patch and the
+ * status write, docs/reload-policy.md#status): the hashes of the policy's sources the workload
+ * carries, where they differ from the stored record. The time is the `observedAt` of the workload's
+ * `last-reloaded-from` when that document names one of those sources with the hash carried (the
+ * annotations strategy); otherwise no roll time is recorded on the workload and it is left out
+ * rather than kept from an older roll. Undefined: nothing to recover.
+ */
+export function recoveredRecord(
+  policySources: ReadonlySet<SourceKey>,
+  carried: CarriedState,
+  stored: PolicyTargetStatus | undefined,
+): PolicyTargetStatus | undefined {
+  const applied = sourceHashesOf(
+    policySources,
+    [...carried.applied].map(([key, hash]) => ({ key, hash })),
+  );
+  const storedHash = (hash: PolicySourceHash): string | undefined =>
+    stored?.sourceHashes.find((entry) => targetId(entry) === targetId(hash))?.hash;
+  if (!applied.some((hash) => storedHash(hash) !== hash.hash)) return undefined;
+  const byId = new Map((stored?.sourceHashes ?? []).map((hash) => [targetId(hash), hash]));
+  for (const hash of applied) byId.set(targetId(hash), hash);
+  return {
+    kind: carried.target.kind,
+    name: carried.target.name,
+    lastReloadTime: rollTimeOf(policySources, carried),
+    sourceHashes: [...byId.values()].sort((a, b) => targetId(a).localeCompare(targetId(b))),
+  };
+}
+
+function rollTimeOf(
+  policySources: ReadonlySet<SourceKey>,
+  carried: CarriedState,
+): string | undefined {
+  const document = parseLastReloadedFrom(carried.lastReloadedFrom).value;
+  if (document === undefined || document.observedAt <= 0) return undefined;
+  const key = sourceKey(document.type, document.name);
+  if (!policySources.has(key) || carried.applied.get(key) !== document.hash) return undefined;
+  return rfc3339(document.observedAt * 1000);
 }
 
 interface Verdict {

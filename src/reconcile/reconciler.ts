@@ -369,6 +369,22 @@ export class Reconciler {
     return this.#retryWrite(key, trigger, resume);
   }
 
+  /**
+   * A(K) of each key a pass would track on the workload now (§5.3), read from its cached object:
+   * the ReloadPolicy status recovers a lost record from it. Plans only; nothing is written.
+   */
+  appliedHashes(key: WorkloadKey): ReadonlyMap<SourceKey, string> {
+    const view = this.#deps.workloads.get(key);
+    if (!view) return new Map();
+    const pass: Pass = { key, row: kindRow(view.ref.kind), marks: [], trigger: {}, memo: {} };
+    const { plan } = this.#target(pass, view);
+    return new Map(
+      plan.keys.flatMap((entry) =>
+        entry.applied === undefined ? [] : [[entry.key, entry.applied] as const],
+      ),
+    );
+  }
+
   #mayWrite(): boolean {
     return this.#deps.mayWrite?.() ?? true;
   }

@@ -211,6 +211,11 @@ export class PolicyStore implements ViewSink<ReloadPolicyView>, PolicyLookup {
     return gains(this.bindingOf(prev).sources, this.bindingOf(view).sources);
   }
 
+  /** The workloads the policy targets now, in the store. */
+  targetViewsOf(policy: ReloadPolicyView): WorkloadView[] {
+    return this.#targetViews(policy);
+  }
+
   #targetViews(policy: ReloadPolicyView): WorkloadView[] {
     return this.#deps
       .workloadsIn(policy.namespace)
