@@ -4,7 +4,13 @@
 // namespace with --enable-reload-policies and an identity that may read policies and patch their
 // status, as the chart's RBAC grants (helm/kreload/ci/reload-policies-values.yaml).
 import { describe, expect, it } from 'vitest';
-import { BASELINE, CONFIGMAP_RELOAD, PAUSED_AT, SOURCE_HASHES } from '../harness/annotations.ts';
+import {
+  BASELINE,
+  CONFIGMAP_RELOAD,
+  LAST_RELOADED_FROM,
+  PAUSED_AT,
+  SOURCE_HASHES,
+} from '../harness/annotations.ts';
 import {
   type JsonRecord,
   KubeJson,
@@ -16,6 +22,7 @@ import {
 import { waitForBaseline, waitForEnv, waitForView } from '../harness/expectations.ts';
 import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
+import { EventReader } from '../harness/kube-events.ts';
 import { pollUntil } from '../harness/poll.ts';
 import {
   createPolicy,
@@ -61,6 +68,10 @@ const fixture = useKreload({
 
 function client(): KubeJson {
   return new KubeJson({ kc: fixture.cluster.kc });
+}
+
+function events(): EventReader {
+  return new EventReader({ kc: fixture.cluster.kc });
 }
 
 const configMap = (
@@ -343,6 +354,35 @@ describe('ReloadPolicy: selectors, strategy, missing members, combination rules'
       'conditions written',
     );
     expect(condition(winner, 'Conflict')?.status).toBe('False');
+    // One Warning Event on the losing policy for its entry into conflict (docs/reload-policy.md).
+    const conflictEvent = {
+      reason: 'ReloadPolicyConflict',
+      type: 'Warning',
+      message:
+        'strategy annotations is not applied to Deployment shared: policy shared-first sets it',
+      count: 1,
+    };
+    const loserRef = { kind: 'ReloadPolicy', namespace: fixture.namespace, name: 'shared-second' };
+    await pollUntil(async () => ((await events().about(loserRef)).length > 0 ? true : undefined), {
+      timeoutMs: STATUS_WAIT_MS,
+      describe: 'the ReloadPolicyConflict Event',
+    });
+    expect(await events().about(loserRef)).toEqual([conflictEvent]);
+    // Later status writes while the conflict holds add none: a roll is recorded on both policies.
+    await fixture.sources.replace(fixture.namespace, configMap('shared-config', '2'));
+    await waitForPolicy(
+      'shared-second',
+      (candidate) => arrayAt(candidate, ['status', 'targets']).length === 1,
+      'the roll recorded while in conflict',
+    );
+    expect(await events().about(loserRef)).toEqual([conflictEvent]);
+    expect(
+      await events().about({
+        kind: 'ReloadPolicy',
+        namespace: fixture.namespace,
+        name: 'shared-first',
+      }),
+    ).toEqual([]);
   });
 
   it('deleting a policy rolls nothing: a later change reaches only the annotated control', async () => {
@@ -509,5 +549,160 @@ describe('ReloadPolicy: restart safety', () => {
         sourceHashes: [{ kind: 'ConfigMap', name: 'restart-config', hash: sourceHash(v2) }],
       },
     ]);
+  });
+});
+
+describe('ReloadPolicy: a label-only change re-evaluates the binding at once', () => {
+  it('a source labelled into a selector: status found, a baseline (no roll for an earlier change), then a change rolls', async () => {
+    const v1 = configMap('relabel-config', '1');
+    const v2 = configMap('relabel-config', '2');
+    await fixture.sources.create(fixture.namespace, v1);
+    const target = await plainDeployment('relabel-source');
+    await createPolicy(client(), fixture.namespace, 'relabel-source', {
+      sources: [{ kind: 'ConfigMap', selector: { matchLabels: { bind: 'relabel' } } }],
+      targets: [{ kind: 'Deployment', name: 'relabel-source' }],
+    });
+    await waitForPolicy(
+      'relabel-source',
+      (candidate) => condition(candidate, 'SourcesFound')?.status === 'False',
+      'SourcesFound False',
+    );
+    // A content change kreload sees while the source is not bound: it must not roll later (R7).
+    await fixture.sources.replace(fixture.namespace, v2);
+    await fixture.sources.patchMetadata(fixture.namespace, {
+      type: 'CONFIGMAP',
+      name: 'relabel-config',
+      labels: { bind: 'relabel' },
+    });
+    const found = await waitForPolicy(
+      'relabel-source',
+      (candidate) => condition(candidate, 'Ready')?.status === 'True',
+      'Ready True after the label',
+    );
+    expect(found.status).toMatchObject({ foundSources: '1/1', foundTargets: '1/1' });
+    expect(condition(found, 'SourcesFound')).toEqual({
+      type: 'SourcesFound',
+      status: 'True',
+      reason: 'AllFound',
+      message: '1/1 sources found',
+    });
+    const baselined = await waitForBaseline(fixture.workloads, target, {
+      [sourceKey(v2)]: sourceHash(v2),
+    });
+    expect(baselined.containers.every((entry) => Object.keys(entry.env).length === 0)).toBe(true);
+    const v3 = { ...configMap('relabel-config', '3'), labels: { bind: 'relabel' } };
+    await fixture.sources.replace(fixture.namespace, v3);
+    await waitForEnv(fixture.workloads, target, {
+      container: APP,
+      name: envVarName(v3),
+      value: sourceHash(v3),
+    });
+    // The label removed: not found again, and the baseline-free workload keeps its applied hash.
+    await fixture.sources.patchMetadata(fixture.namespace, {
+      type: 'CONFIGMAP',
+      name: 'relabel-config',
+      labels: { bind: null },
+    });
+    const lost = await waitForPolicy(
+      'relabel-source',
+      (candidate) => condition(candidate, 'SourcesFound')?.status === 'False',
+      'SourcesFound False after the label went',
+    );
+    expect(lost.status).toMatchObject({ foundSources: '0/1' });
+  });
+
+  it('a workload labelled into a target selector: found, a baseline, then a change rolls', async () => {
+    const v1 = configMap('relabel-target-config', '1');
+    const v2 = configMap('relabel-target-config', '2');
+    await fixture.sources.create(fixture.namespace, v1);
+    const target = await plainDeployment('relabel-target');
+    await createPolicy(client(), fixture.namespace, 'relabel-target', {
+      sources: [{ kind: 'ConfigMap', name: 'relabel-target-config' }],
+      targets: [{ kind: 'Deployment', selector: { matchLabels: { bind: 'relabel-target' } } }],
+    });
+    await waitForPolicy(
+      'relabel-target',
+      (candidate) => condition(candidate, 'TargetsFound')?.status === 'False',
+      'TargetsFound False',
+    );
+    await fixture.sources.replace(fixture.namespace, v2);
+    await fixture.workloads.patch(target, { metadata: { labels: { bind: 'relabel-target' } } });
+    const found = await waitForPolicy(
+      'relabel-target',
+      (candidate) => condition(candidate, 'TargetsFound')?.status === 'True',
+      'TargetsFound True after the label',
+    );
+    expect(found.status).toMatchObject({ foundSources: '1/1', foundTargets: '1/1' });
+    expect(condition(found, 'Ready')?.status).toBe('True');
+    const baselined = await waitForBaseline(fixture.workloads, target, {
+      [sourceKey(v2)]: sourceHash(v2),
+    });
+    expect(baselined.containers.every((entry) => Object.keys(entry.env).length === 0)).toBe(true);
+    const v3 = configMap('relabel-target-config', '3');
+    await fixture.sources.replace(fixture.namespace, v3);
+    await waitForEnv(fixture.workloads, target, {
+      container: APP,
+      name: envVarName(v3),
+      value: sourceHash(v3),
+    });
+  });
+});
+
+describe('ReloadPolicy: a status write lost to a crash', () => {
+  it('is recovered at start from the workload: the hashes, and the time last-reloaded-from dates', async () => {
+    const v1 = configMap('lost-config', '1');
+    const v2 = configMap('lost-config', '2');
+    await fixture.sources.create(fixture.namespace, v1);
+    const target = await plainDeployment('lost');
+    await createPolicy(client(), fixture.namespace, 'lost', {
+      sources: [{ kind: 'ConfigMap', name: 'lost-config' }],
+      targets: [{ kind: 'Deployment', name: 'lost' }],
+      strategy: 'annotations',
+    });
+    await waitForBaseline(fixture.workloads, target, { [sourceKey(v1)]: sourceHash(v1) });
+    await fixture.sources.replace(fixture.namespace, v2);
+    const rolled = await waitForView(
+      fixture.workloads,
+      target,
+      (candidate) => candidate.templateAnnotations[LAST_RELOADED_FROM] !== undefined,
+      'last-reloaded-from in the pod template',
+    );
+    await waitForPolicy(
+      'lost',
+      (candidate) => arrayAt(candidate, ['status', 'targets']).length === 1,
+      'the roll recorded',
+    );
+    // The state a kill -9 between the workload patch and the status write leaves: the workload
+    // rolled, the policy status without its record.
+    await fixture.stop();
+    await client().request({
+      method: 'PATCH',
+      path: `${policyPath(fixture.namespace, 'lost')}/status`,
+      body: { status: { targets: [], lastReloadTime: null } },
+      contentType: MERGE_PATCH,
+    });
+    const cleared = await readPolicy(client(), fixture.namespace, 'lost');
+    expect(arrayAt(cleared, ['status', 'targets'])).toEqual([]);
+    await fixture.start();
+    const recovered = await waitForPolicy(
+      'lost',
+      (candidate) => arrayAt(candidate, ['status', 'targets']).length === 1,
+      'the record recovered after the start',
+    );
+    const observedAt = (
+      JSON.parse(rolled.templateAnnotations[LAST_RELOADED_FROM] ?? '{}') as { observedAt: number }
+    ).observedAt;
+    const time = new Date(observedAt * 1000).toISOString().replace('.000Z', 'Z');
+    expect(arrayAt(recovered, ['status', 'targets'])).toEqual([
+      {
+        kind: 'Deployment',
+        name: 'lost',
+        lastReloadTime: time,
+        sourceHashes: [{ kind: 'ConfigMap', name: 'lost-config', hash: sourceHash(v2) }],
+      },
+    ]);
+    expect(stringAt(recovered, ['status', 'lastReloadTime'])).toBe(time);
+    // Nothing rolled again for the recovery.
+    expect((await fixture.workloads.read(target)).generation).toBe(rolled.generation);
   });
 });
