@@ -13,9 +13,11 @@ import {
   recordAt,
   valueAt,
 } from '../harness/crds.ts';
+import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { scrapeMetrics, waitUntilSettled } from '../harness/metrics.ts';
 import { pollUntil } from '../harness/poll.ts';
+import { createPolicy, installPolicyCrd, readPolicy } from '../harness/reload-policies.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import {
   APP,
@@ -31,6 +33,7 @@ import {
   readObject,
   SIDECAR,
   STRATEGIES,
+  strategyRow,
   uidOf,
   type ObjectRef,
   type RolledSource,
@@ -194,5 +197,120 @@ describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
     );
     expect(strategy.appliedHash(recordAt(final, ['spec', 'template']), source)).toBe(source.hash);
     expect(await replicaSets()).toBe(2);
+  });
+});
+
+// A ReloadPolicy selects SecretProviderClasses by their labels (docs/reload-policy.md), which
+// kreload keeps only with --enable-reload-policies. The Deployment names no SPC: the policy binds it.
+describe('ReloadPolicy: a SecretProviderClass source by selector', () => {
+  const POLICY_RULES = [
+    { apiGroups: ['kreload.io'], resources: ['reloadpolicies'], verbs: ['get', 'list', 'watch'] },
+    {
+      apiGroups: ['kreload.io'],
+      resources: ['reloadpolicies/status'],
+      verbs: ['get', 'patch', 'update'],
+    },
+  ];
+  const fixture = useKreload({
+    name: 'kinds-csi-policy',
+    args: ([namespace = '']) => [
+      `--namespaces=${namespace}`,
+      '--sync-delay=0',
+      '--enable-csi-integration=true',
+      '--enable-reload-policies=true',
+    ],
+    identity: async (identityCluster) => {
+      await installPolicyCrd(identityCluster);
+      return installCustomIdentity(identityCluster, {
+        name: 'kreload-e2e-csi-policy',
+        rules: [...clusterRulesWith((rule) => rule), ...POLICY_RULES],
+      });
+    },
+  });
+
+  it('a labelled SPC is found and bound; a rotation rolls the unannotated target', async () => {
+    const { namespace } = fixture;
+    const spc = 'vault-pay';
+    const ref: ObjectRef = { api: BUILT_IN_APIS.deployments, namespace, name: 'pay' };
+    const podStatus: ObjectRef = {
+      api: OPTIONAL_APIS.secretproviderclasspodstatuses,
+      namespace,
+      name: `pay-0-${namespace}-${spc}`,
+    };
+    await createObject(
+      client,
+      { api: OPTIONAL_APIS.secretproviderclasses, namespace },
+      {
+        metadata: { name: spc, labels: { team: 'payments' } },
+        spec: { provider: 'e2e', parameters: { objects: 'db-pass' } },
+      },
+    );
+    await createObject(client, podStatus, {
+      metadata: { name: podStatus.name },
+      status: {
+        podName: 'pay-0',
+        secretProviderClassName: spc,
+        mounted: true,
+        targetPath: '/var/lib/kubelet/pods/pay-0/volumes/kubernetes.io~csi/secrets/mount',
+        objects: secretObjects('v1'),
+      },
+    });
+    await createObject(client, ref, {
+      metadata: { name: 'pay' },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: 'pay' } },
+        template: {
+          metadata: { labels: { app: 'pay' } },
+          spec: { containers: [{ name: APP, image: IMAGE }] },
+        },
+      },
+    });
+    await createPolicy(client, namespace, 'pay', {
+      sources: [{ kind: 'SecretProviderClass', selector: { matchLabels: { team: 'payments' } } }],
+      targets: [{ kind: 'Deployment', name: 'pay' }],
+    });
+    const key = keyOf({ type: 'SECRETPROVIDERCLASS', name: spc });
+    await awaitBaseline(client, ref, { [key]: podStatusHash(spc, secretObjects('v1')) });
+    const found = await pollUntil(
+      async () => {
+        const policy = await readPolicy(client, namespace, 'pay');
+        return valueAt(policy, ['status', 'foundSources']) === '1/1' ? policy : undefined;
+      },
+      { timeoutMs: 30_000, describe: 'ReloadPolicy pay: 1/1 sources found' },
+    );
+    expect(valueAt(found, ['status', 'foundTargets'])).toBe('1/1');
+    const source: RolledSource = {
+      type: 'SECRETPROVIDERCLASS',
+      name: spc,
+      namespace,
+      hash: podStatusHash(spc, secretObjects('v2')),
+    };
+    await mergePatchObject(client, podStatus, { status: { objects: secretObjects('v2') } });
+    const envVars = strategyRow('env-vars');
+    await pollUntil(
+      async () => {
+        const current = await readObject(client, ref);
+        return envVars.appliedHash(recordAt(current, ['spec', 'template']), source) === source.hash
+          ? current
+          : undefined;
+      },
+      { timeoutMs: 30_000, describe: `pay to roll for ${source.hash}` },
+    );
+    const recorded = await pollUntil(
+      async () => {
+        const policy = await readPolicy(client, namespace, 'pay');
+        const targets = valueAt(policy, ['status', 'targets']);
+        return Array.isArray(targets) && targets.length === 1 ? targets : undefined;
+      },
+      { timeoutMs: 30_000, describe: 'ReloadPolicy pay: the roll recorded' },
+    );
+    expect(recorded).toMatchObject([
+      {
+        kind: 'Deployment',
+        name: 'pay',
+        sourceHashes: [{ kind: 'SecretProviderClass', name: spc, hash: source.hash }],
+      },
+    ]);
   });
 });
