@@ -14,8 +14,10 @@ import {
   stringAt,
   type CustomApi,
 } from '../harness/crds.ts';
+import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
+import { createPolicy, installPolicyCrd, readPolicy } from '../harness/reload-policies.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
 import {
@@ -294,5 +296,88 @@ describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
         hash: configMapHash({ data: second }),
       },
     });
+  });
+});
+
+// A ReloadPolicy's `strategy: restart` acts as the rollout-strategy annotation on each target
+// Rollout (docs/reload-policy.md): the Rollout carries no kreload annotation at all.
+describe('ReloadPolicy with strategy restart on an Argo Rollout', () => {
+  const POLICY_RULES = [
+    { apiGroups: ['kreload.io'], resources: ['reloadpolicies'], verbs: ['get', 'list', 'watch'] },
+    {
+      apiGroups: ['kreload.io'],
+      resources: ['reloadpolicies/status'],
+      verbs: ['get', 'patch', 'update'],
+    },
+  ];
+  const fixture = useKreload({
+    name: 'kinds-adapters-policy',
+    args: ([namespace = '']) => [
+      `--namespaces=${namespace}`,
+      '--sync-delay=0',
+      '--is-Argo-Rollouts=true',
+      '--enable-reload-policies=true',
+    ],
+    identity: async (identityCluster) => {
+      await installPolicyCrd(identityCluster);
+      return installCustomIdentity(identityCluster, {
+        name: 'kreload-e2e-adapters-policy',
+        rules: [...clusterRulesWith((rule) => rule), ...POLICY_RULES],
+      });
+    },
+  });
+
+  it('spec.restartAt set, template untouched, the policy status records time and hash', async () => {
+    const { namespace } = fixture;
+    const name = 'canary';
+    const configMap = 'canary-cfg';
+    const ref: ObjectRef = { api: OPTIONAL_APIS.rollouts, namespace, name };
+    const first = { config: 'v1' };
+    const second = { config: 'v2' };
+    await sources.create(namespace, { type: 'CONFIGMAP', name: configMap, data: first });
+    await createObject(client, ref, {
+      metadata: { name },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: name } },
+        template: podTemplate({ app: name, configMap }),
+      },
+    });
+    await createPolicy(client, namespace, 'canary', {
+      sources: [{ kind: 'ConfigMap', name: configMap }],
+      targets: [{ kind: 'Rollout', name }],
+      strategy: 'restart',
+    });
+    const key = keyOf({ type: 'CONFIGMAP', name: configMap });
+    const before = await awaitBaseline(client, ref, { [key]: configMapHash({ data: first }) });
+    const changedAt = Date.now();
+    await sources.replace(namespace, { type: 'CONFIGMAP', name: configMap, data: second });
+    const hash = configMapHash({ data: second });
+    const expected = stateJson({ [key]: hash });
+    const rollout = await poll(`Rollout ${name} to record ${expected} in W`, async () => {
+      const current = await readObject(client, ref);
+      return annotationsOf(current)[SOURCE_HASHES] === expected ? current : undefined;
+    });
+    const restartAt = stringAt(rollout, ['spec', 'restartAt']) ?? '';
+    expect(restartAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(Date.parse(restartAt)).toBeGreaterThanOrEqual(changedAt - 1000);
+    expect(recordAt(rollout, ['spec', 'template'])).toEqual(recordAt(before, ['spec', 'template']));
+    expect(annotationsOf(rollout)).not.toHaveProperty(BASELINE);
+    expect(annotationsOf(rollout)).not.toHaveProperty(ROLLOUT_STRATEGY);
+    const targets = await poll('ReloadPolicy canary: the roll recorded', async () => {
+      const policy = await readPolicy(client, namespace, 'canary');
+      const recorded = arrayAt(policy, ['status', 'targets']);
+      return recorded.length === 1 ? recorded : undefined;
+    });
+    const [target] = targets;
+    const reloadedAt = stringAt(target, ['lastReloadTime']) ?? '';
+    expect(target).toEqual({
+      kind: 'Rollout',
+      name,
+      lastReloadTime: reloadedAt,
+      sourceHashes: [{ kind: 'ConfigMap', name: configMap, hash }],
+    });
+    expect(Date.parse(reloadedAt)).toBeGreaterThanOrEqual(Date.parse(restartAt) - 1000);
+    expect(Date.parse(reloadedAt)).toBeLessThanOrEqual(Date.now());
   });
 });
