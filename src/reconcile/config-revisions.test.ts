@@ -483,12 +483,14 @@ describe('config revisions opted in by a ReloadPolicy (spec.configRevisions, ADR
     configRevisions: { configMaps: true, secrets: false },
   });
 
-  /** The fixture without its own opt-in annotation. */
+  /** The fixture without its own opt-in annotation (or with the one `w` gives). */
   function unannotated(w: Record<string, string> = {}): JsonObject {
     const object = wire({ w });
-    const annotations = (object.metadata as JsonObject).annotations as Record<string, string>;
-    if (!(CONFIG_REVISIONS in w)) delete annotations[CONFIG_REVISIONS];
-    return object;
+    const metadata = object.metadata as JsonObject;
+    const annotations = Object.entries(metadata.annotations as Record<string, string>).filter(
+      ([key]) => key !== CONFIG_REVISIONS || CONFIG_REVISIONS in w,
+    );
+    return { ...object, metadata: { ...metadata, annotations: Object.fromEntries(annotations) } };
   }
 
   function boundReconciler(configRevisions: boolean) {
