@@ -410,6 +410,18 @@ describe('GET /debug/explain: ReloadPolicy bindings from the controller store', 
     expect(table).toContain('policy conflict (newer): strategy env-vars is not applied');
   });
 
+  it('names the configRevisions a policy gives (ADR 0038)', async () => {
+    const pinning = cfgPolicy('pin', { configRevisions: { configMaps: true, secrets: true } });
+    const world = { cfg: { hash: HASH }, annotations: UNANNOTATED, policies: [pinning] };
+    const report = JSON.parse((await ask(world, DEPLOYMENT)).body) as ExplainReport;
+    expect(report.workload?.facts.policy).toMatchObject({
+      state: 'bound',
+      configRevisions: 'configMaps+secrets',
+    });
+    const table = (await ask(world, `${DEPLOYMENT}&o=table`)).body;
+    expect(table).toContain('bound by ReloadPolicy pin: configRevisions configMaps+secrets');
+  });
+
   it('lists a policy-bound Deployment among the workloads a source change rolls', async () => {
     const world = { cfg: { hash: HASH }, annotations: UNANNOTATED, policies: [cfgPolicy('p1')] };
     const reply = await ask(world, `kind=cm&namespace=${NS}&name=cfg`);
