@@ -3,7 +3,7 @@
 // per target, when it was rolled and with which hashes. kreload runs scoped to this file's
 // namespace with --enable-reload-policies and an identity that may read policies and patch their
 // status, as the chart's RBAC grants (helm/kreload/ci/reload-policies-values.yaml).
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   BASELINE,
   CONFIGMAP_RELOAD,
@@ -14,6 +14,7 @@ import {
 import {
   type JsonRecord,
   KubeJson,
+  KubeJsonError,
   MERGE_PATCH,
   arrayAt,
   isRecord,
@@ -23,7 +24,9 @@ import { waitForBaseline, waitForEnv, waitForView } from '../harness/expectation
 import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { EventReader } from '../harness/kube-events.ts';
+import { scrapeMetrics } from '../harness/metrics.ts';
 import { pollUntil } from '../harness/poll.ts';
+import { KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 import {
   createPolicy,
   installPolicyCrd,
@@ -703,6 +706,163 @@ describe('ReloadPolicy: a status write lost to a crash', () => {
     ]);
     expect(stringAt(recovered, ['status', 'lastReloadTime'])).toBe(time);
     // Nothing rolled again for the recovery.
+    expect((await fixture.workloads.read(target)).generation).toBe(rolled.generation);
+  });
+});
+
+describe('ReloadPolicy: kill -9 after the roll, before the status write', () => {
+  const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
+  const KRELOAD = `system:serviceaccount:${KRELOAD_NAMESPACE}:${IDENTITY}`;
+  let refusal = '';
+  let killed = false;
+
+  /** A dry-run status write by the admin that the refusal also denies: is it enforced now? */
+  async function awaitRefusal(enforced: boolean): Promise<void> {
+    await pollUntil(
+      async () => {
+        try {
+          await client().request({
+            method: 'PATCH',
+            path: `${policyPath(fixture.namespace, 'killed')}/status?dryRun=All`,
+            body: { status: { foundSources: 'probe' } },
+            contentType: MERGE_PATCH,
+          });
+          return !enforced;
+        } catch (error) {
+          if (error instanceof KubeJsonError && error.status >= 400 && error.status < 500) {
+            return enforced;
+          }
+          throw error;
+        }
+      },
+      {
+        timeoutMs: STATUS_WAIT_MS,
+        describe: `the status refusal to be ${enforced ? 'on' : 'off'}`,
+      },
+    );
+  }
+
+  /** A ValidatingAdmissionPolicy that refuses kreload's status writes in this namespace. */
+  async function refuseStatusWrites(): Promise<void> {
+    refusal = `${fixture.namespace}-policy-status`;
+    await client().request({
+      method: 'POST',
+      path: `${ADMISSION}/validatingadmissionpolicies`,
+      body: {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: refusal },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: {
+            namespaceSelector: {
+              matchLabels: { 'kubernetes.io/metadata.name': fixture.namespace },
+            },
+            resourceRules: [
+              {
+                apiGroups: ['kreload.io'],
+                apiVersions: ['v1alpha1'],
+                operations: ['UPDATE'],
+                resources: ['reloadpolicies/status'],
+              },
+            ],
+          },
+          validations: [
+            {
+              expression:
+                `request.userInfo.username != '${KRELOAD}' && ` +
+                `!(has(object.status) && has(object.status.foundSources) && ` +
+                `object.status.foundSources == 'probe')`,
+              message: 'e2e: the ReloadPolicy status may not be written now',
+            },
+          ],
+        },
+      },
+    });
+    await client().request({
+      method: 'POST',
+      path: `${ADMISSION}/validatingadmissionpolicybindings`,
+      body: {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name: refusal },
+        spec: { policyName: refusal, validationActions: ['Deny'] },
+      },
+    });
+    await awaitRefusal(true);
+  }
+
+  async function allowStatusWrites(): Promise<void> {
+    if (refusal === '') return;
+    for (const kind of ['validatingadmissionpolicybindings', 'validatingadmissionpolicies']) {
+      await client()
+        .request({ method: 'DELETE', path: `${ADMISSION}/${kind}/${refusal}` })
+        .catch(() => undefined);
+    }
+    refusal = '';
+    await awaitRefusal(false);
+  }
+
+  afterEach(async () => {
+    await allowStatusWrites();
+    // A failed test must leave kreload running for the rest of the file.
+    if (killed) await fixture.start();
+    killed = false;
+  });
+
+  it('the status write refused, kreload killed with SIGKILL: the hashes are recovered at start', async () => {
+    const v1 = configMap('killed-config', '1');
+    const v2 = configMap('killed-config', '2');
+    await fixture.sources.create(fixture.namespace, v1);
+    const target = await plainDeployment('killed');
+    await createPolicy(client(), fixture.namespace, 'killed', {
+      sources: [{ kind: 'ConfigMap', name: 'killed-config' }],
+      targets: [{ kind: 'Deployment', name: 'killed' }],
+    });
+    await waitForBaseline(fixture.workloads, target, { [sourceKey(v1)]: sourceHash(v1) });
+    await waitForPolicy(
+      'killed',
+      (candidate) => condition(candidate, 'Ready')?.status === 'True',
+      'Ready True',
+    );
+    await refuseStatusWrites();
+    const before = await scrapeMetrics(fixture.kreload);
+    await fixture.sources.replace(fixture.namespace, v2);
+    await waitForEnv(fixture.workloads, target, {
+      container: APP,
+      name: envVarName(v2),
+      value: sourceHash(v2),
+    });
+    // The roll is done and its status write was refused: kreload holds the record in memory only.
+    await pollUntil(
+      async () =>
+        (await scrapeMetrics(fixture.kreload)).delta(before, 'reloader_errors_total', {
+          type: 'policy_status_error',
+        }) > 0 || undefined,
+      { timeoutMs: STATUS_WAIT_MS, describe: 'the refused status write' },
+    );
+    await fixture.kill9();
+    killed = true;
+    await allowStatusWrites();
+    expect(
+      arrayAt(await readPolicy(client(), fixture.namespace, 'killed'), ['status', 'targets']),
+    ).toEqual([]);
+    const rolled = await fixture.workloads.read(target);
+    await fixture.start();
+    killed = false;
+    const recovered = await waitForPolicy(
+      'killed',
+      (candidate) => arrayAt(candidate, ['status', 'targets']).length === 1,
+      'the record recovered after the start',
+    );
+    // env-vars: the workload records no roll time, so the record has none (docs/reload-policy.md).
+    expect(arrayAt(recovered, ['status', 'targets'])).toEqual([
+      {
+        kind: 'Deployment',
+        name: 'killed',
+        sourceHashes: [{ kind: 'ConfigMap', name: 'killed-config', hash: sourceHash(v2) }],
+      },
+    ]);
     expect((await fixture.workloads.read(target)).generation).toBe(rolled.generation);
   });
 });
