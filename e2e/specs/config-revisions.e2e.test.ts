@@ -523,6 +523,66 @@ describe('config revisions, env-vars strategy', () => {
   });
 });
 
+describe('config revisions, opting out across a restart', () => {
+  it('kill -9 before the opt-out adoption: after the restart the snapshot belongs to its ReplicaSet only', async () => {
+    const { cluster } = envVars;
+    const namespace = envVars.namespaces[1] ?? '';
+    const name = 'optout';
+    await putConfigMap(cluster, namespace, 'optout-config', v(1));
+    const uid = await createDeployment(cluster, { namespace, name, configMap: 'optout-config' });
+    await pollUntil(
+      async () =>
+        (await deployment(cluster, namespace, name)).metadata?.annotations?.['kreload.io/baseline'],
+      { ...WAIT, describe: 'the first-sight baseline' },
+    );
+    await putConfigMap(cluster, namespace, 'optout-config', v(2));
+    const pinned = snapshotOf('optout-config', v(2));
+    await templateNames(cluster, namespace, name, pinned);
+    await waitForRevisions(cluster, namespace, uid, 2);
+    const revision2 = (await replicaSetsOf(cluster, namespace, uid)).find(
+      (rs) => volumeConfigMap(rs.spec?.template) === pinned,
+    );
+    const rsOwner = `ReplicaSet/${revision2?.metadata?.name ?? ''}`;
+    const ownersOfPinned = async () => {
+      const { configMaps } = await snapshots(cluster, namespace, uid);
+      return ownerKinds(configMaps.find((cm) => cm.metadata?.name === pinned) ?? {});
+    };
+    await pollUntil(
+      async () =>
+        JSON.stringify(await ownersOfPinned()) ===
+        JSON.stringify([`Deployment/${name}`, rsOwner].sort()),
+      { ...WAIT, describe: 'the snapshot owned by its ReplicaSet and the Deployment' },
+    );
+
+    // Opt out: kreload restores the live reference, then owes the adoption 2 s later; kill it first.
+    await envVars.workloads.patch(
+      { kind: 'Deployment', namespace, name },
+      { metadata: { annotations: { [CONFIG_REVISIONS]: 'false' } } },
+    );
+    await pollUntil(
+      async () =>
+        volumeConfigMap((await deployment(cluster, namespace, name)).spec?.template) ===
+        'optout-config',
+      { timeoutMs: 60_000, intervalMs: 50, describe: 'the restoring roll' },
+    );
+    await envVars.kill9();
+    // Reached the window: the workload still owns the snapshot the template no longer names.
+    expect(await ownersOfPinned()).toContain(`Deployment/${name}`);
+
+    await envVars.start();
+    let owners: string[] = [];
+    await pollUntil(
+      async () => {
+        owners = await ownersOfPinned();
+        return JSON.stringify(owners) === JSON.stringify([rsOwner]);
+      },
+      { ...WAIT, describe: 'the snapshot handed to its ReplicaSet after the restart' },
+    ).catch((error: unknown) => {
+      throw new Error(`owners of ${pinned}: ${owners.join(', ')}`, { cause: error });
+    });
+  });
+});
+
 describe('config revisions, annotations strategy', () => {
   it('rolls onto snapshots with source-hashes; undo to revision 2 stays', async () => {
     const { cluster } = annotations;
