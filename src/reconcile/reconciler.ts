@@ -822,13 +822,9 @@ export class Reconciler {
     const api = this.#deps.snapshots;
     if (!api || this.#deps.options.dryRun) return undefined;
     const { view } = target;
-    const optedIn = target.plan.revisions?.optedIn === true;
-    if (!optedIn && !this.#adoptionOwed.has(pass.key)) {
-      const owners = await this.#snapshotOwnersAtStart(api, view.ref.namespace);
-      if (owners === undefined) return this.#deps.now() + ADOPTION_RETRY_MS;
-      if (!owners.has(view.uid)) return undefined;
-      this.#adoptionOwed.add(pass.key);
-    }
+    const owed = await this.#owesAdoption(pass, target, api);
+    if (owed === 'unknown') return this.#deps.now() + ADOPTION_RETRY_MS;
+    if (!owed) return undefined;
     try {
       const result = await adoptSnapshots({
         api,
@@ -850,6 +846,20 @@ export class Reconciler {
       this.#deps.observer.onSnapshots({ view, error: asApiError(error) });
       return this.#deps.now() + ADOPTION_RETRY_MS;
     }
+  }
+
+  /**
+   * Opted in: always. Otherwise when a roll of this process left an adoption owed, or when the
+   * workload still owned a snapshot at this process's first look at its namespace (ADR 0037).
+   */
+  async #owesAdoption(pass: Pass, target: Target, api: SnapshotApi): Promise<boolean | 'unknown'> {
+    if (target.plan.revisions?.optedIn === true || this.#adoptionOwed.has(pass.key)) return true;
+    const { view } = target;
+    const owners = await this.#snapshotOwnersAtStart(api, view.ref.namespace);
+    if (owners === undefined) return 'unknown';
+    if (!owners.has(view.uid)) return false;
+    this.#adoptionOwed.add(pass.key);
+    return true;
   }
 
   /**
