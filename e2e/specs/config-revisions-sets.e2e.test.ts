@@ -29,6 +29,7 @@ import {
   v,
 } from '../harness/config-revisions.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
+import { runKreloadToExit } from '../harness/kreload-runs.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { envVarName, sourceHash } from '../harness/sources.ts';
 import { TEST_IMAGE } from '../harness/workloads.ts';
@@ -262,6 +263,34 @@ describe.each(SET_ROWS)('config revisions of a $kind', (row) => {
     expect(volumeConfigMap(after.spec?.template)).toBe(snapshot(2));
     // The controller moved revision 2 to the top of the history.
     await revisionsAre(['1:-', `3:${snapshot(3)}`, `4:${snapshot(4)}`, `5:${snapshot(2)}`]);
+
+    // kreload history reads the same ControllerRevisions: revision 5 live, running revision 2's snapshot.
+    const shown = await runKreloadToExit({
+      args: [
+        'history',
+        `--kubeconfig=${cluster.kubeconfigPath}`,
+        `${row.word}/${name}`,
+        '-n',
+        namespace,
+        '-o',
+        'json',
+      ],
+      timeoutMs: 60_000,
+    });
+    expect(shown.code, shown.stderr).toBe(0);
+    const report = JSON.parse(shown.stdout) as {
+      revisionKind: string;
+      revisions: { revision: number; live: boolean; snapshots: { snapshot: string }[] }[];
+    };
+    expect(report.revisionKind).toBe('ControllerRevision');
+    expect(
+      report.revisions.map((r) => [r.revision, r.live, r.snapshots.map((p) => p.snapshot)]),
+    ).toEqual([
+      [1, false, []],
+      [3, false, [snapshot(3)]],
+      [4, false, [snapshot(4)]],
+      [5, true, [snapshot(2)]],
+    ]);
 
     // revisionHistoryLimit 1, two more changes: the pruned revisions take their snapshots along.
     await row.setHistoryLimit(apps, namespace, name, 1);
