@@ -526,7 +526,8 @@ describe('config revisions, env-vars strategy', () => {
 describe('config revisions, opting out across a restart', () => {
   it('kill -9 before the opt-out adoption: after the restart the snapshot belongs to its ReplicaSet only', async () => {
     const { cluster } = envVars;
-    const namespace = envVars.namespaces[1] ?? '';
+    // Not the second namespace: the quota test leaves it full.
+    const namespace = envVars.namespace;
     const name = 'optout';
     await putConfigMap(cluster, namespace, 'optout-config', v(1));
     const uid = await createDeployment(cluster, { namespace, name, configMap: 'optout-config' });
