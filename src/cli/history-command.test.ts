@@ -338,6 +338,18 @@ describe('kreload history: usage', () => {
     expect(server.requests).toEqual([]);
   });
 
+  it('no kubeconfig to be found: a usage error, exit 2', async () => {
+    let stderr = '';
+    const code = await runHistoryCommand(['deployment/web'], {
+      stdout: { write: () => undefined },
+      stderr: { write: (text: string) => (stderr += text) },
+      env: {},
+      fileExists: () => false,
+    });
+    expect(code).toBe(HISTORY_EXIT.usage);
+    expect(stderr).toMatch(/^kreload history: .*kubeconfig/i);
+  });
+
   it('--help prints the usage, exit 0', async () => {
     const { code, stdout } = await run(['--help']);
     expect(code).toBe(HISTORY_EXIT.ok);
