@@ -3,79 +3,38 @@
 // roll, `kubectl rollout undo` back to a revision's configuration without a roll forward, the real
 // GC collecting the snapshots of pruned ReplicaSets, Secrets opted in or not, both strategies, a
 // kill -9 that leaves no orphan, and refusals (name too long, quota) with no half state.
-import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import {
   AppsV1Api,
   CoreV1Api,
-  RbacAuthorizationV1Api,
-  type V1ConfigMap,
   type V1Deployment,
   type V1PodTemplateSpec,
   type V1ReplicaSet,
 } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../harness/cluster.ts';
-import { useKreload, type KreloadLogin } from '../harness/kreload-fixture.ts';
+import {
+  CONFIG_REVISIONS,
+  CONFIG_REVISIONS_SECRETS,
+  REVISION_DIGEST,
+  SNAPSHOTS,
+  UID_LABEL,
+  kubectl,
+  ownerKinds,
+  putConfigMap,
+  revisionsIdentity,
+  snapshotNamesOf as snapshotNames,
+  snapshotOf,
+  snapshotsOf as snapshots,
+  v,
+} from '../harness/config-revisions.ts';
+import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
-import { KRELOAD_NAMESPACE, KRELOAD_PERMISSIONS } from '../harness/rbac.ts';
 import { envVarName, sourceHash } from '../harness/sources.ts';
 
-const run = promisify(execFile);
-
-const CONFIG_REVISIONS = 'kreload.io/config-revisions';
-const CONFIG_REVISIONS_SECRETS = 'kreload.io/config-revisions-secrets';
-const SNAPSHOTS = 'kreload.io/snapshots';
-const REVISION_DIGEST = 'kreload.io/revision-digest';
 const SOURCE_HASHES = 'kreload.io/source-hashes';
-const UID_LABEL = 'kreload.io/snapshot-workload-uid';
 const AUTO = 'reloader.stakater.com/auto';
-const SERVICE_ACCOUNT = 'kreload-config-revisions';
 const WAIT = { timeoutMs: 60_000, intervalMs: 250 };
-
-/** kreload's own permissions plus those of --enable-config-revisions, as the chart grants them. */
-async function revisionsIdentity(cluster: ClusterClient): Promise<KreloadLogin> {
-  const core = cluster.kc.makeApiClient(CoreV1Api);
-  const rbac = cluster.kc.makeApiClient(RbacAuthorizationV1Api);
-  const metadata = { name: SERVICE_ACCOUNT };
-  const rules = [
-    ...KRELOAD_PERMISSIONS.filter((row) => row.scope === 'cluster').map((row) => ({
-      apiGroups: [...(row.apiGroups ?? [])],
-      resources: [...(row.resources ?? [])],
-      verbs: [...row.verbs],
-    })),
-    { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['create', 'patch', 'delete'] },
-    { apiGroups: ['apps'], resources: ['replicasets', 'controllerrevisions'], verbs: ['list'] },
-  ];
-  const ignoreExists = (error: unknown) => {
-    if ((error as { code?: number }).code !== 409) throw error;
-  };
-  await core
-    .createNamespace({ body: { metadata: { name: KRELOAD_NAMESPACE } } })
-    .catch(ignoreExists);
-  await core
-    .createNamespacedServiceAccount({ namespace: KRELOAD_NAMESPACE, body: { metadata } })
-    .catch(ignoreExists);
-  await rbac.createClusterRole({ body: { metadata, rules } }).catch(ignoreExists);
-  await rbac.replaceClusterRole({ name: SERVICE_ACCOUNT, body: { metadata, rules } });
-  await rbac
-    .createClusterRoleBinding({
-      body: {
-        metadata,
-        roleRef: {
-          apiGroup: 'rbac.authorization.k8s.io',
-          kind: 'ClusterRole',
-          name: SERVICE_ACCOUNT,
-        },
-        subjects: [{ kind: 'ServiceAccount', name: SERVICE_ACCOUNT, namespace: KRELOAD_NAMESPACE }],
-      },
-    })
-    .catch(ignoreExists);
-  const token = await cluster.mintToken(SERVICE_ACCOUNT, KRELOAD_NAMESPACE, 3600);
-  const { path } = await cluster.restrictedKubeconfig(token, SERVICE_ACCOUNT);
-  return { kubeconfigPath: path };
-}
 
 const envVars = useKreload({
   name: 'revisions',
@@ -104,29 +63,6 @@ function apis(cluster: ClusterClient) {
     core: cluster.kc.makeApiClient(CoreV1Api),
     apps: cluster.kc.makeApiClient(AppsV1Api),
   };
-}
-
-function hash10(name: string, data: Record<string, string>): string {
-  return sourceHash({ type: 'CONFIGMAP', name, data }).slice(0, 10);
-}
-
-function snapshotOf(name: string, data: Record<string, string>): string {
-  return `${name}-${hash10(name, data)}`;
-}
-
-async function putConfigMap(
-  cluster: ClusterClient,
-  namespace: string,
-  name: string,
-  data: Record<string, string>,
-): Promise<void> {
-  const { core } = apis(cluster);
-  const body: V1ConfigMap = { metadata: { name, namespace }, data };
-  try {
-    await core.replaceNamespacedConfigMap({ name, namespace, body });
-  } catch {
-    await core.createNamespacedConfigMap({ namespace, body });
-  }
 }
 
 interface DeploymentSetup {
@@ -204,21 +140,6 @@ async function templateNames(
   );
 }
 
-async function snapshots(cluster: ClusterClient, namespace: string, uid: string) {
-  const { core } = apis(cluster);
-  const selector = { namespace, labelSelector: `${UID_LABEL}=${uid}` };
-  const [configMaps, secrets] = await Promise.all([
-    core.listNamespacedConfigMap(selector),
-    core.listNamespacedSecret(selector),
-  ]);
-  return { configMaps: configMaps.items, secrets: secrets.items };
-}
-
-async function snapshotNames(cluster: ClusterClient, namespace: string, uid: string) {
-  const found = await snapshots(cluster, namespace, uid);
-  return found.configMaps.map((cm) => cm.metadata?.name ?? '').sort();
-}
-
 async function replicaSetsOf(
   cluster: ClusterClient,
   namespace: string,
@@ -253,15 +174,6 @@ async function waitForRevisions(
   });
 }
 
-function ownerKinds(object: { metadata?: { ownerReferences?: { kind: string; name: string }[] } }) {
-  return (object.metadata?.ownerReferences ?? []).map((o) => `${o.kind}/${o.name}`).sort();
-}
-
-async function kubectl(cluster: ClusterClient, ...args: string[]): Promise<string> {
-  const { stdout } = await run('kubectl', ['--kubeconfig', cluster.info.kubeconfigPath, ...args]);
-  return stdout;
-}
-
 /** The generation stays put for `ms`: kreload wrote no template (no roll forward). */
 async function staysAt(cluster: ClusterClient, namespace: string, name: string, ms: number) {
   const before = await deployment(cluster, namespace, name);
@@ -270,8 +182,6 @@ async function staysAt(cluster: ClusterClient, namespace: string, name: string, 
   expect(after.metadata?.generation).toBe(before.metadata?.generation);
   return after;
 }
-
-const v = (n: number) => ({ 'app.yaml': `level: v${String(n)}` });
 
 describe('config revisions, env-vars strategy', () => {
   it('three changes → three revisions with three snapshots; undo → revision 2, no roll forward; revert reuses', async () => {
@@ -610,6 +520,67 @@ describe('config revisions, env-vars strategy', () => {
       },
       { ...WAIT, describe: 'every snapshot to be used by a ReplicaSet' },
     );
+  });
+});
+
+describe('config revisions, opting out across a restart', () => {
+  it('kill -9 before the opt-out adoption: after the restart the snapshot belongs to its ReplicaSet only', async () => {
+    const { cluster } = envVars;
+    // Not the second namespace: the quota test leaves it full.
+    const namespace = envVars.namespace;
+    const name = 'optout';
+    await putConfigMap(cluster, namespace, 'optout-config', v(1));
+    const uid = await createDeployment(cluster, { namespace, name, configMap: 'optout-config' });
+    await pollUntil(
+      async () =>
+        (await deployment(cluster, namespace, name)).metadata?.annotations?.['kreload.io/baseline'],
+      { ...WAIT, describe: 'the first-sight baseline' },
+    );
+    await putConfigMap(cluster, namespace, 'optout-config', v(2));
+    const pinned = snapshotOf('optout-config', v(2));
+    await templateNames(cluster, namespace, name, pinned);
+    await waitForRevisions(cluster, namespace, uid, 2);
+    const revision2 = (await replicaSetsOf(cluster, namespace, uid)).find(
+      (rs) => volumeConfigMap(rs.spec?.template) === pinned,
+    );
+    const rsOwner = `ReplicaSet/${revision2?.metadata?.name ?? ''}`;
+    const ownersOfPinned = async () => {
+      const { configMaps } = await snapshots(cluster, namespace, uid);
+      return ownerKinds(configMaps.find((cm) => cm.metadata?.name === pinned) ?? {});
+    };
+    await pollUntil(
+      async () =>
+        JSON.stringify(await ownersOfPinned()) ===
+        JSON.stringify([`Deployment/${name}`, rsOwner].sort()),
+      { ...WAIT, describe: 'the snapshot owned by its ReplicaSet and the Deployment' },
+    );
+
+    // Opt out: kreload restores the live reference, then owes the adoption 2 s later; kill it first.
+    await envVars.workloads.patch(
+      { kind: 'Deployment', namespace, name },
+      { metadata: { annotations: { [CONFIG_REVISIONS]: 'false' } } },
+    );
+    await pollUntil(
+      async () =>
+        volumeConfigMap((await deployment(cluster, namespace, name)).spec?.template) ===
+        'optout-config',
+      { timeoutMs: 60_000, intervalMs: 50, describe: 'the restoring roll' },
+    );
+    await envVars.kill9();
+    // Reached the window: the workload still owns the snapshot the template no longer names.
+    expect(await ownersOfPinned()).toContain(`Deployment/${name}`);
+
+    await envVars.start();
+    let owners: string[] = [];
+    await pollUntil(
+      async () => {
+        owners = await ownersOfPinned();
+        return JSON.stringify(owners) === JSON.stringify([rsOwner]);
+      },
+      { ...WAIT, describe: 'the snapshot handed to its ReplicaSet after the restart' },
+    ).catch((error: unknown) => {
+      throw new Error(`owners of ${pinned}: ${owners.join(', ')}`, { cause: error });
+    });
   });
 });
 

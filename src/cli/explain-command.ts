@@ -5,10 +5,8 @@
  * kreload-system/kreload), or from the controller flags after `--`; the report says which.
  */
 import { dumpYaml } from '@kubernetes/client-node';
-import { KubeConfig } from '../kube/client-node.ts';
+import type { KubeConfig } from '../kube/client-node.ts';
 import { ConfigError, formatConfigProblems } from '../config/config-error.ts';
-import { readEnvSettings } from '../config/env-settings.ts';
-import { resolveKubeconfig } from '../config/kubeconfig.ts';
 import type { Options } from '../config/parse-options.ts';
 import { parseOptions } from '../config/parse-options.ts';
 import { ApiError } from '../core/api-error.ts';
@@ -28,6 +26,7 @@ import { OUTPUT_FORMATS, renderReport } from '../explain/render.ts';
 import { explainTargetOf } from '../explain/targets.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import { createKubeTransport } from '../kube/transport.ts';
+import { KubeconfigError, contextNamespace, loadUserKubeConfig } from './user-kubeconfig.ts';
 
 /** docs/explain.md "Exit codes". */
 export const EXPLAIN_EXIT = {
@@ -195,27 +194,6 @@ class ExplainUsageError extends Error {
   }
 }
 
-function loadKubeConfig(args: ExplainArgs, io: ExplainCommandIo): KubeConfig {
-  const { settings } = readEnvSettings(io.env);
-  const lookup = resolveKubeconfig(
-    { kubeconfig: args.kubeconfig, kubeconfigSearch: settings.kubeconfigSearch },
-    io.fileExists,
-  );
-  if (lookup.source === undefined) throw new ExplainUsageError(lookup.problems.join('; '));
-  const kc = new KubeConfig();
-  try {
-    if (lookup.source.kind === 'in-cluster') kc.loadFromCluster();
-    else kc.loadFromFile(lookup.source.path);
-  } catch (error) {
-    throw new ExplainUsageError('cannot load the kubeconfig', { cause: error });
-  }
-  return kc;
-}
-
-function contextNamespace(kc: KubeConfig): string {
-  return kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
-}
-
 interface ResolvedOptions {
   readonly options: Options;
   readonly origin: ConfigOrigin;
@@ -304,7 +282,7 @@ function cannotTell(report: ExplainReport): boolean {
 }
 
 async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number> {
-  const kc = loadKubeConfig(args, io);
+  const kc = loadUserKubeConfig(args.kubeconfig, io);
   const transport = (io.connect ?? ((kubeConfig) => createKubeTransport({ kubeConfig })))(kc);
   const reader = new ExplainReader({ transport });
   const resolved = await resolveOptions(args, reader);
@@ -412,7 +390,7 @@ export async function runExplainCommand(
       for (const line of formatConfigProblems(error)) io.stderr.write(`${line}\n`);
       return EXPLAIN_EXIT.usage;
     }
-    if (error instanceof ExplainUsageError) {
+    if (error instanceof ExplainUsageError || error instanceof KubeconfigError) {
       io.stderr.write(`kreload explain: ${error.message}${causeText(error)}\n`);
       return EXPLAIN_EXIT.usage;
     }

@@ -1,5 +1,5 @@
 /**
- * The process edge behind main.ts: dispatches `hash`, `explain`, `--help` and `--version`, validates the
+ * The process edge behind main.ts: dispatches `hash`, `explain`, `history`, `--help` and `--version`, validates the
  * configuration (exit 2 with every problem, §12.6), then runs the controller built by app.ts until a
  * signal (exit 0) or a fatal error (exit 1) (§13.5). Every process facility arrives through CliIo.
  */
@@ -204,6 +204,10 @@ export async function runCli(io: CliIo): Promise<number> {
   if (io.argv[0] === 'explain') {
     const { runExplainCommand } = await import('./explain-command.ts');
     return runExplainCommand(io.argv.slice(1), io);
+  }
+  if (io.argv[0] === 'history') {
+    const { runHistoryCommand } = await import('./history-command.ts');
+    return runHistoryCommand(io.argv.slice(1), io);
   }
   const info = findInfoRequest(io.argv);
   if (info === 'help') {

@@ -3,7 +3,7 @@
  * them. Workload kinds take theirs from `rollout/kinds.ts`, the one table of kinds.
  */
 import type { WorkloadKind } from '../core/types.ts';
-import type { WorkloadPlural } from '../rollout/kinds.ts';
+import type { RevisionKind, WorkloadPlural } from '../rollout/kinds.ts';
 import { kindRow } from '../rollout/kinds.ts';
 
 export interface ApiResource {
@@ -49,6 +49,17 @@ export const OTHER_RESOURCES = {
     namespaced: true,
   },
 } as const satisfies Record<string, ApiResource>;
+
+/** Where a kind's revision history lives (config revisions, docs/adr/0036). */
+export const REVISION_RESOURCES: Readonly<Record<RevisionKind, ApiResource>> = {
+  ReplicaSet: { group: 'apps', version: 'v1', plural: 'replicasets', namespaced: true },
+  ControllerRevision: {
+    group: 'apps',
+    version: 'v1',
+    plural: 'controllerrevisions',
+    namespaced: true,
+  },
+};
 
 /** `/api/v1` for the core group, `/apis/<group>/<version>` otherwise. */
 export function groupVersionPath(group: string, version: string): string {

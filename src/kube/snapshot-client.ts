@@ -11,7 +11,7 @@ import type { RevisionKind } from '../rollout/kinds.ts';
 import type { SnapshotType } from '../rollout/snapshots.ts';
 import { toApiError } from './api-error.ts';
 import type { ApiResource } from './resources.ts';
-import { OTHER_RESOURCES, resourcePath } from './resources.ts';
+import { OTHER_RESOURCES, REVISION_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
 import { FIELD_MANAGER } from './workload-client.ts';
@@ -19,16 +19,6 @@ import { FIELD_MANAGER } from './workload-client.ts';
 const SOURCE_RESOURCES: Readonly<Record<SnapshotType, ApiResource>> = {
   CONFIGMAP: OTHER_RESOURCES.configMaps,
   SECRET: OTHER_RESOURCES.secrets,
-};
-
-const REVISION_RESOURCES: Readonly<Record<RevisionKind, ApiResource>> = {
-  ReplicaSet: { group: 'apps', version: 'v1', plural: 'replicasets', namespaced: true },
-  ControllerRevision: {
-    group: 'apps',
-    version: 'v1',
-    plural: 'controllerrevisions',
-    namespaced: true,
-  },
 };
 
 async function mapped<T>(call: () => Promise<T>): Promise<T> {

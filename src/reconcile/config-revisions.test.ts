@@ -544,3 +544,92 @@ describe('config revisions opted in by a ReloadPolicy (spec.configRevisions, ADR
     expect(log).toEqual(['patch']);
   });
 });
+
+describe('config revisions: adoption owed across a restart (ADR 0037)', () => {
+  /** Opted out and restored: the template names no snapshot, nothing left to roll. */
+  function optedOutWorkload(): void {
+    const object = wire({ w: { [KEYS.auto]: 'false', [CONFIG_REVISIONS]: 'false' } });
+    const annotations = (object.metadata as { annotations: Record<string, string> }).annotations;
+    Reflect.deleteProperty(annotations, BASELINE);
+    given(object);
+  }
+
+  const ownerWrites = () =>
+    snapshots.calls.filter((c) => c.verb === 'setOwners' || c.verb === 'delete');
+
+  it('a fresh reconciler finds the snapshots the workload still owns and hands them over', async () => {
+    optedOutWorkload();
+    snapshots.put('CONFIGMAP', NS, snapshotObject(CM_SNAPSHOT, [DEPLOYMENT_OWNER]));
+    snapshots.put('CONFIGMAP', NS, snapshotObject('app-config-1111111111', [DEPLOYMENT_OWNER]));
+    snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
+    const restarted = reconciler();
+    const result = await restarted.reconcile(KEY);
+    expect(result.resumeAt).toBeUndefined();
+    expect(ownerWrites()).toEqual([
+      { verb: 'setOwners', what: `CONFIGMAP/${CM_SNAPSHOT}`, owners: ['ReplicaSet/api-2'] },
+      { verb: 'delete', what: 'CONFIGMAP/app-config-1111111111' },
+    ]);
+    // Done: the next reconcile lists nothing again and writes nothing.
+    const calls = snapshots.calls.length;
+    await restarted.reconcile(KEY);
+    expect(snapshots.calls.length).toBe(calls);
+  });
+
+  it('lists each namespace once, by the label alone, and leaves workloads without snapshots be', async () => {
+    optedOutWorkload();
+    const restarted = reconciler();
+    await restarted.reconcile(KEY);
+    await restarted.reconcile(KEY);
+    expect(snapshots.calls).toEqual([
+      { verb: 'list', what: 'CONFIGMAP?kreload.io/snapshot-workload-uid' },
+      { verb: 'list', what: 'SECRET?kreload.io/snapshot-workload-uid' },
+    ]);
+    expect(ownerWrites()).toEqual([]);
+  });
+
+  it('a snapshot owned by its revision only is not owed anything', async () => {
+    optedOutWorkload();
+    snapshots.put(
+      'CONFIGMAP',
+      NS,
+      snapshotObject(CM_SNAPSHOT, [{ kind: 'ReplicaSet', name: 'api-2', uid: 'rs-2' }]),
+    );
+    await reconciler().reconcile(KEY);
+    expect(snapshots.calls.map((c) => c.verb)).toEqual(['list', 'list']);
+  });
+
+  it('a failed list is asked again at the next reconcile, after a retry delay', async () => {
+    optedOutWorkload();
+    snapshots.put('CONFIGMAP', NS, snapshotObject(CM_SNAPSHOT, [DEPLOYMENT_OWNER]));
+    snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
+    const list = snapshots.list.bind(snapshots);
+    let failures = 1;
+    snapshots.list = (type, namespace, selector) => {
+      if (failures-- > 0)
+        return Promise.reject(new ApiError('down', { status: 503, retryable: true }));
+      return list(type, namespace, selector);
+    };
+    const restarted = reconciler();
+    expect((await restarted.reconcile(KEY)).resumeAt).toBe(NOW + ADOPTION_RETRY_MS);
+    expect(ownerWrites()).toEqual([]);
+    await restarted.reconcile(KEY);
+    expect(ownerWrites()).toEqual([
+      { verb: 'setOwners', what: `CONFIGMAP/${CM_SNAPSHOT}`, owners: ['ReplicaSet/api-2'] },
+    ]);
+  });
+
+  it('Secrets that may not be listed count as none', async () => {
+    optedOutWorkload();
+    snapshots.put('CONFIGMAP', NS, snapshotObject(CM_SNAPSHOT, [DEPLOYMENT_OWNER]));
+    snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
+    const list = snapshots.list.bind(snapshots);
+    snapshots.list = (type, namespace, selector) =>
+      type === 'SECRET' && !selector.includes('=')
+        ? Promise.reject(new ApiError('forbidden', { status: 403, retryable: false }))
+        : list(type, namespace, selector);
+    await reconciler().reconcile(KEY);
+    expect(ownerWrites()).toEqual([
+      { verb: 'setOwners', what: `CONFIGMAP/${CM_SNAPSHOT}`, owners: ['ReplicaSet/api-2'] },
+    ]);
+  });
+});

@@ -54,7 +54,7 @@ import type {
   WorkloadLookup,
   WorkloadWriter,
 } from './ports.ts';
-import { adoptSnapshots } from './snapshot-writes.ts';
+import { adoptSnapshots, snapshotOwners } from './snapshot-writes.ts';
 import { ApiError } from '../core/api-error.ts';
 import { uniqueProblems } from './plan/tracking.ts';
 import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
@@ -297,6 +297,11 @@ export class Reconciler {
    * they opted out (docs/adr/0036). Opted-in workloads are adopted at every reconcile regardless.
    */
   readonly #adoptionOwed = new Set<WorkloadKey>();
+  /**
+   * Per namespace, the UIDs of workloads that still owned a snapshot when this process first
+   * reconciled there: an adoption owed before a restart is found again from cluster state (ADR 0037).
+   */
+  readonly #ownersAtStart = new Map<string, Promise<Set<string> | undefined>>();
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
@@ -831,11 +836,11 @@ export class Reconciler {
    */
   async #adopt(pass: Pass, target: Target): Promise<number | undefined> {
     const api = this.#deps.snapshots;
-    const optedIn = target.plan.revisions?.optedIn === true;
-    if (!api || this.#deps.options.dryRun || (!optedIn && !this.#adoptionOwed.has(pass.key))) {
-      return undefined;
-    }
+    if (!api || this.#deps.options.dryRun) return undefined;
     const { view } = target;
+    const owed = await this.#owesAdoption(pass, target, api);
+    if (owed === 'unknown') return this.#deps.now() + ADOPTION_RETRY_MS;
+    if (!owed) return undefined;
     try {
       const result = await adoptSnapshots({
         api,
@@ -850,12 +855,42 @@ export class Reconciler {
       }
       if (result.waiting) return this.#deps.now() + ADOPTION_RETRY_MS;
       this.#adoptionOwed.delete(pass.key);
+      (await this.#ownersAtStart.get(view.ref.namespace))?.delete(view.uid);
       return undefined;
     } catch (error) {
       if (error instanceof LeadershipLostError) return undefined;
       this.#deps.observer.onSnapshots({ view, error: asApiError(error) });
       return this.#deps.now() + ADOPTION_RETRY_MS;
     }
+  }
+
+  /**
+   * Opted in: always. Otherwise when a roll of this process left an adoption owed, or when the
+   * workload still owned a snapshot at this process's first look at its namespace (ADR 0037).
+   */
+  async #owesAdoption(pass: Pass, target: Target, api: SnapshotApi): Promise<boolean | 'unknown'> {
+    if (target.plan.revisions?.optedIn === true || this.#adoptionOwed.has(pass.key)) return true;
+    const { view } = target;
+    const owners = await this.#snapshotOwnersAtStart(api, view.ref.namespace);
+    if (owners === undefined) return 'unknown';
+    if (!owners.has(view.uid)) return false;
+    this.#adoptionOwed.add(pass.key);
+    return true;
+  }
+
+  /**
+   * One LIST per snapshot type and namespace per process: the workloads a snapshot is still owned
+   * by. Undefined when the list failed; it is not kept, so the next reconcile there asks again.
+   */
+  #snapshotOwnersAtStart(api: SnapshotApi, namespace: string): Promise<Set<string> | undefined> {
+    const known = this.#ownersAtStart.get(namespace);
+    if (known !== undefined) return known;
+    const listed = snapshotOwners(api, namespace).catch(() => {
+      this.#ownersAtStart.delete(namespace);
+      return undefined;
+    });
+    this.#ownersAtStart.set(namespace, listed);
+    return listed;
   }
 
   #written(pass: Pass, timing: Attempt, completion: Completion): ReconcileResult {

@@ -288,3 +288,25 @@ export async function adoptSnapshots(context: AdoptContext): Promise<AdoptionRes
   }
   return result;
 }
+
+/**
+ * UIDs of the workloads that still own one of the namespace's snapshots (by the UID label every
+ * snapshot carries). A type that may not be listed counts as holding none.
+ */
+export async function snapshotOwners(api: SnapshotApi, namespace: string): Promise<Set<string>> {
+  const owners = new Set<string>();
+  for (const type of SNAPSHOT_TYPES) {
+    let objects: readonly JsonObject[];
+    try {
+      objects = await api.list(type, namespace, SNAPSHOT_LABELS.workloadUid);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 403) continue;
+      throw error;
+    }
+    for (const object of objects) {
+      const uid = stringAt(object, ['metadata', 'labels', SNAPSHOT_LABELS.workloadUid]);
+      if (uid !== undefined && ownedBy(object, uid)) owners.add(uid);
+    }
+  }
+  return owners;
+}

@@ -99,7 +99,11 @@ export class InMemorySnapshots implements SnapshotApi {
     const items = [...this.#objects.entries()]
       .filter(([key]) => key.startsWith(prefix))
       .map(([, object]) => object)
-      .filter((object) => stringAt(object, ['metadata', 'labels', label ?? '']) === value);
+      .filter((object) => {
+        const labelled = stringAt(object, ['metadata', 'labels', label ?? '']);
+        // `key` alone is an existence selector, as the API server reads it.
+        return value === undefined ? labelled !== undefined : labelled === value;
+      });
     return Promise.resolve(structuredClone(items));
   }
 
