@@ -86,6 +86,16 @@ describe('kreload explain (CLI)', () => {
     [['deployment/a', '-o', 'xml'], '-o must be one of table, json, yaml'],
     [['deployment/a', '--from', 'x/y', '--', '--dry-run'], 'alternatives'],
     [['deployment/a', '--bogus'], 'unknown flag "--bogus"'],
+    // A slash in the name would reach a subresource: `deployments/a/status` is the Deployment.
+    [['deployment/a/status'], 'name "a/status" is not a valid object name'],
+    [['configmap/a/b'], 'name "a/b" is not a valid object name'],
+    [[`secret/${'a'.repeat(254)}`], 'must be at most 253 characters'],
+    [['deployment/a', '-n', 'x/y'], 'namespace "x/y" is not a valid namespace'],
+    [
+      ['deployment/a', '--from', 'kreload-system/kreload/status'],
+      '--from must be <namespace>/<deployment>',
+    ],
+    [['deployment/a', '--from', 'Kreload/kreload'], '--from must be <namespace>/<deployment>'],
   ])('%j is a usage error (exit 2) without any request', async (argv, message) => {
     const result = await run(argv);
     expect(result.code).toBe(EXPLAIN_EXIT.usage);

@@ -7,6 +7,7 @@
 import { dumpYaml } from '@kubernetes/client-node';
 import type { KubeConfig } from '../kube/client-node.ts';
 import { ConfigError, formatConfigProblems } from '../config/config-error.ts';
+import { checkDnsSubdomain } from '../config/k8s-names.ts';
 import type { Options } from '../config/parse-options.ts';
 import { parseOptions } from '../config/parse-options.ts';
 import { ApiError } from '../core/api-error.ts';
@@ -26,6 +27,7 @@ import { OUTPUT_FORMATS, renderReport } from '../explain/render.ts';
 import { explainTargetOf } from '../explain/targets.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import { createKubeTransport } from '../kube/transport.ts';
+import { namespaceProblem, splitKindAndName } from './object-argument.ts';
 import { KubeconfigError, contextNamespace, loadUserKubeConfig } from './user-kubeconfig.ts';
 
 /** docs/explain.md "Exit codes". */
@@ -64,10 +66,9 @@ type Target =
   | { readonly what: 'source'; readonly type: SourceType; readonly name: string };
 
 function targetOf(text: string): Target | string {
-  const slash = text.indexOf('/');
-  if (slash <= 0 || slash === text.length - 1) return `expected <kind>/<name>, got "${text}"`;
-  const word = text.slice(0, slash);
-  const name = text.slice(slash + 1);
+  const split = splitKindAndName(text);
+  if (typeof split === 'string') return split;
+  const { word, name } = split;
   const target = explainTargetOf(word);
   return target === undefined ? `unknown kind "${word}"` : { ...target, name };
 }
@@ -140,15 +141,26 @@ function isOutputFormat(value: string): value is OutputFormat {
   return (OUTPUT_FORMATS as readonly string[]).includes(value);
 }
 
+function isNamespacedName(text: string): boolean {
+  const [namespace = '', name = '', ...rest] = text.split('/');
+  return (
+    rest.length === 0 &&
+    namespaceProblem(namespace) === undefined &&
+    checkDnsSubdomain(name) === undefined
+  );
+}
+
 function crossChecks(tokens: Tokens): string[] {
   const { values, controllerArgs } = tokens;
   const problems: string[] = [];
   if (values.from !== undefined && controllerArgs !== undefined) {
     problems.push('--from and controller flags after -- are alternatives: give one');
   }
-  if (values.from !== undefined && !/^[^/]+\/[^/]+$/.test(values.from)) {
+  if (values.from !== undefined && !isNamespacedName(values.from)) {
     problems.push(`--from must be <namespace>/<deployment>, got "${values.from}"`);
   }
+  const namespace = namespaceProblem(values.namespace);
+  if (namespace !== undefined) problems.push(namespace);
   const via = values.viaController;
   if (via !== undefined && (values.from !== undefined || controllerArgs !== undefined)) {
     problems.push('--via-controller asks the controller for its own options: no --from or --');

@@ -329,6 +329,15 @@ describe('kreload history: usage', () => {
     [['deployment/web', '-o', 'wide'], '-o must be one of table, json, yaml, got "wide"'],
     [['deployment/web', '--frobnicate'], "Unknown option '--frobnicate'"],
     [['deployment/web', 'extra'], 'unexpected argument "extra"'],
+    // A slash in the name would reach a subresource: `deployments/web/status` is the Deployment.
+    [['deployment/web/status'], 'name "web/status" is not a valid object name'],
+    [[`deployment/${'a'.repeat(254)}`], 'must be at most 253 characters'],
+    [['deployment/Web'], 'name "Web" is not a valid object name'],
+    [
+      ['deployment/web', '-n', 'kube-system/x'],
+      'namespace "kube-system/x" is not a valid namespace',
+    ],
+    [['deployment/web', '-n', ''], 'namespace "" is not a valid namespace'],
   ])('%j → exit 2: %s', async (argv, message) => {
     serve();
     const { code, stderr } = await run(argv);

@@ -15,6 +15,7 @@ import type { KubeTransport } from '../kube/transport.ts';
 import { createKubeTransport } from '../kube/transport.ts';
 import { findKindRow } from '../rollout/kinds.ts';
 import { HistoryTargetError, KubeHistoryReads, gatherHistory } from './history/gather.ts';
+import { namespaceProblem, splitKindAndName } from './object-argument.ts';
 import { KubeconfigError, contextNamespace, loadUserKubeConfig } from './user-kubeconfig.ts';
 
 /** docs/config-revisions.md "Exit codes". */
@@ -66,15 +67,15 @@ function isOutputFormat(value: string): value is OutputFormat {
 
 function targetProblem(text: string | undefined): string | { kind: WorkloadKind; name: string } {
   if (text === undefined) return 'expected a <kind>/<name>';
-  const slash = text.indexOf('/');
-  if (slash <= 0 || slash === text.length - 1) return `expected <kind>/<name>, got "${text}"`;
-  const word = text.slice(0, slash);
+  const split = splitKindAndName(text);
+  if (typeof split === 'string') return split;
+  const { word, name } = split;
   const target = explainTargetOf(word);
   if (target?.what !== 'workload') return `unknown kind "${word}"`;
   if (findKindRow(target.kind)?.revisionKind === undefined) {
     return `a ${target.kind} keeps no revision history: history needs a deployment, statefulset or daemonset`;
   }
-  return { kind: target.kind, name: text.slice(slash + 1) };
+  return { kind: target.kind, name };
 }
 
 /** The arguments, 'help', or the usage problems. */
@@ -93,6 +94,7 @@ function parseHistoryArgs(argv: readonly string[]): HistoryArgs | 'help' | strin
   const problems = [
     ...(typeof target === 'string' ? [target] : []),
     ...rest.map((extra) => `unexpected argument "${extra}"`),
+    ...[namespaceProblem(values.namespace)].filter((problem) => problem !== undefined),
     ...(isOutputFormat(output)
       ? []
       : [`-o must be one of ${OUTPUT_FORMATS.join(', ')}, got "${output}"`]),
