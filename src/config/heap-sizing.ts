@@ -1,5 +1,5 @@
 /**
- * V8 sized to the container (ADR 0033), the counterpart of Reloader's `GOMEMLIMIT`. V8 fixes its
+ * V8 sized to the container (ADRs 0033, 0039), the counterpart of Reloader's `GOMEMLIMIT`. V8 fixes its
  * heap limits when the isolate starts, so main.ts asks this module which flags the controller should
  * run with and, when some are missing, re-executes itself with them (`process.execve`: same PID,
  * same signals, nothing left running).
@@ -20,7 +20,7 @@
 
 const MIB = 1024 * 1024;
 
-/** Measured, not folklore: docs/performance.md "V8 flags". */
+/** Measured, not folklore: docs/performance.md "V8 flags" and "Heap growth". */
 export const HEAP_SIZING = {
   /** Semi-space cap in MiB. */
   maxSemiSpaceMiB: 2,
