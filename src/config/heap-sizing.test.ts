@@ -4,6 +4,7 @@ import type { HeapSizingInput } from './heap-sizing.ts';
 
 const MIB = 1024 * 1024;
 const SEMI = `--max-semi-space-size=${HEAP_SIZING.maxSemiSpaceMiB}`;
+const GROW = `--heap-growing-percent=${HEAP_SIZING.heapGrowingPercent}`;
 const RESERVED_MIB = HEAP_SIZING.nativeReserveMiB + 3 * HEAP_SIZING.maxSemiSpaceMiB;
 
 function input(overrides: Partial<HeapSizingInput>): HeapSizingInput {
@@ -12,72 +13,77 @@ function input(overrides: Partial<HeapSizingInput>): HeapSizingInput {
 
 describe('heapFlags', () => {
   it.each<[string, Partial<HeapSizingInput>, string[]]>([
-    ['no cgroup limit (0): only the young generation', {}, [SEMI]],
+    ['no cgroup limit (0): only the young generation', {}, [SEMI, GROW]],
     [
       'cgroup v1 without a limit (2^63 - 4096)',
       { memoryLimitBytes: 9_223_372_036_854_771_712 },
-      [SEMI],
+      [SEMI, GROW],
     ],
-    ["cgroup v2 'max' (libuv: 2^64)", { memoryLimitBytes: 2 ** 64 }, [SEMI]],
+    ["cgroup v2 'max' (libuv: 2^64)", { memoryLimitBytes: 2 ** 64 }, [SEMI, GROW]],
     [
       '512 MiB limit',
       { memoryLimitBytes: 512 * MIB },
-      [SEMI, `--max-old-space-size=${512 - RESERVED_MIB}`],
+      [SEMI, GROW, `--max-old-space-size=${512 - RESERVED_MIB}`],
     ],
     [
       '2 GiB limit',
       { memoryLimitBytes: 2048 * MIB },
-      [SEMI, `--max-old-space-size=${2048 - RESERVED_MIB}`],
+      [SEMI, GROW, `--max-old-space-size=${2048 - RESERVED_MIB}`],
     ],
     [
       'a limit below the reserve keeps the minimum',
       { memoryLimitBytes: 48 * MIB },
-      [SEMI, `--max-old-space-size=${HEAP_SIZING.minOldSpaceMiB}`],
+      [SEMI, GROW, `--max-old-space-size=${HEAP_SIZING.minOldSpaceMiB}`],
     ],
     [
       'a limit that is not a whole MiB rounds down',
       { memoryLimitBytes: 512 * MIB + 1000 },
-      [SEMI, `--max-old-space-size=${512 - RESERVED_MIB}`],
+      [SEMI, GROW, `--max-old-space-size=${512 - RESERVED_MIB}`],
     ],
     [
       'old space set on the command line',
       { memoryLimitBytes: 512 * MIB, execArgv: ['--max-old-space-size=300'] },
-      [SEMI],
+      [SEMI, GROW],
     ],
     [
       'old space set in NODE_OPTIONS (the chart, gomemlimitOverride)',
       { memoryLimitBytes: 512 * MIB, nodeOptions: '--enable-source-maps --max-old-space-size=400' },
-      [SEMI],
+      [SEMI, GROW],
     ],
     [
       'old space in V8 underscore spelling',
       { memoryLimitBytes: 512 * MIB, nodeOptions: '--max_old_space_size=400' },
-      [SEMI],
+      [SEMI, GROW],
     ],
     [
       'old space as a percentage',
       { memoryLimitBytes: 512 * MIB, execArgv: ['--max-old-space-size-percentage=50'] },
-      [SEMI],
+      [SEMI, GROW],
     ],
     [
       'whole heap size set',
       { memoryLimitBytes: 512 * MIB, execArgv: ['--max-heap-size=256'] },
-      [SEMI],
+      [SEMI, GROW],
     ],
     [
       'semi-space set by the operator',
       { memoryLimitBytes: 512 * MIB, nodeOptions: '--max-semi-space-size=8' },
-      [`--max-old-space-size=${512 - RESERVED_MIB}`],
+      [GROW, `--max-old-space-size=${512 - RESERVED_MIB}`],
     ],
     [
-      'both set: nothing to do (also what the re-executed process sees)',
-      { memoryLimitBytes: 512 * MIB, execArgv: [SEMI, '--max-old-space-size=400'] },
+      'heap growth set by the operator, V8 underscore spelling',
+      { nodeOptions: '--heap_growing_percent=50' },
+      [SEMI],
+    ],
+    [
+      'all set: nothing to do (also what the re-executed process sees)',
+      { memoryLimitBytes: 512 * MIB, execArgv: [SEMI, GROW, '--max-old-space-size=400'] },
       [],
     ],
     [
       'a controller run with flags',
       { memoryLimitBytes: 512 * MIB, argv: ['--namespaces=a', '--log-format=json'] },
-      [SEMI, `--max-old-space-size=${512 - RESERVED_MIB}`],
+      [SEMI, GROW, `--max-old-space-size=${512 - RESERVED_MIB}`],
     ],
     ['hash is one-shot', { memoryLimitBytes: 512 * MIB, argv: ['hash', '-f', 'x.yaml'] }, []],
     ['explain is one-shot', { memoryLimitBytes: 512 * MIB, argv: ['explain', 'deploy/a'] }, []],

@@ -1,5 +1,5 @@
 /**
- * V8 sized to the container (ADR 0033), the counterpart of Reloader's `GOMEMLIMIT`. V8 fixes its
+ * V8 sized to the container (ADRs 0033, 0039), the counterpart of Reloader's `GOMEMLIMIT`. V8 fixes its
  * heap limits when the isolate starts, so main.ts asks this module which flags the controller should
  * run with and, when some are missing, re-executes itself with them (`process.execve`: same PID,
  * same signals, nothing left running).
@@ -7,6 +7,9 @@
  * - The young generation (`--max-semi-space-size`) is capped at a small size whatever the limit:
  *   kreload allocates in bursts (list pages, watch events) that V8 would otherwise meet by growing
  *   the new space to 3 × 16 MiB and keeping it committed.
+ * - The old generation grows by a fixed 20 % after each full collection (`--heap-growing-percent`),
+ *   like Go's `GOGC` fixes Reloader's: V8's own factor, chosen from GC speed, lets a heap of 17 MiB
+ *   of live data fill with 25 MiB of promoted garbage before it collects, and keeps the pages.
  * - The old generation (`--max-old-space-size`) gets what the container's memory limit leaves after
  *   Node's native memory, so V8 collects harder as the heap nears it instead of the kernel's OOM
  *   killer ending the process. Without a limit V8 keeps its own defaults.
@@ -17,10 +20,12 @@
 
 const MIB = 1024 * 1024;
 
-/** Measured, not folklore: docs/performance.md "V8 flags". */
+/** Measured, not folklore: docs/performance.md "V8 flags" and "Heap growth". */
 export const HEAP_SIZING = {
   /** Semi-space cap in MiB. */
   maxSemiSpaceMiB: 2,
+  /** Old-generation growth after a full GC, in percent (V8's own factor is 10–300 %). */
+  heapGrowingPercent: 20,
   /** Memory outside the V8 heap (Node, its libraries, TLS, buffers): 73 MiB measured, rounded up. */
   nativeReserveMiB: 80,
   /** The old space never gets less than this, in MiB, however small the limit. */
@@ -60,6 +65,9 @@ export function heapFlags(input: HeapSizingInput): string[] {
   const flags: string[] = [];
   if (!setsFlag(present, '--max-semi-space-size')) {
     flags.push(`--max-semi-space-size=${HEAP_SIZING.maxSemiSpaceMiB}`);
+  }
+  if (!setsFlag(present, '--heap-growing-percent')) {
+    flags.push(`--heap-growing-percent=${HEAP_SIZING.heapGrowingPercent}`);
   }
   const limited = input.memoryLimitBytes > 0 && input.memoryLimitBytes < HEAP_SIZING.unlimitedBytes;
   if (
