@@ -54,6 +54,16 @@ export async function installPolicyCrd(cluster: ClusterClient): Promise<KubeJson
   return client;
 }
 
+/** What kreload needs on its own kind with `--enable-reload-policies` (the chart's rules). */
+export const POLICY_RBAC_RULES = [
+  { apiGroups: ['kreload.io'], resources: ['reloadpolicies'], verbs: ['get', 'list', 'watch'] },
+  {
+    apiGroups: ['kreload.io'],
+    resources: ['reloadpolicies/status'],
+    verbs: ['get', 'patch', 'update'],
+  },
+];
+
 export function policyPath(namespace: string, name?: string): string {
   return customObjectPath(POLICY_API, name === undefined ? { namespace } : { namespace, name });
 }

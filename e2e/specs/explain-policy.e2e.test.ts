@@ -16,18 +16,9 @@ import {
 import { waitForBaseline, waitForEnv } from '../harness/expectations.ts';
 import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
-import { createPolicy, installPolicyCrd } from '../harness/reload-policies.ts';
+import { createPolicy, installPolicyCrd, POLICY_RBAC_RULES } from '../harness/reload-policies.ts';
 import { envVarName, sourceHash, sourceKey, type ConfigMapSpec } from '../harness/sources.ts';
 import { APP, podSpec, type WorkloadRef } from '../harness/workloads.ts';
-
-const POLICY_RULES = [
-  { apiGroups: ['kreload.io'], resources: ['reloadpolicies'], verbs: ['get', 'list', 'watch'] },
-  {
-    apiGroups: ['kreload.io'],
-    resources: ['reloadpolicies/status'],
-    verbs: ['get', 'patch', 'update'],
-  },
-];
 
 const fixture = useKreload({
   name: 'explain-policy',
@@ -41,7 +32,7 @@ const fixture = useKreload({
     await installPolicyCrd(cluster);
     return installCustomIdentity(cluster, {
       name: 'kreload-e2e-explain-policy',
-      rules: [...clusterRulesWith((rule) => rule), ...POLICY_RULES],
+      rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES],
     });
   },
 });

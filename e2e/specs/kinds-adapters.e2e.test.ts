@@ -17,7 +17,12 @@ import {
 import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
-import { createPolicy, installPolicyCrd, readPolicy } from '../harness/reload-policies.ts';
+import {
+  createPolicy,
+  installPolicyCrd,
+  readPolicy,
+  POLICY_RBAC_RULES,
+} from '../harness/reload-policies.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
 import {
@@ -302,14 +307,6 @@ describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
 // A ReloadPolicy's `strategy: restart` acts as the rollout-strategy annotation on each target
 // Rollout (docs/reload-policy.md): the Rollout carries no kreload annotation at all.
 describe('ReloadPolicy with strategy restart on an Argo Rollout', () => {
-  const POLICY_RULES = [
-    { apiGroups: ['kreload.io'], resources: ['reloadpolicies'], verbs: ['get', 'list', 'watch'] },
-    {
-      apiGroups: ['kreload.io'],
-      resources: ['reloadpolicies/status'],
-      verbs: ['get', 'patch', 'update'],
-    },
-  ];
   const fixture = useKreload({
     name: 'kinds-adapters-policy',
     args: ([namespace = '']) => [
@@ -322,7 +319,7 @@ describe('ReloadPolicy with strategy restart on an Argo Rollout', () => {
       await installPolicyCrd(identityCluster);
       return installCustomIdentity(identityCluster, {
         name: 'kreload-e2e-adapters-policy',
-        rules: [...clusterRulesWith((rule) => rule), ...POLICY_RULES],
+        rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES],
       });
     },
   });

@@ -17,7 +17,12 @@ import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts'
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { scrapeMetrics, waitUntilSettled } from '../harness/metrics.ts';
 import { pollUntil } from '../harness/poll.ts';
-import { createPolicy, installPolicyCrd, readPolicy } from '../harness/reload-policies.ts';
+import {
+  createPolicy,
+  installPolicyCrd,
+  readPolicy,
+  POLICY_RBAC_RULES,
+} from '../harness/reload-policies.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import {
   APP,
@@ -203,14 +208,6 @@ describe.each(STRATEGIES)('--reload-strategy=$strategy', (strategy) => {
 // A ReloadPolicy selects SecretProviderClasses by their labels (docs/reload-policy.md), which
 // kreload keeps only with --enable-reload-policies. The Deployment names no SPC: the policy binds it.
 describe('ReloadPolicy: a SecretProviderClass source by selector', () => {
-  const POLICY_RULES = [
-    { apiGroups: ['kreload.io'], resources: ['reloadpolicies'], verbs: ['get', 'list', 'watch'] },
-    {
-      apiGroups: ['kreload.io'],
-      resources: ['reloadpolicies/status'],
-      verbs: ['get', 'patch', 'update'],
-    },
-  ];
   const fixture = useKreload({
     name: 'kinds-csi-policy',
     args: ([namespace = '']) => [
@@ -223,7 +220,7 @@ describe('ReloadPolicy: a SecretProviderClass source by selector', () => {
       await installPolicyCrd(identityCluster);
       return installCustomIdentity(identityCluster, {
         name: 'kreload-e2e-csi-policy',
-        rules: [...clusterRulesWith((rule) => rule), ...POLICY_RULES],
+        rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES],
       });
     },
   });

@@ -10,18 +10,18 @@ import { waitForBaseline, waitForView } from '../harness/expectations.ts';
 import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
-import { createPolicy, installPolicyCrd, readPolicy } from '../harness/reload-policies.ts';
+import {
+  createPolicy,
+  installPolicyCrd,
+  readPolicy,
+  POLICY_RBAC_RULES,
+} from '../harness/reload-policies.ts';
 import { sourceHash, sourceKey, type ConfigMapSpec } from '../harness/sources.ts';
 import { podSpec } from '../harness/workloads.ts';
 
 const SNAPSHOTS = 'kreload.io/snapshots';
 const RULES = [
-  { apiGroups: ['kreload.io'], resources: ['reloadpolicies'], verbs: ['get', 'list', 'watch'] },
-  {
-    apiGroups: ['kreload.io'],
-    resources: ['reloadpolicies/status'],
-    verbs: ['get', 'patch', 'update'],
-  },
+  ...POLICY_RBAC_RULES,
   // What --enable-config-revisions needs (docs/config-revisions.md#rbac).
   { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['create', 'patch', 'delete'] },
   { apiGroups: ['apps'], resources: ['replicasets', 'controllerrevisions'], verbs: ['list'] },

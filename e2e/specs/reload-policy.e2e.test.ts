@@ -32,6 +32,7 @@ import {
   installPolicyCrd,
   policyPath,
   readPolicy,
+  POLICY_RBAC_RULES,
 } from '../harness/reload-policies.ts';
 import {
   envVarName,
@@ -43,14 +44,6 @@ import {
 import { APP, podSpec, type WorkloadRef } from '../harness/workloads.ts';
 
 const IDENTITY = 'kreload-e2e-policy';
-const POLICY_RULES = [
-  { apiGroups: ['kreload.io'], resources: ['reloadpolicies'], verbs: ['get', 'list', 'watch'] },
-  {
-    apiGroups: ['kreload.io'],
-    resources: ['reloadpolicies/status'],
-    verbs: ['get', 'patch', 'update'],
-  },
-];
 const STATUS_WAIT_MS = 30_000;
 
 const fixture = useKreload({
@@ -64,7 +57,7 @@ const fixture = useKreload({
     await installPolicyCrd(cluster);
     return installCustomIdentity(cluster, {
       name: IDENTITY,
-      rules: [...clusterRulesWith((rule) => rule), ...POLICY_RULES],
+      rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES],
     });
   },
 });
