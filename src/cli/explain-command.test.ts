@@ -6,7 +6,12 @@ import { DEFAULT_ANNOTATION_KEYS as K } from '../core/types.ts';
 import { encodeEntry } from '../kube/recreation-journal.ts';
 import { createKubeTransport } from '../kube/transport.ts';
 import type { RecordedRequest, TestApiServer } from '../testing/test-api-server.ts';
-import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
+import {
+  routeByPath,
+  sendJson,
+  sendStatus,
+  startTestApiServer,
+} from '../testing/test-api-server.ts';
 import { EXPLAIN_EXIT, runExplainCommand } from './explain-command.ts';
 
 const NS = 'shop';
@@ -53,11 +58,7 @@ afterEach(async () => {
 });
 
 function serve(routes: Routes): void {
-  server.handle((request, response) => {
-    const route = routes[request.path];
-    if (route === undefined) sendStatus(response, 404, 'NotFound');
-    else route(response);
-  });
+  server.handle(routeByPath(routes));
 }
 
 async function run(argv: readonly string[]) {

@@ -4,7 +4,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKubeTransport } from '../kube/transport.ts';
 import type { TestApiServer } from '../testing/test-api-server.ts';
-import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
+import {
+  routeByPath,
+  sendJson,
+  sendStatus,
+  startTestApiServer,
+} from '../testing/test-api-server.ts';
 import { HISTORY_EXIT, runHistoryCommand } from './history-command.ts';
 
 const NS = 'shop';
@@ -121,12 +126,7 @@ afterEach(async () => {
 });
 
 function serve(overrides: Readonly<Record<string, Route>> = {}): void {
-  const routes = { ...DEFAULT_ROUTES, ...overrides };
-  server.handle((request, response) => {
-    const route = routes[request.path];
-    if (route === undefined) sendStatus(response, 404, 'NotFound');
-    else route(response);
-  });
+  server.handle(routeByPath({ ...DEFAULT_ROUTES, ...overrides }));
 }
 
 async function run(argv: readonly string[]) {

@@ -51,6 +51,17 @@ export function sendStatus(
   });
 }
 
+/** Answers a request by its path from a table; a path not in it gets a 404 `Status`. */
+export type PathRoutes = Readonly<Record<string, (response: ServerResponse) => void>>;
+
+export function routeByPath(routes: PathRoutes): TestHandler {
+  return (request, response) => {
+    const route = routes[request.path];
+    if (route === undefined) sendStatus(response, 404, 'NotFound');
+    else route(response);
+  };
+}
+
 async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) {
