@@ -8,13 +8,13 @@ ARG NODE_IMAGE=node:24-slim
 # glibc, libgcc, libstdc++, CA certificates and a nonroot (65532) user; no shell, no package manager.
 ARG BASE_IMAGE=gcr.io/distroless/cc-debian12:nonroot
 
-# Compiles TypeScript with the locked dev dependencies. --ignore-scripts skips the `node` package's
+# Compiles TypeScript and bundles it (rolldown) with the locked dev dependencies. --ignore-scripts skips the `node` package's
 # download of a second Node binary: the image's Node 24 builds and runs kreload.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json rolldown.config.ts ./
 COPY src ./src
 RUN npm run build
 # Node's release binary carries debug symbols (about 18 MB) that nothing at run time reads.

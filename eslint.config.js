@@ -22,7 +22,7 @@ const WATCH_SERVER_EDGE = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**', 'deploy/**'] },
+  { ignores: ['dist/**', 'build/**', 'node_modules/**', '.cache/**', 'coverage/**', 'deploy/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   ...tseslint.configs.stylisticTypeChecked,

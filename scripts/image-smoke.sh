@@ -53,8 +53,9 @@ if [ -n "$dist" ]; then
   echo "image-smoke: build stage (copy of $dist)" >&2
   cp -R "$dist" "$app/dist"
 else
-  echo "image-smoke: build stage (tsc -p tsconfig.build.json)" >&2
-  (cd "$root" && npx --no-install tsc -p tsconfig.build.json --outDir "$app/dist")
+  echo "image-smoke: build stage (npm run build: tsc, then the rolldown bundle)" >&2
+  (cd "$root" && "$node24" "$npm_cli" run build --silent >&2)
+  cp -R "$root/dist" "$app/dist"
 fi
 cp "$root/package.json" "$root/package-lock.json" "$root/LICENSE" "$app/"
 

@@ -15,7 +15,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DIST = pathToFileURL(`${ROOT}dist/`).href;
+// The unbundled graph, module by module: tsc's output, which `npm run build` then bundles into dist/.
+const DIST = pathToFileURL(`${ROOT}build/`).href;
 const NODE_FLAGS = ['--expose-gc', '--max-semi-space-size=2'];
 
 /** Libraries kreload's controller imports by package name, and an empty stand-in for each. */
@@ -145,7 +146,7 @@ function main(): void {
     },
   });
   if (!existsSync(fileURLToPath(`${DIST}app.js`))) {
-    throw new Error('dist/app.js is missing: run `npm run build` first');
+    throw new Error('build/app.js is missing: run `npm run build` first');
   }
   const runs = Number(values.runs);
   console.log(`| what is loaded | RSS after GC, MiB (median of ${String(runs)}) | spread |`);

@@ -133,7 +133,7 @@ class KreloadApp implements App {
       random: Math.random,
       writeBasis: (key) => writes.basis(key),
     });
-    const context = { options, transport, metrics, logger, gate };
+    const context = { options, transport, metrics, logger, gate, version: this.#deps.version };
     const alerts = createAlerts(context);
     const webhook = createWebhookMode(context);
     const pipeline = createPipeline({

@@ -5,6 +5,7 @@
 // reload, keep every watched kind readable (/readyz) and write its meta-info ConfigMap (§13.10).
 // A namespaced install must get 403 outside its namespaces and leave workloads there untouched.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import {
   ApiException,
   AppsV1Api,
@@ -42,6 +43,11 @@ import {
 } from '../harness/workloads.ts';
 
 const META_INFO = 'reloader-meta-info';
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
 const META_INFO_LABEL = 'reloader.stakater.com/meta-info';
 const CONFIG_NAME = 'app-config';
 const APP_NAME = 'app';
@@ -350,6 +356,10 @@ describe.each(MODES)('chart RBAC, $mode mode ($file)', (modeCase) => {
     expect(JSON.parse(metaInfo.data?.deploymentInfo ?? 'null')).toEqual({
       name: fullname,
       namespace: namespaces.release,
+    });
+    // The version main.ts read from package.json, however dist/ is laid out (a bundle, ADR 0040).
+    expect(JSON.parse(metaInfo.data?.buildInfo ?? 'null')).toMatchObject({
+      releaseVersion: PACKAGE_VERSION,
     });
   });
 

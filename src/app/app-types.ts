@@ -5,6 +5,8 @@ import type { Logger } from '../log/logger.ts';
 /** What app.ts receives besides the options. */
 export interface AppDeps {
   readonly logger: Logger;
+  /** kreload's release version (package.json, read once by main.ts); goes into the meta-info build info. */
+  readonly version: string;
   /** Ends the process with exit 1 after a bounded stop, e.g. when leadership is lost (§13.4). */
   readonly onFatal: (error: Error) => void;
 }

@@ -2,7 +2,6 @@
  * What the process does as leader besides reconciling (§5.2, §13.10): finish the Job recreations
  * journalled by any process (docs/adr/0019) and write the meta-info ConfigMap once per term.
  */
-import { readFileSync } from 'node:fs';
 import type { Options } from '../config/parse-options.ts';
 import type { ChangeRouter } from '../controller/change-router.ts';
 import { ConfigMapClient } from '../kube/config-map-client.ts';
@@ -17,19 +16,10 @@ export interface LeaderTermContext {
   readonly options: Options;
   readonly transport: KubeTransport;
   readonly logger: Logger;
+  readonly version: string;
 }
 
-function buildInfo(): BuildInfo {
-  let releaseVersion = 'unknown';
-  try {
-    // src/app/ and dist/app/ both sit two levels below package.json.
-    const manifest = JSON.parse(
-      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-    ) as { version?: unknown };
-    if (typeof manifest.version === 'string') releaseVersion = manifest.version;
-  } catch {
-    // Only the version string is lost.
-  }
+function buildInfo(releaseVersion: string): BuildInfo {
   return { nodeVersion: process.version, releaseVersion, commitHash: '', commitTime: '' };
 }
 
@@ -91,7 +81,7 @@ export function writeMetaInfo(context: LeaderTermContext): void {
   const { options } = context;
   const namespace = options.metaInfo.namespace;
   if (namespace === undefined || options.dryRun) return;
-  const body = metaInfoConfigMap({ options, build: buildInfo(), namespace });
+  const body = metaInfoConfigMap({ options, build: buildInfo(context.version), namespace });
   new ConfigMapClient({ transport: context.transport })
     .upsert(namespace, META_INFO_NAME, body)
     .catch((error: unknown) => {

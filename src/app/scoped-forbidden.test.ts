@@ -132,7 +132,7 @@ async function startApp(
     env,
   );
   const logger = new RecordingLogger();
-  app = createApp(options, { logger, onFatal: () => undefined });
+  app = createApp(options, { logger, version: '0.0.0-test', onFatal: () => undefined });
   await app.start();
   const get = (pathname: string) => fetch(`http://127.0.0.1:${String(port)}${pathname}`);
   return { api, logger, get };

@@ -70,9 +70,9 @@ function harness(argv: string[], env: Record<string, string> = {}) {
   const stderr = textSink();
   const app = new FakeApp();
   let signalHandler: ((signal: ShutdownSignal) => void) | undefined;
-  let captured: { options: Options; onFatal: (error: Error) => void } | undefined;
+  let captured: { options: Options; version: string; onFatal: (error: Error) => void } | undefined;
   const createApp: CreateApp = (options, deps) => {
-    captured = { options, onFatal: deps.onFatal };
+    captured = { options, version: deps.version, onFatal: deps.onFatal };
     deps.logger.info('app created');
     return app;
   };
@@ -106,6 +106,7 @@ function harness(argv: string[], env: Record<string, string> = {}) {
       captured?.onFatal(error);
     },
     options: () => captured?.options,
+    appVersion: () => captured?.version,
   };
 }
 
@@ -179,6 +180,7 @@ describe('runCli: controller lifecycle (§13.5)', () => {
     const exit = runCli(h.io);
     await h.app.started.promise;
     expect(h.options()?.scope.namespaces).toEqual(['a']);
+    expect(h.appVersion()).toBe('1.2.3');
     h.signal('SIGTERM');
     expect(await exit).toBe(0);
     expect(h.app.calls).toEqual(['start', 'stop:SIGTERM']);

@@ -131,6 +131,7 @@ async function runApp(
   });
   const app = createApp(options, {
     logger,
+    version: io.version,
     onFatal: (error) => {
       latch.request({ kind: 'fatal', error });
     },

@@ -1,0 +1,94 @@
+// What `npm run build` ships in dist/ (ADR 0040): a rolldown bundle of the compiled controller. These
+// read the built files themselves; every other spec runs the same dist/main.js as kreload's CLI.
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { KRELOAD_ENTRY } from '../harness/kreload-process.ts';
+
+const DIST = path.dirname(KRELOAD_ENTRY);
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(path.join(DIST, '..', 'package.json'), 'utf8')) as { version: string }
+).version;
+/** Every generated client-node model carries one; the controller needs none of them. */
+const GENERATED_MODEL_MARK = 'attributeTypeMap';
+
+function bundleFiles(): string[] {
+  return readdirSync(DIST, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.js'))
+    .map((file) => path.join(DIST, file));
+}
+
+/** `import … from "x"`, `export … from "x"`, `import "x"` and `import("x")` of one output file. */
+function specifiersOf(file: string): { static: string[]; dynamic: string[] } {
+  const text = readFileSync(file, 'utf8');
+  // An import or export statement: its keyword starts a statement, and a module id is a plain path.
+  const statement =
+    /(?:^|[;}\n])\s*(?:import|export)\b[^;"'`()]*?(?:\bfrom)?\s*["']([\w@:./-]+)["']/g;
+  const statics = [...text.matchAll(statement)].map((m) => m[1]!);
+  const dynamics = [...text.matchAll(/\bimport\(\s*["']([\w@:./-]+)["']\s*\)/g)].map((m) => m[1]!);
+  return { static: statics, dynamic: dynamics };
+}
+
+/** The files Node loads with `file`, following static imports only (what loads before it runs). */
+function staticClosure(file: string): Set<string> {
+  const seen = new Set<string>();
+  const pending = [file];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (seen.has(next)) continue;
+    seen.add(next);
+    for (const specifier of specifiersOf(next).static) {
+      if (specifier.startsWith('.')) pending.push(path.resolve(path.dirname(next), specifier));
+    }
+  }
+  return seen;
+}
+
+function chunkNamed(name: string): string {
+  const pattern = new RegExp(`^${name}-[\\w-]+\\.js$`);
+  const found = bundleFiles().filter((file) => pattern.test(path.basename(file)));
+  expect(found, `one chunk named ${name}-<hash>.js in ${DIST}`).toHaveLength(1);
+  return found[0]!;
+}
+
+const run = promisify(execFile);
+
+describe('the dist/ bundle', () => {
+  it('imports nothing but Node built-ins and its own chunks: it runs without node_modules', () => {
+    const outside = bundleFiles().flatMap((file) => {
+      const { static: statics, dynamic } = specifiersOf(file);
+      return [...statics, ...dynamic]
+        .filter((specifier) => !specifier.startsWith('.') && !isBuiltin(specifier))
+        .map((specifier) => `${path.relative(DIST, file)}: ${specifier}`);
+    });
+    expect(outside).toEqual([]);
+  });
+
+  it("loads the controller without client-node's generated API (narrowed at bundle time)", () => {
+    const controller = new Set([
+      ...staticClosure(KRELOAD_ENTRY),
+      ...staticClosure(chunkNamed('run')),
+      ...staticClosure(chunkNamed('app')),
+    ]);
+    const withModels = [...controller].filter((file) =>
+      readFileSync(file, 'utf8').includes(GENERATED_MODEL_MARK),
+    );
+    expect(withModels.map((file) => path.relative(DIST, file))).toEqual([]);
+    // The explain/history commands print YAML with client-node's serializer, which does need them.
+    expect(
+      bundleFiles().some((file) => readFileSync(file, 'utf8').includes(GENERATED_MODEL_MARK)),
+    ).toBe(true);
+  });
+
+  it.each(['main.js', 'kubectl-kreload.js'])(
+    '%s reports the package version from any working directory',
+    async (entry) => {
+      const { stdout } = await run(process.execPath, [path.join(DIST, entry), '--version'], {
+        cwd: '/',
+      });
+      expect(stdout.trim()).toBe(`kreload ${PACKAGE_VERSION}`);
+    },
+  );
+});
