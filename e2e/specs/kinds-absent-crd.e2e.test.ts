@@ -219,8 +219,16 @@ describe('optional APIs missing at startup (§2.2, §14)', () => {
       const workload = arranged.get(apiCase);
       if (workload === undefined) throw new Error('nothing arranged (see the test above)');
       await awaitBaseline(client, workload.ref, workload.baseline, PICKUP_TIMEOUT_MS);
-      const ready = await readiness(kreload);
-      expect(ready.status).toBe(200);
+      // Both CRDs arrive at the same resync, each list-watch syncing on its own: the other API may
+      // still be listing when this one's baseline lands, so /readyz gets a moment to turn 200.
+      const running = kreload;
+      const ready = await pollUntil(
+        async () => {
+          const current = await readiness(running);
+          return current.status === 200 ? current : undefined;
+        },
+        { timeoutMs: 10_000, describe: '/readyz 200 once both late APIs are synced' },
+      );
       if (apiCase.readyzKind !== undefined) expect(ready.kinds[apiCase.readyzKind]).toBe('ok');
     },
     PICKUP_TIMEOUT_MS + 10_000,
