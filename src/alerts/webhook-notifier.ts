@@ -1,6 +1,6 @@
 import { workloadKey } from '../core/keys.ts';
 import type { SourceRef, WorkloadRef } from '../core/types.ts';
-import { SOURCE_OBJECT_TYPES } from '../events/object-refs.ts';
+import { sourceTypeRow } from '../core/source-types.ts';
 import { DeliveryQueue, deliver } from './delivery.ts';
 import type { RetryPolicy } from './delivery.ts';
 import type { DeliveryErrorCounter, DeliveryTimers, HttpFetch } from './ports.ts';
@@ -62,7 +62,7 @@ export function webhookBody(notification: WebhookNotification): string {
     webhook: 'update successful',
     event,
     source: {
-      kind: SOURCE_OBJECT_TYPES[source.type].kind,
+      kind: sourceTypeRow(source.type).kind,
       namespace: source.namespace,
       name: source.name,
       hash,

@@ -6,13 +6,12 @@
  */
 import { parseSourceKey } from '../core/keys.ts';
 import type { SourceKey, SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
+import { SOURCE_TYPES } from '../core/source-types.ts';
 
 export interface TrackingGauges {
   setTrackedSources(type: SourceType, count: number): void;
   setTrackedWorkloads(kind: WorkloadKind, count: number): void;
 }
-
-const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
 
 interface Tracked {
   readonly kind: WorkloadKind;

@@ -1,28 +1,9 @@
-import type {
-  SourceKey,
-  SourceKeyPrefix,
-  SourceRef,
-  SourceType,
-  WorkloadKey,
-  WorkloadRef,
-} from './types.ts';
+import type { SourceKey, SourceRef, SourceType, WorkloadKey, WorkloadRef } from './types.ts';
 import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
-import { ownValue } from './records.ts';
-
-const PREFIX_BY_TYPE: Readonly<Record<SourceType, SourceKeyPrefix>> = {
-  CONFIGMAP: 'configmap',
-  SECRET: 'secret',
-  SECRETPROVIDERCLASS: 'secretproviderclass',
-};
-
-const TYPE_BY_PREFIX: Readonly<Record<SourceKeyPrefix, SourceType>> = {
-  configmap: 'CONFIGMAP',
-  secret: 'SECRET',
-  secretproviderclass: 'SECRETPROVIDERCLASS',
-};
+import { sourceTypeOfPrefix, sourceTypeRow } from './source-types.ts';
 
 export function sourceKey(type: SourceType, name: string): SourceKey {
-  return `${PREFIX_BY_TYPE[type]}/${name}`;
+  return `${sourceTypeRow(type).keyPrefix}/${name}`;
 }
 
 export function sourceKeyOf(ref: SourceRef): SourceKey {
@@ -33,7 +14,7 @@ export function sourceKeyOf(ref: SourceRef): SourceKey {
 export function parseSourceKey(key: string): { type: SourceType; name: string } | undefined {
   const slash = key.indexOf('/');
   if (slash <= 0 || slash === key.length - 1) return undefined;
-  const type = ownValue(TYPE_BY_PREFIX, key.slice(0, slash));
+  const type = sourceTypeOfPrefix(key.slice(0, slash));
   if (type === undefined) return undefined;
   return { type, name: key.slice(slash + 1) };
 }

@@ -14,9 +14,9 @@ import {
   type PolicyStatusView,
   type PolicyTargetStatus,
   type ReloadPolicyView,
-  SOURCE_KIND_NAMES,
 } from './reload-policy.ts';
 import type { SourceKey } from './types.ts';
+import { sourceTypeRow } from './source-types.ts';
 
 /** Named members not found, and how many members there are. */
 export interface MemberFacts {
@@ -57,7 +57,7 @@ export function sourceHashesOf(
   for (const { key, hash } of carried) {
     const parsed = parseSourceKey(key);
     if (!policySources.has(key) || parsed === undefined || hash === undefined) continue;
-    hashes.push({ kind: SOURCE_KIND_NAMES[parsed.type], name: parsed.name, hash });
+    hashes.push({ kind: sourceTypeRow(parsed.type).kind, name: parsed.name, hash });
   }
   return hashes.sort((a, b) => targetId(a).localeCompare(targetId(b)));
 }

@@ -16,13 +16,6 @@ import type {
   WorkloadView,
 } from './types.ts';
 
-/** The source type → its `kind` in a policy. */
-export const SOURCE_KIND_NAMES: Readonly<Record<SourceType, string>> = {
-  CONFIGMAP: 'ConfigMap',
-  SECRET: 'Secret',
-  SECRETPROVIDERCLASS: 'SecretProviderClass',
-};
-
 /**
  * `spec.configRevisions` (docs/config-revisions.md): the targets pin ConfigMaps, and with `secrets`
  * Secrets too, at each roll, as the `kreload.io/config-revisions` (`-secrets`) annotations would.

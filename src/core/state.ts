@@ -5,6 +5,7 @@
 import { goJsonString } from './go-json.ts';
 import { parseSourceKey, sourceKey } from './keys.ts';
 import type { SourceKey, SourceType } from './types.ts';
+import { asSourceType } from './source-types.ts';
 
 const SHA1_HEX = /^[0-9a-f]{40}$/;
 
@@ -83,12 +84,6 @@ export interface ParsedLastReloadedFrom {
 }
 
 const MALFORMED_LAST_RELOADED_FROM: ParsedLastReloadedFrom = { value: undefined, malformed: true };
-
-const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
-
-function asSourceType(value: unknown): SourceType | undefined {
-  return SOURCE_TYPES.find((type) => type === value);
-}
 
 /** Go writes a nil slice as `null`; an absent field unmarshals to nil too. */
 function asContainerRefs(value: unknown): readonly string[] | undefined {

@@ -3,12 +3,10 @@
  * client-node objects stop at kube/projections.ts, which turns them into these views.
  */
 import type { WorkloadKind } from '../rollout/kinds.ts';
+import type { SourceKeyPrefix, SourceType } from './source-types.ts';
 
-/** TYPE of the contract (§0): used in env-var names, Events, alerts and JSON. */
-export type SourceType = 'CONFIGMAP' | 'SECRET' | 'SECRETPROVIDERCLASS';
-
-/** Prefix of a source key: `configmap/<name>`, `secret/<name>`, `secretproviderclass/<name>`. */
-export type SourceKeyPrefix = 'configmap' | 'secret' | 'secretproviderclass';
+/** The source types and their key prefixes are the rows of the source-type table. */
+export type { SourceKeyPrefix, SourceType };
 
 /** `configmap/<name>` etc. Always names an object in the workload's own namespace. */
 export type SourceKey = `${SourceKeyPrefix}/${string}`;

@@ -6,7 +6,7 @@ import type {
   SourceType,
   WorkloadRef,
 } from '../core/types.ts';
-import { SOURCE_OBJECT_TYPES } from './object-refs.ts';
+import { sourceTypeRow } from '../core/source-types.ts';
 import type { EventType } from './ports.ts';
 
 /** Every Event reason kreload writes, with its type (§13.3). */
@@ -99,7 +99,7 @@ export function workloadsReloadedEvent(input: {
   const list =
     shown.length === 0 ? '' : `: ${shown.join(', ')}${more > 0 ? `, … +${more} more` : ''}`;
   const failures = failed > 0 ? `; ${failed} failed` : '';
-  const kind = SOURCE_OBJECT_TYPES[source.type].kind;
+  const kind = sourceTypeRow(source.type).kind;
   return content(
     'WorkloadsReloaded',
     `Change to ${kind} '${source.name}' (hash ${hash.slice(0, HASH_PREFIX_LENGTH)}) ` +

@@ -46,6 +46,7 @@ import type {
   Verdict,
   WorkloadExplanation,
 } from './model.ts';
+import { SOURCE_TYPES } from '../core/source-types.ts';
 
 /** What explain read of one source. */
 export type SourceRead =
@@ -100,7 +101,6 @@ export type PolicyKnowledge =
   | { readonly state: 'known'; readonly binding: PolicyBinding }
   | { readonly state: 'unknown'; readonly why: string };
 
-const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
 const NO_MARKS: PlanInput['marks'] = [];
 /** A reload-list element explain can read as a plain object name, to show a listed-but-missing source. */
 const PLAIN_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;

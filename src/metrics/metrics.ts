@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { SkipReason, SourceType, WorkloadKind } from '../core/types.ts';
 import type { WatchStatus } from '../http/readiness.ts';
 import type { WorkloadPlural } from '../rollout/kinds.ts';
+import { sourceTypeRow } from '../core/source-types.ts';
 
 /** `result` of `reloader_reconcile_total` and `reloader_reconcile_duration_seconds`. */
 export type ReconcileResult = 'success' | 'skipped' | 'error';
@@ -111,12 +112,6 @@ const QUEUE_LATENCY_BUCKETS = [
 ];
 const RELOAD_LATENCY_BUCKETS = [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const REST_DURATION_BUCKETS = [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30];
-
-const SOURCE_TYPE_LABEL: Readonly<Record<SourceType, string>> = {
-  CONFIGMAP: 'configmap',
-  SECRET: 'secret',
-  SECRETPROVIDERCLASS: 'secretproviderclass',
-};
 
 /**
  * Defines every kreload metric on `registry` (never the global one), together with prom-client's
@@ -334,7 +329,7 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
       scanned.inc({ kind });
     },
     setTrackedSources(type, count) {
-      trackedSources.set({ type: SOURCE_TYPE_LABEL[type] }, count);
+      trackedSources.set({ type: sourceTypeRow(type).keyPrefix }, count);
     },
     setTrackedWorkloads(kind, count) {
       trackedWorkloads.set({ kind }, count);

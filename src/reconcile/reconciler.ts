@@ -64,6 +64,7 @@ import {
   needsInstantiate,
   writeStrategyOf,
 } from './write-actions.ts';
+import { SOURCE_TYPES } from '../core/source-types.ts';
 
 export interface ReconcileOptions extends Omit<PlanOptions, 'reloadLists'> {
   /** `--dry-run`: plan and report, never write (§13.8). */
@@ -201,8 +202,6 @@ export const ADOPTION_RETRY_MS = 5_000;
 
 /** Job creation after its deletion retries AlreadyExists for up to this long (§7.4 item 3). */
 export const RECREATE_WINDOW_MS = 30_000;
-
-const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
 
 const NOT_LEADER: ReconcileResult = { outcome: 'not-leader', attempts: 0 };
 

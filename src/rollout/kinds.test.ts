@@ -22,6 +22,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'Deployment',
     'deployments',
     {
+      shortNames: ['deploy'],
       apiVersion: 'apps/v1',
       templatePath: TEMPLATE,
       templatePatchType: 'strategic',
@@ -44,6 +45,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'DaemonSet',
     'daemonsets',
     {
+      shortNames: ['ds'],
       apiVersion: 'apps/v1',
       templatePath: TEMPLATE,
       templatePatchType: 'strategic',
@@ -66,6 +68,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'StatefulSet',
     'statefulsets',
     {
+      shortNames: ['sts'],
       apiVersion: 'apps/v1',
       templatePath: TEMPLATE,
       templatePatchType: 'strategic',
@@ -88,6 +91,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'CronJob',
     'cronjobs',
     {
+      shortNames: ['cj'],
       apiVersion: 'batch/v1',
       templatePath: ['spec', 'jobTemplate', 'spec', 'template'],
       templatePatchType: 'strategic',
@@ -110,6 +114,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'Job',
     'jobs',
     {
+      shortNames: [],
       apiVersion: 'batch/v1',
       templatePath: TEMPLATE,
       templatePatchType: 'strategic',
@@ -132,6 +137,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'Rollout',
     'rollouts',
     {
+      shortNames: ['ro'],
       apiVersion: 'argoproj.io/v1alpha1',
       templatePath: TEMPLATE,
       templatePatchType: 'merge',
@@ -154,6 +160,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'DeploymentConfig',
     'deploymentconfigs',
     {
+      shortNames: ['dc'],
       apiVersion: 'apps.openshift.io/v1',
       templatePath: TEMPLATE,
       templatePatchType: 'strategic',

@@ -44,6 +44,8 @@ interface KindRowFields {
   readonly apiVersion: string;
   /** Resource name: URL segment, RBAC resource and `resource_type` metric label (§13.2). */
   readonly plural: string;
+  /** kubectl's short names, which `kreload explain` accepts too. */
+  readonly shortNames: readonly string[];
   /** Path of the pod template (PT) inside the object. */
   readonly templatePath: readonly string[];
   /** Patch type for template changes. */
@@ -106,6 +108,7 @@ const BUILT_IN_TEMPLATE_KIND = {
   enabledByOption: undefined,
   ignorable: false,
   revisionKind: undefined,
+  shortNames: [],
 } as const;
 
 /** Supported kinds (§2.2), one row each; `as const` so the unions below derive from it. */
@@ -113,6 +116,7 @@ const ROWS = [
   {
     ...BUILT_IN_TEMPLATE_KIND,
     kind: 'Deployment',
+    shortNames: ['deploy'],
     plural: 'deployments',
     supportsPausePeriod: true,
     specFlags: ['paused'],
@@ -121,12 +125,14 @@ const ROWS = [
   {
     ...BUILT_IN_TEMPLATE_KIND,
     kind: 'DaemonSet',
+    shortNames: ['ds'],
     plural: 'daemonsets',
     revisionKind: 'ControllerRevision',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
     kind: 'StatefulSet',
+    shortNames: ['sts'],
     plural: 'statefulsets',
     revisionKind: 'ControllerRevision',
   },
@@ -134,6 +140,7 @@ const ROWS = [
     ...BUILT_IN_TEMPLATE_KIND,
     ...BATCH_V1,
     kind: 'CronJob',
+    shortNames: ['cj'],
     plural: 'cronjobs',
     templatePath: ['spec', 'jobTemplate', 'spec', 'template'],
     appliedState: 'W',
@@ -159,6 +166,7 @@ const ROWS = [
     version: 'v1alpha1',
     apiVersion: 'argoproj.io/v1alpha1',
     kind: 'Rollout',
+    shortNames: ['ro'],
     plural: 'rollouts',
     templatePatchType: 'merge',
     metadataPatchType: 'merge',
@@ -173,6 +181,7 @@ const ROWS = [
     version: 'v1',
     apiVersion: 'apps.openshift.io/v1',
     kind: 'DeploymentConfig',
+    shortNames: ['dc'],
     plural: 'deploymentconfigs',
     instantiatesWithoutConfigChangeTrigger: true,
     specFlags: ['paused', 'hasConfigChangeTrigger'],

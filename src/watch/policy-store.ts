@@ -11,7 +11,6 @@ import {
   memberMatches,
   type PolicyConflict,
   type PolicyMember,
-  SOURCE_KIND_NAMES,
   type NamedObject,
   type PolicyBinding,
   type ReloadPolicyView,
@@ -28,6 +27,7 @@ import type {
 } from '../core/types.ts';
 import type { PolicyLookup } from '../reconcile/ports.ts';
 import type { ViewSink } from './ports.ts';
+import { sourceTypeRow } from '../core/source-types.ts';
 
 /**
  * - `upserted`: created or changed (`previous` is the view before, undefined for a new one);
@@ -153,7 +153,7 @@ export class PolicyStore implements ViewSink<ReloadPolicyView>, PolicyLookup {
       const found = this.#deps
         .sourcesIn(policy.namespace, member.kind)
         .some((object) => memberMatches(member, object));
-      return found ? [] : [describeMember(SOURCE_KIND_NAMES[member.kind], member)];
+      return found ? [] : [describeMember(sourceTypeRow(member.kind).kind, member)];
     });
     return { listed: policy.sources.length, missing };
   }

@@ -15,6 +15,7 @@ import type { WorkloadLookup } from '../reconcile/ports.ts';
 import { plainEqual } from './plain-equal.ts';
 import type { Clock, Timers } from '../time/timers.ts';
 import type { ViewSink } from './ports.ts';
+import { SOURCE_TYPES } from '../core/source-types.ts';
 
 /** A stored workload and the §5.4 fact about it. */
 export interface WorkloadEntry {
@@ -51,8 +52,6 @@ export interface WorkloadStoreDeps {
    */
   readonly writeBasis: (key: WorkloadKey) => number | undefined;
 }
-
-const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
 
 /** Opt-in keys read from W (§3.1); exclude lists are read from W only. */
 const TRACKING_KEYS_ON_WORKLOAD: readonly (keyof AnnotationKeys)[] = [

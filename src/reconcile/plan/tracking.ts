@@ -13,6 +13,7 @@ import type {
 } from '../../core/types.ts';
 import { DELETE_MARKER } from '../../core/types.ts';
 import type { SourceFacts, TrackedSource } from './model.ts';
+import { SOURCE_TYPES } from '../../core/source-types.ts';
 
 export interface TrackingOptions {
   readonly keys: AnnotationKeys;
@@ -37,8 +38,6 @@ export interface TrackingResult {
   readonly tracked: readonly TrackedSource[];
   readonly problems: readonly AnnotationProblem[];
 }
-
-const SOURCE_TYPES: readonly SourceType[] = ['CONFIGMAP', 'SECRET', 'SECRETPROVIDERCLASS'];
 
 /**
  * Every key the workload might track, sorted: its references, the reload-list candidates, keys of its
