@@ -11,6 +11,7 @@ const ROWS = [
     apiVersion: 'v1',
     kind: 'ConfigMap',
     plural: 'configmaps',
+    watchResources: ['configmaps'],
     shortNames: ['cm'],
   },
   {
@@ -19,6 +20,7 @@ const ROWS = [
     apiVersion: 'v1',
     kind: 'Secret',
     plural: 'secrets',
+    watchResources: ['secrets'],
     shortNames: [],
   },
   {
@@ -27,6 +29,7 @@ const ROWS = [
     apiVersion: 'secrets-store.csi.x-k8s.io/v1',
     kind: 'SecretProviderClass',
     plural: 'secretproviderclasses',
+    watchResources: ['secretproviderclasspodstatuses', 'secretproviderclasses'],
     shortNames: ['spc'],
   },
 ] as const;
@@ -49,6 +52,11 @@ export interface SourceTypeRow {
   readonly plural: string;
   /** Further names `kreload explain` accepts, as kubectl does. */
   readonly shortNames: readonly string[];
+  /**
+   * The list-watches whose health decides whether the type's D is known (§5.1) and that make a
+   * namespace `permitted` in `/readyz`: CSI reads pod statuses and the classes, not one resource.
+   */
+  readonly watchResources: readonly string[];
 }
 
 export const SOURCE_TYPE_ROWS: readonly SourceTypeRow[] = ROWS;

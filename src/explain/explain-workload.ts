@@ -29,7 +29,7 @@ import {
 import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/model.ts';
 import { planReconcile } from '../reconcile/plan/plan.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
-import { isReconciled } from '../rollout/kinds.ts';
+import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { pauseResumeDue, planPause } from '../rollout/pause.ts';
 import { parseSnapshotMap } from '../rollout/snapshots.ts';
 import { isNamespaceIgnored } from '../watch/namespace-filter.ts';
@@ -176,7 +176,10 @@ interface WorkloadGateRow {
 const WORKLOAD_GATES: readonly WorkloadGateRow[] = [
   {
     reason: 'argo-rollouts-disabled',
-    holds: (i) => i.view.ref.kind === 'Rollout' && !i.options.isArgoRollouts,
+    holds: ({ view, options }) => {
+      const option = kindRow(view.ref.kind).enabledByOption;
+      return option !== undefined && !options[option];
+    },
   },
   { reason: 'workload-type-ignored', holds: (i) => !isWatchedKind(i) },
   {

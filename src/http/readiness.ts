@@ -1,3 +1,6 @@
+import { SOURCE_TYPE_ROWS } from '../core/source-types.ts';
+import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
+
 /**
  * Status of one list-watch: `ok`, `syncing` (initial list not done), `forbidden` (403) or `absent`
  * (404, API not served). The same values as kube/'s `ListWatchStatus`, which app.ts passes in.
@@ -58,18 +61,11 @@ export const FOLLOWER_FRESHNESS_MS = 15_000;
  * What a resource is for in deciding `permitted`: kreload can roll something only where it can
  * read a source kind and a workload kind. The Namespace watch of `--namespace-selector` is neither.
  */
-const RESOURCE_ROLE: Readonly<Record<string, 'source' | 'workload' | undefined>> = {
-  configmaps: 'source',
-  secrets: 'source',
-  secretproviderclasspodstatuses: 'source',
-  deployments: 'workload',
-  daemonsets: 'workload',
-  statefulsets: 'workload',
-  cronjobs: 'workload',
-  jobs: 'workload',
-  rollouts: 'workload',
-  deploymentconfigs: 'workload',
-};
+function resourceRole(resource: string): 'source' | 'workload' | undefined {
+  if (WORKLOAD_KINDS.some((row) => row.plural === resource)) return 'workload';
+  if (SOURCE_TYPE_ROWS.some((row) => row.watchResources.includes(resource))) return 'source';
+  return undefined;
+}
 
 /** The status of a kind from those of its watches, one per namespace (or one cluster-wide). */
 export function kindStatusOf(statuses: readonly WatchStatus[]): KindStatus {
@@ -104,7 +100,7 @@ function troubledNamespaces(
 function anyScopePermitted(watches: readonly WatchState[]): boolean {
   const roles = new Map<string, Set<string>>();
   for (const { namespace, resource, status } of watches) {
-    const role = RESOURCE_ROLE[resource];
+    const role = resourceRole(resource);
     if (status !== 'ok' || role === undefined) continue;
     const scope = namespace ?? '';
     roles.set(scope, new Set([...(roles.get(scope) ?? []), role]));

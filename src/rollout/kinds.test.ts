@@ -22,6 +22,8 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'Deployment',
     'deployments',
     {
+      liveRevision: 'revision-annotation',
+      absentApiWarning: undefined,
       shortNames: ['deploy'],
       apiVersion: 'apps/v1',
       templatePath: TEMPLATE,
@@ -45,6 +47,8 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'DaemonSet',
     'daemonsets',
     {
+      liveRevision: 'newest',
+      absentApiWarning: undefined,
       shortNames: ['ds'],
       apiVersion: 'apps/v1',
       templatePath: TEMPLATE,
@@ -68,6 +72,8 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'StatefulSet',
     'statefulsets',
     {
+      liveRevision: 'update-revision',
+      absentApiWarning: undefined,
       shortNames: ['sts'],
       apiVersion: 'apps/v1',
       templatePath: TEMPLATE,
@@ -91,6 +97,8 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'CronJob',
     'cronjobs',
     {
+      liveRevision: 'newest',
+      absentApiWarning: undefined,
       shortNames: ['cj'],
       apiVersion: 'batch/v1',
       templatePath: ['spec', 'jobTemplate', 'spec', 'template'],
@@ -114,6 +122,8 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'Job',
     'jobs',
     {
+      liveRevision: 'newest',
+      absentApiWarning: undefined,
       shortNames: [],
       apiVersion: 'batch/v1',
       templatePath: TEMPLATE,
@@ -137,6 +147,8 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'Rollout',
     'rollouts',
     {
+      liveRevision: 'newest',
+      absentApiWarning: 'Argo Rollouts API is not served; Rollouts are not watched until it is',
       shortNames: ['ro'],
       apiVersion: 'argoproj.io/v1alpha1',
       templatePath: TEMPLATE,
@@ -160,6 +172,8 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
     'DeploymentConfig',
     'deploymentconfigs',
     {
+      liveRevision: 'newest',
+      absentApiWarning: undefined,
       shortNames: ['dc'],
       apiVersion: 'apps.openshift.io/v1',
       templatePath: TEMPLATE,

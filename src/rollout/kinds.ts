@@ -81,7 +81,18 @@ interface KindRowFields {
    * snapshot. Undefined: the kind has no revision history and config revisions do not apply.
    */
   readonly revisionKind: RevisionKind | undefined;
+  /** Which revision object runs now (`kreload history`); only read where `revisionKind` is set. */
+  readonly liveRevision: LiveRevisionRule;
+  /** Logged when discovery finds the kind's optional API not served; undefined: nothing logged. */
+  readonly absentApiWarning: string | undefined;
 }
+
+/**
+ * How the live revision is found: a Deployment names its number in an annotation, a StatefulSet
+ * its update revision in its status; for the rest it is the newest one (a DaemonSet's controller
+ * renumbers the revision it returns to).
+ */
+export type LiveRevisionRule = 'revision-annotation' | 'update-revision' | 'newest';
 
 /** The per-template history objects of the apps kinds (docs/adr/0036). */
 export type RevisionKind = 'ReplicaSet' | 'ControllerRevision';
@@ -109,6 +120,8 @@ const BUILT_IN_TEMPLATE_KIND = {
   ignorable: false,
   revisionKind: undefined,
   shortNames: [],
+  liveRevision: 'newest',
+  absentApiWarning: undefined,
 } as const;
 
 /** Supported kinds (§2.2), one row each; `as const` so the unions below derive from it. */
@@ -121,6 +134,7 @@ const ROWS = [
     supportsPausePeriod: true,
     specFlags: ['paused'],
     revisionKind: 'ReplicaSet',
+    liveRevision: 'revision-annotation',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -135,6 +149,7 @@ const ROWS = [
     shortNames: ['sts'],
     plural: 'statefulsets',
     revisionKind: 'ControllerRevision',
+    liveRevision: 'update-revision',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -174,6 +189,7 @@ const ROWS = [
     specFlags: ['hasWorkloadRef'],
     optionalApi: true,
     enabledByOption: 'isArgoRollouts',
+    absentApiWarning: 'Argo Rollouts API is not served; Rollouts are not watched until it is',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,

@@ -40,6 +40,7 @@ import {
   workloadWatchTargets,
 } from './watch-plan.ts';
 import { workloadSink } from './workload-store.ts';
+import { sourceTypeRow } from '../core/source-types.ts';
 
 /**
  * List pages fetched at once across all list-watches. Each page can hold 500 objects of up to
@@ -48,19 +49,13 @@ import { workloadSink } from './workload-store.ts';
  */
 const LIST_PAGE_CONCURRENCY = 2;
 
-/** The list-watches whose health decides whether a source type's D is known (§5.1). */
-const SOURCE_TYPE_RESOURCES: Readonly<Record<SourceType, readonly string[]>> = {
-  CONFIGMAP: ['configmaps'],
-  SECRET: ['secrets'],
-  SECRETPROVIDERCLASS: ['secretproviderclasspodstatuses', 'secretproviderclasses'],
-};
 const CSI_API: OptionalApi = {
   name: 'csi',
   group: 'secrets-store.csi.x-k8s.io',
   version: 'v1',
   plural: 'secretproviderclasspodstatuses',
 };
-const CSI_RESOURCES = ['secretproviderclasspodstatuses', 'secretproviderclasses'] as const;
+const CSI_RESOURCES = sourceTypeRow('SECRETPROVIDERCLASS').watchResources;
 /** kreload's own CRD (docs/reload-policy.md): optional like the other custom APIs. */
 const POLICY_API: OptionalApi = {
   name: 'reloadpolicies',
@@ -77,7 +72,7 @@ function isTypeHealthy(
   type: SourceType,
   namespace: string,
 ): boolean {
-  const resources = SOURCE_TYPE_RESOURCES[type];
+  const resources = sourceTypeRow(type).watchResources;
   const relevant = watches.filter(
     (w) =>
       resources.includes(w.resource) && (w.namespace === undefined || w.namespace === namespace),
@@ -265,11 +260,8 @@ export class WatchServer {
       this.#optionalKinds.set(kind, api);
       const availability = await apis.probe(api);
       if (availability === 'served') kinds.push(kind);
-      if (availability === 'absent' && kind === 'Rollout') {
-        logger.warn('Argo Rollouts API is not served; Rollouts are not watched until it is', {
-          kind,
-        });
-      }
+      const warning = findKindRow(kind)?.absentApiWarning;
+      if (availability === 'absent' && warning !== undefined) logger.warn(warning, { kind });
     }
     if (!options.enableCsiIntegration) return { kinds, csi: false };
     this.#csiPlanned = true;

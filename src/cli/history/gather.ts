@@ -150,24 +150,23 @@ function revisionInputs(list: JsonObject, kind: RevisionKind, uid: string): Revi
     });
 }
 
-/**
- * The live revision, per workload kind: a Deployment names its number, a StatefulSet its update
- * revision; a DaemonSet's is its newest (its controller renumbers the revision it returns to).
- */
+/** The live revision, by the rule of the workload's kind row. */
 function liveObject(
   kind: WorkloadKind,
   workload: JsonObject,
   revisions: readonly RevisionInput[],
 ): string | undefined {
   const newest = [...revisions].sort((a, b) => b.revision - a.revision)[0];
-  if (kind === 'Deployment') {
-    const raw = stringAt(workload, ['metadata', 'annotations', DEPLOYMENT_REVISION]);
-    return revisions.find((r) => String(r.revision) === raw)?.object ?? newest?.object;
+  switch (kindRow(kind).liveRevision) {
+    case 'revision-annotation': {
+      const raw = stringAt(workload, ['metadata', 'annotations', DEPLOYMENT_REVISION]);
+      return revisions.find((r) => String(r.revision) === raw)?.object ?? newest?.object;
+    }
+    case 'update-revision':
+      return stringAt(workload, ['status', 'updateRevision']) ?? newest?.object;
+    case 'newest':
+      return newest?.object;
   }
-  if (kind === 'StatefulSet') {
-    return stringAt(workload, ['status', 'updateRevision']) ?? newest?.object;
-  }
-  return newest?.object;
 }
 
 function digests(
