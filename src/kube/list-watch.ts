@@ -1,7 +1,8 @@
 /**
- * List-watch on client-node's low-level `Watch` (§9.1; architecture §4). client-node's own
- * `ListWatch` stops for good on most errors, never paginates and races `stop()` (see
- * notes/client-node.md), hence this loop:
+ * List-watch on client-node's low-level `Watch` (docs/behavior.md §9.1; ADR 0004). client-node's
+ * own `ListWatch` fires `error` once and then stops for good on any failure but a 410 (a 403, a 500,
+ * a stream broken mid-watch), never paginates its list, and does not re-check `stop()` after its
+ * awaits, so a stop during a list still opens a watch; hence this loop:
  *
  * - paginated list (limit 500, `continue`); an expired `continue` (410) restarts the list; the full
  *   result goes to the consumer as one `replace()` so it can diff by UID;
