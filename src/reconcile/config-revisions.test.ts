@@ -102,7 +102,7 @@ let observer: RecordingObserver;
 let log: string[];
 
 function given(object: JsonObject): WorkloadView {
-  const view = projectWorkload('Deployment', object, KEYS);
+  const view = projectWorkload('Deployment', object, { keys: KEYS, keepLabels: false });
   if (!view) throw new Error('bad fixture');
   workloads.put(view);
   writer.put(view);
