@@ -53,7 +53,9 @@ export class KubeWorkloadWriter implements WorkloadWriter {
   /** Undefined when the workload is gone (404) or the answer is not a workload. */
   async get(ref: WorkloadRef): Promise<WorkloadView | undefined> {
     const object = await this.getObject(ref);
-    return object === undefined ? undefined : projectWorkload(ref.kind, object, this.#deps.projection);
+    return object === undefined
+      ? undefined
+      : projectWorkload(ref.kind, object, this.#deps.projection);
   }
 
   getObject(ref: WorkloadRef): Promise<JsonObject | undefined> {
