@@ -353,6 +353,26 @@ describe('config revisions: the roll', () => {
     expect(log.filter((entry) => entry === 'patch')).toHaveLength(1);
   });
 
+  it('a snapshot deleted between the read and the owner append plans the roll again (not gone)', async () => {
+    snapshots.put('CONFIGMAP', NS, claimed({ data: CM_DATA, immutable: true }));
+    const addOwner = snapshots.addOwner.bind(snapshots);
+    snapshots.addOwner = async (type, current, owner, label) => {
+      const uid = stringAt(current, ['metadata', 'uid']) ?? '';
+      const resourceVersion = stringAt(current, ['metadata', 'resourceVersion']) ?? '';
+      await snapshots.delete(type, { namespace: NS, name: CM_SNAPSHOT, uid, resourceVersion });
+      return addOwner(type, current, owner, label);
+    };
+    given(wire());
+    const result = await reconciler().reconcile(KEY);
+    // The second attempt makes the snapshot again and rolls onto it.
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(log).toEqual([
+      `create CONFIGMAP/${CM_SNAPSHOT}`,
+      `create CONFIGMAP/${CM_SNAPSHOT}`,
+      'patch',
+    ]);
+  });
+
   it('fails without a patch when the name is taken by something else', async () => {
     snapshots.put('CONFIGMAP', NS, { metadata: { name: CM_SNAPSHOT }, data: { other: 'x' } });
     given(wire());

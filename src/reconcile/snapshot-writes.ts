@@ -24,7 +24,7 @@ import {
   snapshotRefusal,
 } from '../rollout/snapshots.ts';
 import type { PinnedSource, RevisionPlan } from './plan/model.ts';
-import type { SnapshotApi } from './ports.ts';
+import type { SnapshotApi, SnapshotVersion } from './ports.ts';
 
 const SNAPSHOT_TYPES: readonly SnapshotType[] = ['CONFIGMAP', 'SECRET'];
 
@@ -107,7 +107,12 @@ async function reuse(
       await api.addOwner(source.type, existing, owner, snapshotOwnerLabel(view.uid));
       return;
     } catch (error) {
-      const replaced = error instanceof ApiError && (error.status === 409 || error.status === 422);
+      if (!(error instanceof ApiError)) throw error;
+      // Deleted meanwhile (a sweep, a user): not the workload gone; the next attempt creates it.
+      if (error.status === 404)
+        throw planAgain(`snapshot ${namespace}/${name} vanished while being reused`);
+      // The UID test failed (400, 409 or 422 by server version): another object under the name.
+      const replaced = error.status === 400 || error.status === 409 || error.status === 422;
       if (!replaced || attempt >= REUSE_ATTEMPTS) throw error;
     }
   }
@@ -244,6 +249,19 @@ function holdOf(object: JsonObject, uid: string) {
   };
 }
 
+/** DELETE with preconditions; already deleted (the garbage collector, a user) is what was wanted. */
+async function deleteUnlessGone(
+  api: SnapshotApi,
+  type: SnapshotType,
+  ref: SnapshotVersion & { readonly uid: string },
+): Promise<void> {
+  try {
+    await api.delete(type, ref);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+  }
+}
+
 /**
  * One workload-owned snapshot: its owners now, or its release when nothing of this workload names
  * it. A snapshot other workloads own too (they reused it) only loses this workload; it is deleted
@@ -271,8 +289,10 @@ async function adoptOne(
   );
   if (owners.length === 0 && !inUse && others.length === 0) {
     context.ensureLeader();
-    const uid = stringAt(object, ['metadata', 'uid']) ?? '';
-    await api.delete(type, { ...hold.version, uid });
+    await deleteUnlessGone(api, type, {
+      ...hold.version,
+      uid: stringAt(object, ['metadata', 'uid']) ?? '',
+    });
     result.swept.push(id);
     return;
   }
