@@ -58,7 +58,13 @@ async function createDeployment(
         template: {
           metadata: { labels },
           spec: {
-            containers: [{ name: 'app', image: 'registry.invalid/app:1' }],
+            containers: [
+              {
+                name: 'app',
+                image: 'registry.invalid/app:1',
+                volumeMounts: [{ name: 'config', mountPath: '/etc/app' }],
+              },
+            ],
             volumes: [{ name: 'config', configMap: { name: setup.configMap } }],
           },
         },
