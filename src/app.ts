@@ -24,6 +24,7 @@ import { PolicyStatusClient } from './kube/policy-status-client.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
 import { KubeSnapshotClient } from './kube/snapshot-client.ts';
 import { KubeWorkloadWriter } from './kube/workload-writer.ts';
+import { projectionSettings } from './kube/projections.ts';
 import type { LeaderElector } from './leader/leader-elector.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
 import { createMetrics } from './metrics/metrics.ts';
@@ -141,7 +142,7 @@ class KreloadApp implements App {
       writes,
       writer: new KubeWorkloadWriter({
         client: new WorkloadClient({ transport }),
-        keys: options.annotationKeys,
+        projection: projectionSettings(options),
       }),
       reconcile: reconcileOptionsOf(options),
       concurrency: options.workerThreads,

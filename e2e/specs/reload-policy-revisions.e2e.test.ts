@@ -2,8 +2,10 @@
 // plane: a Deployment that carries no kreload annotation at all is opted into config revisions by
 // the policy alone; its roll creates the immutable snapshot and points the template at it, as the
 // `kreload.io/config-revisions` annotation would (docs/config-revisions.md). kreload runs with
-// --enable-config-revisions, which the policy field still requires.
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+// --enable-config-revisions, which the policy field still requires. A selector policy over many
+// Deployments that share one snapshot rolls every one of them: the workloads that reuse the
+// snapshot made by the first do not lose their binding on the way.
+import { AppsV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { KubeJson, arrayAt } from '../harness/crds.ts';
 import { waitForBaseline, waitForView } from '../harness/expectations.ts';
@@ -17,6 +19,7 @@ import {
   POLICY_RBAC_RULES,
 } from '../harness/reload-policies.ts';
 import { sourceHash, sourceKey, type ConfigMapSpec } from '../harness/sources.ts';
+import { scrapeMetrics } from '../harness/metrics.ts';
 import { podSpec } from '../harness/workloads.ts';
 
 const SNAPSHOTS = 'kreload.io/snapshots';
@@ -109,5 +112,86 @@ describe('ReloadPolicy spec.configRevisions', () => {
         sourceHashes: [{ kind: 'ConfigMap', name: 'app-config', hash: sourceHash(v2) }],
       },
     ]);
+  });
+});
+
+describe('ReloadPolicy spec.configRevisions over a selector', () => {
+  const FLEET = 30;
+  const shared = (version: string): ConfigMapSpec => ({
+    type: 'CONFIGMAP',
+    name: 'shared',
+    data: { version },
+  });
+  const names = Array.from(
+    { length: FLEET },
+    (_unused, i) => `tier-web-${String(i).padStart(2, '0')}`,
+  );
+
+  /** The fleet's Deployments whose template names `snapshot`, and those that do not (by name). */
+  async function pinnedTo(namespace: string, snapshot: string) {
+    const apps = fixture.cluster.kc.makeApiClient(AppsV1Api);
+    const { items } = await apps.listNamespacedDeployment({ namespace, labelSelector: 'tier=web' });
+    const pins = (d: V1Deployment) =>
+      d.spec?.template.spec?.containers[0]?.envFrom?.[0]?.configMapRef?.name === snapshot;
+    return {
+      pinned: items.filter(pins).length,
+      behind: items.filter((d) => !pins(d)).map((d) => d.metadata?.name ?? ''),
+      baselines: items.map((d) => d.metadata?.annotations?.['kreload.io/baseline'] ?? ''),
+    };
+  }
+
+  it('one policy selecting 30 Deployments, two changes: every Deployment rolls onto each snapshot', async () => {
+    const { namespace } = fixture;
+    await fixture.sources.create(namespace, shared('1'));
+    for (let start = 0; start < FLEET; start += 10) {
+      await Promise.all(
+        names.slice(start, start + 10).map((name) =>
+          fixture.workloads.create('Deployment', {
+            namespace,
+            name,
+            labels: { tier: 'web' },
+            podSpec: podSpec({ app: { envFrom: [{ configMapRef: { name: 'shared' } }] } }),
+          }),
+        ),
+      );
+    }
+    await createPolicy(new KubeJson({ kc: fixture.cluster.kc }), namespace, 'web', {
+      sources: [{ kind: 'ConfigMap', name: 'shared' }],
+      targets: [{ kind: 'Deployment', selector: { matchLabels: { tier: 'web' } } }],
+      configRevisions: { configMaps: true },
+    });
+    const baseline = JSON.stringify({ [sourceKey(shared('1'))]: sourceHash(shared('1')) });
+    await pollUntil(
+      async () => {
+        const { baselines } = await pinnedTo(namespace, '');
+        return baselines.length === FLEET && baselines.every((b) => b === baseline);
+      },
+      { timeoutMs: 60_000, describe: 'every Deployment of the fleet baselined at version 1' },
+    );
+    const before = await scrapeMetrics(fixture.kreload);
+    for (const version of ['2', '3']) {
+      await fixture.sources.replace(namespace, shared(version));
+      const snapshot = `shared-${sourceHash(shared(version)).slice(0, 10)}`;
+      let behind: string[] = [];
+      await pollUntil(
+        async () => {
+          const state = await pinnedTo(namespace, snapshot);
+          behind = state.behind;
+          return state.pinned === FLEET;
+        },
+        {
+          timeoutMs: 90_000,
+          intervalMs: 500,
+          get describe() {
+            return `all ${String(FLEET)} Deployments on ${snapshot} (behind: ${behind.join(' ')})`;
+          },
+        },
+      );
+    }
+    const after = await scrapeMetrics(fixture.kreload);
+    expect(after.delta(before, 'reloader_reload_executed_total', { success: 'false' })).toBe(0);
+    expect(after.delta(before, 'reloader_reload_executed_total', { success: 'true' })).toBe(
+      2 * FLEET,
+    );
   });
 });

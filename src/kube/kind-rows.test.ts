@@ -72,7 +72,10 @@ describe.each(WORKLOAD_KINDS.map((row) => [row.kind, row] as const))('kind row %
   });
 
   it('projects the template at the row path and exactly the row spec flags', () => {
-    const view = projectWorkload(row.kind, objectOf(row), DEFAULT_ANNOTATION_KEYS);
+    const view = projectWorkload(row.kind, objectOf(row), {
+      keys: DEFAULT_ANNOTATION_KEYS,
+      keepLabels: false,
+    });
     expect(view?.ref).toEqual({ kind: row.kind, namespace: 'ns', name: 'w' });
     expect(view?.templateAnnotations).toEqual({ [DEFAULT_ANNOTATION_KEYS.auto]: 'true' });
     expect(view?.podSpec.containers.map((c) => c.envConfigMaps)).toEqual([['cm']]);

@@ -8,7 +8,7 @@ import {
   projectSecretProviderClassPodStatus,
 } from './projections.ts';
 
-const KEYS = DEFAULT_ANNOTATION_KEYS;
+const KEYS = { ...DEFAULT_ANNOTATION_KEYS, keepLabels: false };
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 function meta(extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -75,7 +75,7 @@ describe('projectConfigMap', () => {
   });
 
   it('honours overridden ignore/match keys', () => {
-    const keys = { ignore: 'example.com/skip', match: 'example.com/pick' };
+    const keys = { ignore: 'example.com/skip', match: 'example.com/pick', keepLabels: false };
     const wire = {
       metadata: meta({ annotations: { 'example.com/skip': 'true', [KEYS.ignore]: 'true' } }),
     };

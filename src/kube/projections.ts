@@ -9,11 +9,39 @@ import type { AnnotationKeys, Annotations, Labels, SourceType, SourceView } from
 import type { PodStatusView, ProviderClassView } from '../watch/ports.ts';
 import { objectsAt, stringAt, stringMapAt } from '../core/json.ts';
 
+/**
+ * What every projection of a workload or source keeps, whichever path read the object (a watch, a
+ * GET after a conflict, `kreload explain`): one value per configuration, so the paths cannot differ.
+ * Labels are required, not optional: a projection that drops them unbinds ReloadPolicy selectors.
+ */
+export interface ProjectionSettings {
+  readonly keys: AnnotationKeys;
+  /** Keep `metadata.labels` (`--enable-reload-policies`: policy selectors read them). */
+  readonly keepLabels: boolean;
+}
+
+/** The settings of one configuration (the fields of `Options` that decide them). */
+export function projectionSettings(options: {
+  readonly annotationKeys: AnnotationKeys;
+  readonly enableReloadPolicies: boolean;
+}): ProjectionSettings {
+  return { keys: options.annotationKeys, keepLabels: options.enableReloadPolicies };
+}
+
 /** The S keys a source view keeps (§3.1): `ignore` and `match`, with their override flags. */
 export type SourceAnnotationKeys = Pick<AnnotationKeys, 'ignore' | 'match'> & {
   /** Keep `metadata.labels` too (`--enable-reload-policies`: policy selectors read them). */
-  readonly keepLabels?: boolean | undefined;
+  readonly keepLabels: boolean;
 };
+
+/** The source-side part of the settings. */
+export function sourceKeysOf(settings: ProjectionSettings): SourceAnnotationKeys {
+  return {
+    ignore: settings.keys.ignore,
+    match: settings.keys.match,
+    keepLabels: settings.keepLabels,
+  };
+}
 
 export interface ObjectIdentity {
   readonly namespace: string;
@@ -68,7 +96,7 @@ function sourceView(
     creationTimestamp: id.creationTimestamp,
     hash: hash(obj),
     annotations: keptAnnotations(obj, [keys.ignore, keys.match]),
-    ...(keys.keepLabels === true ? { labels: keptLabels(obj, true) } : {}),
+    ...(keys.keepLabels ? { labels: keptLabels(obj, true) } : {}),
   };
 }
 
@@ -109,7 +137,7 @@ export function projectSecretProviderClass(
     namespace: id.namespace,
     name: id.name,
     annotations: keptAnnotations(obj, [keys.ignore, keys.match]),
-    ...(keys.keepLabels === true ? { labels: keptLabels(obj, true) } : {}),
+    ...(keys.keepLabels ? { labels: keptLabels(obj, true) } : {}),
   };
 }
 

@@ -5,8 +5,8 @@
  * `ApiError`.
  */
 import type { JsonObject } from '../core/json.ts';
-import { isJsonObject, objectsAt } from '../core/json.ts';
-import type { SnapshotApi } from '../reconcile/ports.ts';
+import { isJsonObject, objectAt, objectsAt, stringAt } from '../core/json.ts';
+import type { SnapshotApi, SnapshotVersion } from '../reconcile/ports.ts';
 import type { RevisionKind } from '../rollout/kinds.ts';
 import type { SnapshotType } from '../rollout/snapshots.ts';
 import { toApiError } from './api-error.ts';
@@ -32,6 +32,11 @@ async function mapped<T>(call: () => Promise<T>): Promise<T> {
 /** The items of a list, each with its `kind` (a list's items come without it). */
 function itemsOf(answer: unknown, kind: string): JsonObject[] {
   return objectsAt(answer, ['items']).map((item) => ({ ...item, kind }));
+}
+
+/** RFC 6901: `~` and `/` escaped, for a label key inside a JSON patch path. */
+function jsonPointerToken(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 const ITEM_KINDS: Readonly<Record<SnapshotType, string>> = {
@@ -89,29 +94,68 @@ export class KubeSnapshotClient implements SnapshotApi {
 
   async setOwners(
     type: SnapshotType,
-    ref: { readonly namespace: string; readonly name: string; readonly resourceVersion: string },
+    ref: SnapshotVersion,
     owners: readonly JsonObject[],
+    labels?: Readonly<Record<string, string | null>>,
   ): Promise<void> {
+    const metadata: JsonObject = {
+      resourceVersion: ref.resourceVersion,
+      ownerReferences: [...owners],
+    };
+    if (labels !== undefined) metadata.labels = { ...labels };
     await mapped(() =>
       this.#transport.request({
         method: HttpMethod.PATCH,
         path: resourcePath(SOURCE_RESOURCES[type], { namespace: ref.namespace, name: ref.name }),
         query: { fieldManager: FIELD_MANAGER },
-        body: { metadata: { resourceVersion: ref.resourceVersion, ownerReferences: owners } },
+        body: { metadata },
         contentType: 'application/merge-patch+json',
       }),
     );
   }
 
-  async delete(type: SnapshotType, namespace: string, name: string, uid: string): Promise<void> {
+  async addOwner(
+    type: SnapshotType,
+    current: JsonObject,
+    owner: JsonObject,
+    label: string,
+  ): Promise<void> {
+    const namespace = stringAt(current, ['metadata', 'namespace']) ?? '';
+    const name = stringAt(current, ['metadata', 'name']) ?? '';
+    const hasOwners = objectsAt(current, ['metadata', 'ownerReferences']).length > 0;
+    const hasLabels = objectAt(current, ['metadata', 'labels']) !== undefined;
+    await mapped(() =>
+      this.#transport.request({
+        method: HttpMethod.PATCH,
+        path: resourcePath(SOURCE_RESOURCES[type], { namespace, name }),
+        query: { fieldManager: FIELD_MANAGER },
+        body: [
+          {
+            op: 'test',
+            path: '/metadata/uid',
+            value: stringAt(current, ['metadata', 'uid']) ?? '',
+          },
+          hasOwners
+            ? { op: 'add', path: '/metadata/ownerReferences/-', value: owner }
+            : { op: 'add', path: '/metadata/ownerReferences', value: [owner] },
+          hasLabels
+            ? { op: 'add', path: `/metadata/labels/${jsonPointerToken(label)}`, value: 'true' }
+            : { op: 'add', path: '/metadata/labels', value: { [label]: 'true' } },
+        ],
+        contentType: 'application/json-patch+json',
+      }),
+    );
+  }
+
+  async delete(type: SnapshotType, ref: SnapshotVersion & { readonly uid: string }): Promise<void> {
     await mapped(() =>
       this.#transport.request({
         method: HttpMethod.DELETE,
-        path: resourcePath(SOURCE_RESOURCES[type], { namespace, name }),
+        path: resourcePath(SOURCE_RESOURCES[type], { namespace: ref.namespace, name: ref.name }),
         body: {
           kind: 'DeleteOptions',
           apiVersion: 'v1',
-          preconditions: { uid },
+          preconditions: { uid: ref.uid, resourceVersion: ref.resourceVersion },
         },
         contentType: 'application/json',
       }),

@@ -14,6 +14,7 @@ import {
 import { projectWorkload, workloadAnnotationKeys } from './workload-projection.ts';
 
 const KEYS = DEFAULT_ANNOTATION_KEYS;
+const SETTINGS = { keys: KEYS, keepLabels: false };
 const KEY_VALUES = Object.values(KEYS).filter((v: unknown): v is string => typeof v === 'string');
 
 const POD_SPEC = {
@@ -174,7 +175,7 @@ describe('projectWorkload', () => {
     const view = projectWorkload(
       kind,
       { metadata: metadata(), spec, status: { replicas: 3 } },
-      KEYS,
+      SETTINGS,
     );
     expect(view).toEqual({
       ref: { kind, namespace: 'ns', name: 'w' },
@@ -202,7 +203,7 @@ describe('projectWorkload', () => {
         metadata: metadata(),
         spec: { workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' } },
       },
-      KEYS,
+      SETTINGS,
     );
     expect(view).toMatchObject({
       hasWorkloadRef: true,
@@ -215,7 +216,7 @@ describe('projectWorkload', () => {
     const view = projectWorkload(
       'DeploymentConfig',
       { metadata: metadata(), spec: { triggers: [{ type: 'ImageChange' }], template: TEMPLATE } },
-      KEYS,
+      SETTINGS,
     );
     expect(view?.hasConfigChangeTrigger).toBe(false);
   });
@@ -226,7 +227,7 @@ describe('projectWorkload', () => {
       metadata: { ...metadata(), annotations: { 'example.com/auto': 'true', [KEYS.auto]: 'true' } },
       spec: { template: TEMPLATE },
     };
-    expect(projectWorkload('Deployment', wire, keys)?.annotations).toEqual({
+    expect(projectWorkload('Deployment', wire, { keys, keepLabels: false })?.annotations).toEqual({
       'example.com/auto': 'true',
     });
   });
@@ -235,7 +236,7 @@ describe('projectWorkload', () => {
     const view = projectWorkload(
       'StatefulSet',
       { metadata: { name: 'w', namespace: 'ns', uid: 'u' } },
-      KEYS,
+      SETTINGS,
     );
     expect(view).toMatchObject({
       resourceVersion: '',
@@ -276,7 +277,11 @@ describe('projectWorkload', () => {
         ],
       },
     };
-    const view = projectWorkload('Deployment', { metadata: metadata(), spec: { template } }, KEYS);
+    const view = projectWorkload(
+      'Deployment',
+      { metadata: metadata(), spec: { template } },
+      SETTINGS,
+    );
     expect(view?.podSpec).toEqual({
       containers: [
         {
@@ -307,14 +312,14 @@ describe('projectWorkload', () => {
         metadata: { ...metadata(), labels: { 'kreload.io/revision-digest': 'abc' } },
         spec: { template },
       },
-      KEYS,
+      SETTINGS,
     );
     expect(labelled?.revisionDigest).toBe('abc');
   });
 
   it('is undefined without a uid', () => {
     expect(
-      projectWorkload('Deployment', { metadata: { name: 'w', namespace: 'ns' } }, KEYS),
+      projectWorkload('Deployment', { metadata: { name: 'w', namespace: 'ns' } }, SETTINGS),
     ).toBeUndefined();
   });
 });

@@ -30,6 +30,7 @@ import type { WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
 import { kindRow } from '../rollout/kinds.ts';
 import type { ReferenceRename } from '../rollout/snapshots.ts';
 import { liveNameOf, parseSnapshotMap } from '../rollout/snapshots.ts';
+import type { ProjectionSettings } from './projections.ts';
 import { keptAnnotations, keptLabels, objectIdentity } from './projections.ts';
 
 /** How each spec flag a kind's row lists is read from the object (§9.2 item 3). */
@@ -159,9 +160,9 @@ function controllerOf(obj: unknown): OwnerView | undefined {
 export function projectWorkload(
   kind: WorkloadKind,
   obj: unknown,
-  keys: AnnotationKeys,
-  keepLabels = false,
+  settings: ProjectionSettings,
 ): WorkloadView | undefined {
+  const { keys, keepLabels } = settings;
   const id = objectIdentity(obj);
   if (!id) return undefined;
   const row = kindRow(kind);

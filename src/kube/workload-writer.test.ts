@@ -19,7 +19,7 @@ beforeEach(async () => {
   const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
   writer = new KubeWorkloadWriter({
     client: new WorkloadClient({ transport }),
-    keys: DEFAULT_ANNOTATION_KEYS,
+    projection: { keys: DEFAULT_ANNOTATION_KEYS, keepLabels: false },
   });
 });
 afterEach(async () => {

@@ -3,7 +3,7 @@
  * failure rejects with the one `ApiError` (core/api-error.ts), a GET of a missing workload is
  * undefined, and a fresh GET can come back projected to a view.
  */
-import type { AnnotationKeys, WorkloadRef, WorkloadView } from '../core/types.ts';
+import type { WorkloadRef, WorkloadView } from '../core/types.ts';
 import type { CreatedObject, DeletePreconditions, WorkloadWriter } from '../reconcile/ports.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { Patch } from '../rollout/patch.ts';
@@ -11,11 +11,13 @@ import { toApiError } from './api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import { stringAt } from '../core/json.ts';
 import type { WorkloadClient } from './workload-client.ts';
+import type { ProjectionSettings } from './projections.ts';
 import { projectWorkload } from './workload-projection.ts';
 
 export interface KubeWorkloadWriterDeps {
   readonly client: WorkloadClient;
-  readonly keys: AnnotationKeys;
+  /** The watches' settings: a view fetched after a conflict must equal the watched one. */
+  readonly projection: ProjectionSettings;
 }
 
 async function mapped<T>(call: () => Promise<T>): Promise<T> {
@@ -51,7 +53,9 @@ export class KubeWorkloadWriter implements WorkloadWriter {
   /** Undefined when the workload is gone (404) or the answer is not a workload. */
   async get(ref: WorkloadRef): Promise<WorkloadView | undefined> {
     const object = await this.getObject(ref);
-    return object === undefined ? undefined : projectWorkload(ref.kind, object, this.#deps.keys);
+    return object === undefined
+      ? undefined
+      : projectWorkload(ref.kind, object, this.#deps.projection);
   }
 
   getObject(ref: WorkloadRef): Promise<JsonObject | undefined> {

@@ -6,7 +6,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../core/api-error.ts';
 import { hashConfigMap, hashSecret, sha1Hex } from '../core/hash.ts';
 import type { JsonObject } from '../core/json.ts';
-import { stringAt } from '../core/json.ts';
+import { objectAt, objectsAt, stringAt } from '../core/json.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { WorkloadView } from '../core/types.ts';
 import {
@@ -102,7 +102,7 @@ let observer: RecordingObserver;
 let log: string[];
 
 function given(object: JsonObject): WorkloadView {
-  const view = projectWorkload('Deployment', object, KEYS);
+  const view = projectWorkload('Deployment', object, { keys: KEYS, keepLabels: false });
   if (!view) throw new Error('bad fixture');
   workloads.put(view);
   writer.put(view);
@@ -276,12 +276,101 @@ describe('config revisions: the roll', () => {
       'get CONFIGMAP/app-config',
       `create CONFIGMAP/${CM_SNAPSHOT}`,
       `get CONFIGMAP/${CM_SNAPSHOT}`,
-      `setOwners CONFIGMAP/${CM_SNAPSHOT}`,
+      `addOwner CONFIGMAP/${CM_SNAPSHOT}`,
     ]);
-    expect(snapshots.calls.at(-1)).toMatchObject({
-      owners: ['ReplicaSet/api-1', 'Deployment/api'],
+    expect(snapshots.calls.at(-1)).toMatchObject({ owners: ['Deployment/api'] });
+    const reused = snapshots.object('CONFIGMAP', NS, CM_SNAPSHOT);
+    expect(objectsAt(reused, ['metadata', 'ownerReferences']).map((o) => o.name)).toEqual([
+      'api-1',
+      'api',
+    ]);
+    // The label the workload's adoption finds the snapshot by.
+    expect(objectAt(reused, ['metadata', 'labels'])).toMatchObject({
+      [`snapshot-owner.kreload.io/${UID}`]: 'true',
     });
     expect(snapshots.names('CONFIGMAP', NS)).toEqual(['app-config', CM_SNAPSHOT]);
+  });
+
+  /** An object under the snapshot's name with kreload's annotations for this content. */
+  function claimed(fields: JsonObject): JsonObject {
+    return {
+      metadata: {
+        name: CM_SNAPSHOT,
+        labels: { 'kreload.io/snapshot-workload-uid': 'uid-other' },
+        annotations: {
+          'kreload.io/snapshot-source': 'app-config',
+          'kreload.io/snapshot-source-hash': CM_HASH,
+        },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'x', uid: 'uid-x' }],
+      },
+      ...fields,
+    };
+  }
+
+  it.each([
+    ['other data', { data: { 'app.yaml': 'level: forged' }, immutable: true }, /does not match/],
+    ['the right data, mutable', { data: CM_DATA }, /not immutable/],
+  ])(
+    'refuses a forged snapshot (%s): no owner added, no patch, the reason',
+    async (_case, fields, reason) => {
+      snapshots.put('CONFIGMAP', NS, claimed(fields));
+      given(wire());
+      const result = await reconciler().reconcile(KEY);
+      expect(result.outcome).toBe('failed');
+      expect(result.error?.message).toMatch(reason);
+      expect(result.error?.message).toContain(`ConfigMap ${CM_SNAPSHOT} exists`);
+      expect(log).toEqual([`create CONFIGMAP/${CM_SNAPSHOT}`]);
+      expect(snapshots.calls.map((c) => c.verb)).not.toContain('addOwner');
+    },
+  );
+
+  it('an owner append that finds the snapshot replaced reads it again, without planning again', async () => {
+    snapshots.put('CONFIGMAP', NS, claimed({ data: CM_DATA, immutable: true }));
+    const addOwner = snapshots.addOwner.bind(snapshots);
+    let replaced = false;
+    snapshots.addOwner = (type, current, owner, label) => {
+      if (!replaced) {
+        // Deleted and made again under the same name between the read and the append.
+        replaced = true;
+        snapshots.put('CONFIGMAP', NS, {
+          ...claimed({ data: CM_DATA, immutable: true }),
+          metadata: { ...(claimed({}).metadata as JsonObject), uid: 'uid-again' },
+        });
+      }
+      return addOwner(type, current, owner, label);
+    };
+    given(wire());
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 1 });
+    expect(snapshots.calls.map((c) => `${c.verb} ${c.what}`)).toEqual([
+      'get CONFIGMAP/app-config',
+      `create CONFIGMAP/${CM_SNAPSHOT}`,
+      `get CONFIGMAP/${CM_SNAPSHOT}`,
+      `addOwner CONFIGMAP/${CM_SNAPSHOT}`,
+      `get CONFIGMAP/${CM_SNAPSHOT}`,
+      `addOwner CONFIGMAP/${CM_SNAPSHOT}`,
+    ]);
+    expect(log.filter((entry) => entry === 'patch')).toHaveLength(1);
+  });
+
+  it('a snapshot deleted between the read and the owner append plans the roll again (not gone)', async () => {
+    snapshots.put('CONFIGMAP', NS, claimed({ data: CM_DATA, immutable: true }));
+    const addOwner = snapshots.addOwner.bind(snapshots);
+    snapshots.addOwner = async (type, current, owner, label) => {
+      const uid = stringAt(current, ['metadata', 'uid']) ?? '';
+      const resourceVersion = stringAt(current, ['metadata', 'resourceVersion']) ?? '';
+      await snapshots.delete(type, { namespace: NS, name: CM_SNAPSHOT, uid, resourceVersion });
+      return addOwner(type, current, owner, label);
+    };
+    given(wire());
+    const result = await reconciler().reconcile(KEY);
+    // The second attempt makes the snapshot again and rolls onto it.
+    expect(result).toMatchObject({ outcome: 'rolled', attempts: 2 });
+    expect(log).toEqual([
+      `create CONFIGMAP/${CM_SNAPSHOT}`,
+      `create CONFIGMAP/${CM_SNAPSHOT}`,
+      'patch',
+    ]);
   });
 
   it('fails without a patch when the name is taken by something else', async () => {
@@ -463,6 +552,94 @@ describe('config revisions: adoption and sweep', () => {
     expect(adopted?.event).toMatchObject({ swept: ['configmap/app-config-2222222222'] });
   });
 
+  /** A snapshot another Deployment made and this one reused (its owner label and reference). */
+  function reusedSnapshot(name: string, owners: JsonObject[]): JsonObject {
+    const object = snapshotObject(name, owners);
+    return {
+      ...object,
+      metadata: {
+        ...(object.metadata as JsonObject),
+        labels: {
+          'kreload.io/snapshot-workload-uid': 'uid-web',
+          [`snapshot-owner.kreload.io/${UID}`]: 'true',
+        },
+      },
+    };
+  }
+
+  const WEB_OWNER = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'uid-web' };
+
+  it('a reused snapshot nothing of the workload names more: it lets go, the other owner keeps it', async () => {
+    rolledWorkload();
+    snapshots.put(
+      'CONFIGMAP',
+      NS,
+      reusedSnapshot('app-config-1111111111', [WEB_OWNER, DEPLOYMENT_OWNER]),
+    );
+    snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
+    await reconciler().reconcile(KEY);
+    expect(snapshots.calls.filter((c) => c.verb === 'setOwners' || c.verb === 'delete')).toEqual([
+      { verb: 'setOwners', what: 'CONFIGMAP/app-config-1111111111', owners: ['Deployment/web'] },
+    ]);
+    const kept = snapshots.object('CONFIGMAP', NS, 'app-config-1111111111');
+    expect(objectAt(kept, ['metadata', 'labels'])).toEqual({
+      'kreload.io/snapshot-workload-uid': 'uid-web',
+    });
+  });
+
+  it('a reused snapshot handed to the revision that names it, the label dropped with the workload', async () => {
+    rolledWorkload();
+    snapshots.put(
+      'CONFIGMAP',
+      NS,
+      reusedSnapshot('app-config-1111111111', [WEB_OWNER, DEPLOYMENT_OWNER]),
+    );
+    snapshots.addRevision(
+      replicaSet('api-1', 'rs-1', '{"configmap/app-config":"app-config-1111111111"}'),
+    );
+    snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
+    await reconciler().reconcile(KEY);
+    expect(snapshots.calls.filter((c) => c.verb === 'setOwners')).toEqual([
+      {
+        verb: 'setOwners',
+        what: 'CONFIGMAP/app-config-1111111111',
+        owners: ['Deployment/web', 'ReplicaSet/api-1'],
+      },
+    ]);
+    const kept = snapshots.object('CONFIGMAP', NS, 'app-config-1111111111');
+    expect(objectAt(kept, ['metadata', 'labels'])).not.toHaveProperty(
+      `snapshot-owner.kreload.io/${UID}`,
+    );
+  });
+
+  it('the sweep deletes a snapshot only when the workload is its sole owner', async () => {
+    rolledWorkload();
+    snapshots.put('CONFIGMAP', NS, reusedSnapshot('app-config-1111111111', [DEPLOYMENT_OWNER]));
+    snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
+    await reconciler().reconcile(KEY);
+    expect(snapshots.calls.filter((c) => c.verb === 'delete')).toEqual([
+      { verb: 'delete', what: 'CONFIGMAP/app-config-1111111111' },
+    ]);
+    expect(snapshots.names('CONFIGMAP', NS)).toEqual(['app-config']);
+  });
+
+  it('an owner appended between the read and the delete keeps the snapshot', async () => {
+    rolledWorkload();
+    snapshots.put('CONFIGMAP', NS, snapshotObject('app-config-1111111111', [DEPLOYMENT_OWNER]));
+    snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
+    const list = snapshots.list.bind(snapshots);
+    snapshots.list = async (type, namespace, selector) => {
+      const items = await list(type, namespace, selector);
+      const read = items.find((o) => stringAt(o, ['metadata', 'name']) === 'app-config-1111111111');
+      // Another workload reuses it right after this workload's list.
+      if (read)
+        await snapshots.addOwner(type, read, WEB_OWNER, 'snapshot-owner.kreload.io/uid-web');
+      return items;
+    };
+    await reconciler().reconcile(KEY);
+    expect(snapshots.names('CONFIGMAP', NS)).toContain('app-config-1111111111');
+  });
+
   it('leaves snapshots no longer owned by the workload alone', async () => {
     rolledWorkload();
     snapshots.put(
@@ -472,7 +649,8 @@ describe('config revisions: adoption and sweep', () => {
     );
     snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
     await reconciler().reconcile(KEY);
-    expect(snapshots.calls.map((c) => c.verb)).toEqual(['list', 'list']);
+    // Made by it, reused by it: per type.
+    expect(snapshots.calls.map((c) => c.verb)).toEqual(['list', 'list', 'list', 'list']);
   });
 });
 
@@ -624,7 +802,7 @@ describe('config revisions: adoption owed across a restart (ADR 0037)', () => {
     snapshots.addRevision(replicaSet('api-2', 'rs-2', `{"configmap/app-config":"${CM_SNAPSHOT}"}`));
     const list = snapshots.list.bind(snapshots);
     snapshots.list = (type, namespace, selector) =>
-      type === 'SECRET' && !selector.includes('=')
+      type === 'SECRET' && selector === 'kreload.io/snapshot-workload-uid'
         ? Promise.reject(new ApiError('forbidden', { status: 403, retryable: false }))
         : list(type, namespace, selector);
     await reconciler().reconcile(KEY);

@@ -273,6 +273,13 @@ export type SnapshotsEvent =
  * kube/snapshot-client.ts. Every method rejects with ApiError; a source's content is returned for
  * one copy and never kept.
  */
+/** A snapshot as read: the resourceVersion a write's precondition names. */
+export interface SnapshotVersion {
+  readonly namespace: string;
+  readonly name: string;
+  readonly resourceVersion: string;
+}
+
 export interface SnapshotApi {
   /** GET, as served; undefined on 404. */
   get(type: SnapshotType, namespace: string, name: string): Promise<JsonObject | undefined>;
@@ -285,16 +292,32 @@ export interface SnapshotApi {
     labelSelector: string,
   ): Promise<readonly JsonObject[]>;
   /**
-   * Merge patch of `metadata.ownerReferences` with the resourceVersion precondition (a stale one
-   * gives 409).
+   * Merge patch of `metadata.ownerReferences` (and of the given labels, `null` removes one) with
+   * the resourceVersion precondition (a stale one gives 409).
    */
   setOwners(
     type: SnapshotType,
-    ref: { readonly namespace: string; readonly name: string; readonly resourceVersion: string },
+    ref: SnapshotVersion,
     owners: readonly JsonObject[],
+    labels?: Readonly<Record<string, string | null>>,
   ): Promise<void>;
-  /** DELETE with a UID precondition; 404 and 409 reject. */
-  delete(type: SnapshotType, namespace: string, name: string, uid: string): Promise<void>;
+  /**
+   * Appends one owner and one label (value `true`) to `current`, the object as read, without a
+   * resourceVersion precondition: the workloads that share a snapshot append concurrently without
+   * conflicting. The object must still have current's uid (a JSON patch `test`: another object
+   * under the name rejects with 409 or 422).
+   */
+  addOwner(
+    type: SnapshotType,
+    current: JsonObject,
+    owner: JsonObject,
+    label: string,
+  ): Promise<void>;
+  /**
+   * DELETE with UID and resourceVersion preconditions (an owner added since the read gives 409);
+   * 404 and 409 reject.
+   */
+  delete(type: SnapshotType, ref: SnapshotVersion & { readonly uid: string }): Promise<void>;
   /** LIST of the ReplicaSets or ControllerRevisions of a namespace. */
   revisions(kind: RevisionKind, namespace: string): Promise<readonly JsonObject[]>;
 }

@@ -4,9 +4,8 @@
  * when nothing does). The content of a source lives here for one copy and is dropped with it.
  */
 import { ApiError } from '../core/api-error.ts';
-import { hashConfigMap, hashSecret } from '../core/hash.ts';
 import type { JsonObject } from '../core/json.ts';
-import { objectAt, objectsAt, stringAt, stringMapAt } from '../core/json.ts';
+import { objectAt, objectsAt, stringAt } from '../core/json.ts';
 import { sourceKey } from '../core/keys.ts';
 import type { SourceKey, WorkloadView } from '../core/types.ts';
 import { SNAPSHOTS } from '../core/types.ts';
@@ -14,16 +13,18 @@ import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { ReferenceLists, SnapshotOwner, SnapshotType } from '../rollout/snapshots.ts';
 import {
   SNAPSHOT_LABELS,
+  contentHash,
   formatSnapshotMap,
-  isSnapshotOf,
   liveNameOf,
   parseSnapshotMap,
   renameReferences,
   snapshotBody,
   snapshotName,
+  snapshotOwnerLabel,
+  snapshotRefusal,
 } from '../rollout/snapshots.ts';
 import type { PinnedSource, RevisionPlan } from './plan/model.ts';
-import type { SnapshotApi } from './ports.ts';
+import type { SnapshotApi, SnapshotVersion } from './ports.ts';
 
 const SNAPSHOT_TYPES: readonly SnapshotType[] = ['CONFIGMAP', 'SECRET'];
 
@@ -35,12 +36,6 @@ function refused(message: string, cause?: unknown): ApiError {
 /** The source moved on since the plan: plan again (409, like a stale workload). */
 function planAgain(message: string): ApiError {
   return new ApiError(message, { status: 409, reason: 'Conflict', retryable: true });
-}
-
-function hashOf(type: SnapshotType, source: JsonObject): string {
-  return type === 'CONFIGMAP'
-    ? hashConfigMap(stringMapAt(source, ['data']), stringMapAt(source, ['binaryData']))
-    : hashSecret(stringMapAt(source, ['data']));
 }
 
 export function ownerOf(row: WorkloadKindRow, view: WorkloadView): SnapshotOwner {
@@ -78,9 +73,15 @@ function namesOf(pinned: readonly PinnedSource[]): Map<SourceKey, string> {
   return names;
 }
 
+/** How often a reuse reads the snapshot again when another writer changed it in between. */
+const REUSE_ATTEMPTS = 3;
+
 /**
- * An existing object under the snapshot's name: ours for this content is reused (and owned by the
- * workload again, so adoption hands it to the new revision too); anything else is a clash.
+ * An existing object under the snapshot's name: kreload's immutable copy of this content is reused
+ * (the workload becomes an owner too, and labels itself so its adoption finds the snapshot);
+ * anything else is refused, never pinned. Workloads that share a snapshot append themselves
+ * without a resourceVersion precondition, so they do not conflict with each other; a change in
+ * between (the object replaced under the same name) is read again here, not planned again.
  */
 async function reuse(
   context: PinContext,
@@ -90,20 +91,31 @@ async function reuse(
 ): Promise<void> {
   const { view, row } = context;
   const namespace = view.ref.namespace;
-  const existing = await api.get(source.type, namespace, name);
-  // Deleted since the POST was refused (a sweep, a user): the next attempt creates it.
-  if (!existing) throw planAgain(`snapshot ${namespace}/${name} vanished while being reused`);
-  if (!isSnapshotOf(existing, source.name, source.hash)) {
-    throw refused(`${name} exists in ${namespace} and is not kreload's snapshot of ${source.name}`);
+  for (let attempt = 1; ; attempt++) {
+    const existing = await api.get(source.type, namespace, name);
+    // Deleted since the POST was refused (a sweep, a user): the next attempt creates it.
+    if (!existing) throw planAgain(`snapshot ${namespace}/${name} vanished while being reused`);
+    const refusal = snapshotRefusal(existing, source.type, {
+      sourceName: source.name,
+      hash: source.hash,
+    });
+    if (refusal !== undefined) throw refused(`${refusal} (namespace ${namespace})`);
+    if (ownedBy(existing, view.uid)) return;
+    const owner = { ...ownerOf(row, view), blockOwnerDeletion: false };
+    context.ensureLeader();
+    try {
+      await api.addOwner(source.type, existing, owner, snapshotOwnerLabel(view.uid));
+      return;
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      // Deleted meanwhile (a sweep, a user): not the workload gone; the next attempt creates it.
+      if (error.status === 404)
+        throw planAgain(`snapshot ${namespace}/${name} vanished while being reused`);
+      // The UID test failed (400, 409 or 422 by server version): another object under the name.
+      const replaced = error.status === 400 || error.status === 409 || error.status === 422;
+      if (!replaced || attempt >= REUSE_ATTEMPTS) throw error;
+    }
   }
-  if (ownedBy(existing, view.uid)) return;
-  const resourceVersion = stringAt(existing, ['metadata', 'resourceVersion']) ?? '';
-  const owners = [
-    ...ownerReferences(existing),
-    { ...ownerOf(row, view), blockOwnerDeletion: false },
-  ];
-  context.ensureLeader();
-  await api.setOwners(source.type, { namespace, name, resourceVersion }, owners);
 }
 
 /** GET the live source, check its hash against the plan's, POST the copy, drop both. */
@@ -114,7 +126,7 @@ async function copy(context: PinContext, source: PinnedSource, name: string): Pr
   const namespace = view.ref.namespace;
   const live = await api.get(source.type, namespace, source.name);
   if (!live) throw planAgain(`${source.key} vanished before its snapshot was made`);
-  if (hashOf(source.type, live) !== source.hash) {
+  if (contentHash(source.type, live) !== source.hash) {
     throw planAgain(`${source.key} changed since the roll was planned`);
   }
   const body = snapshotBody(live, {
@@ -222,7 +234,40 @@ interface Revision {
   readonly names: ReadonlySet<string>;
 }
 
-/** One workload-owned snapshot: its owners now, or its deletion when nothing names it. */
+/** This workload's hold on one snapshot it owns: the label found it by, and how it is read. */
+function holdOf(object: JsonObject, uid: string) {
+  const label = snapshotOwnerLabel(uid);
+  const labelled = stringAt(object, ['metadata', 'labels', label]) !== undefined;
+  return {
+    version: {
+      namespace: stringAt(object, ['metadata', 'namespace']) ?? '',
+      name: stringAt(object, ['metadata', 'name']) ?? '',
+      resourceVersion: stringAt(object, ['metadata', 'resourceVersion']) ?? '',
+    },
+    /** The label patch that drops the workload's reuse label with its ownership, if it has one. */
+    dropLabel: labelled ? { [label]: null } : undefined,
+  };
+}
+
+/** DELETE with preconditions; already deleted (the garbage collector, a user) is what was wanted. */
+async function deleteUnlessGone(
+  api: SnapshotApi,
+  type: SnapshotType,
+  ref: SnapshotVersion & { readonly uid: string },
+): Promise<void> {
+  try {
+    await api.delete(type, ref);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+  }
+}
+
+/**
+ * One workload-owned snapshot: its owners now, or its release when nothing of this workload names
+ * it. A snapshot other workloads own too (they reused it) only loses this workload; it is deleted
+ * when this workload was its sole owner, with a resourceVersion precondition so that an owner
+ * appended meanwhile keeps it.
+ */
 async function adoptOne(
   context: AdoptContext,
   snapshot: { readonly type: SnapshotType; readonly object: JsonObject },
@@ -231,48 +276,65 @@ async function adoptOne(
 ): Promise<void> {
   const { api, view } = context;
   const { type, object } = snapshot;
-  const namespace = view.ref.namespace;
-  const name = stringAt(object, ['metadata', 'name']) ?? '';
-  const id = `${PREFIX[type]}/${name}`;
+  const hold = holdOf(object, view.uid);
+  const id = `${PREFIX[type]}/${hold.version.name}`;
   const owners = named.revisions.filter((r) => r.names.has(id)).map((r) => r.owner);
   // The template names it: the workload keeps it until a later roll moves on (its revision may
   // not exist yet, or another revision with the same snapshots may be the older one).
   const inUse = named.current.has(id);
-  if (owners.length === 0 && !inUse) {
-    context.ensureLeader();
-    await api.delete(type, namespace, name, stringAt(object, ['metadata', 'uid']) ?? '');
-    result.swept.push(id);
-    return;
-  }
-  if (inUse && owners.length === 0) result.waiting = true;
   const existing = ownerReferences(object);
   const isWorkload = (owner: JsonObject): boolean => uidOf(owner) === view.uid;
   const others = existing.filter(
     (owner) => !isWorkload(owner) && !owners.some((o) => uidOf(o) === uidOf(owner)),
   );
+  if (owners.length === 0 && !inUse && others.length === 0) {
+    context.ensureLeader();
+    await deleteUnlessGone(api, type, {
+      ...hold.version,
+      uid: stringAt(object, ['metadata', 'uid']) ?? '',
+    });
+    result.swept.push(id);
+    return;
+  }
+  if (inUse && owners.length === 0) result.waiting = true;
   const next = [...others, ...owners, ...(inUse ? existing.filter(isWorkload) : [])];
   if (sameOwners(existing, next)) return;
-  const resourceVersion = stringAt(object, ['metadata', 'resourceVersion']) ?? '';
   context.ensureLeader();
-  await api.setOwners(type, { namespace, name, resourceVersion }, next);
+  await api.setOwners(type, hold.version, next, inUse ? undefined : hold.dropLabel);
   result.adopted.push(id);
 }
 
+/** The snapshots of one type a workload owns: made by it, or reused by it (its owner label). */
+async function ownedSnapshots(
+  api: SnapshotApi,
+  type: SnapshotType,
+  namespace: string,
+  uid: string,
+): Promise<JsonObject[]> {
+  const made = await api.list(type, namespace, `${SNAPSHOT_LABELS.workloadUid}=${uid}`);
+  const reused = await api.list(type, namespace, snapshotOwnerLabel(uid));
+  const byUid = new Map<string, JsonObject>();
+  for (const object of [...made, ...reused]) {
+    if (ownedBy(object, uid)) byUid.set(stringAt(object, ['metadata', 'uid']) ?? '', object);
+  }
+  return [...byUid.values()];
+}
+
 /**
- * Snapshots still owned by the workload get every revision whose template names them as owners
- * (the garbage collector then deletes them with the last of those revisions), and lose the
- * workload as owner once the current template no longer names them; those that neither a revision
- * nor the current template names are left over from a crash or a failed roll and are deleted
+ * Snapshots still owned by the workload (made or reused by it) get every revision whose template
+ * names them as owners (the garbage collector then deletes them with the last of those
+ * revisions), and lose the workload as owner once the current template no longer names them;
+ * those that neither a revision nor the current template names are left over from a crash or a
+ * failed roll: the workload lets go of them, and deletes them when it was their sole owner
  * (ADR 0036).
  */
 export async function adoptSnapshots(context: AdoptContext): Promise<AdoptionResult> {
   const { api, row, view } = context;
   const namespace = view.ref.namespace;
-  const selector = `${SNAPSHOT_LABELS.workloadUid}=${view.uid}`;
   const pending: { type: SnapshotType; object: JsonObject }[] = [];
   for (const type of SNAPSHOT_TYPES) {
-    for (const object of await api.list(type, namespace, selector)) {
-      if (ownedBy(object, view.uid)) pending.push({ type, object });
+    for (const object of await ownedSnapshots(api, type, namespace, view.uid)) {
+      pending.push({ type, object });
     }
   }
   const result = { adopted: [] as string[], swept: [] as string[], waiting: false };
@@ -289,9 +351,19 @@ export async function adoptSnapshots(context: AdoptContext): Promise<AdoptionRes
   return result;
 }
 
+/** The owners of a snapshot that are workloads: its creator and those that labelled it on reuse. */
+function workloadOwners(object: JsonObject): string[] {
+  const creator = stringAt(object, ['metadata', 'labels', SNAPSHOT_LABELS.workloadUid]);
+  const labels = objectAt(object, ['metadata', 'labels']) ?? {};
+  return ownerReferences(object)
+    .map(uidOf)
+    .filter((uid) => uid === creator || labels[snapshotOwnerLabel(uid)] !== undefined);
+}
+
 /**
  * UIDs of the workloads that still own one of the namespace's snapshots (by the UID label every
- * snapshot carries). A type that may not be listed counts as holding none.
+ * snapshot carries, and the label of each workload that reused it). A type that may not be listed
+ * counts as holding none.
  */
 export async function snapshotOwners(api: SnapshotApi, namespace: string): Promise<Set<string>> {
   const owners = new Set<string>();
@@ -303,10 +375,7 @@ export async function snapshotOwners(api: SnapshotApi, namespace: string): Promi
       if (error instanceof ApiError && error.status === 403) continue;
       throw error;
     }
-    for (const object of objects) {
-      const uid = stringAt(object, ['metadata', 'labels', SNAPSHOT_LABELS.workloadUid]);
-      if (uid !== undefined && ownedBy(object, uid)) owners.add(uid);
-    }
+    for (const uid of objects.flatMap(workloadOwners)) owners.add(uid);
   }
   return owners;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../core/json.ts';
 import {
+  contentHash,
   formatSnapshotMap,
   isSnapshotOf,
   liveNameOf,
@@ -8,6 +9,7 @@ import {
   renameReferences,
   snapshotBody,
   snapshotName,
+  snapshotRefusal,
 } from './snapshots.ts';
 
 const HASH = '0123456789abcdef0123456789abcdef01234567';
@@ -194,5 +196,53 @@ describe('snapshotBody', () => {
     expect(body.data).toEqual({ p: 'cw==' });
     expect(body.stringData).toBeUndefined();
     expect(JSON.stringify(body.metadata)).not.toContain('"kreload.io/snapshot-of"');
+  });
+});
+
+function withoutImmutable(object: JsonObject): JsonObject {
+  return Object.fromEntries(Object.entries(object).filter(([key]) => key !== 'immutable'));
+}
+
+describe('snapshotRefusal', () => {
+  const data = { a: '1' };
+  const hash = contentHash('CONFIGMAP', { data });
+  const owner = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'u-1' };
+  const genuine = snapshotBody(
+    { data },
+    { type: 'CONFIGMAP', namespace: 'ns', sourceName: 'cm', name: 'cm-x', hash, owner },
+  );
+  const expected = { sourceName: 'cm', hash };
+
+  it.each<[string, JsonObject, RegExp | undefined]>([
+    ['kreload’s immutable copy of this content', genuine, undefined],
+    ['other data under the right annotations', { ...genuine, data: { a: '2' } }, /does not match/],
+    ['extra binaryData', { ...genuine, binaryData: { b: 'AA==' } }, /does not match/],
+    ['the right data, not immutable', { ...genuine, immutable: false }, /not immutable/],
+    ['the right data, immutable absent', withoutImmutable(genuine), /not immutable/],
+    ['the annotations of other content', { ...genuine, metadata: {} }, /other content/],
+  ])('%s', (_case, existing, reason) => {
+    const refusal = snapshotRefusal(existing, 'CONFIGMAP', expected);
+    if (reason === undefined) expect(refusal).toBeUndefined();
+    else expect(refusal).toMatch(reason);
+  });
+
+  it('hashes a Secret as §4.1 does: data only, not the type', () => {
+    const secret = { data: { p: 'cw==' }, type: 'Opaque', immutable: true };
+    const secretHash = contentHash('SECRET', secret);
+    const body = snapshotBody(secret, {
+      type: 'SECRET',
+      namespace: 'ns',
+      sourceName: 's',
+      name: 's-x',
+      hash: secretHash,
+      owner,
+    });
+    expect(snapshotRefusal(body, 'SECRET', { sourceName: 's', hash: secretHash })).toBeUndefined();
+    expect(
+      snapshotRefusal({ ...body, data: { p: 'eA==' } }, 'SECRET', {
+        sourceName: 's',
+        hash: secretHash,
+      }),
+    ).toMatch(/Secret s-x exists/);
   });
 });

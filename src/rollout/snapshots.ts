@@ -4,7 +4,8 @@
  */
 import { parseSourceKey, sourceKey } from '../core/keys.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
-import { cloneJson, isJsonObject, objectAt } from '../core/json.ts';
+import { cloneJson, isJsonObject, objectAt, stringAt, stringMapAt } from '../core/json.ts';
+import { hashConfigMap, hashSecret } from '../core/hash.ts';
 import { goJsonString } from '../core/go-json.ts';
 import type { SourceKey, SourceType } from '../core/types.ts';
 
@@ -22,6 +23,17 @@ export const SNAPSHOT_LABELS = {
   hash: 'kreload.io/snapshot-hash',
   workloadUid: 'kreload.io/snapshot-workload-uid',
 } as const;
+/**
+ * The label each workload that reuses a snapshot made by another adds with itself as owner
+ * (`<prefix><uid>`): its adoption and sweep find the snapshot by it, as the creator finds its own
+ * by `kreload.io/snapshot-workload-uid`.
+ */
+export const SNAPSHOT_OWNER_LABEL_PREFIX = 'snapshot-owner.kreload.io/';
+
+export function snapshotOwnerLabel(uid: string): string {
+  return `${SNAPSHOT_OWNER_LABEL_PREFIX}${uid}`;
+}
+
 export const SNAPSHOT_SOURCE_ANNOTATION = 'kreload.io/snapshot-source';
 export const SNAPSHOT_SOURCE_HASH_ANNOTATION = 'kreload.io/snapshot-source-hash';
 
@@ -254,6 +266,13 @@ export function snapshotBody(source: JsonObject, meta: SnapshotMeta): JsonObject
   return body;
 }
 
+/** The §4.1 hash of a ConfigMap's or Secret's content, as a snapshot's name and annotation hold it. */
+export function contentHash(type: SnapshotType, object: JsonObject): string {
+  return type === 'CONFIGMAP'
+    ? hashConfigMap(stringMapAt(object, ['data']), stringMapAt(object, ['binaryData']))
+    : hashSecret(stringMapAt(object, ['data']));
+}
+
 /** Whether an existing object is kreload's snapshot of exactly this content (reuse, not clash). */
 export function isSnapshotOf(existing: JsonObject, sourceName: string, hash: string): boolean {
   const annotations = objectAt(existing, ['metadata', 'annotations']);
@@ -261,4 +280,30 @@ export function isSnapshotOf(existing: JsonObject, sourceName: string, hash: str
     annotations?.[SNAPSHOT_SOURCE_ANNOTATION] === sourceName &&
     annotations[SNAPSHOT_SOURCE_HASH_ANNOTATION] === hash
   );
+}
+
+/**
+ * Why an existing object under a snapshot's name may not be pinned, or undefined when it may: it
+ * must say it is kreload's snapshot of this source and content, hold exactly that content and be
+ * immutable (so it cannot hold anything else later). Anyone who may create ConfigMaps in the
+ * namespace can make an object with the right name and annotations.
+ */
+export function snapshotRefusal(
+  existing: JsonObject,
+  type: SnapshotType,
+  expected: { readonly sourceName: string; readonly hash: string },
+): string | undefined {
+  const kind = type === 'CONFIGMAP' ? 'ConfigMap' : 'Secret';
+  const name = stringAt(existing, ['metadata', 'name']) ?? '';
+  const what = `${kind} ${name} exists and is not kreload's snapshot of ${expected.sourceName}`;
+  if (!isSnapshotOf(existing, expected.sourceName, expected.hash)) {
+    return `${what} (its snapshot annotations name other content)`;
+  }
+  if (contentHash(type, existing) !== expected.hash) {
+    return `${what}: its content does not match the hash it claims; refusing to pin to it`;
+  }
+  if (existing.immutable !== true) {
+    return `${what}: it is not immutable; refusing to pin to it`;
+  }
+  return undefined;
 }

@@ -5,16 +5,20 @@
  * precondition of deletes, and can be scripted to fail the next creates.
  */
 import { ApiError } from '../core/api-error.ts';
-import type { JsonObject } from '../core/json.ts';
+import type { JsonObject, JsonValue } from '../core/json.ts';
 import { objectAt, stringAt } from '../core/json.ts';
-import type { SnapshotApi } from '../reconcile/ports.ts';
+import type { SnapshotApi, SnapshotVersion } from '../reconcile/ports.ts';
 import type { RevisionKind } from '../rollout/kinds.ts';
 import type { SnapshotType } from '../rollout/snapshots.ts';
 
 export type SnapshotCall =
   | { readonly verb: 'get' | 'list' | 'revisions'; readonly what: string }
   | { readonly verb: 'create'; readonly what: string; readonly body: JsonObject }
-  | { readonly verb: 'setOwners'; readonly what: string; readonly owners: readonly string[] }
+  | {
+      readonly verb: 'setOwners' | 'addOwner';
+      readonly what: string;
+      readonly owners: readonly string[];
+    }
   | { readonly verb: 'delete'; readonly what: string };
 
 function conflict(message: string): ApiError {
@@ -109,8 +113,9 @@ export class InMemorySnapshots implements SnapshotApi {
 
   setOwners(
     type: SnapshotType,
-    ref: { readonly namespace: string; readonly name: string; readonly resourceVersion: string },
+    ref: SnapshotVersion,
     owners: readonly JsonObject[],
+    labels?: Readonly<Record<string, string | null>>,
   ): Promise<void> {
     this.calls.push({
       verb: 'setOwners',
@@ -126,18 +131,50 @@ export class InMemorySnapshots implements SnapshotApi {
       return Promise.reject(conflict(`${ref.name} was modified`));
     }
     const next = structuredClone(current);
-    (next.metadata as JsonObject).ownerReferences = structuredClone([...owners]);
+    const metadata = next.metadata as JsonObject;
+    metadata.ownerReferences = structuredClone([...owners]);
+    const merged = { ...(objectAt(next, ['metadata', 'labels']) ?? {}), ...labels };
+    metadata.labels = Object.fromEntries(
+      Object.entries(merged).filter((entry): entry is [string, JsonValue] => entry[1] !== null),
+    );
     this.#store(type, ref.namespace, ref.name, next);
     return Promise.resolve();
   }
 
-  delete(type: SnapshotType, namespace: string, name: string, uid: string): Promise<void> {
-    this.calls.push({ verb: 'delete', what: `${type}/${name}` });
-    const key = `${type}/${namespace}/${name}`;
+  /** Appends like the JSON patch: no resourceVersion precondition, only the uid's. */
+  addOwner(type: SnapshotType, read: JsonObject, owner: JsonObject, label: string): Promise<void> {
+    const name = stringAt(read, ['metadata', 'name']) ?? '';
+    const namespace = stringAt(read, ['metadata', 'namespace']) ?? '';
+    this.calls.push({
+      verb: 'addOwner',
+      what: `${type}/${name}`,
+      owners: [`${stringAt(owner, ['kind']) ?? ''}/${stringAt(owner, ['name']) ?? ''}`],
+    });
+    const current = this.#objects.get(`${type}/${namespace}/${name}`);
+    if (!current)
+      return Promise.reject(new ApiError('not found', { status: 404, retryable: false }));
+    if (stringAt(current, ['metadata', 'uid']) !== stringAt(read, ['metadata', 'uid'])) {
+      return Promise.reject(new ApiError('test failed', { status: 422, retryable: false }));
+    }
+    const next = structuredClone(current);
+    const metadata = next.metadata as JsonObject;
+    const owners = Array.isArray(metadata.ownerReferences) ? metadata.ownerReferences : [];
+    metadata.ownerReferences = [...owners, structuredClone(owner)];
+    metadata.labels = { ...(objectAt(next, ['metadata', 'labels']) ?? {}), [label]: 'true' };
+    this.#store(type, namespace, name, next);
+    return Promise.resolve();
+  }
+
+  delete(type: SnapshotType, ref: SnapshotVersion & { readonly uid: string }): Promise<void> {
+    this.calls.push({ verb: 'delete', what: `${type}/${ref.name}` });
+    const key = `${type}/${ref.namespace}/${ref.name}`;
     const current = this.#objects.get(key);
     if (!current)
       return Promise.reject(new ApiError('not found', { status: 404, retryable: false }));
-    if (stringAt(current, ['metadata', 'uid']) !== uid) return Promise.reject(conflict('uid'));
+    if (stringAt(current, ['metadata', 'uid']) !== ref.uid) return Promise.reject(conflict('uid'));
+    if (stringAt(current, ['metadata', 'resourceVersion']) !== ref.resourceVersion) {
+      return Promise.reject(conflict(`${ref.name} was modified`));
+    }
     this.#objects.delete(key);
     return Promise.resolve();
   }

@@ -3,7 +3,7 @@
  * Namespace selector, each feeding its cache or store through a view sink. Scoped mode merges the
  * per-namespace watches of one type before they reach the cache (watch/namespace-merge.ts).
  */
-import type { AnnotationKeys, SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
+import type { SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
 import { NamespaceMerge, type NamespaceSink } from './namespace-merge.ts';
 import type { ApiError } from '../core/api-error.ts';
 import type { ListWatchStatus } from '../kube/list-watch.ts';
@@ -13,6 +13,8 @@ import {
   projectSecret,
   projectSecretProviderClass,
   projectSecretProviderClassPodStatus,
+  sourceKeysOf,
+  type ProjectionSettings,
 } from '../kube/projections.ts';
 import type { ApiResource } from '../kube/resources.ts';
 import { OTHER_RESOURCES, workloadResource } from '../kube/resources.ts';
@@ -45,9 +47,8 @@ export interface ResourceWatch {
 
 export interface WatchFactoryDeps {
   readonly transport: StreamingKubeTransport;
-  readonly keys: AnnotationKeys;
-  /** Keep source and workload labels (`--enable-reload-policies`: selectors read them). */
-  readonly keepLabels?: boolean | undefined;
+  /** What each view keeps (labels under `--enable-reload-policies`: selectors read them). */
+  readonly projection: ProjectionSettings;
   readonly metrics: Metrics;
   readonly onWatchError: (
     resource: ResourceType,
@@ -126,7 +127,7 @@ export class WatchFactory {
     targets: readonly WatchTarget[],
     sink: ViewSink<SourceView>,
   ): ResourceWatch[] {
-    const keys = { ...this.#deps.keys, keepLabels: this.#deps.keepLabels };
+    const keys = sourceKeysOf(this.#deps.projection);
     const project =
       resource === 'configmaps'
         ? (obj: unknown) => projectConfigMap(obj, keys)
@@ -152,7 +153,7 @@ export class WatchFactory {
       resource: api.plural,
       api,
       targets,
-      project: (obj) => projectWorkload(kind, obj, this.#deps.keys, this.#deps.keepLabels),
+      project: (obj) => projectWorkload(kind, obj, this.#deps.projection),
       sink,
       idOf: (view) => view.ref.name,
       isFiltered: (view) => this.#deps.isFiltered?.(view.ref.namespace, {}) === true,
@@ -175,7 +176,7 @@ export class WatchFactory {
     targets: readonly WatchTarget[],
     sink: ViewSink<ProviderClassView>,
   ): ResourceWatch[] {
-    const keys = { ...this.#deps.keys, keepLabels: this.#deps.keepLabels };
+    const keys = sourceKeysOf(this.#deps.projection);
     return this.#create({
       resource: 'secretproviderclasses',
       api: OTHER_RESOURCES.secretProviderClasses,

@@ -47,7 +47,7 @@ export function desiredPodStatus(entries: Iterable<PodStatusEntry>): PodStatusVi
 export function providerClassSourceView(
   chosen: PodStatusView,
   annotations: Annotations,
-  labels?: Labels,
+  labels: Labels | undefined,
 ): SourceView {
   return {
     ref: { type: 'SECRETPROVIDERCLASS', namespace: chosen.namespace, name: chosen.className },

@@ -7,6 +7,7 @@
 import PQueue from 'p-queue';
 import type { SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
 import { ApiDiscovery } from '../kube/discovery.ts';
+import { projectionSettings } from '../kube/projections.ts';
 import { workloadResource } from '../kube/resources.ts';
 import type { StreamingKubeTransport } from '../kube/transport.ts';
 import type { Logger } from '../log/logger.ts';
@@ -349,8 +350,7 @@ export class WatchServer {
     const factory = new WatchFactory({
       transport: deps.transport,
       pageLimiter: (fetch) => listPages.add(fetch),
-      keys,
-      keepLabels: options.enableReloadPolicies,
+      projection: projectionSettings(options),
       metrics,
       isFiltered: (namespace, annotations) =>
         !caches.namespaces.accepts(namespace) || annotations[keys.ignore] === 'true',

@@ -9,6 +9,7 @@ import type { Options } from '../../config/parse-options.ts';
 import type { JsonObject } from '../../core/json.ts';
 import { objectAt } from '../../core/json.ts';
 import { projectWorkload } from '../../kube/workload-projection.ts';
+import { projectionSettings } from '../../kube/projections.ts';
 import { findKindRow, WORKLOAD_KINDS } from '../../rollout/kinds.ts';
 import type { SourceRead, WorkloadInput } from '../../explain/explain-workload.ts';
 import { explainWorkload, keysToRead, listedTypes } from '../../explain/explain-workload.ts';
@@ -165,9 +166,8 @@ async function explainObject(
   object: JsonObject,
 ): Promise<WorkloadExplanation> {
   const row = findKindRow(kind);
-  // Policy selectors read the labels (the controller keeps them under the same flag).
-  const keepLabels = context.options.enableReloadPolicies;
-  const view = projectWorkload(kind, object, context.options.annotationKeys, keepLabels);
+  // The controller's own settings: policy selectors read the labels it keeps.
+  const view = projectWorkload(kind, object, projectionSettings(context.options));
   if (row === undefined || view === undefined) {
     throw new ExplainTargetError(`the ${kind} has no name, namespace or uid`, 'malformed');
   }

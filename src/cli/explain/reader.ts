@@ -4,7 +4,7 @@
  * of the controller's watch (watch-plan.ts) are asked of the API server for the one object, so
  * explain and the controller agree on what the watch delivers.
  */
-import type { AnnotationKeys, SourceType, WorkloadKind } from '../../core/types.ts';
+import type { SourceType, WorkloadKind } from '../../core/types.ts';
 import type { Options } from '../../config/parse-options.ts';
 import { ApiError } from '../../core/api-error.ts';
 import type { JsonObject } from '../../core/json.ts';
@@ -14,6 +14,8 @@ import {
   projectSecret,
   projectSecretProviderClass,
   projectSecretProviderClassPodStatus,
+  projectionSettings,
+  sourceKeysOf,
 } from '../../kube/projections.ts';
 import type { ApiResource } from '../../kube/resources.ts';
 import { OTHER_RESOURCES, resourcePath, workloadResource } from '../../kube/resources.ts';
@@ -108,7 +110,7 @@ export class ExplainReader {
   ): Promise<SourceRead> {
     try {
       if (type === 'SECRETPROVIDERCLASS')
-        return await this.#readProviderClass(namespace, name, options.annotationKeys);
+        return await this.#readProviderClass(namespace, name, options);
       return await this.#readObjectSource(namespace, RESOURCE_OF_TYPE[type], name, options);
     } catch (error) {
       if (error instanceof ApiError) return { state: 'unreadable' };
@@ -189,7 +191,8 @@ export class ExplainReader {
     const read = await this.#get(resourcePath(api, { namespace, name }));
     if (read.state === 'not-found') return { state: 'absent' };
     if (read.state === 'forbidden') return { state: 'forbidden' };
-    const keys = options.annotationKeys;
+    // The controller's own settings: policy source selectors read the labels it keeps.
+    const keys = sourceKeysOf(projectionSettings(options));
     const view =
       resource === 'configmaps'
         ? projectConfigMap(read.object, keys)
@@ -228,19 +231,14 @@ export class ExplainReader {
   }
 
   /** §4.4: the SPC supplies S; the SPCPS the controller would choose supplies the hash. */
-  async #readProviderClass(
-    namespace: string,
-    name: string,
-    keys: AnnotationKeys,
-  ): Promise<SourceRead> {
+  async #readProviderClass(namespace: string, name: string, options: Options): Promise<SourceRead> {
+    const keys = sourceKeysOf(projectionSettings(options));
     const spc = await this.#get(
       resourcePath(OTHER_RESOURCES.secretProviderClasses, { namespace, name }),
     );
     if (spc.state === 'forbidden') return { state: 'forbidden' };
-    const annotations =
-      spc.state === 'found'
-        ? (projectSecretProviderClass(spc.object, keys)?.annotations ?? {})
-        : {};
+    const metadata =
+      spc.state === 'found' ? projectSecretProviderClass(spc.object, keys) : undefined;
     const statuses = await this.#get(
       resourcePath(OTHER_RESOURCES.secretProviderClassPodStatuses, { namespace }),
     );
@@ -252,7 +250,10 @@ export class ExplainReader {
       .flatMap((view) => (view === undefined ? [] : [{ view, seenAt: 0 }]));
     const chosen = desiredPodStatus(entries);
     if (chosen === undefined) return { state: 'absent' };
-    return { state: 'present', view: providerClassSourceView(chosen, annotations) };
+    return {
+      state: 'present',
+      view: providerClassSourceView(chosen, metadata?.annotations ?? {}, metadata?.labels),
+    };
   }
 }
 
