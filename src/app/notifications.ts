@@ -57,7 +57,7 @@ export function createAlerts(context: NotifyContext): AlertSender | undefined {
   const transport = createHttpTransport({ proxyUrl: alerts.proxy });
   const sender = new AlertSender({
     url: alerts.webhookUrl,
-    sink: alerts.sink,
+    sink: alerts.structured && alerts.sink === 'webhook' ? 'structured' : alerts.sink,
     additionalInfo: alerts.additionalInfo,
     fetch: transport.fetch,
     timers: SYSTEM_TIMERS,
