@@ -2,6 +2,9 @@
 // with Reloader's meaning: aliases where 2.0 renamed, the ALERT_* variables overridden by the
 // --alert-* flags, and the Lease timings checked as Reloader checks them.
 import { describe, expect, it } from 'vitest';
+import { decide } from '../core/decide.ts';
+import type { DecisionResult, SourceType } from '../core/types.ts';
+import { aWorkload } from '../testing/builders.ts';
 import { ConfigError } from './config-error.ts';
 import type { Options } from './parse-options.ts';
 import { parseOptions } from './parse-options.ts';
@@ -321,5 +324,82 @@ describe('Reloader 2.0 flags: rejected values', () => {
     ],
   ])('%s', async (_name, argv, env, problems) => {
     expect(await problemsOf(argv, env)).toEqual(problems);
+  });
+});
+
+describe('Reloader 2.0 annotation flags change what rolls', () => {
+  const decideWith = async (
+    argv: string[],
+    input: { type: SourceType; annotations: Record<string, string> },
+  ): Promise<DecisionResult> => {
+    const { annotationKeys } = await parseOptions(argv, {});
+    return decide({
+      workload: aWorkload('Deployment', 'ns', 'api').withAnnotations(input.annotations).build(),
+      type: input.type,
+      name: 'cfg',
+      sourceAnnotations: {},
+      keys: annotationKeys,
+      autoReloadAll: false,
+    }).result;
+  };
+
+  it.each<[string, string[], SourceType, Record<string, string>, DecisionResult]>([
+    [
+      'default ConfigMap exclude key excludes',
+      [],
+      'CONFIGMAP',
+      {
+        'reloader.stakater.com/auto': 'true',
+        'configmaps.exclude.reloader.stakater.com/reload': 'cfg',
+      },
+      'NO',
+    ],
+    [
+      '--configmap-exclude-annotation moves the key: the default one no longer excludes',
+      ['--configmap-exclude-annotation=example.com/cm-exclude'],
+      'CONFIGMAP',
+      {
+        'reloader.stakater.com/auto': 'true',
+        'configmaps.exclude.reloader.stakater.com/reload': 'cfg',
+      },
+      'AUTO',
+    ],
+    [
+      '--configmap-exclude-annotation: the new key excludes',
+      ['--configmap-exclude-annotation=example.com/cm-exclude'],
+      'CONFIGMAP',
+      { 'reloader.stakater.com/auto': 'true', 'example.com/cm-exclude': 'cfg' },
+      'NO',
+    ],
+    [
+      '--secret-exclude-annotation',
+      ['--secret-exclude-annotation=example.com/secret-exclude'],
+      'SECRET',
+      { 'reloader.stakater.com/auto': 'true', 'example.com/secret-exclude': 'cfg' },
+      'NO',
+    ],
+    [
+      '--secretproviderclass-annotation',
+      ['--secretproviderclass-annotation=example.com/spc'],
+      'SECRETPROVIDERCLASS',
+      { 'example.com/spc': 'cfg' },
+      'LIST',
+    ],
+    [
+      '--secretproviderclass-auto-annotation',
+      ['--secretproviderclass-auto-annotation=example.com/spc-auto'],
+      'SECRETPROVIDERCLASS',
+      { 'example.com/spc-auto': 'true' },
+      'AUTO',
+    ],
+    [
+      '--secretproviderclass-exclude-annotation',
+      ['--secretproviderclass-exclude-annotation=example.com/spc-exclude'],
+      'SECRETPROVIDERCLASS',
+      { 'reloader.stakater.com/auto': 'true', 'example.com/spc-exclude': 'cfg' },
+      'NO',
+    ],
+  ])('%s', async (_name, argv, type, annotations, expected) => {
+    expect(await decideWith(argv, { type, annotations })).toBe(expected);
   });
 });
