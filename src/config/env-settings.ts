@@ -124,10 +124,13 @@ function readAlertUrl(env: Env, name: string, findings: Findings): string | unde
  * Alerts are on with `ALERT_ON_RELOAD=true` or `--alert-on-reload`, and, as in Reloader 2.0, whenever
  * `--alert-webhook-url` is given; `--alert-on-reload=false` turns them off whatever the env says.
  */
+function alertsRequested(env: Env, flags: AlertFlags): boolean {
+  if (flags.onReload !== undefined) return flags.onReload;
+  return env.ALERT_ON_RELOAD === 'true' || flags.webhookUrl !== undefined;
+}
+
 function readAlerts(env: Env, flags: AlertFlags, findings: Findings): AlertOptions {
-  const requested = flags.onReload ?? env.ALERT_ON_RELOAD === 'true';
-  const turnedOff = flags.onReload === false;
-  if (turnedOff || !(requested || flags.webhookUrl !== undefined)) return DISABLED_ALERTS;
+  if (!alertsRequested(env, flags)) return DISABLED_ALERTS;
   if (flags.webhookUrl === undefined && (env.ALERT_WEBHOOK_URL?.trim() ?? '') === '') {
     findings.warnings.push({
       level: 'warn',

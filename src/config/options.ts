@@ -656,7 +656,7 @@ export const OPTION_SPECS = [
     env: 'KRELOAD_LEADER_ELECTION_LEASE_DURATION',
     type: 'duration',
     default: '15s',
-    help: 'How long a leader\'s claim lasts without renewal; whole seconds, above the renew deadline, at most 24h.',
+    help: "How long a leader's claim lasts without renewal; whole seconds, above the renew deadline, at most 24h.",
     helm: 'reloader.leaderElection.leaseDuration',
     min: 1000,
     max: DAY_MS,

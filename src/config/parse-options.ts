@@ -212,7 +212,7 @@ function readListeners(
     );
   }
   const metricsPort = addr?.port ?? port;
-  if (healthAddr !== undefined && healthAddr.port === metricsPort) {
+  if (healthAddr?.port === metricsPort) {
     reader.addProblem(
       reader.subject('healthAddr'),
       `port ${String(metricsPort)} is the metrics listener's, which serves the probes already; leave it unset`,
