@@ -402,7 +402,7 @@ export const OPTION_SPECS = [
     default: 'false',
     defaultText: '$ALERT_ON_RELOAD',
     help: 'Send an alert per roll to --alert-webhook-url; overrides ALERT_ON_RELOAD.',
-    helm: 'reloader.alerts.enabled',
+    helm: undefined,
   },
   {
     name: 'alertSink',
@@ -412,7 +412,7 @@ export const OPTION_SPECS = [
     default: '',
     defaultText: '$ALERT_SINK',
     help: 'Alert format: slack, teams, gchat, or webhook (plain text; raw is the same); overrides ALERT_SINK.',
-    helm: 'reloader.alerts.sink',
+    helm: undefined,
     choices: ALERT_SINK_NAMES,
     caseInsensitive: true,
   },
@@ -424,7 +424,7 @@ export const OPTION_SPECS = [
     default: '',
     defaultText: '$ALERT_WEBHOOK_URL',
     help: 'Where alerts are sent; setting it turns alerts on, as in Reloader 2.0. Overrides ALERT_WEBHOOK_URL.',
-    helm: 'reloader.alerts.webhookUrl',
+    helm: undefined,
   },
   {
     name: 'alertProxy',
@@ -434,7 +434,7 @@ export const OPTION_SPECS = [
     default: '',
     defaultText: '$ALERT_WEBHOOK_PROXY',
     help: 'HTTP(S) proxy for alerts; overrides ALERT_WEBHOOK_PROXY.',
-    helm: 'reloader.alerts.proxy',
+    helm: undefined,
   },
   {
     name: 'alertAdditionalInfo',
@@ -444,7 +444,7 @@ export const OPTION_SPECS = [
     default: '',
     defaultText: '$ALERT_ADDITIONAL_INFO',
     help: 'Text prefixed to every alert (e.g. the cluster name); overrides ALERT_ADDITIONAL_INFO.',
-    helm: 'reloader.alerts.additionalInfo',
+    helm: undefined,
   },
   {
     name: 'alertStructured',
@@ -453,7 +453,7 @@ export const OPTION_SPECS = [
     type: 'bool',
     default: 'false',
     help: 'With the webhook (raw) sink, send one JSON object per roll instead of plain text.',
-    helm: 'reloader.alerts.structured',
+    helm: undefined,
   },
   {
     name: 'enableHa',
@@ -578,7 +578,7 @@ export const OPTION_SPECS = [
     default: '',
     defaultText: ':<--metrics-port>',
     help: 'Address of that listener, [host]:port (Reloader 2.0); replaces --metrics-port, which must then be unset or equal.',
-    helm: 'reloader.metricsAddr',
+    helm: undefined,
   },
   {
     name: 'healthAddr',
@@ -588,7 +588,7 @@ export const OPTION_SPECS = [
     default: '',
     defaultText: 'the metrics listener',
     help: 'Also serve /live, /healthz and /readyz on this [host]:port (Reloader 2.0 probes :8080).',
-    helm: 'reloader.healthAddr',
+    helm: undefined,
   },
   {
     name: 'enableDebugExplain',

@@ -172,7 +172,7 @@ drops them; NOTES.txt and a comment in the Deployment say so.
 {{- end -}}
 {{- end -}}
 {{- with $dropped -}}
-{{ join " and " . }} only apply when watching all namespaces; in {{ ternary "scoped mode (reloader.namespaces)" "single-namespace mode (reloader.watchGlobally=false)" (eq $mode "scoped") }} they are ignored, as in Reloader.
+{{ join " and " . }}: honoured only when watching all namespaces, so ignored in {{ ternary "scoped mode (reloader.namespaces)" "single-namespace mode (reloader.watchGlobally=false)" (eq $mode "scoped") }}, as in Reloader.
 {{- end -}}
 {{- end -}}
 {{- end -}}
