@@ -90,6 +90,14 @@ export function structuredAlertMessage(
   });
 }
 
+/** `--alert-structured` turns the plain-text webhook sink into the JSON one; other sinks keep theirs. */
+export function sinkWithStructure(
+  sink: Exclude<AlertSinkName, 'structured'>,
+  structured: boolean,
+): AlertSinkName {
+  return structured && sink === 'webhook' ? 'structured' : sink;
+}
+
 export function resolveAlertSink(raw: string | undefined): AlertSinkName {
   const name = (raw ?? '').trim().toLowerCase();
   return name === 'slack' || name === 'teams' || name === 'gchat' ? name : 'webhook';
