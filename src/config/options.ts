@@ -423,7 +423,9 @@ export const OPTION_SPECS = [
     type: 'url',
     default: '',
     defaultText: '$ALERT_WEBHOOK_URL',
-    help: 'Where alerts are sent; setting it turns alerts on, as in Reloader 2.0. Overrides ALERT_WEBHOOK_URL.',
+    help:
+      'Where alerts are sent; setting it turns alerts on, as in Reloader 2.0. Overrides ALERT_WEBHOOK_URL, ' +
+      'which is safer for a secret URL: a flag shows in the pod spec and the process list.',
     helm: undefined,
   },
   {
