@@ -38,6 +38,7 @@ import { queueStateOf } from './explain/controller-explain.ts';
 interface Runtime {
   readonly health: HttpServers['health'];
   readonly profiling: HttpServers['profiling'];
+  readonly probes: HttpServers['probes'];
   readonly watch: WatchServer;
   readonly gate: LeadershipGate;
   readonly elector: LeaderElector | undefined;
@@ -64,6 +65,9 @@ class KreloadApp implements App {
     this.#runtime = runtime;
     const { logger } = this.#deps;
     logger.debug('HTTP listener started', { metricsPort: await runtime.health.start() });
+    if (runtime.probes) {
+      logger.debug('probe listener started', { healthPort: await runtime.probes.start() });
+    }
     if (runtime.profiling) {
       logger.info('profiling listener started', { port: await runtime.profiling.start() });
     }
@@ -96,6 +100,7 @@ class KreloadApp implements App {
     for (const sender of runtime.senders) await sender.stop();
     await runtime.profiling?.stop();
     await runtime.health.stop();
+    await runtime.probes?.stop();
   }
 
   #construct(): Runtime {
@@ -161,7 +166,7 @@ class KreloadApp implements App {
         ? new PolicyStatusClient({ transport })
         : undefined,
     });
-    const { health, profiling } = createHttpServers({
+    const { health, probes, profiling } = createHttpServers({
       options,
       registry,
       logger,
@@ -189,7 +194,7 @@ class KreloadApp implements App {
       },
     });
     const senders = [...(alerts ? [alerts] : []), ...(webhook ? [webhook] : [])];
-    return { health, profiling, watch, gate, elector, pipeline, resync, senders, context };
+    return { health, probes, profiling, watch, gate, elector, pipeline, resync, senders, context };
   }
 
   /** Acquiring leadership, or starting without HA: reconcile every workload at once (§5.2). */

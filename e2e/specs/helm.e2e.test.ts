@@ -1,7 +1,8 @@
 // The chart's objects are valid for a real kube-apiserver: every object of every values file in
-// helm/kreload/ci and of the Reloader values corpus in helm/kreload/tests/reloader-values (Reloader's
-// own default file among them) passes a server-side apply with dryRun=All and fieldValidation=Strict (typed
-// schema, unknown fields, admission, RBAC escalation checks). The objects are sent as rendered:
+// helm/kreload/ci, of the Reloader values corpus in helm/kreload/tests/reloader-values, and of
+// Reloader's own default files at each version line (helm/kreload/tests/reloader-upstream) passes
+// a server-side apply with dryRun=All and fieldValidation=Strict (typed schema, unknown fields,
+// admission, RBAC escalation checks). The objects are sent as rendered:
 // client-node's object API would serialize them through its models and drop unknown fields.
 // Running kreload under the chart's RBAC is a separate spec.
 import { request, type RequestOptions } from 'node:https';
@@ -9,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import {
   HELM_BUILD_TIMEOUT_MS,
+  RELOADER_UPSTREAM_FILES,
   RELOADER_VALUES_FILES,
   type KubeObject,
   isRecord,
@@ -57,6 +59,7 @@ const CASES: DryRunCase[] = [
     file: `tests/reloader-values/${name}.yaml`,
     values: RELOADER_OVERRIDES[name],
   })),
+  ...RELOADER_UPSTREAM_FILES.map((name) => ({ file: `tests/reloader-upstream/${name}.yaml` })),
 ];
 
 /** REST resource of each kind the chart renders. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ALERT_SINKS, alertMessage, resolveAlertSink } from './alert-format.ts';
+import { ALERT_SINKS, alertMessage, resolveAlertSink, sinkWithStructure } from './alert-format.ts';
 import type { AlertSinkName, RollAlert } from './alert-format.ts';
 
 const ONE: RollAlert = {
@@ -89,5 +89,17 @@ describe('ALERT_SINKS', () => {
     ['webhook', 404, false],
   ])('%s accepts %i: %s', (sink, status, accepted) => {
     expect(ALERT_SINKS[sink].accepts(status)).toBe(accepted);
+  });
+});
+
+describe('sinkWithStructure (--alert-structured)', () => {
+  it.each<[Exclude<AlertSinkName, 'structured'>, boolean, AlertSinkName]>([
+    ['webhook', true, 'structured'],
+    ['webhook', false, 'webhook'],
+    ['slack', true, 'slack'],
+    ['teams', true, 'teams'],
+    ['gchat', false, 'gchat'],
+  ])('%s with structured=%s posts as %s', (sink, structured, expected) => {
+    expect(sinkWithStructure(sink, structured)).toBe(expected);
   });
 });

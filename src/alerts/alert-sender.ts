@@ -1,4 +1,4 @@
-import { ALERT_SINKS, alertMessage } from './alert-format.ts';
+import { ALERT_SINKS } from './alert-format.ts';
 import type { AlertSinkName, RollAlert } from './alert-format.ts';
 import { DeliveryQueue, deliver } from './delivery.ts';
 import type { RetryPolicy } from './delivery.ts';
@@ -23,6 +23,8 @@ export interface AlertSenderDeps {
   readonly capacity?: number;
   /** Per-attempt timeout; default 10 s. */
   readonly timeoutMs?: number;
+  /** The time a structured alert carries; default the system clock. */
+  readonly now?: () => Date;
 }
 
 export class AlertDeliveryError extends Error {
@@ -64,7 +66,8 @@ export class AlertSender {
 
   send(alert: RollAlert): void {
     if (this.#deps.canSend && !this.#deps.canSend()) return;
-    this.#queue.push(alertMessage(alert, this.#deps.additionalInfo));
+    const at = this.#deps.now?.() ?? new Date();
+    this.#queue.push(ALERT_SINKS[this.#deps.sink].message(alert, this.#deps.additionalInfo, at));
   }
 
   /** Resolves when every queued alert has been delivered or has failed. */

@@ -116,6 +116,7 @@ function anAlertSender(
     errors: { recordError: (type) => errors.push(type) },
     onFailure: (error) => failures.push(error),
     timeoutMs: 300_000,
+    now: () => new Date('2026-12-06T05:00:00.123Z'),
   });
   sender.start();
   closers.push(() => sender.stop());
@@ -135,6 +136,21 @@ describe('AlertSender over HTTP', () => {
       'webhook',
       'text/plain',
       'Reloader detected changes in app-config of type CONFIGMAP in namespace team-a. Hence reloaded api of type Deployment in namespace team-a',
+    ],
+    [
+      'structured',
+      'application/json',
+      JSON.stringify({
+        event: 'reload',
+        workloadKind: 'Deployment',
+        workloadName: 'api',
+        workloadNamespace: 'team-a',
+        resourceKind: 'CONFIGMAP',
+        resourceName: 'app-config',
+        resourceNamespace: 'team-a',
+        resources: [{ kind: 'CONFIGMAP', name: 'app-config' }],
+        timestamp: '2026-12-06T05:00:00Z',
+      }),
     ],
   ])('posts the %s payload', async (sink, contentType, body) => {
     const receiver = await aReceiver();

@@ -21,6 +21,12 @@ export function createElector(parts: {
     identity: leaderElection.identity ?? podName ?? 'kreload',
     name: leaderElection.id,
     namespace: leaderElection.namespace,
+    timings: {
+      leaseDurationMs: leaderElection.leaseDurationMs,
+      renewDeadlineMs: leaderElection.renewDeadlineMs,
+      retryPeriodMs: leaderElection.retryPeriodMs,
+    },
+    releaseOnCancel: leaderElection.releaseOnCancel,
     clock: SYSTEM_CLOCK,
     timers: SYSTEM_TIMERS,
     onStartedLeading: () => {

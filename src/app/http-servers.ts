@@ -18,6 +18,8 @@ import { debugExplainReply } from '../explain/debug-endpoint.ts';
 
 export interface HttpServers {
   readonly health: HealthServer;
+  /** `--health-addr` only: the probes on a listener of their own, as Reloader 2.0 serves them. */
+  readonly probes: HealthServer | undefined;
   /** `--enable-pprof` only. */
   readonly profiling: ProfilingServer | undefined;
 }
@@ -31,16 +33,29 @@ export function createHttpServers(parts: {
   readonly explain: ControllerExplainPorts;
 }): HttpServers {
   const { options, logger, readiness } = parts;
-  const health = new HealthServer({
-    port: options.metricsPort,
+  const probeDeps = {
     registry: parts.registry,
     readiness: () =>
       aggregateReadiness({ ...readiness, monotonicMs: () => SYSTEM_CLOCK.monotonicMs() }),
     liveness: () => ({ alive: readiness.election?.state() !== 'lost' }),
     health: () => ({ ok: true }),
-    onError: (error) => {
+    onError: (error: unknown) => {
       logger.warn('health endpoint failed', { error: String(error) });
     },
+  };
+  const probes =
+    options.healthAddr === undefined
+      ? undefined
+      : new HealthServer({
+          ...probeDeps,
+          host: options.healthAddr.host,
+          port: options.healthAddr.port,
+          probesOnly: true,
+        });
+  const health = new HealthServer({
+    ...probeDeps,
+    port: options.metricsPort,
+    host: options.metricsHost,
     ...(options.enableDebugExplain
       ? {
           explain: (query: URLSearchParams) =>
@@ -61,5 +76,5 @@ export function createHttpServers(parts: {
         },
       })
     : undefined;
-  return { health, profiling };
+  return { health, probes, profiling };
 }

@@ -3,6 +3,7 @@
  * summaries, alert webhooks, and the `--webhook-url` mode that posts changes instead of rolling.
  * Each sends only while the leadership gate allows it.
  */
+import { sinkWithStructure } from '../alerts/alert-format.ts';
 import { AlertSender } from '../alerts/alert-sender.ts';
 import { createHttpTransport } from '../alerts/http-transport.ts';
 import { WebhookNotifier } from '../alerts/webhook-notifier.ts';
@@ -57,7 +58,7 @@ export function createAlerts(context: NotifyContext): AlertSender | undefined {
   const transport = createHttpTransport({ proxyUrl: alerts.proxy });
   const sender = new AlertSender({
     url: alerts.webhookUrl,
-    sink: alerts.sink,
+    sink: sinkWithStructure(alerts.sink, alerts.structured),
     additionalInfo: alerts.additionalInfo,
     fetch: transport.fetch,
     timers: SYSTEM_TIMERS,

@@ -20,7 +20,33 @@ export interface AlertOptions {
   readonly proxy: string | undefined;
   /** Prefix of every message (`<info> : `); undefined when unset. */
   readonly additionalInfo: string | undefined;
+  /** `--alert-structured`: the webhook sink posts one JSON object per roll instead of text. */
+  readonly structured: boolean;
 }
+
+/**
+ * The `--alert-*` flags (Reloader 2.0), each undefined when neither it nor its `KRELOAD_*` variable
+ * was given; a given flag wins over its `ALERT_*` variable.
+ */
+export interface AlertFlags {
+  readonly onReload: boolean | undefined;
+  /** Lower-cased; `raw` is Reloader 2.0's name of the plain-text webhook sink. */
+  readonly sink: string | undefined;
+  /** Already validated as an http(s) URL. */
+  readonly webhookUrl: string | undefined;
+  readonly proxy: string | undefined;
+  readonly additionalInfo: string | undefined;
+  readonly structured: boolean;
+}
+
+const NO_ALERT_FLAGS: AlertFlags = {
+  onReload: undefined,
+  sink: undefined,
+  webhookUrl: undefined,
+  proxy: undefined,
+  additionalInfo: undefined,
+  structured: false,
+};
 
 export interface EnvSettings {
   readonly kubernetesNamespace: string | undefined;
@@ -64,6 +90,7 @@ const DISABLED_ALERTS: AlertOptions = {
   webhookUrl: undefined,
   proxy: undefined,
   additionalInfo: undefined,
+  structured: false,
 };
 
 interface Findings {
@@ -72,9 +99,10 @@ interface Findings {
 }
 
 /** Empty or unknown sinks send plain text, as Reloader does; unknown ones are worth a warning. */
-function readSink(env: Env, findings: Findings): AlertSink {
-  const sink = env.ALERT_SINK?.trim().toLowerCase() ?? '';
+function readSink(env: Env, flags: AlertFlags, findings: Findings): AlertSink {
+  const sink = flags.sink ?? env.ALERT_SINK?.trim().toLowerCase() ?? '';
   if (isChoice(ALERT_SINKS, sink)) return sink;
+  if (sink === 'raw') return 'webhook';
   if (sink !== '') {
     findings.warnings.push({
       level: 'warn',
@@ -92,28 +120,38 @@ function readAlertUrl(env: Env, name: string, findings: Findings): string | unde
   return undefined;
 }
 
-function readAlerts(env: Env, findings: Findings): AlertOptions {
-  if (env.ALERT_ON_RELOAD !== 'true') return DISABLED_ALERTS;
-  if ((env.ALERT_WEBHOOK_URL?.trim() ?? '') === '') {
+/**
+ * Alerts are on with `ALERT_ON_RELOAD=true` or `--alert-on-reload`, and, as in Reloader 2.0, whenever
+ * `--alert-webhook-url` is given; `--alert-on-reload=false` turns them off whatever the env says.
+ */
+function alertsRequested(env: Env, flags: AlertFlags): boolean {
+  if (flags.onReload !== undefined) return flags.onReload;
+  return env.ALERT_ON_RELOAD === 'true' || flags.webhookUrl !== undefined;
+}
+
+function readAlerts(env: Env, flags: AlertFlags, findings: Findings): AlertOptions {
+  if (!alertsRequested(env, flags)) return DISABLED_ALERTS;
+  if (flags.webhookUrl === undefined && (env.ALERT_WEBHOOK_URL?.trim() ?? '') === '') {
     findings.warnings.push({
       level: 'warn',
-      subject: 'ALERT_ON_RELOAD',
+      subject: flags.onReload === true ? '--alert-on-reload' : 'ALERT_ON_RELOAD',
       message: 'is true but ALERT_WEBHOOK_URL is empty; alerts are disabled',
     });
     return DISABLED_ALERTS;
   }
   return {
     enabled: true,
-    sink: readSink(env, findings),
-    webhookUrl: readAlertUrl(env, 'ALERT_WEBHOOK_URL', findings),
-    proxy: readAlertUrl(env, 'ALERT_WEBHOOK_PROXY', findings),
-    additionalInfo: read(env, 'ALERT_ADDITIONAL_INFO'),
+    sink: readSink(env, flags, findings),
+    webhookUrl: flags.webhookUrl ?? readAlertUrl(env, 'ALERT_WEBHOOK_URL', findings),
+    proxy: flags.proxy ?? readAlertUrl(env, 'ALERT_WEBHOOK_PROXY', findings),
+    additionalInfo: flags.additionalInfo ?? read(env, 'ALERT_ADDITIONAL_INFO'),
+    structured: flags.structured,
   };
 }
 
 const KNOWN_KRELOAD_VARIABLES: ReadonlySet<string> = new Set(OPTION_SPECS.map((spec) => spec.env));
 
-export function readEnvSettings(env: Env): EnvReport {
+export function readEnvSettings(env: Env, alertFlags: AlertFlags = NO_ALERT_FLAGS): EnvReport {
   const problems: string[] = [];
   const warnings: ConfigWarning[] = [];
   const kubernetesNamespace = read(env, 'KUBERNETES_NAMESPACE');
@@ -124,7 +162,7 @@ export function readEnvSettings(env: Env): EnvReport {
       `KUBERNETES_NAMESPACE: invalid namespace "${kubernetesNamespace ?? ''}": ${namespaceProblem}`,
     );
   }
-  const alerts = readAlerts(env, { problems, warnings });
+  const alerts = readAlerts(env, alertFlags, { problems, warnings });
   for (const name of Object.keys(env).sort()) {
     if (name.startsWith('KRELOAD_') && !KNOWN_KRELOAD_VARIABLES.has(name)) {
       warnings.push({ level: 'warn', subject: name, message: 'unknown variable, ignored' });

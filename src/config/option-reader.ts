@@ -16,6 +16,7 @@ import {
   parseIntValue,
   parseNamespaceValue,
   parseObjectNameValue,
+  parseOptionalAddressValue,
   parsePathValue,
   parsePortValue,
   parseStringBoolValue,
@@ -126,6 +127,15 @@ export class OptionReader {
 
   address(name: OptionNameOfType<'address'>): ListenAddress {
     return this.#scalar(name, parseAddressValue);
+  }
+
+  optionalAddress(name: OptionNameOfType<'optional-address'>): ListenAddress | undefined {
+    return this.#scalar(name, parseOptionalAddressValue);
+  }
+
+  /** Any string; empty means unset. */
+  text(name: OptionNameOfType<'text'>): string | undefined {
+    return this.#scalar(name, (raw) => ({ ok: true, value: raw === '' ? undefined : raw }));
   }
 
   namespace(name: OptionNameOfType<'namespace'>): string | undefined {

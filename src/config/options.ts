@@ -17,6 +17,8 @@ import type { IgnorablePlural } from '../rollout/kinds.ts';
  * - `url`: absolute `http(s)` URL; empty means unset.
  * - `path`: a file path; empty means unset.
  * - `address`: `[host]:port`.
+ * - `optional-address`: `[host]:port`; empty means unset.
+ * - `text`: any string; empty means unset.
  * - `port`: 1–65535.
  * - `namespace`: a DNS-1123 label; empty means unset.
  * - `name`: a DNS-1123 subdomain (an object name).
@@ -33,6 +35,8 @@ export type OptionType =
   | 'url'
   | 'path'
   | 'address'
+  | 'optional-address'
+  | 'text'
   | 'port'
   | 'namespace'
   | 'name';
@@ -82,6 +86,12 @@ export type IgnorableWorkloadType = (typeof IGNORABLE_WORKLOAD_TYPES)[number];
 export const RELOAD_STRATEGIES = ['env-vars', 'annotations'] as const;
 
 export const LOG_FORMATS = ['', 'text', 'json'] as const;
+
+/** `--is-openshift`: Reloader 2.0's tri-state; empty means auto. */
+export const OPENSHIFT_MODES = ['', 'auto', 'true', 'false'] as const;
+
+/** `--alert-sink`: empty keeps `ALERT_SINK`; `raw` is Reloader 2.0's name for `webhook`. */
+export const ALERT_SINK_NAMES = ['', 'slack', 'teams', 'gchat', 'webhook', 'raw'] as const;
 
 export const LOG_LEVEL_NAMES = [
   'trace',
@@ -197,6 +207,51 @@ export const OPTION_SPECS = [
     helm: 'reloader.custom_annotations.pauseTime',
   },
   {
+    name: 'configmapExcludeAnnotation',
+    flag: '--configmap-exclude-annotation',
+    env: 'KRELOAD_CONFIGMAP_EXCLUDE_ANNOTATION',
+    type: 'annotation-key',
+    default: 'configmaps.exclude.reloader.stakater.com/reload',
+    help: 'Workload annotation naming ConfigMaps that never roll it, even under auto.',
+    helm: 'reloader.custom_annotations.configmap_exclude',
+  },
+  {
+    name: 'secretExcludeAnnotation',
+    flag: '--secret-exclude-annotation',
+    env: 'KRELOAD_SECRET_EXCLUDE_ANNOTATION',
+    type: 'annotation-key',
+    default: 'secrets.exclude.reloader.stakater.com/reload',
+    help: 'Workload annotation naming Secrets that never roll it, even under auto.',
+    helm: 'reloader.custom_annotations.secret_exclude',
+  },
+  {
+    name: 'secretproviderclassAnnotation',
+    flag: '--secretproviderclass-annotation',
+    env: 'KRELOAD_SECRETPROVIDERCLASS_ANNOTATION',
+    type: 'annotation-key',
+    default: 'secretproviderclass.reloader.stakater.com/reload',
+    help: 'Annotation that lists the SecretProviderClasses a workload reloads on (with --enable-csi-integration).',
+    helm: 'reloader.custom_annotations.secretproviderclass',
+  },
+  {
+    name: 'secretproviderclassAutoAnnotation',
+    flag: '--secretproviderclass-auto-annotation',
+    env: 'KRELOAD_SECRETPROVIDERCLASS_AUTO_ANNOTATION',
+    type: 'annotation-key',
+    default: 'secretproviderclass.reloader.stakater.com/auto',
+    help: 'Annotation that turns on automatic reload for SecretProviderClasses only.',
+    helm: 'reloader.custom_annotations.secretproviderclass_auto',
+  },
+  {
+    name: 'secretproviderclassExcludeAnnotation',
+    flag: '--secretproviderclass-exclude-annotation',
+    env: 'KRELOAD_SECRETPROVIDERCLASS_EXCLUDE_ANNOTATION',
+    type: 'annotation-key',
+    default: 'secretproviderclasses.exclude.reloader.stakater.com/reload',
+    help: 'Workload annotation naming SecretProviderClasses that never roll it, even under auto.',
+    helm: 'reloader.custom_annotations.secretproviderclass_exclude',
+  },
+  {
     name: 'reloadStrategy',
     flag: '--reload-strategy',
     env: 'KRELOAD_RELOAD_STRATEGY',
@@ -232,6 +287,17 @@ export const OPTION_SPECS = [
     default: 'false',
     help: 'Watch and reload Argo Rollouts (when their API is served).',
     helm: 'reloader.isArgoRollouts',
+  },
+  {
+    name: 'isOpenshift',
+    flag: '--is-openshift',
+    env: 'KRELOAD_IS_OPENSHIFT',
+    type: 'enum',
+    default: 'auto',
+    help: 'DeploymentConfigs: auto (or empty) and true watch them when their API is served, false never does.',
+    helm: 'reloader.isOpenshift',
+    choices: OPENSHIFT_MODES,
+    caseInsensitive: true,
   },
   {
     name: 'enableCsiIntegration',
@@ -327,6 +393,69 @@ export const OPTION_SPECS = [
     default: '',
     help: 'POST source changes to this URL instead of reloading workloads.',
     helm: 'reloader.webhookUrl',
+  },
+  {
+    name: 'alertOnReload',
+    flag: '--alert-on-reload',
+    env: 'KRELOAD_ALERT_ON_RELOAD',
+    type: 'bool',
+    default: 'false',
+    defaultText: '$ALERT_ON_RELOAD',
+    help: 'Send an alert per roll to --alert-webhook-url; overrides ALERT_ON_RELOAD.',
+    helm: undefined,
+  },
+  {
+    name: 'alertSink',
+    flag: '--alert-sink',
+    env: 'KRELOAD_ALERT_SINK',
+    type: 'enum',
+    default: '',
+    defaultText: '$ALERT_SINK',
+    help: 'Alert format: slack, teams, gchat, or webhook (plain text; raw is the same); overrides ALERT_SINK.',
+    helm: undefined,
+    choices: ALERT_SINK_NAMES,
+    caseInsensitive: true,
+  },
+  {
+    name: 'alertWebhookUrl',
+    flag: '--alert-webhook-url',
+    env: 'KRELOAD_ALERT_WEBHOOK_URL',
+    type: 'url',
+    default: '',
+    defaultText: '$ALERT_WEBHOOK_URL',
+    help:
+      'Where alerts are sent; setting it turns alerts on, as in Reloader 2.0. Overrides ALERT_WEBHOOK_URL, ' +
+      'which is safer for a secret URL: a flag shows in the pod spec and the process list.',
+    helm: undefined,
+  },
+  {
+    name: 'alertProxy',
+    flag: '--alert-proxy',
+    env: 'KRELOAD_ALERT_PROXY',
+    type: 'url',
+    default: '',
+    defaultText: '$ALERT_WEBHOOK_PROXY',
+    help: 'HTTP(S) proxy for alerts; overrides ALERT_WEBHOOK_PROXY.',
+    helm: undefined,
+  },
+  {
+    name: 'alertAdditionalInfo',
+    flag: '--alert-additional-info',
+    env: 'KRELOAD_ALERT_ADDITIONAL_INFO',
+    type: 'text',
+    default: '',
+    defaultText: '$ALERT_ADDITIONAL_INFO',
+    help: 'Text prefixed to every alert (e.g. the cluster name); overrides ALERT_ADDITIONAL_INFO.',
+    helm: undefined,
+  },
+  {
+    name: 'alertStructured',
+    flag: '--alert-structured',
+    env: 'KRELOAD_ALERT_STRUCTURED',
+    type: 'bool',
+    default: 'false',
+    help: 'With the webhook (raw) sink, send one JSON object per roll instead of plain text.',
+    helm: undefined,
   },
   {
     name: 'enableHa',
@@ -440,8 +569,28 @@ export const OPTION_SPECS = [
     env: 'KRELOAD_METRICS_PORT',
     type: 'port',
     default: '9090',
-    help: 'Port of the HTTP listener for /metrics, /live, /healthz and /readyz.',
+    help: 'Port of the HTTP listener for /metrics, /live, /healthz and /readyz (all interfaces).',
     helm: 'reloader.metricsPort',
+  },
+  {
+    name: 'metricsAddr',
+    flag: '--metrics-addr',
+    env: 'KRELOAD_METRICS_ADDR',
+    type: 'optional-address',
+    default: '',
+    defaultText: ':<--metrics-port>',
+    help: 'Address of that listener, [host]:port (Reloader 2.0); replaces --metrics-port, which must then be unset or equal.',
+    helm: undefined,
+  },
+  {
+    name: 'healthAddr',
+    flag: '--health-addr',
+    env: 'KRELOAD_HEALTH_ADDR',
+    type: 'optional-address',
+    default: '',
+    defaultText: 'the metrics listener',
+    help: 'Also serve /live, /healthz and /readyz on this [host]:port (Reloader 2.0 probes :8080).',
+    helm: undefined,
   },
   {
     name: 'enableDebugExplain',
@@ -502,6 +651,48 @@ export const OPTION_SPECS = [
     default: 'kreload-leader',
     help: 'Name of the leader-election Lease.',
     helm: 'reloader.leaderElection.id',
+  },
+  {
+    name: 'leaderElectionLeaseDuration',
+    flag: '--leader-election-lease-duration',
+    env: 'KRELOAD_LEADER_ELECTION_LEASE_DURATION',
+    type: 'duration',
+    default: '15s',
+    help: "How long a leader's claim lasts without renewal; whole seconds, above the renew deadline, at most 24h.",
+    helm: 'reloader.leaderElection.leaseDuration',
+    min: 1000,
+    max: DAY_MS,
+  },
+  {
+    name: 'leaderElectionRenewDeadline',
+    flag: '--leader-election-renew-deadline',
+    env: 'KRELOAD_LEADER_ELECTION_RENEW_DEADLINE',
+    type: 'duration',
+    default: '10s',
+    help: 'How long the leader keeps writing after its last renewal; above 1.2 × the retry period.',
+    helm: 'reloader.leaderElection.renewDeadline',
+    min: 1,
+    max: DAY_MS,
+  },
+  {
+    name: 'leaderElectionRetryPeriod',
+    flag: '--leader-election-retry-period',
+    env: 'KRELOAD_LEADER_ELECTION_RETRY_PERIOD',
+    type: 'duration',
+    default: '2s',
+    help: 'Pause between two attempts to acquire or renew the Lease.',
+    helm: 'reloader.leaderElection.retryPeriod',
+    min: 1,
+    max: DAY_MS,
+  },
+  {
+    name: 'leaderElectionReleaseOnCancel',
+    flag: '--leader-election-release-on-cancel',
+    env: 'KRELOAD_LEADER_ELECTION_RELEASE_ON_CANCEL',
+    type: 'bool',
+    default: 'true',
+    help: 'Release the Lease on shutdown so a successor leads at once; false leaves it to expire.',
+    helm: 'reloader.leaderElection.releaseOnCancel',
   },
 ] as const satisfies readonly OptionSpec[];
 

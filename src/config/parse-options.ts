@@ -7,13 +7,15 @@ import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
 import { readCommandLine } from './command-line.ts';
 import { ConfigError } from './config-error.ts';
 import type { ConfigWarning } from './config-warning.ts';
-import type { AlertOptions, KubeconfigSearch } from './env-settings.ts';
+import type { AlertFlags, AlertOptions, KubeconfigSearch } from './env-settings.ts';
 import { readEnvSettings } from './env-settings.ts';
 import { OptionReader } from './option-reader.ts';
 import type { IgnorableWorkloadType, LogLevelName, ResourceType } from './options.ts';
 import {
+  ALERT_SINK_NAMES,
   IGNORABLE_WORKLOAD_TYPES,
   LOG_FORMATS,
+  OPENSHIFT_MODES,
   LOG_LEVEL_NAMES,
   RELOAD_STRATEGIES,
   RESOURCE_TYPES,
@@ -37,7 +39,17 @@ export interface LeaderElectionOptions {
   readonly id: string;
   /** `POD_NAME`; always set when enabled. */
   readonly identity: string | undefined;
+  /** Whole seconds, above renewDeadlineMs. */
+  readonly leaseDurationMs: number;
+  /** Above 1.2 × retryPeriodMs. */
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  /** Clear the Lease's holder on shutdown (§13.5 item 3); false lets it expire instead. */
+  readonly releaseOnCancel: boolean;
 }
+
+/** `--is-openshift`; empty is `auto`. `auto` and `true` watch DeploymentConfigs once served. */
+export type OpenshiftMode = 'auto' | 'true' | 'false';
 
 /**
  * The effective configuration. Fields named like an OPTION_SPECS row hold that option's value; grouped
@@ -51,6 +63,7 @@ export interface Options {
   readonly reloadOnCreate: boolean;
   readonly reloadOnDelete: boolean;
   readonly isArgoRollouts: boolean;
+  readonly isOpenshift: OpenshiftMode;
   readonly enableCsiIntegration: boolean;
   readonly enableReloadPolicies: boolean;
   /** Accepted and ignored (D29); kept so the effective options show it. */
@@ -77,7 +90,12 @@ export interface Options {
   /** `--kubeconfig`; resolveKubeconfig performs the whole lookup with kubeconfigSearch. */
   readonly kubeconfig: string | undefined;
   readonly kubeconfigSearch: KubeconfigSearch;
+  /** Port of the HTTP listener: `--metrics-addr`'s when given, else `--metrics-port`. */
   readonly metricsPort: number;
+  /** Host of that listener, from `--metrics-addr`; undefined listens on every interface. */
+  readonly metricsHost: string | undefined;
+  /** `--health-addr`: a second listener for the probes; undefined when they share the first. */
+  readonly healthAddr: ListenAddress | undefined;
   /** GET /debug/explain on the metrics listener (ADR 0031). */
   readonly enableDebugExplain: boolean;
   readonly includeHelmSecrets: boolean;
@@ -122,6 +140,103 @@ function readAnnotationKeys(reader: OptionReader): AnnotationKeys {
     ignore: reader.annotationKey('ignoreAnnotation'),
     pausePeriod: reader.annotationKey('pauseDeploymentAnnotation'),
     pausedAt: reader.annotationKey('pauseDeploymentTimeAnnotation'),
+    configmapExclude: reader.annotationKey('configmapExcludeAnnotation'),
+    secretExclude: reader.annotationKey('secretExcludeAnnotation'),
+    secretProviderClassReload: reader.annotationKey('secretproviderclassAnnotation'),
+    secretProviderClassAuto: reader.annotationKey('secretproviderclassAutoAnnotation'),
+    secretProviderClassExclude: reader.annotationKey('secretproviderclassExcludeAnnotation'),
+  };
+}
+
+/** client-go's jitter: a renewal may start up to 1.2 retry periods after the previous one. */
+const RETRY_JITTER_FACTOR = 1.2;
+const MS_PER_SECOND = 1000;
+
+/**
+ * The Lease timings, checked as Reloader checks them (whole-second lease, lease > renew deadline >
+ * 1.2 × retry period). The Lease stores whole seconds: a follower judging expiry from a rounded
+ * duration could take over while this leader still writes, so a fraction is refused, not rounded.
+ */
+function readLeaseTimings(
+  reader: OptionReader,
+): Pick<LeaderElectionOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'> {
+  const leaseDurationMs = reader.duration('leaderElectionLeaseDuration');
+  const renewDeadlineMs = reader.duration('leaderElectionRenewDeadline');
+  const retryPeriodMs = reader.duration('leaderElectionRetryPeriod');
+  const lease = reader.subject('leaderElectionLeaseDuration');
+  const renew = reader.subject('leaderElectionRenewDeadline');
+  const retry = reader.subject('leaderElectionRetryPeriod');
+  const leaseValid = reader.isValid('leaderElectionLeaseDuration');
+  const renewValid = reader.isValid('leaderElectionRenewDeadline');
+  if (leaseValid && leaseDurationMs % MS_PER_SECOND !== 0) {
+    reader.addProblem(
+      lease,
+      `${formatDuration(leaseDurationMs)} is not a whole number of seconds: the Lease records ` +
+        'whole seconds, and a follower reading a rounded duration could lead beside this leader',
+    );
+  } else if (leaseValid && renewValid && leaseDurationMs <= renewDeadlineMs) {
+    reader.addProblem(
+      lease,
+      `${formatDuration(leaseDurationMs)} must be greater than ${renew} (${formatDuration(renewDeadlineMs)})`,
+    );
+  }
+  if (
+    renewValid &&
+    reader.isValid('leaderElectionRetryPeriod') &&
+    renewDeadlineMs <= RETRY_JITTER_FACTOR * retryPeriodMs
+  ) {
+    reader.addProblem(
+      renew,
+      `${formatDuration(renewDeadlineMs)} must be greater than ${String(RETRY_JITTER_FACTOR)} × ${retry} ` +
+        `(${formatDuration(retryPeriodMs)}), or a renewal may start after the deadline`,
+    );
+  }
+  return { leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+}
+
+/**
+ * `--metrics-addr` (Reloader 2.0) names the listener `--metrics-port` (Reloader 1.x charts) only
+ * numbers; given both, they must agree. `--health-addr` adds a probe listener on another port.
+ */
+function readListeners(
+  reader: OptionReader,
+): Pick<Options, 'metricsPort' | 'metricsHost' | 'healthAddr'> {
+  const port = reader.port('metricsPort');
+  const addr = reader.optionalAddress('metricsAddr');
+  const healthAddr = reader.optionalAddress('healthAddr');
+  const explicitPort = reader.origin('metricsPort') !== 'default' && reader.isValid('metricsPort');
+  if (addr !== undefined && explicitPort && addr.port !== port) {
+    reader.addProblem(
+      reader.subject('metricsAddr'),
+      `port ${String(addr.port)} differs from ${reader.subject('metricsPort')} (${String(port)}); set one of them`,
+    );
+  }
+  const metricsPort = addr?.port ?? port;
+  if (healthAddr?.port === metricsPort) {
+    reader.addProblem(
+      reader.subject('healthAddr'),
+      `port ${String(metricsPort)} is the metrics listener's, which serves the probes already; leave it unset`,
+    );
+  }
+  return { metricsPort, metricsHost: addr?.host, healthAddr };
+}
+
+function readOpenshiftMode(reader: OptionReader): OpenshiftMode {
+  const mode = reader.choice('isOpenshift', OPENSHIFT_MODES);
+  return mode === '' ? 'auto' : mode;
+}
+
+/** The `--alert-*` flags that were given; undefined fields fall back to the `ALERT_*` variables. */
+function readAlertFlags(reader: OptionReader): AlertFlags {
+  const given = (name: 'alertOnReload' | 'alertSink'): boolean => reader.origin(name) !== 'default';
+  const sink = reader.choice('alertSink', ALERT_SINK_NAMES);
+  return {
+    onReload: given('alertOnReload') ? reader.bool('alertOnReload') : undefined,
+    sink: given('alertSink') && sink !== '' ? sink : undefined,
+    webhookUrl: reader.url('alertWebhookUrl'),
+    proxy: reader.url('alertProxy'),
+    additionalInfo: reader.text('alertAdditionalInfo'),
+    structured: reader.bool('alertStructured'),
   };
 }
 
@@ -175,7 +290,14 @@ function readLeaderElection(
       `required with ${reader.subject('enableHa')}: set it or POD_NAMESPACE`,
     );
   }
-  return { enabled, namespace, id: reader.objectName('leaderElectionId'), identity: pod.podName };
+  return {
+    enabled,
+    namespace,
+    id: reader.objectName('leaderElectionId'),
+    identity: pod.podName,
+    ...readLeaseTimings(reader),
+    releaseOnCancel: reader.bool('leaderElectionReleaseOnCancel'),
+  };
 }
 
 function readWebhook(reader: OptionReader, dryRun: boolean): string | undefined {
@@ -229,7 +351,7 @@ export async function parseOptions(
 ): Promise<Options> {
   const commandLine = await readCommandLine(argv);
   const reader = new OptionReader({ commandLine: commandLine.values, env });
-  const envReport = readEnvSettings(env);
+  const envReport = readEnvSettings(env, readAlertFlags(reader));
   const { settings } = envReport;
 
   const namespaces = reader.namespaceList('namespaces');
@@ -257,6 +379,7 @@ export async function parseOptions(
     reloadOnCreate: reader.stringBool('reloadOnCreate'),
     reloadOnDelete: reader.stringBool('reloadOnDelete'),
     isArgoRollouts: reader.stringBool('isArgoRollouts'),
+    isOpenshift: readOpenshiftMode(reader),
     enableCsiIntegration: reader.bool('enableCsiIntegration'),
     enableReloadPolicies: reader.bool('enableReloadPolicies'),
     syncAfterRestart,
@@ -274,7 +397,7 @@ export async function parseOptions(
     workerThreads: reader.int('workerThreads'),
     kubeconfig: reader.path('kubeconfig'),
     kubeconfigSearch: settings.kubeconfigSearch,
-    metricsPort: reader.port('metricsPort'),
+    ...readListeners(reader),
     enableDebugExplain: reader.bool('enableDebugExplain'),
     includeHelmSecrets: reader.bool('includeHelmSecrets'),
     dryRun,

@@ -126,6 +126,11 @@ export function parseAddressValue(raw: string): Parsed<ListenAddress> {
   return valid({ host: host === '' ? undefined : host, port: port.value });
 }
 
+/** `[host]:port`, or empty for unset. */
+export function parseOptionalAddressValue(raw: string): Parsed<ListenAddress | undefined> {
+  return raw === '' ? valid(undefined) : parseAddressValue(raw);
+}
+
 /** Empty means unset. */
 export function parseNamespaceValue(raw: string): Parsed<string | undefined> {
   if (raw === '') return valid(undefined);

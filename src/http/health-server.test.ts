@@ -245,3 +245,24 @@ describe('HealthServer /debug/explain', () => {
     expect(errors).toHaveLength(1);
   });
 });
+
+describe('HealthServer with probesOnly (--health-addr)', () => {
+  it('answers the probes and 404s /metrics and /debug/explain', async () => {
+    const { base } = await startServer({
+      probesOnly: true,
+      explain: () => ({ status: 200, contentType: 'text/plain', body: 'explained' }),
+    });
+    const statuses = await Promise.all(
+      ['/live', '/healthz', '/readyz', '/metrics', '/debug/explain?kind=Deployment'].map(
+        async (path) => [path, (await fetch(`${base}${path}`)).status],
+      ),
+    );
+    expect(statuses).toEqual([
+      ['/live', 200],
+      ['/healthz', 200],
+      ['/readyz', 200],
+      ['/metrics', 404],
+      ['/debug/explain?kind=Deployment', 404],
+    ]);
+  });
+});

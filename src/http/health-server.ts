@@ -38,6 +38,8 @@ export interface HealthServerDeps {
    * that path is a 404 like any other.
    */
   readonly explain?: (query: URLSearchParams) => HttpReply;
+  /** `--health-addr`'s listener: only `/live`, `/healthz` and `/readyz`; the rest is a 404. */
+  readonly probesOnly?: boolean;
 }
 
 export class HealthServerError extends Error {
@@ -95,7 +97,10 @@ const ROUTES: Readonly<Record<string, Route>> = {
   },
 };
 
-function routeOf(url: URL): Route | undefined {
+const PROBE_PATHS: ReadonlySet<string> = new Set(['/live', '/healthz', '/readyz']);
+
+function routeOf(url: URL, probesOnly: boolean): Route | undefined {
+  if (probesOnly && !PROBE_PATHS.has(url.pathname)) return undefined;
   return Object.hasOwn(ROUTES, url.pathname) ? ROUTES[url.pathname] : undefined;
 }
 
@@ -166,7 +171,7 @@ export class HealthServer {
 
   async #reply(request: IncomingMessage): Promise<Reply> {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const route = routeOf(url);
+    const route = routeOf(url, this.#deps.probesOnly === true);
     if (!route) return text(404, 'not found');
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return text(405, 'method not allowed');

@@ -85,14 +85,26 @@ describe.each(WORKLOAD_KINDS.map((row) => [row.kind, row] as const))('kind row %
   });
 
   it('is planned from the row: optional API, enabling option, ignorability', () => {
-    const everything = plannedKinds({ ignoredWorkloadTypes: [], isArgoRollouts: true });
+    const everything = plannedKinds({
+      ignoredWorkloadTypes: [],
+      isArgoRollouts: true,
+      isOpenshift: 'auto',
+    });
     expect(everything.always.includes(row.kind)).toBe(!row.optionalApi);
     expect(everything.ifServed.includes(row.kind)).toBe(row.optionalApi);
 
-    const ignored = plannedKinds({ ignoredWorkloadTypes: [row.plural], isArgoRollouts: true });
+    const ignored = plannedKinds({
+      ignoredWorkloadTypes: [row.plural],
+      isArgoRollouts: true,
+      isOpenshift: 'true',
+    });
     expect([...ignored.always, ...ignored.ifServed].includes(row.kind)).toBe(!row.ignorable);
 
-    const optionOff = plannedKinds({ ignoredWorkloadTypes: [], isArgoRollouts: false });
+    const optionOff = plannedKinds({
+      ignoredWorkloadTypes: [],
+      isArgoRollouts: false,
+      isOpenshift: 'false',
+    });
     expect([...optionOff.always, ...optionOff.ifServed].includes(row.kind)).toBe(
       row.enabledByOption === undefined,
     );

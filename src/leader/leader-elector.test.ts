@@ -3,6 +3,7 @@ import { LeaderElector } from './leader-elector.ts';
 import type { LeaderElectionError } from './leader-elector.ts';
 import { LeaseConflictError } from './ports.ts';
 import type { LeaseId, LeaseRecord, LeaseStore, ObservedLease } from './ports.ts';
+import type { LeaseTimings } from './lease-decision.ts';
 import type { Clock, Timers } from '../time/timers.ts';
 
 const ID: LeaseId = { namespace: 'kreload', name: 'kreload-leader' };
@@ -87,7 +88,11 @@ const timers: Timers = {
   },
 };
 
-function anElector(store: LeaseStore, identity = 'me') {
+function anElector(
+  store: LeaseStore,
+  identity = 'me',
+  options: { timings?: LeaseTimings; releaseOnCancel?: boolean } = {},
+) {
   const started = vi.fn<() => void>();
   const lost = vi.fn<(reason: string) => void>();
   const errors: LeaderElectionError[] = [];
@@ -101,6 +106,7 @@ function anElector(store: LeaseStore, identity = 'me') {
     onStartedLeading: started,
     onLostLeading: lost,
     onError: (error) => errors.push(error),
+    ...options,
   });
   return { elector, started, lost, errors };
 }
@@ -396,5 +402,72 @@ describe('LeaderElector', () => {
     await vi.advanceTimersByTimeAsync(6_000);
     expect(elector.lastObservedAt).toBe(at(4_000).getTime());
     elector.stop();
+  });
+});
+
+describe('LeaderElector with the --leader-election-* timings', () => {
+  const TIMINGS: LeaseTimings = {
+    leaseDurationMs: 30_000,
+    renewDeadlineMs: 7_000,
+    retryPeriodMs: 5_000,
+  };
+
+  it('renews every retry period and records the lease duration in whole seconds', async () => {
+    const store = new InMemoryLeaseStore();
+    const { elector } = anElector(store, 'me', { timings: TIMINGS });
+    elector.start();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(store.writes.map((w) => [w.record.renewTime, w.record.leaseDurationSeconds])).toEqual([
+      [at(0), 30],
+      [at(5_000), 30],
+      [at(10_000), 30],
+    ]);
+    elector.stop();
+  });
+
+  it('takes over a holder that wrote no duration only after its own lease duration', async () => {
+    const store = new InMemoryLeaseStore();
+    store.seed({
+      holderIdentity: 'other',
+      leaseDurationSeconds: undefined,
+      acquireTime: at(-60_000),
+      renewTime: at(-60_000),
+      leaseTransitions: 0,
+    });
+    const { elector } = anElector(store, 'me', { timings: TIMINGS });
+    elector.start();
+    await vi.advanceTimersByTimeAsync(29_999);
+    expect(store.writes).toEqual([]);
+    await vi.advanceTimersByTimeAsync(5_001);
+    expect(elector.state()).toBe('leader');
+    elector.stop();
+  });
+
+  it('stops writing and loses at its renew deadline, not the default 10 s', async () => {
+    const store = new InMemoryLeaseStore();
+    const { elector, lost } = anElector(store, 'me', { timings: TIMINGS });
+    elector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    store.failure = 'hang';
+    await vi.advanceTimersByTimeAsync(6_999);
+    expect(elector.canWrite()).toBe(true);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(elector.canWrite()).toBe(false);
+    expect(lost).toHaveBeenCalledExactlyOnceWith('renew deadline exceeded');
+  });
+
+  it('with releaseOnCancel false, stops without clearing the holder', async () => {
+    const store = new InMemoryLeaseStore();
+    const { elector } = anElector(store, 'me', { releaseOnCancel: false });
+    elector.start();
+    await vi.advanceTimersByTimeAsync(2_000);
+    const writes = store.writes.length;
+    await elector.release();
+    expect(store.writes.length).toBe(writes);
+    expect(store.lease?.record.holderIdentity).toBe('me');
+    expect(elector.state()).toBe('follower');
+    expect(elector.canWrite()).toBe(false);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(store.writes.length).toBe(writes);
   });
 });

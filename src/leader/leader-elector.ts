@@ -22,6 +22,11 @@ export interface LeaderElectorDeps {
   /** `--leader-election-namespace`. */
   readonly namespace: string;
   readonly timings?: LeaseTimings;
+  /**
+   * `--leader-election-release-on-cancel` (default true): release() clears the holder so that a
+   * successor leads at once. False leaves the Lease to expire after its duration.
+   */
+  readonly releaseOnCancel?: boolean;
   readonly clock: Clock;
   readonly timers: Timers;
   /** Called once, when the lease is first acquired. */
@@ -86,8 +91,8 @@ export class LeaderElector {
 
   /**
    * Stops the loop and, if the Lease last seen names this replica, clears `holderIdentity` with a
-   * 1 s duration so that a successor takes over at once (§13.5 step 3). Never rejects; failures go
-   * to `onError`.
+   * 1 s duration so that a successor takes over at once (§13.5 step 3); without releaseOnCancel it
+   * only stops. Never rejects; failures go to `onError`.
    */
   async release(): Promise<void> {
     this.stop();
@@ -95,6 +100,7 @@ export class LeaderElector {
     if (this.#state === 'lost') return;
     this.#state = 'follower';
     this.#lastRenewAtMs = undefined;
+    if (this.#deps.releaseOnCancel === false) return;
     try {
       await this.#writeRelease();
     } catch (error) {

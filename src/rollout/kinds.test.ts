@@ -188,7 +188,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       notReconciledWhenControlledBy: undefined,
       specFlags: ['paused', 'hasConfigChangeTrigger'],
       optionalApi: true,
-      enabledByOption: undefined,
+      enabledByOption: 'isOpenshift',
       ignorable: false,
       revisionKind: undefined,
     },

@@ -72,8 +72,11 @@ interface KindRowFields {
    * the built-in kinds are watched without asking.
    */
   readonly optionalApi: boolean;
-  /** Watched only when this option is true (`--is-Argo-Rollouts` for Rollout). */
-  readonly enabledByOption: 'isArgoRollouts' | undefined;
+  /**
+   * Not watched when this option is off: `--is-Argo-Rollouts` for Rollout (off unless true),
+   * `--is-openshift` for DeploymentConfig (on unless false).
+   */
+  readonly enabledByOption: 'isArgoRollouts' | 'isOpenshift' | undefined;
   /** `--ignored-workload-types` drops the kind when it names its plural (§11 item 4). */
   readonly ignorable: boolean;
   /**
@@ -202,6 +205,7 @@ const ROWS = [
     instantiatesWithoutConfigChangeTrigger: true,
     specFlags: ['paused', 'hasConfigChangeTrigger'],
     optionalApi: true,
+    enabledByOption: 'isOpenshift',
   },
 ] as const satisfies readonly KindRowFields[];
 

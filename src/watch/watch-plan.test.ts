@@ -104,14 +104,23 @@ describe('workload and namespace watches', () => {
 
   it.each([
     [
-      { ignoredWorkloadTypes: [], isArgoRollouts: false },
+      { ignoredWorkloadTypes: [], isArgoRollouts: false, isOpenshift: 'auto' as const },
       ['Deployment', 'DaemonSet', 'StatefulSet', 'CronJob', 'Job'],
       ['DeploymentConfig'],
     ],
     [
-      { ignoredWorkloadTypes: ['jobs', 'cronjobs'], isArgoRollouts: true },
+      {
+        ignoredWorkloadTypes: ['jobs', 'cronjobs'],
+        isArgoRollouts: true,
+        isOpenshift: 'true' as const,
+      },
       ['Deployment', 'DaemonSet', 'StatefulSet'],
       ['Rollout', 'DeploymentConfig'],
+    ],
+    [
+      { ignoredWorkloadTypes: [], isArgoRollouts: true, isOpenshift: 'false' as const },
+      ['Deployment', 'DaemonSet', 'StatefulSet', 'CronJob', 'Job'],
+      ['Rollout'],
     ],
   ])('kinds %j', (options, always, ifServed) => {
     expect(plannedKinds(options)).toEqual({ always, ifServed });

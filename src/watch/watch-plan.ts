@@ -92,6 +92,12 @@ export function namespaceWatchTarget(options: WatchPlanOptions): WatchTarget | u
 export interface KindPlanOptions {
   readonly ignoredWorkloadTypes: readonly string[];
   readonly isArgoRollouts: boolean;
+  /** `--is-openshift`: `auto` and `true` both leave DeploymentConfigs to discovery. */
+  readonly isOpenshift: 'auto' | 'true' | 'false';
+}
+
+function optionAllows(value: boolean | KindPlanOptions['isOpenshift']): boolean {
+  return value === true || value === 'auto' || value === 'true';
 }
 
 /** Kinds watched without asking discovery, and the optional ones that need their API served. */
@@ -103,7 +109,7 @@ export function plannedKinds(options: KindPlanOptions): {
   const planned = WORKLOAD_KINDS.filter(
     (row) =>
       !(row.ignorable && ignored.has(row.plural)) &&
-      (row.enabledByOption === undefined || options[row.enabledByOption]),
+      (row.enabledByOption === undefined || optionAllows(options[row.enabledByOption])),
   );
   return {
     always: planned.filter((row) => !row.optionalApi).map((row) => row.kind),

@@ -120,14 +120,61 @@ reloader.deployment.image.{name,tag,digest,pullPolicy} still wins field by field
 {{- $image := .Values.image | default dict -}}
 {{- $legacy := .Values.reloader.deployment.image | default dict -}}
 {{- $repository := $image.repository -}}
+{{- $source := "image.repository" -}}
 {{- if .Values.global.imageRegistry -}}
 {{- $repository = printf "%s/%s" (trimSuffix "/" .Values.global.imageRegistry) $image.name -}}
+{{- $source = "image.name" -}}
 {{- end -}}
-{{- $repository = $legacy.name | default $repository -}}
+{{- if $legacy.name -}}
+{{- $repository = $legacy.name -}}
+{{- $source = "reloader.deployment.image.name" -}}
+{{- end -}}
 {{- $tag := $legacy.tag | default $image.tag | default .Chart.AppVersion -}}
 {{- $digest := $legacy.digest | default $image.digest -}}
 {{- $ref := ternary (printf "%s@%s" $repository $digest) (printf "%s:%s" $repository (toString $tag)) (not (empty $digest)) -}}
-{{- dict "ref" $ref "pullPolicy" ($legacy.pullPolicy | default $image.pullPolicy) | toJson -}}
+{{- $fields := dict "ref" $ref "pullPolicy" ($legacy.pullPolicy | default $image.pullPolicy) -}}
+{{- /*
+A values file copied from Reloader names Reloader's image, which cannot run kreload's flags. It is
+replaced by kreload's own image (this chart's defaults: kreload, or <imageRegistry>/kreload, at the
+appVersion), and NOTES.txt and a comment in the Deployment say which value to change.
+*/ -}}
+{{- if regexMatch "(^|/)stakater/reloader(-[a-z0-9]+)?$" $repository -}}
+{{- $kreload := "kreload" -}}
+{{- if .Values.global.imageRegistry -}}
+{{- $kreload = printf "%s/kreload" (trimSuffix "/" .Values.global.imageRegistry) -}}
+{{- end -}}
+{{- $_ := set $fields "ref" (printf "%s:%s" $kreload .Chart.AppVersion) -}}
+{{- $_ := set $fields "replaced" $ref -}}
+{{- $_ := set $fields "source" $source -}}
+{{- end -}}
+{{- $fields | toJson -}}
+{{- end -}}
+
+{{/* The sentence that says a Reloader image was replaced, for NOTES.txt and the Deployment. */}}
+{{- define "kreload.imageReplacedNote" -}}
+{{- $image := include "kreload.imageFields" . | fromJson -}}
+{{- with $image.replaced -}}
+{{ $image.source }} names Stakater Reloader's image {{ . }}, which cannot run kreload's flags: {{ $image.ref }} runs instead. Set {{ $image.source }} (and its tag) to your kreload image.
+{{- end -}}
+{{- end -}}
+
+{{/*
+Scoping values that only apply in global mode and are set in another mode: dropped, as Reloader
+drops them; NOTES.txt and a comment in the Deployment say so.
+*/}}
+{{- define "kreload.droppedScopingNote" -}}
+{{- $mode := include "kreload.mode" . -}}
+{{- if ne $mode "global" -}}
+{{- $dropped := list -}}
+{{- range $value := list "ignoreNamespaces" "namespaceSelector" -}}
+{{- if include "kreload.joinList" (index $.Values.reloader $value) -}}
+{{- $dropped = append $dropped (printf "reloader.%s" $value) -}}
+{{- end -}}
+{{- end -}}
+{{- with $dropped -}}
+{{ join " and " . }}: honoured only when watching all namespaces, so ignored in {{ ternary "scoped mode (reloader.namespaces)" "single-namespace mode (reloader.watchGlobally=false)" (eq $mode "scoped") }}, as in Reloader.
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "kreload.image" -}}
@@ -221,6 +268,7 @@ how the value becomes the flag:
 - { value: reloadOnDelete, flag: reload-on-delete, type: bool }
 - { value: syncAfterRestart, flag: sync-after-restart, type: bool }
 - { value: isArgoRollouts, flag: is-Argo-Rollouts, type: bool }
+- { value: isOpenshift, flag: is-openshift, type: scalar, omit: true }
 - { value: enableCSIIntegration, flag: enable-csi-integration, type: bool }
 - { value: enableReloadPolicies, flag: enable-reload-policies, type: bool }
 - { flag: resources-to-ignore, type: set, members: [[ignoreConfigMaps, configmaps], [ignoreSecrets, secrets]] }
@@ -240,6 +288,10 @@ how the value becomes the flag:
 - { include: kreload.leaderElection, flag: enable-ha, type: bool }
 - { value: leaderElection.namespace, flag: leader-election-namespace, type: scalar, when: ha }
 - { value: leaderElection.id, flag: leader-election-id, type: scalar, when: ha }
+- { value: leaderElection.leaseDuration, flag: leader-election-lease-duration, type: scalar, when: ha }
+- { value: leaderElection.renewDeadline, flag: leader-election-renew-deadline, type: scalar, when: ha }
+- { value: leaderElection.retryPeriod, flag: leader-election-retry-period, type: scalar, when: ha }
+- { value: leaderElection.releaseOnCancel, flag: leader-election-release-on-cancel, type: scalar, omit: true, when: ha }
 - { value: logFormat, flag: log-format, type: scalar }
 - { value: logLevel, flag: log-level, type: scalar }
 - { value: metricsPort, flag: metrics-port, type: scalar }
@@ -256,6 +308,11 @@ how the value becomes the flag:
 - { value: custom_annotations.ignore, flag: ignore-annotation, type: scalar }
 - { value: custom_annotations.pausePeriod, flag: pause-deployment-annotation, type: scalar }
 - { value: custom_annotations.pauseTime, flag: pause-deployment-time-annotation, type: scalar }
+- { value: custom_annotations.configmap_exclude, flag: configmap-exclude-annotation, type: scalar }
+- { value: custom_annotations.secret_exclude, flag: secret-exclude-annotation, type: scalar }
+- { value: custom_annotations.secretproviderclass, flag: secretproviderclass-annotation, type: scalar }
+- { value: custom_annotations.secretproviderclass_auto, flag: secretproviderclass-auto-annotation, type: scalar }
+- { value: custom_annotations.secretproviderclass_exclude, flag: secretproviderclass-exclude-annotation, type: scalar }
 {{- end -}}
 
 {{/* The container's args as a YAML list, derived from kreload.flagTable. */}}

@@ -42,6 +42,17 @@ export const RELOADER_VALUES_FILES = [
   'legacy-image',
   'tutorial-config',
 ] as const;
+/**
+ * Stakater Reloader's own default values, verbatim, helm/kreload/tests/reloader-upstream/<name>.yaml
+ * (its README.md names each file's commit): 1.4.21, master, master with PR #1206, and the 2.0 charts.
+ */
+export const RELOADER_UPSTREAM_FILES = [
+  'values-1.4.21-chart-2.2.15',
+  'values-master-chart-2.2.16',
+  'values-pr1206-chart-2.2.16',
+  'values-v2-chart-reloader-v2-2.0.0',
+  'values-v2-chart-reloader-3.0.0-beta.1',
+] as const;
 /** The first helm build compiles it from the Go module proxy; later runs reuse the cache. */
 export const HELM_BUILD_TIMEOUT_MS = 20 * 60_000;
 

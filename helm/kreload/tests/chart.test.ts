@@ -132,7 +132,14 @@ const TUNING_DEFAULT_ARGS = [
   '--resync-period=10m',
 ];
 const LOGGING_DEFAULT_ARGS = ['--log-format=json', '--log-level=info'];
-const BASE_ARGS = [...TUNING_DEFAULT_ARGS, ...LOGGING_DEFAULT_ARGS, '--metrics-port=9090'];
+/** reloader.isOpenshift: false (the default) grants no DeploymentConfig RBAC, so no watch either. */
+const OPENSHIFT_OFF = '--is-openshift=false';
+const BASE_ARGS = [
+  OPENSHIFT_OFF,
+  ...TUNING_DEFAULT_ARGS,
+  ...LOGGING_DEFAULT_ARGS,
+  '--metrics-port=9090',
+];
 
 interface ChartCase {
   /** helm/kreload/ci/<name>-values.yaml */
@@ -185,6 +192,9 @@ const CASES: ChartCase[] = [
       '--enable-ha=true',
       '--leader-election-namespace=kreload-leases',
       '--leader-election-id=my-lease',
+      '--leader-election-lease-duration=20s',
+      '--leader-election-renew-deadline=12s',
+      '--leader-election-retry-period=3s',
     ],
     clusterRules: DEFAULT_WATCH_RULES,
     roles: {
@@ -195,7 +205,7 @@ const CASES: ChartCase[] = [
   {
     name: 'argo-csi-openshift',
     args: [
-      ...BASE_ARGS,
+      ...BASE_ARGS.filter((arg) => arg !== OPENSHIFT_OFF),
       '--is-Argo-Rollouts=true',
       '--enable-csi-integration=true',
       '--namespaces-to-ignore=kube-system,kube-public',
@@ -244,6 +254,11 @@ const CASES: ChartCase[] = [
       '--ignore-annotation=example.com/ignore',
       '--pause-deployment-annotation=deployment.example.com/pause-period',
       '--pause-deployment-time-annotation=deployment.example.com/paused-at',
+      '--configmap-exclude-annotation=configmaps.exclude.example.com/reload',
+      '--secret-exclude-annotation=secrets.exclude.example.com/reload',
+      '--secretproviderclass-annotation=secretproviderclass.example.com/reload',
+      '--secretproviderclass-auto-annotation=secretproviderclass.example.com/auto',
+      '--secretproviderclass-exclude-annotation=secretproviderclasses.exclude.example.com/reload',
     ],
     clusterRules: DEFAULT_WATCH_RULES,
     roles: META_INFO_ROLE,
@@ -251,6 +266,7 @@ const CASES: ChartCase[] = [
   {
     name: 'observability',
     args: [
+      OPENSHIFT_OFF,
       ...TUNING_DEFAULT_ARGS,
       '--log-format=text',
       '--log-level=debug',
@@ -264,6 +280,7 @@ const CASES: ChartCase[] = [
   {
     name: 'tuning',
     args: [
+      OPENSHIFT_OFF,
       '--auto-reload-all=true',
       '--reload-strategy=annotations',
       '--reload-on-create=true',

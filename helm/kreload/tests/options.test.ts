@@ -35,6 +35,11 @@ const ANNOTATION_KEYS = [
   'ignore',
   'pausePeriod',
   'pauseTime',
+  'configmap_exclude',
+  'secret_exclude',
+  'secretproviderclass',
+  'secretproviderclass_auto',
+  'secretproviderclass_exclude',
 ];
 
 /** Every value under `reloader.` that becomes a controller flag. */
@@ -45,6 +50,7 @@ const FLAG_VALUES: FlagValue[] = [
   { path: 'reloadOnDelete', probe: true },
   { path: 'syncAfterRestart', probe: true },
   { path: 'isArgoRollouts', probe: true },
+  { path: 'isOpenshift', probe: true },
   { path: 'enableCSIIntegration', probe: true },
   { path: 'enableReloadPolicies', probe: true },
   { path: 'ignoreSecrets', probe: true },
@@ -66,6 +72,10 @@ const FLAG_VALUES: FlagValue[] = [
   { path: 'enableHA', probe: true },
   { path: 'leaderElection.namespace', probe: 'probe-ns', with: { enableHA: true } },
   { path: 'leaderElection.id', probe: 'probe-lease', with: { enableHA: true } },
+  { path: 'leaderElection.leaseDuration', probe: '30s', with: { enableHA: true } },
+  { path: 'leaderElection.renewDeadline', probe: '5s', with: { enableHA: true } },
+  { path: 'leaderElection.retryPeriod', probe: '1s', with: { enableHA: true } },
+  { path: 'leaderElection.releaseOnCancel', probe: false, with: { enableHA: true } },
   { path: 'logFormat', probe: 'text' },
   { path: 'logLevel', probe: 'debug' },
   { path: 'metricsPort', probe: 9797 },
@@ -81,7 +91,6 @@ const FLAG_VALUES: FlagValue[] = [
 /** Values under `reloader.` that configure the chart (env, RBAC, objects) but no flag. */
 const CHART_ONLY = [
   'watchGlobally', // KUBERNETES_NAMESPACE
-  'isOpenshift', // RBAC only: kreload discovers DeploymentConfigs itself
   'enableMetricsByNamespace', // METRICS_COUNT_BY_NAMESPACE
   'matchLabels',
   'deployment',
@@ -101,17 +110,32 @@ const CHART_ONLY = [
 /** Probes for some chart-only values, which must leave the flags untouched. */
 const CHART_ONLY_PROBES: Record<string, unknown> = {
   watchGlobally: false,
-  isOpenshift: true,
   enableMetricsByNamespace: true,
   readOnlyRootFileSystem: true,
   legacy: { rbac: true },
 };
 
 /** Options the chart leaves at the controller's default on purpose. */
-const NOT_IN_CHART = new Map([['--kubeconfig', 'in the cluster kreload uses its ServiceAccount']]);
+const ALERTS_THROUGH_ENV =
+  'the chart sets ALERT_* through reloader.deployment.env (a URL in args would show in the pod spec)';
+const NOT_IN_CHART = new Map([
+  ['--kubeconfig', 'in the cluster kreload uses its ServiceAccount'],
+  ['--metrics-addr', 'the chart sets --metrics-port from reloader.metricsPort'],
+  ['--health-addr', "the chart's probes use the metrics port"],
+  ['--alert-on-reload', ALERTS_THROUGH_ENV],
+  ['--alert-sink', ALERTS_THROUGH_ENV],
+  ['--alert-webhook-url', ALERTS_THROUGH_ENV],
+  ['--alert-proxy', ALERTS_THROUGH_ENV],
+  ['--alert-additional-info', ALERTS_THROUGH_ENV],
+  ['--alert-structured', `${ALERTS_THROUGH_ENV}; KRELOAD_ALERT_STRUCTURED there too`],
+]);
 
 /** Chart defaults that deliberately differ from the controller's (design §6). */
-const CHART_DEFAULT_OVERRIDES = new Map([['--log-format', 'json']]);
+const CHART_DEFAULT_OVERRIDES = new Map([
+  ['--log-format', 'json'],
+  // isOpenshift: false grants no DeploymentConfig RBAC, so kreload must not watch them.
+  ['--is-openshift', 'false'],
+]);
 
 const normalizeFlag = (flag: string): string => `--${flag.replace(/^-+/, '')}`;
 const flagOf = (arg: string): string => normalizeFlag(arg.split('=')[0] ?? arg);

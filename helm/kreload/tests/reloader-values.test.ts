@@ -62,15 +62,22 @@ describe('Reloader values files', () => {
   describe("Reloader 2.2.16's default values", () => {
     it('pass the same flags Reloader passes, and kreload its tuning defaults', async () => {
       const objects = await renderFile('default-2.2.16');
-      expect(objects.args().sort()).toEqual(['--log-level=info', ...TUNING].sort());
+      // isOpenshift: false grants no DeploymentConfig RBAC, so kreload is told not to watch them.
+      expect(objects.args().sort()).toEqual(
+        ['--log-level=info', '--is-openshift=false', ...TUNING].sort(),
+      );
     });
 
-    it("keep Reloader's image, and NOTES.txt says it is not kreload", async () => {
+    it("run kreload's image instead of Reloader's, and NOTES.txt names the value to change", async () => {
       const objects = await renderFile('default-2.2.16');
-      expect(objects.container().image).toBe('ghcr.io/stakater/reloader:v1.4.21');
+      expect(objects.container().image).toBe('kreload:0.1.0');
       expect(objects.container().imagePullPolicy).toBe('IfNotPresent');
       const notes = await renderNotes(helm, { files: [file('default-2.2.16')] });
-      expect(notes).toContain('ghcr.io/stakater/reloader:v1.4.21 is Stakater Reloader');
+      expect(notes).toContain(
+        "image.repository names Stakater Reloader's image ghcr.io/stakater/reloader:v1.4.21, " +
+          "which cannot run kreload's flags: kreload:0.1.0 runs instead. Set image.repository " +
+          '(and its tag) to your kreload image.',
+      );
     });
 
     it('put the deployment labels on the pod, run as 65534 on a read-only root, one replica', async () => {

@@ -211,6 +211,14 @@ describe('values.schema.json structure', () => {
     '.reloader.deployment.containerSecurityContext',
     '.reloader.deployment.livenessProbe',
     '.reloader.deployment.readinessProbe',
+    // Reloader 2.0's enterprise keys, accepted and ignored (values.yaml mentions them in a comment).
+    '.enterprise',
+    '.global.consoleHost',
+    '.global.gatewayHost',
+    '.global.gatewayScheme',
+    '.global.host',
+    '.global.gatewayBasePath',
+    '.global.ingressScheme',
   ]);
 
   /** Paths of schema properties that values.yaml does not set, where values.yaml has the parent. */
