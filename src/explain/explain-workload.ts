@@ -176,10 +176,9 @@ interface WorkloadGateRow {
 const WORKLOAD_GATES: readonly WorkloadGateRow[] = [
   {
     reason: 'argo-rollouts-disabled',
-    holds: ({ view, options }) => {
-      const option = kindRow(view.ref.kind).enabledByOption;
-      return option !== undefined && !options[option];
-    },
+    // --is-openshift=false is told apart by the kind plan (`workload-type-ignored` below).
+    holds: ({ view, options }) =>
+      kindRow(view.ref.kind).enabledByOption === 'isArgoRollouts' && !options.isArgoRollouts,
   },
   { reason: 'workload-type-ignored', holds: (i) => !isWatchedKind(i) },
   {
