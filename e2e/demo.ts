@@ -14,7 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { startCluster, type StartedCluster } from './harness/cluster.ts';
 import { startKreload, type KreloadProcess } from './harness/kreload-process.ts';
 import { pollUntil } from './harness/poll.ts';
-import { installKreloadIdentity, KRELOAD_NAMESPACE } from './harness/rbac.ts';
+import { installKreloadIdentity } from './harness/rbac.ts';
 
 const once = process.argv.includes('--once');
 const NAMESPACE = 'demo';
@@ -89,8 +89,6 @@ try {
     name: 'demo',
     kubeconfig: identity.kubeconfigPath,
     args: ['--namespaces=demo', '--sync-delay=1s'],
-    // As the chart sets it: the Job recreation journal goes where kreload's Role grants it.
-    env: { POD_NAMESPACE: KRELOAD_NAMESPACE },
   });
   say(
     `kreload is running (pid ${kreload.pid}, metrics on http://127.0.0.1:${kreload.metricsPort}/metrics)`,

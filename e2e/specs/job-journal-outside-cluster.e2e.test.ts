@@ -24,7 +24,8 @@ const ENV = 'STAKATER_LAPTOP_CONFIG_CONFIGMAP';
 const fixture = useKreload({
   name: 'journal-context',
   args: ([namespace]) => [`--namespaces=${String(namespace)}`, '--sync-delay=0'],
-  // No POD_NAMESPACE: the kubeconfig's context names kreload's namespace instead.
+  // No POD_NAMESPACE (empty is unset): the kubeconfig's context names kreload's namespace instead.
+  env: { POD_NAMESPACE: '' },
   identity: async (cluster) => {
     const identity = await installKreloadIdentity(cluster);
     const kc = new KubeConfig();
@@ -69,11 +70,6 @@ describe('without POD_NAMESPACE', () => {
         stringAt(await readObject(client, ref), ['metadata', 'annotations', 'kreload.io/baseline']),
       { timeoutMs: TIMEOUT_MS, describe: 'the baseline' },
     );
-    // Said at start: where the journal is, and why there.
-    const log = await kreload.readLog();
-    expect(log).toMatch(/POD_NAMESPACE is not set: Job rolls journal the Job in this namespace/);
-    expect(log).toContain(`${KRELOAD_NAMESPACE}/kreload-job-recreations`);
-
     // The roll deletes the Job (a finalizer holds it, so its CREATE fails), then kreload dies.
     await fixture.sources.replace(namespace, config('2'));
     await awaitTerminating(client, ref, uid);
@@ -81,6 +77,10 @@ describe('without POD_NAMESPACE', () => {
       async () => `${namespace}.laptop` in (await journalData(client, KRELOAD_NAMESPACE)),
       { timeoutMs: TIMEOUT_MS, describe: `the journal entry in ${KRELOAD_NAMESPACE}` },
     );
+    // Said at start: where the journal is, and why there.
+    const log = await kreload.readLog();
+    expect(log).toMatch(/POD_NAMESPACE is not set: Job rolls journal the Job in this namespace/);
+    expect(log).toContain(`${KRELOAD_NAMESPACE}/kreload-job-recreations`);
     await fixture.kill9();
     await releaseHeldJob(client, ref, uid);
 

@@ -23,10 +23,11 @@ import {
   TIMEOUT_MS,
 } from './job-journal-support.ts';
 
-const RESYNC_MS = 2_000;
+/** The shortest resync kreload accepts: each one replays the journal. */
+const RESYNC_MS = 30_000;
 const fixture = useKreload({
   name: 'job-journal',
-  // Global mode with kube-system ignored, and a resync (a journal replay) every 2 s.
+  // Global mode with kube-system ignored.
   args: () => [
     '--namespaces-to-ignore=kube-system',
     '--sync-delay=0',
@@ -154,7 +155,7 @@ describe('the Job recreation journal is not trusted input', () => {
     const since = (await audit?.mark()) ?? 0;
     const kreload = await fixture.start();
 
-    // Every entry refused, by key, with its reason; then two more replays (resyncs) of the journal.
+    // Every entry refused at the replay on start, by key, with its reason.
     const refusals = async (): Promise<string[]> =>
       (await kreload.readLog())
         .split('\n')
@@ -168,14 +169,9 @@ describe('the Job recreation journal is not trusted input', () => {
       },
       { timeoutMs: TIMEOUT_MS, describe: 'each hand-written entry refused with its reason' },
     );
+    // Time for a create to show: the replay enqueues keys right after reading the journal.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
     if (audit !== undefined) {
-      await pollUntil(
-        async () =>
-          (await kreloadRequests(audit, since, 'get', 'configmaps')).filter((request) =>
-            request.startsWith(`${KRELOAD_NAMESPACE}/kreload-job-recreations `),
-          ).length >= 3,
-        { timeoutMs: TIMEOUT_MS, describe: 'kreload to read the journal three times' },
-      );
       expect(await kreloadRequests(audit, since, 'create', 'jobs')).toEqual([]);
     }
     for (const { ref } of Object.values(entries)) expect(await isAbsent(client, ref)).toBe(true);
@@ -216,13 +212,17 @@ describe('the Job recreation journal is not trusted input', () => {
       async () => `${namespace}.held` in (await journalData(client, KRELOAD_NAMESPACE)),
       { timeoutMs: TIMEOUT_MS, describe: 'the journal entry' },
     );
-    // The roll's own retries are over: the recreation is pending, retried at each resync.
+    // The roll's own retries are over (about 30 s): the recreation is left to the journal.
     await pollUntil(
       async () =>
         (await kreload.readLog())
           .split('\n')
-          .some((line) => line.includes('still pending') && line.includes(`${namespace}/held`)),
-      { timeoutMs: 60_000, describe: 'the recreation to be retried from the journal' },
+          .some(
+            (line) =>
+              line.includes('Job deleted but not re-created; kept for retry') &&
+              line.includes('held'),
+          ),
+      { timeoutMs: 60_000, describe: "the roll's own CREATE retries to give up" },
     );
 
     // Someone deletes the journal; then the old Job goes.
@@ -230,15 +230,15 @@ describe('the Job recreation journal is not trusted input', () => {
     const audit = auditLog();
     const since = (await audit?.mark()) ?? 0;
     await releaseHeldJob(client, ref, uid);
+    // The next resync replays the journal: the recreation is withdrawn, nothing is created.
     await pollUntil(
       async () =>
         (await kreload.readLog())
           .split('\n')
           .some((line) => line.includes('withdrawn') && line.includes(`${namespace}/held`)),
-      { timeoutMs: TIMEOUT_MS, describe: 'the recreation withdrawn' },
+      { timeoutMs: RESYNC_MS + 20_000, describe: 'the recreation withdrawn at the next resync' },
     );
-    // Three more resyncs: nothing is created.
-    await new Promise((resolve) => setTimeout(resolve, 3 * RESYNC_MS));
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(await isAbsent(client, ref)).toBe(true);
     if (audit !== undefined) {
       expect(await kreloadRequests(audit, since, 'create', 'jobs')).toEqual([]);

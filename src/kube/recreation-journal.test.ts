@@ -148,7 +148,7 @@ describe('KubeRecreationJournal', () => {
     });
     await expect(journal.entries()).resolves.toEqual([ENTRY]);
     expect(invalid).toEqual([
-      ['team-b.x', 'not a signed entry (version 2)'],
+      ['team-b.x', 'not a signed entry of version 2'],
       ['bad', 'not JSON'],
       ['kube-system.pwn', 'namespace kube-system is ignored'],
     ]);
@@ -211,7 +211,7 @@ describe('decodeEntry: what kreload refuses to replay', () => {
         version: 1,
         signature: undefined,
       }),
-      'not a signed entry (version 2)',
+      'not a signed entry of version 2',
     ],
     [
       'no signature',

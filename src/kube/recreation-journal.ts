@@ -96,7 +96,7 @@ export function parseEntry(dataKey: string, text: string): StoredEntry | string 
   }
   if (!isJsonObject(value)) return 'not a JSON object';
   if (value.version !== ENTRY_VERSION)
-    return `not a signed entry (version ${String(ENTRY_VERSION)})`;
+    return `not a signed entry of version ${String(ENTRY_VERSION)}`;
   const { namespace, name, deletedUid, since, manifest, signature } = value;
   if (typeof namespace !== 'string' || typeof name !== 'string' || typeof deletedUid !== 'string') {
     return 'namespace, name or deletedUid missing';
