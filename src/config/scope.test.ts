@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { namespaceRefusal, type Scope } from './scope.ts';
 
-const GLOBAL: Scope = { mode: 'global', namespaces: [], ignoreNamespaces: [], namespaceSelector: '' };
+const GLOBAL: Scope = {
+  mode: 'global',
+  namespaces: [],
+  ignoreNamespaces: [],
+  namespaceSelector: '',
+};
 
 describe('namespaceRefusal: whether kreload acts on workloads in a namespace', () => {
   const selected = (namespace: string): boolean => namespace !== 'unlabelled';
