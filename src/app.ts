@@ -108,7 +108,8 @@ class KreloadApp implements App {
     const { logger } = this.#deps;
     const registry = new Registry();
     const metrics = createMetrics(registry, { countByNamespace: options.metricsCountByNamespace });
-    const transport = createKubeTransport({ kubeConfig: loadKubeConfig(options), metrics });
+    const kubeConfig = loadKubeConfig(options);
+    const transport = createKubeTransport({ kubeConfig, metrics });
     const elector = createElector({
       options,
       transport,
@@ -157,7 +158,10 @@ class KreloadApp implements App {
       notifications: (work) => createEventNotifications(context, work),
       alerts,
       gate,
-      journal: recreationJournal(context),
+      journal: recreationJournal(context, {
+        contextNamespace: kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace,
+        isSelected: (namespace) => watch.caches.namespaces.isSelected(namespace),
+      }),
       snapshots: options.enableConfigRevisions ? new KubeSnapshotClient({ transport }) : undefined,
       webhook: webhook?.mode,
       timers: SYSTEM_TIMERS,

@@ -11,6 +11,7 @@ import {
   type SpawnedProcess,
 } from '../cluster/processes.ts';
 import { PollGiveUpError, PollTimeoutError, pollUntil } from './poll.ts';
+import { KRELOAD_NAMESPACE } from './rbac.ts';
 
 export const KRELOAD_ENTRY = path.join(REPO_ROOT, 'dist', 'main.js');
 const READY_TIMEOUT_MS = 60_000;
@@ -20,7 +21,10 @@ const STOP_TIMEOUT_MS = 15_000;
 interface CommonStartOptions {
   /** Flags after --kubeconfig and --metrics-port, e.g. ['--namespaces=e2e-x', '--sync-delay=0']. */
   readonly args: readonly string[];
-  /** Added to a copy of this environment without KUBECONFIG and in-cluster variables. */
+  /**
+   * Added to a copy of this environment without KUBECONFIG and in-cluster variables, with
+   * `POD_NAMESPACE` kreload-system unless given here.
+   */
   readonly env?: Readonly<Record<string, string>>;
   /** Log file stem, normally the spec's name: logs go to .cache/e2e-logs/<name>-<port>.log. */
   readonly name: string;
@@ -111,7 +115,10 @@ function childEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.P
   for (const name of Object.keys(env)) {
     if (name.startsWith('KRELOAD_')) Reflect.deleteProperty(env, name);
   }
-  return { ...env, ...extra };
+  // As the chart sets it (the downward API): kreload's own namespace, where its Role lets it keep
+  // the Job recreation journal. A spec passes `POD_NAMESPACE: ''` to run kreload as outside a
+  // cluster (kreload reads an empty value as unset).
+  return { POD_NAMESPACE: KRELOAD_NAMESPACE, ...env, ...extra };
 }
 
 function commandOf(

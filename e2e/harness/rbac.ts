@@ -115,6 +115,13 @@ export const KRELOAD_PERMISSIONS: readonly PermissionRow[] = [
     verbs: ['get', 'create', 'patch'],
     neededFor: 'Job recreation journal (docs/adr/0019), with POD_NAMESPACE set',
   },
+  {
+    scope: 'release-namespace',
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'create'],
+    neededFor: 'the key that signs the Job recreation journal (docs/adr/0019)',
+  },
 ];
 
 export interface KreloadIdentity {

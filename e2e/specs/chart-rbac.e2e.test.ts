@@ -27,6 +27,16 @@ import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts
 import { pollUntil } from '../harness/poll.ts';
 import { installPolicyCrd } from '../harness/reload-policies.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
+import { KubeJson } from '../harness/crds.ts';
+import {
+  awaitBaseline,
+  BUILT_IN_APIS,
+  createObject,
+  podTemplate,
+  readObject,
+  uidOf,
+  type ObjectRef,
+} from './kinds-support.ts';
 import {
   SourceClient,
   envVarName,
@@ -177,6 +187,7 @@ function parseReadyz(body: string): ReadyzBody {
 }
 
 const cluster = sharedCluster();
+const json = new KubeJson({ kc: cluster.kc });
 const workloads = new WorkloadClient({ kc: cluster.kc });
 const sources = new SourceClient({ kc: cluster.kc });
 const events = new EventReader({ kc: cluster.kc });
@@ -342,6 +353,42 @@ describe.each(MODES)('chart RBAC, $mode mode ($file)', (modeCase) => {
         writtenParts(created),
       );
     }
+  });
+
+  it('rolls a Job: journalled and signed in the release namespace with the chart RBAC', async () => {
+    const [namespace = ''] = modeCase.watched(namespaces);
+    const ref: ObjectRef = { api: BUILT_IN_APIS.jobs, namespace, name: 'job-app' };
+    const jobConfig = (version: string): ConfigMapSpec => ({
+      ...config(version),
+      name: 'job-config',
+    });
+    await sources.create(namespace, jobConfig('1'));
+    const created = await createObject(json, ref, {
+      metadata: { name: ref.name, annotations: { [AUTO]: 'true' } },
+      spec: {
+        suspend: true,
+        template: podTemplate({ app: ref.name, configMap: 'job-config', restartPolicy: 'Never' }),
+      },
+    });
+    await awaitBaseline(json, ref, { [sourceKey(jobConfig('1'))]: sourceHash(jobConfig('1')) });
+    await sources.replace(namespace, jobConfig('2'));
+    await pollUntil(
+      async () => {
+        const job = await readObject(json, ref).catch(() => undefined);
+        return job !== undefined && uidOf(job) !== uidOf(created);
+      },
+      { timeoutMs: 30_000, describe: `Job ${namespace}/job-app created again` },
+    );
+    // The journal and the key that signs it, both in the release namespace.
+    await adminCore.readNamespacedConfigMap({
+      name: 'kreload-job-recreations',
+      namespace: namespaces.release,
+    });
+    const key = await adminCore.readNamespacedSecret({
+      name: 'kreload-job-recreations-key',
+      namespace: namespaces.release,
+    });
+    expect(key.immutable).toBe(true);
   });
 
   it('writes the meta-info ConfigMap into the release namespace', async () => {

@@ -5,6 +5,8 @@
 import type { Options } from '../config/parse-options.ts';
 import type { ChangeRouter } from '../controller/change-router.ts';
 import { ConfigMapClient } from '../kube/config-map-client.ts';
+import { namespaceRefusal } from '../config/scope.ts';
+import { JournalKey } from '../kube/journal-key.ts';
 import { JOURNAL_NAME, KubeRecreationJournal } from '../kube/recreation-journal.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import type { Logger } from '../log/logger.ts';
@@ -24,26 +26,57 @@ function buildInfo(releaseVersion: string): BuildInfo {
 }
 
 /**
- * The Job recreation journal (docs/adr/0019) in kreload's own namespace. Without `POD_NAMESPACE`
- * (outside a cluster) it lives in this process only, and a crash between a Job's DELETE and its
- * CREATE loses the Job: said once at start.
+ * Where the Job recreation journal lives (docs/adr/0019): kreload's own namespace, `POD_NAMESPACE`;
+ * outside a cluster (no `POD_NAMESPACE`) the namespace of the kubeconfig's current context, or
+ * `default` when it names none, as kubectl does. Never memory only: a Job a roll deletes must be
+ * created again after a crash.
  */
-export function recreationJournal(context: LeaderTermContext): RecreationJournal | undefined {
-  const { options, logger } = context;
-  const namespace = options.podNamespace;
+export function journalNamespace(
+  podNamespace: string | undefined,
+  contextNamespace: string | undefined,
+): { readonly namespace: string; readonly from: string } {
+  if (podNamespace !== undefined) return { namespace: podNamespace, from: 'POD_NAMESPACE' };
+  if (contextNamespace !== undefined && contextNamespace !== '') {
+    return { namespace: contextNamespace, from: "the kubeconfig's current context" };
+  }
+  return {
+    namespace: 'default',
+    from: "the default namespace: POD_NAMESPACE is not set and the kubeconfig's context names none",
+  };
+}
+
+export interface JournalPlacement {
+  /** Namespace of the kubeconfig's current context, if it names one. */
+  readonly contextNamespace: string | undefined;
+  /** Whether the namespace selector currently selects `namespace` (true without a selector). */
+  readonly isSelected: (namespace: string) => boolean;
+}
+
+/**
+ * The Job recreation journal (docs/adr/0019), signed with kreload's key, replaying only Jobs in
+ * namespaces kreload acts on. Undefined with `jobs` in `--ignored-workload-types`.
+ */
+export function recreationJournal(
+  context: LeaderTermContext,
+  placement: JournalPlacement,
+): RecreationJournal | undefined {
+  const { options, logger, transport } = context;
   if (options.ignoredWorkloadTypes.includes('jobs')) return undefined;
-  if (namespace === undefined) {
-    logger.warn(
-      'POD_NAMESPACE is not set: Job recreations are journalled in memory only, and a Job ' +
-        'deleted by a roll is lost if kreload stops before creating it again',
-    );
-    return undefined;
+  const { namespace, from } = journalNamespace(options.podNamespace, placement.contextNamespace);
+  if (options.podNamespace === undefined) {
+    logger.info('POD_NAMESPACE is not set: Job rolls journal the Job in this namespace', {
+      journal: `${namespace}/${JOURNAL_NAME}`,
+      from,
+    });
   }
   return new KubeRecreationJournal({
-    transport: context.transport,
+    transport,
     namespace,
+    key: new JournalKey({ transport, namespace }),
+    refuseNamespace: (candidate) =>
+      namespaceRefusal(options.scope, candidate, placement.isSelected),
     onInvalidEntry: (key, reason) => {
-      logger.warn('ignoring an invalid Job recreation journal entry', {
+      logger.warn('refusing a Job recreation journal entry: no Job is created from it', {
         journal: `${namespace}/${JOURNAL_NAME}`,
         key,
         reason,

@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -217,12 +218,16 @@ describe('kreload explain (CLI)', () => {
     const journal = {
       metadata: { name: 'kreload-job-recreations', namespace: 'ops' },
       data: {
-        [`${NS}.migrate`]: encodeEntry({
-          ref: { kind: 'Job', namespace: NS, name: 'migrate' },
-          manifest: { kind: 'Job' },
-          deletedUid: 'uid-old',
-          since: SINCE,
-        }),
+        [`${NS}.migrate`]: encodeEntry(
+          {
+            ref: { kind: 'Job', namespace: NS, name: 'migrate' },
+            manifest: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'migrate' } },
+            deletedUid: 'uid-old',
+            since: SINCE,
+          },
+          // The user reading it need not hold kreload's key: the CLI shows the entry unverified.
+          createSecretKey(Buffer.alloc(32, 1)),
+        ),
       },
     };
     const routes = (jobRoute: Routes[string], journalRoute: Routes[string]): Routes => ({

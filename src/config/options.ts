@@ -731,7 +731,7 @@ export const ENV_SPECS = [
   },
   {
     env: 'POD_NAMESPACE',
-    help: 'Default Lease namespace; required with --enable-ha unless --leader-election-namespace is set. Also where Job rolls journal the Job before deleting it (ConfigMap kreload-job-recreations); unset, the journal is in memory only.',
+    help: 'Default Lease namespace; required with --enable-ha unless --leader-election-namespace is set. Also where Job rolls journal the Job before deleting it (ConfigMap kreload-job-recreations, signed with the key in Secret kreload-job-recreations-key); unset (outside a cluster), the namespace of the kubeconfig context, or default.',
     chart: 'downward API (metadata.namespace)',
   },
   {

@@ -81,3 +81,25 @@ function narrowedScope(
   }
   return undefined;
 }
+
+/**
+ * Why kreload does not act on workloads in `namespace`, or undefined when it does: outside the
+ * watched list (scoped, single), ignored, or not selected by the namespace selector (global).
+ */
+export function namespaceRefusal(
+  scope: Scope,
+  namespace: string,
+  isSelected: (namespace: string) => boolean,
+): string | undefined {
+  if (scope.mode !== 'global') {
+    return scope.namespaces.includes(namespace)
+      ? undefined
+      : `namespace ${namespace} is not one kreload watches`;
+  }
+  if (scope.ignoreNamespaces.includes(namespace)) {
+    return `namespace ${namespace} is ignored (--namespaces-to-ignore)`;
+  }
+  if (!isSelected(namespace))
+    return `namespace ${namespace} is not selected (--namespace-selector)`;
+  return undefined;
+}

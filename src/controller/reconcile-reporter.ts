@@ -177,6 +177,14 @@ export class ReconcileReporter implements ReconcileObserver {
       });
       return;
     }
+    if (event.result === 'withdrawn') {
+      this.#deps.logger.warn(
+        'Job re-creation withdrawn: the recreation journal no longer holds a valid entry for it, ' +
+          'so the Job is not created',
+        { workload: event.key },
+      );
+      return;
+    }
     this.#deps.logger.info(`Job re-creation ${event.result}`, { workload: event.key });
   }
 

@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JournalEntry } from '../reconcile/ports.ts';
 import { ApiError } from '../core/api-error.ts';
@@ -7,7 +8,9 @@ import {
   CONFIG_MAP_DATA_MAX_BYTES,
   decodeEntry,
   encodeEntry,
+  type EntryChecks,
   KubeRecreationJournal,
+  parseEntry,
 } from './recreation-journal.ts';
 import { createKubeTransport } from './transport.ts';
 
@@ -17,7 +20,19 @@ const ENTRY: JournalEntry = {
   ref: { kind: 'Job', namespace: 'team-a', name: 'migrate' },
   deletedUid: 'old-uid',
   since: 1_767_225_600_000,
-  manifest: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'migrate' }, spec: {} },
+  manifest: {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'migrate', namespace: 'team-a' },
+    spec: {},
+  },
+};
+const KEY = createSecretKey(Buffer.alloc(32, 7));
+const OTHER_KEY = createSecretKey(Buffer.alloc(32, 8));
+const CHECKS: EntryChecks = {
+  key: KEY,
+  refuseNamespace: (namespace) =>
+    namespace === 'kube-system' ? 'namespace kube-system is ignored' : undefined,
 };
 
 let server: TestApiServer;
@@ -36,6 +51,8 @@ beforeEach(async () => {
   journal = new KubeRecreationJournal({
     transport: createKubeTransport({ kubeConfig: server.kubeConfig() }),
     namespace: 'kreload-system',
+    key: { get: () => Promise.resolve(KEY) },
+    refuseNamespace: CHECKS.refuseNamespace,
     onInvalidEntry: (key, reason) => invalid.push([key, reason]),
   });
 });
@@ -55,7 +72,7 @@ describe('KubeRecreationJournal', () => {
     ]);
     expect(server.requests[0]?.query.get('fieldManager')).toBe('kreload');
     expect(JSON.parse(server.requests[0]?.body ?? '')).toEqual({
-      data: { 'team-a.migrate': encodeEntry(ENTRY) },
+      data: { 'team-a.migrate': encodeEntry(ENTRY, KEY) },
     });
   });
 
@@ -71,7 +88,7 @@ describe('KubeRecreationJournal', () => {
     ]);
     expect(JSON.parse(server.requests[1]?.body ?? '')).toMatchObject({
       metadata: { name: 'kreload-job-recreations', namespace: 'kreload-system' },
-      data: { 'team-a.migrate': encodeEntry(ENTRY) },
+      data: { 'team-a.migrate': encodeEntry(ENTRY, KEY) },
     });
   });
 
@@ -121,13 +138,19 @@ describe('KubeRecreationJournal', () => {
     answer((_request, response) => {
       sendJson(response, 200, {
         metadata: { name: 'kreload-job-recreations' },
-        data: { 'team-a.migrate': encodeEntry(ENTRY), 'team-b.x': '{"version":9}', bad: 'nope' },
+        data: {
+          'team-a.migrate': encodeEntry(ENTRY, KEY),
+          'team-b.x': '{"version":9}',
+          bad: 'nope',
+          'kube-system.pwn': encodeEntry(jobEntry('kube-system', 'pwn'), KEY),
+        },
       });
     });
     await expect(journal.entries()).resolves.toEqual([ENTRY]);
     expect(invalid).toEqual([
-      ['team-b.x', 'unknown entry version'],
+      ['team-b.x', 'not a signed entry of version 2'],
       ['bad', 'not JSON'],
+      ['kube-system.pwn', 'namespace kube-system is ignored'],
     ]);
   });
 
@@ -139,6 +162,138 @@ describe('KubeRecreationJournal', () => {
   });
 
   it('an entry survives its stored form', () => {
-    expect(decodeEntry(encodeEntry(ENTRY))).toEqual(ENTRY);
+    expect(decodeEntry('team-a.migrate', encodeEntry(ENTRY, KEY), CHECKS)).toEqual(ENTRY);
+  });
+
+  it('a key that cannot be read journals nothing (the Job is then not deleted)', async () => {
+    const keyless = new KubeRecreationJournal({
+      transport: createKubeTransport({ kubeConfig: server.kubeConfig() }),
+      namespace: 'kreload-system',
+      key: {
+        get: () =>
+          Promise.reject(new ApiError('secrets is forbidden', { status: 403, retryable: false })),
+      },
+      refuseNamespace: CHECKS.refuseNamespace,
+      onInvalidEntry: () => undefined,
+    });
+    await expect(keyless.record(ENTRY)).rejects.toMatchObject({
+      status: 403,
+      message:
+        'cannot journal Job team-a/migrate before deleting it (not deleted): secrets is forbidden',
+    });
+    expect(server.requests).toEqual([]);
+  });
+});
+
+function jobEntry(namespace: string, name: string): JournalEntry {
+  return {
+    ref: { kind: 'Job', namespace, name },
+    deletedUid: 'old-uid',
+    since: 1,
+    manifest: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name, namespace }, spec: {} },
+  };
+}
+
+/** The stored form of `entry` with `edit` applied to its JSON after signing. */
+function tampered(entry: JournalEntry, edit: (stored: Record<string, unknown>) => void): string {
+  const stored = JSON.parse(encodeEntry(entry, KEY)) as Record<string, unknown>;
+  edit(stored);
+  return JSON.stringify(stored);
+}
+
+describe('decodeEntry: what kreload refuses to replay', () => {
+  const rows: [string, string, string, string][] = [
+    [
+      'unsigned (an older or hand-written entry)',
+      'team-a.migrate',
+      JSON.stringify({
+        ...(JSON.parse(encodeEntry(ENTRY, KEY)) as object),
+        version: 1,
+        signature: undefined,
+      }),
+      'not a signed entry of version 2',
+    ],
+    [
+      'no signature',
+      'team-a.migrate',
+      tampered(ENTRY, (e) => {
+        delete e.signature;
+      }),
+      "not signed with kreload's key (the Secret kreload-job-recreations-key)",
+    ],
+    [
+      'signed with another key',
+      'team-a.migrate',
+      encodeEntry(ENTRY, OTHER_KEY),
+      "not signed with kreload's key (the Secret kreload-job-recreations-key)",
+    ],
+    [
+      'a manifest edited after signing',
+      'team-a.migrate',
+      tampered(ENTRY, (e) => {
+        (e.manifest as Record<string, unknown>).spec = { parallelism: 9 };
+      }),
+      "not signed with kreload's key (the Secret kreload-job-recreations-key)",
+    ],
+    [
+      'another deleted UID',
+      'team-a.migrate',
+      tampered(ENTRY, (e) => {
+        e.deletedUid = 'x';
+      }),
+      "not signed with kreload's key (the Secret kreload-job-recreations-key)",
+    ],
+    [
+      'a key naming another Job',
+      'team-a.other',
+      encodeEntry(ENTRY, KEY),
+      'the key does not name Job team-a/migrate',
+    ],
+    [
+      'a namespace kreload does not act on',
+      'kube-system.pwn',
+      encodeEntry(jobEntry('kube-system', 'pwn'), KEY),
+      'namespace kube-system is ignored',
+    ],
+    [
+      'not a Job',
+      'team-a.migrate',
+      encodeEntry(
+        { ...ENTRY, manifest: { ...ENTRY.manifest, kind: 'Pod', apiVersion: 'v1' } },
+        KEY,
+      ),
+      'the manifest is not a batch/v1 Job',
+    ],
+    [
+      'a manifest for another name',
+      'team-a.migrate',
+      encodeEntry({ ...ENTRY, manifest: { ...ENTRY.manifest, metadata: { name: 'x' } } }, KEY),
+      'the manifest is not named migrate',
+    ],
+    [
+      'a manifest for another namespace',
+      'team-a.migrate',
+      encodeEntry(
+        {
+          ...ENTRY,
+          manifest: { ...ENTRY.manifest, metadata: { name: 'migrate', namespace: 'kube-system' } },
+        },
+        KEY,
+      ),
+      'the manifest is not in namespace team-a',
+    ],
+    ['not JSON', 'team-a.migrate', '{', 'not JSON'],
+    ['not an object', 'team-a.migrate', '[]', 'not a JSON object'],
+  ];
+  it.each(rows)('%s', (_name, dataKey, text, reason) => {
+    expect(decodeEntry(dataKey, text, CHECKS)).toBe(reason);
+  });
+
+  it('parseEntry checks the shape only: a reader without the key sees the entry', () => {
+    expect(
+      parseEntry('kube-system.pwn', encodeEntry(jobEntry('kube-system', 'pwn'), OTHER_KEY)),
+    ).toMatchObject({
+      entry: { ref: { namespace: 'kube-system', name: 'pwn' } },
+    });
   });
 });

@@ -4,7 +4,13 @@
  * deleting (`<namespace>.<name>`; a namespace holds no dot, so the key is unique). Entries are
  * added and removed with JSON merge patches of that one key, so concurrent workers never conflict
  * and no resourceVersion is needed; the ConfigMap is created by the first entry.
+ *
+ * The journal is input kreload acts on with its own rights (it creates the Job), so an entry is
+ * replayed only when it is signed with kreload's key (src/kube/journal-key.ts), names a Job in a
+ * namespace kreload acts on under its own data key, and its manifest is that Job. Anything else is
+ * reported and left in place.
  */
+import type { KeyObject } from 'node:crypto';
 import type { WorkloadRef } from '../core/types.ts';
 import type { JournalEntry, RecreationJournal } from '../reconcile/ports.ts';
 import { ApiError } from '../core/api-error.ts';
@@ -15,18 +21,31 @@ import { OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
 import { FIELD_MANAGER } from './workload-client.ts';
+import {
+  JOURNAL_KEY_SECRET,
+  type JournalKey,
+  signPayload,
+  verifiesPayload,
+} from './journal-key.ts';
 
 export const JOURNAL_NAME = 'kreload-job-recreations';
 /** The API server's limit on a ConfigMap's data: a bigger entry can never be journalled. */
 export const CONFIG_MAP_DATA_MAX_BYTES = 1024 * 1024;
-const ENTRY_VERSION = 1;
+const ENTRY_VERSION = 2;
 const MERGE_PATCH = 'application/merge-patch+json';
 
 export interface KubeRecreationJournalDeps {
   readonly transport: KubeTransport;
   /** kreload's own namespace (`POD_NAMESPACE`). */
   readonly namespace: string;
-  /** A data key that does not hold an entry: reported and left in place. */
+  /** Signs entries and checks their signatures. */
+  readonly key: Pick<JournalKey, 'get'>;
+  /**
+   * Why kreload does not act on Jobs in `namespace` (not watched, ignored, not selected), or
+   * undefined when it does.
+   */
+  readonly refuseNamespace: (namespace: string) => string | undefined;
+  /** A data key that does not hold an entry kreload may replay: reported and left in place. */
   readonly onInvalidEntry: (key: string, reason: string) => void;
 }
 
@@ -35,8 +54,8 @@ export function journalKey(ref: WorkloadRef): string {
   return `${ref.namespace}.${ref.name}`;
 }
 
-/** The stored form of one entry. */
-export function encodeEntry(entry: JournalEntry): string {
+/** What the signature covers: every field of the entry, in a fixed order. */
+function signedPayload(entry: JournalEntry): string {
   return JSON.stringify({
     version: ENTRY_VERSION,
     namespace: entry.ref.namespace,
@@ -47,21 +66,89 @@ export function encodeEntry(entry: JournalEntry): string {
   });
 }
 
-/** An entry from its stored form, or the reason it is not one. */
-export function decodeEntry(text: string): JournalEntry | string {
+/** The stored form of one entry, signed with `key`. */
+export function encodeEntry(entry: JournalEntry, key: KeyObject): string {
+  const payload = signedPayload(entry);
+  return `${payload.slice(0, -1)},"signature":${JSON.stringify(signPayload(key, payload))}}`;
+}
+
+export interface EntryChecks {
+  readonly key: KeyObject;
+  readonly refuseNamespace: (namespace: string) => string | undefined;
+}
+
+/** An entry as stored, before its namespace and signature are checked. */
+export interface StoredEntry {
+  readonly entry: JournalEntry;
+  readonly signature: string | undefined;
+}
+
+/**
+ * The entry stored under data key `dataKey`, unverified, or the reason it is not one: not an entry
+ * of this version, a key other than its Job's, or a manifest that is not that Job.
+ */
+export function parseEntry(dataKey: string, text: string): StoredEntry | string {
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;
   } catch {
     return 'not JSON';
   }
-  if (!isJsonObject(value) || value.version !== ENTRY_VERSION) return 'unknown entry version';
-  const { namespace, name, deletedUid, since, manifest } = value;
+  if (!isJsonObject(value)) return 'not a JSON object';
+  if (value.version !== ENTRY_VERSION)
+    return `not a signed entry of version ${String(ENTRY_VERSION)}`;
+  const { namespace, name, deletedUid, since, manifest, signature } = value;
   if (typeof namespace !== 'string' || typeof name !== 'string' || typeof deletedUid !== 'string') {
     return 'namespace, name or deletedUid missing';
   }
   if (typeof since !== 'number' || !isJsonObject(manifest)) return 'since or manifest missing';
-  return { ref: { kind: 'Job', namespace, name }, deletedUid, since, manifest };
+  const ref = { kind: 'Job' as const, namespace, name };
+  if (dataKey !== journalKey(ref)) return `the key does not name Job ${namespace}/${name}`;
+  const notTheJob = manifestMismatch(manifest, namespace, name);
+  if (notTheJob !== undefined) return notTheJob;
+  return {
+    entry: { ref, deletedUid, since, manifest },
+    signature: typeof signature === 'string' ? signature : undefined,
+  };
+}
+
+/**
+ * The entry stored under `dataKey` if kreload may replay it, or the reason it may not: what
+ * parseEntry refuses, a namespace kreload does not act on, or a signature that is not kreload's.
+ */
+export function decodeEntry(
+  dataKey: string,
+  text: string,
+  checks: EntryChecks,
+): JournalEntry | string {
+  const stored = parseEntry(dataKey, text);
+  if (typeof stored === 'string') return stored;
+  const { entry, signature } = stored;
+  const refused = checks.refuseNamespace(entry.ref.namespace);
+  if (refused !== undefined) return refused;
+  if (signature === undefined || !verifiesPayload(checks.key, signedPayload(entry), signature)) {
+    return `not signed with kreload's key (the Secret ${JOURNAL_KEY_SECRET})`;
+  }
+  return entry;
+}
+
+/** Why `manifest` is not a batch/v1 Job named `name` in `namespace`, if it is not. */
+function manifestMismatch(
+  manifest: JsonObject,
+  namespace: string,
+  name: string,
+): string | undefined {
+  if (manifest.apiVersion !== 'batch/v1' || manifest.kind !== 'Job') {
+    return 'the manifest is not a batch/v1 Job';
+  }
+  const metadata = manifest.metadata;
+  if (!isJsonObject(metadata) || metadata.name !== name) {
+    return `the manifest is not named ${name}`;
+  }
+  if (metadata.namespace !== undefined && metadata.namespace !== namespace) {
+    return `the manifest is not in namespace ${namespace}`;
+  }
+  return undefined;
 }
 
 function tooLarge(entry: JournalEntry, bytes: number): ApiError {
@@ -88,6 +175,32 @@ function notJournalled(entry: JournalEntry, error: unknown): ApiError {
   );
 }
 
+function journalPath(namespace: string): string {
+  return resourcePath(OTHER_RESOURCES.configMaps, { namespace, name: JOURNAL_NAME });
+}
+
+/**
+ * The journal's data keys and values as served (a missing ConfigMap has none). Rejects with
+ * ApiError.
+ */
+export async function readJournalData(
+  transport: KubeTransport,
+  namespace: string,
+): Promise<ReadonlyMap<string, JsonValue>> {
+  let served: JsonValue;
+  try {
+    served = (await transport.request({
+      method: HttpMethod.GET,
+      path: journalPath(namespace),
+    })) as JsonValue;
+  } catch (error) {
+    if (toApiError(error).status === 404) return new Map();
+    throw toApiError(error);
+  }
+  const data = isJsonObject(served) ? served.data : undefined;
+  return new Map(isJsonObject(data) ? Object.entries(data) : []);
+}
+
 export class KubeRecreationJournal implements RecreationJournal {
   readonly #deps: KubeRecreationJournalDeps;
 
@@ -96,7 +209,13 @@ export class KubeRecreationJournal implements RecreationJournal {
   }
 
   async record(entry: JournalEntry): Promise<void> {
-    const value = encodeEntry(entry);
+    let key: KeyObject;
+    try {
+      key = await this.#deps.key.get();
+    } catch (error) {
+      throw notJournalled(entry, error);
+    }
+    const value = encodeEntry(entry, key);
     const bytes = Buffer.byteLength(value, 'utf8');
     if (bytes > CONFIG_MAP_DATA_MAX_BYTES) throw tooLarge(entry, bytes);
     const data = { [journalKey(entry.ref)]: value };
@@ -121,21 +240,12 @@ export class KubeRecreationJournal implements RecreationJournal {
   }
 
   async entries(): Promise<readonly JournalEntry[]> {
-    let served: JsonValue;
-    try {
-      served = (await this.#deps.transport.request({
-        method: HttpMethod.GET,
-        path: this.#path(),
-      })) as JsonValue;
-    } catch (error) {
-      if (toApiError(error).status === 404) return [];
-      throw toApiError(error);
-    }
-    const data = isJsonObject(served) ? served.data : undefined;
-    if (!isJsonObject(data)) return [];
+    const data = await readJournalData(this.#deps.transport, this.#deps.namespace);
+    if (data.size === 0) return [];
+    const checks = { key: await this.#deps.key.get(), refuseNamespace: this.#deps.refuseNamespace };
     const entries: JournalEntry[] = [];
-    for (const [key, text] of Object.entries(data)) {
-      const entry = typeof text === 'string' ? decodeEntry(text) : 'not a string';
+    for (const [key, text] of data) {
+      const entry = typeof text === 'string' ? decodeEntry(key, text, checks) : 'not a string';
       if (typeof entry === 'string') this.#deps.onInvalidEntry(key, entry);
       else entries.push(entry);
     }
@@ -143,8 +253,7 @@ export class KubeRecreationJournal implements RecreationJournal {
   }
 
   #path(): string {
-    const { namespace } = this.#deps;
-    return resourcePath(OTHER_RESOURCES.configMaps, { namespace, name: JOURNAL_NAME });
+    return journalPath(this.#deps.namespace);
   }
 
   async #patch(data: JsonObject): Promise<void> {

@@ -67,16 +67,66 @@ export class PendingRecreations {
     if (this.#entries.get(key) === entry) this.#entries.delete(key);
   }
 
-  /** Adds the journal's entries that this process does not hold; returns every pending key. */
-  async replay(): Promise<readonly WorkloadKey[]> {
-    for (const entry of await this.#journal.entries()) {
-      const key = workloadKey(entry.ref);
-      if (!this.#entries.has(key)) this.#entries.set(key, entry);
+  /**
+   * Makes this process's entries those of the journal: adds the ones it does not hold, and drops
+   * the ones the journal no longer holds (removed, edited into something kreload refuses, or the
+   * whole journal deleted), unless journalled here while the journal was being read. Rejects with
+   * ApiError when the journal cannot be read, and then changes nothing.
+   */
+  async replay(): Promise<{
+    readonly pending: readonly WorkloadKey[];
+    readonly withdrawn: readonly WorkloadKey[];
+  }> {
+    const held = new Map(this.#entries);
+    const journalled = new Map(
+      (await this.#journal.entries()).map((entry) => [workloadKey(entry.ref), entry] as const),
+    );
+    const withdrawn: WorkloadKey[] = [];
+    for (const [key, entry] of held) {
+      if (this.#entries.get(key) !== entry) continue;
+      const current = journalled.get(key);
+      if (current === undefined) {
+        this.#entries.delete(key);
+        withdrawn.push(key);
+      } else if (!sameEntry(current, entry)) {
+        this.#entries.set(key, current);
+      }
     }
-    return this.keys();
+    for (const [key, entry] of journalled) {
+      if (!this.#entries.has(key) && !held.has(key)) this.#entries.set(key, entry);
+    }
+    return { pending: this.keys(), withdrawn };
+  }
+
+  /**
+   * The entry of `key` as the journal holds it now, read again before a Job is created from it:
+   * undefined when the journal no longer holds one kreload may replay, and then it is dropped here
+   * too. Rejects with ApiError when the journal cannot be read.
+   */
+  async confirm(key: WorkloadKey): Promise<PendingRecreation | undefined> {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    const current = (await this.#journal.entries()).find(
+      (journalled) => workloadKey(journalled.ref) === key,
+    );
+    if (this.#entries.get(key) !== entry) return this.#entries.get(key);
+    if (current === undefined) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    if (!sameEntry(current, entry)) this.#entries.set(key, current);
+    return this.#entries.get(key);
   }
 
   keys(): readonly WorkloadKey[] {
     return [...this.#entries.keys()];
   }
+}
+
+function sameEntry(a: PendingRecreation, b: PendingRecreation): boolean {
+  return (
+    a.deletedUid === b.deletedUid &&
+    a.since === b.since &&
+    JSON.stringify(a.manifest) === JSON.stringify(b.manifest)
+  );
 }

@@ -220,6 +220,11 @@ export type RecreationRetryEvent =
   | { readonly key: WorkloadKey; readonly result: 'not-deleted' }
   /** The lease was lost between the DELETE and the CREATE: the next leader replays the journal. */
   | { readonly key: WorkloadKey; readonly result: 'handed-over' }
+  /**
+   * The journal no longer holds the entry (removed, edited into one kreload refuses, or deleted
+   * with the whole journal): the Job is not created.
+   */
+  | { readonly key: WorkloadKey; readonly result: 'withdrawn' }
   | { readonly key: WorkloadKey; readonly result: 'failed'; readonly error: ApiError };
 
 /** Hooks for metrics, Events and logs; every hook fires once per occasion (§13.2). */

@@ -640,6 +640,52 @@ describe('Job recreation journal (ADR 0019)', () => {
     expect(steps(2)).toEqual([`create ${KEY}`, `unjournal ${KEY}`]);
   });
 
+  /** A Job deleted by a roll whose CREATE is refused: its recreation stays pending. */
+  async function pendingAfterRefusedCreate(): Promise<DrivenReconciler> {
+    givenTracked('Job');
+    writer.failNextCall('create', status(403));
+    const r = journalled();
+    expect(await r.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'failed' });
+    workloads.remove(KEY);
+    expect(r.pendingRecreations()).toEqual([KEY]);
+    return r;
+  }
+
+  it('the journal deleted: the next replay drops the recreation, nothing is created', async () => {
+    const r = await pendingAfterRefusedCreate();
+    journal.withdraw();
+    expect(await r.replayRecreations()).toEqual([]);
+    expect(observer.calls.at(-1)).toMatchObject({
+      hook: 'onRecreationRetried',
+      event: { key: KEY, result: 'withdrawn' },
+    });
+    const before = writer.writes.length;
+    expect(await r.reconcile(KEY)).toMatchObject({ outcome: 'gone' });
+    expect(steps(before)).toEqual([]);
+  });
+
+  it('the entry removed between replays: re-read before the CREATE, nothing is created', async () => {
+    const r = await pendingAfterRefusedCreate();
+    journal.withdraw(KEY);
+    const before = writer.writes.length;
+    expect(await r.reconcile(KEY)).toMatchObject({ outcome: 'gone' });
+    expect(steps(before)).toEqual([]);
+    expect(r.pendingRecreations()).toEqual([]);
+    expect(observer.calls.find((c) => c.hook === 'onRecreationRetried')).toMatchObject({
+      event: { key: KEY, result: 'withdrawn' },
+    });
+  });
+
+  it('a journal that cannot be read before the CREATE: nothing is created, retried later', async () => {
+    const r = await pendingAfterRefusedCreate();
+    journal.failNext('entries', status(403));
+    const before = writer.writes.length;
+    expect(await r.reconcile(KEY)).toMatchObject({ outcome: 'failed', error: { status: 403 } });
+    expect(steps(before)).toEqual([]);
+    expect(r.pendingRecreations()).toEqual([KEY]);
+    expect(await r.reconcile(KEY)).toMatchObject({ outcome: 'recreated' });
+  });
+
   it('a journal write that fails deletes nothing', async () => {
     const view = givenTracked('Job');
     journal.failNext('record', status(403));

@@ -325,8 +325,11 @@ export class Reconciler {
    * on gaining leadership and at each resync, so recreations journalled by a process that stopped
    * are finished here. Rejects with ApiError when the journal cannot be read.
    */
-  replayRecreations(): Promise<readonly WorkloadKey[]> {
-    return this.#pending.replay();
+  async replayRecreations(): Promise<readonly WorkloadKey[]> {
+    const { pending, withdrawn } = await this.#pending.replay();
+    for (const key of withdrawn)
+      this.#deps.observer.onRecreationRetried({ key, result: 'withdrawn' });
+    return pending;
   }
 
   /**
@@ -340,8 +343,7 @@ export class Reconciler {
   ): Promise<ReconcileResult> {
     if (resume) return this.#resume(key, trigger, resume);
     if (!this.#mayWrite()) return NOT_LEADER;
-    const pending = this.#pending.get(key);
-    const recreation = pending ? await this.#resumeRecreation(key, pending) : undefined;
+    const recreation = this.#pending.get(key) ? await this.#resumeRecreation(key) : undefined;
     if (recreation) return recreation;
     const view = this.#deps.workloads.get(key);
     if (!view) return { outcome: 'gone', attempts: 0 };
@@ -1001,11 +1003,19 @@ export class Reconciler {
    * an earlier reconcile, here or in a process that stopped. Undefined when nothing is left to
    * create (the Job has appeared, or was never deleted): the reconcile then goes on as usual.
    */
-  async #resumeRecreation(
-    key: WorkloadKey,
-    pending: PendingRecreation,
-  ): Promise<ReconcileResult | undefined> {
+  async #resumeRecreation(key: WorkloadKey): Promise<ReconcileResult | undefined> {
     const { workloads, writer, observer } = this.#deps;
+    // The journal is read again: an entry removed or edited there is not acted on (docs/adr/0019).
+    let pending: PendingRecreation | undefined;
+    try {
+      pending = await this.#pending.confirm(key);
+    } catch (error) {
+      return this.#recreationFailed(key, asApiError(error));
+    }
+    if (pending === undefined) {
+      observer.onRecreationRetried({ key, result: 'withdrawn' });
+      return undefined;
+    }
     const cached = workloads.get(key);
     if (cached && cached.uid !== pending.deletedUid) return this.#recreationEnded(key, 'appeared');
     let served: JsonObject | undefined;

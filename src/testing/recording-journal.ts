@@ -32,6 +32,12 @@ export class RecordingJournal implements RecreationJournal {
     return [...this.#entries.values()];
   }
 
+  /** Someone else edits the journal: the entry of `key` is gone (all of them without a key). */
+  withdraw(key?: WorkloadKey): void {
+    if (key === undefined) this.#entries.clear();
+    else this.#entries.delete(key);
+  }
+
   record(entry: JournalEntry): Promise<void> {
     const key = workloadKey(entry.ref);
     this.#writer.note({ verb: 'journal', key, entry: structuredClone(entry) });

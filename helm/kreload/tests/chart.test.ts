@@ -108,7 +108,10 @@ const leaseRules = (id: string): PolicyRule[] => [
   },
 ];
 
-/** The Job recreation journal (docs/adr/0019): one ConfigMap, created once, then patched. */
+/**
+ * The Job recreation journal (docs/adr/0019): one ConfigMap, created once, then patched; and the
+ * Secret with the key that signs its entries, created once, then read.
+ */
 const JOB_JOURNAL_RULES: PolicyRule[] = [
   { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
   {
@@ -116,6 +119,13 @@ const JOB_JOURNAL_RULES: PolicyRule[] = [
     resources: ['configmaps'],
     resourceNames: ['kreload-job-recreations'],
     verbs: ['get', 'patch'],
+  },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    resourceNames: ['kreload-job-recreations-key'],
+    verbs: ['get'],
   },
 ];
 
