@@ -3,6 +3,7 @@
  * client-node objects stop at kube/projections.ts, which turns them into these views.
  */
 import type { WorkloadKind } from '../rollout/kinds.ts';
+import type { RolloutStatusView } from '../rollout/rollout-status.ts';
 
 /** TYPE of the contract (§0): used in env-var names, Events, alerts and JSON. */
 export type SourceType = 'CONFIGMAP' | 'SECRET' | 'SECRETPROVIDERCLASS';
@@ -123,6 +124,11 @@ export interface WorkloadView {
   readonly labels?: Labels | undefined;
   /** W label `kreload.io/revision-digest` (config revisions, docs/adr/0036), when present. */
   readonly revisionDigest?: string | undefined;
+  /**
+   * The status fields the kind's health model reads (rollout/health.ts); absent for kinds without
+   * one (Job, CronJob). Never a reason to reconcile (watch/workload-store.ts).
+   */
+  readonly rolloutStatus?: RolloutStatusView | undefined;
 }
 
 /** Outcome of the decision algorithm (§3.5) for one workload and one source. */

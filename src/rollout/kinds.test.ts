@@ -38,6 +38,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: false,
       revisionKind: 'ReplicaSet',
+      health: 'replica-set',
     },
   ],
   [
@@ -60,6 +61,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: false,
       revisionKind: 'ControllerRevision',
+      health: 'daemon-set',
     },
   ],
   [
@@ -82,6 +84,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: false,
       revisionKind: 'ControllerRevision',
+      health: 'stateful-set',
     },
   ],
   [
@@ -104,6 +107,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: true,
       revisionKind: undefined,
+      health: undefined,
     },
   ],
   [
@@ -126,6 +130,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: true,
       revisionKind: undefined,
+      health: undefined,
     },
   ],
   [
@@ -148,6 +153,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: 'isArgoRollouts',
       ignorable: false,
       revisionKind: undefined,
+      health: 'rollout-phase',
     },
   ],
   [
@@ -170,6 +176,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: false,
       revisionKind: undefined,
+      health: 'replica-set',
     },
   ],
 ];

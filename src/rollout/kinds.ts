@@ -1,9 +1,10 @@
 /**
  * The one table of workload kinds (§2.2): every fact that varies by kind is a field of its row, and
  * the `WorkloadKind` union, the metric `resource_type` values and the planned watches derive from
- * it. This module imports nothing, so core/types.ts can take the kind union from here without an
- * import cycle.
+ * it. This module imports only types from rollout-status.ts (which imports nothing), so core/types.ts
+ * can take the kind union from here without an import cycle.
  */
+import type { HealthModel } from './rollout-status.ts';
 
 /** W or PT annotations of one object (the same type as core's `Annotations`). */
 type AnnotationMap = Readonly<Record<string, string>>;
@@ -79,6 +80,11 @@ interface KindRowFields {
    * snapshot. Undefined: the kind has no revision history and config revisions do not apply.
    */
   readonly revisionKind: RevisionKind | undefined;
+  /**
+   * How the kind's status tells a rollout's progress (rollout/health.ts); undefined for kinds whose
+   * roll is not a rollout of pods (Job, CronJob).
+   */
+  readonly health: HealthModel | undefined;
 }
 
 /** The per-template history objects of the apps kinds (docs/adr/0036). */
@@ -106,6 +112,7 @@ const BUILT_IN_TEMPLATE_KIND = {
   enabledByOption: undefined,
   ignorable: false,
   revisionKind: undefined,
+  health: undefined,
 } as const;
 
 /** Supported kinds (§2.2), one row each; `as const` so the unions below derive from it. */
@@ -117,18 +124,21 @@ const ROWS = [
     supportsPausePeriod: true,
     specFlags: ['paused'],
     revisionKind: 'ReplicaSet',
+    health: 'replica-set',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
     kind: 'DaemonSet',
     plural: 'daemonsets',
     revisionKind: 'ControllerRevision',
+    health: 'daemon-set',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
     kind: 'StatefulSet',
     plural: 'statefulsets',
     revisionKind: 'ControllerRevision',
+    health: 'stateful-set',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -166,6 +176,7 @@ const ROWS = [
     specFlags: ['hasWorkloadRef'],
     optionalApi: true,
     enabledByOption: 'isArgoRollouts',
+    health: 'rollout-phase',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -177,6 +188,7 @@ const ROWS = [
     instantiatesWithoutConfigChangeTrigger: true,
     specFlags: ['paused', 'hasConfigChangeTrigger'],
     optionalApi: true,
+    health: 'replica-set',
   },
 ] as const satisfies readonly KindRowFields[];
 
