@@ -286,10 +286,16 @@ describe('judgeStartedRollout', () => {
     });
   });
 
-  it('is superseded once a later spec change moved the generation past it', () => {
-    expect(judgeStartedRollout({ generation: 2 }, at(deployment(), { generation: 3 }))).toBe(
-      'superseded',
-    );
+  it('after a later spec change, waits for the status of that generation', () => {
+    expect(
+      judgeStartedRollout({ generation: 2 }, at(deployment(), { generation: 3 })),
+    ).toMatchObject({ state: 'progressing', detail: expect.stringMatching(/generation 3/) });
+    expect(
+      judgeStartedRollout(
+        { generation: 2 },
+        at(deployment({ observedGeneration: 3 }), { generation: 3 }),
+      ),
+    ).toMatchObject({ state: 'complete' });
   });
 
   it('waits while the watch has not yet delivered the PATCH (an older generation)', () => {

@@ -158,15 +158,16 @@ export function judgeRollout(input: HealthInput): RolloutHealth {
 }
 
 /**
- * The rollout kreload started with a PATCH that produced `generation`: its health while the
- * workload is still at that generation; `superseded` once a later spec change (someone else's, or
- * kreload's next roll) took over, since the status then describes that one.
+ * The rollout kreload started with a PATCH that produced `generation`. A view from before that
+ * PATCH (the watch is behind) cannot speak for it: the status must have observed at least that
+ * generation. A later generation still carries kreload's template (a Deployment's generation also
+ * moves with its annotations, and anyone's later template change rolls kreload's change with it),
+ * so its status is judged as it stands.
  */
 export function judgeStartedRollout(
   started: { readonly generation: number },
   input: HealthInput,
-): RolloutHealth | 'superseded' {
-  if (input.generation !== undefined && input.generation > started.generation) return 'superseded';
-  // A view from before the PATCH (the watch is behind): its status cannot speak for this rollout.
-  return judgeRollout({ ...input, generation: started.generation });
+): RolloutHealth {
+  const generation = Math.max(input.generation ?? started.generation, started.generation);
+  return judgeRollout({ ...input, generation });
 }
