@@ -133,7 +133,9 @@ describe('RolloutTracker', () => {
         reason: 'RolloutFailed',
         type: 'Warning',
         object: { kind: 'Deployment', name: 'web', namespace: 'team-a' },
-        message: expect.stringContaining('(generation 5) failed: ProgressDeadlineExceeded'),
+        message: expect.stringContaining(
+          '(generation 5) failed: ProgressDeadlineExceeded',
+        ) as unknown,
       },
     ]);
     t.workloads.put(t.view(5, { ...DEADLINE_EXCEEDED, available: 2 }));

@@ -104,7 +104,7 @@ export class RolloutTracker {
   #observe(key: WorkloadKey, followed: Followed): void {
     if (this.#rollouts.get(key) !== followed) return;
     const view = this.#deps.workloads.get(key);
-    if (view === undefined || view.uid !== followed.rollout.uid) {
+    if (view?.uid !== followed.rollout.uid) {
       // Deleted (or replaced by a new object of the same name): nothing is left to roll out.
       followed.unsubscribe?.();
       this.#rollouts.delete(key);

@@ -73,7 +73,7 @@ const onDelete = (obj: unknown): boolean =>
   stringAt(obj, ['spec', 'updateStrategy', 'type']) === 'OnDelete';
 
 /** How each health model's status is read from the object (rollout/rollout-status.ts). */
-const STATUS_READERS: { readonly [M in HealthModel]: (obj: unknown) => RolloutStatusView } = {
+const STATUS_READERS: Readonly<Record<HealthModel, (obj: unknown) => RolloutStatusView>> = {
   'replica-set': (obj) => ({
     model: 'replica-set',
     observedGeneration: numberAt(obj, ['status', 'observedGeneration']),

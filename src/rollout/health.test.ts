@@ -289,7 +289,10 @@ describe('judgeStartedRollout', () => {
   it('after a later spec change, waits for the status of that generation', () => {
     expect(
       judgeStartedRollout({ generation: 2 }, at(deployment(), { generation: 3 })),
-    ).toMatchObject({ state: 'progressing', detail: expect.stringMatching(/generation 3/) });
+    ).toMatchObject({
+      state: 'progressing',
+      detail: expect.stringMatching(/generation 3/) as unknown,
+    });
     expect(
       judgeStartedRollout(
         { generation: 2 },

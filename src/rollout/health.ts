@@ -134,8 +134,10 @@ function rolloutPhase(input: HealthInput, s: RolloutPhaseStatusView): RolloutHea
       return of('paused', `phase Paused${said}`);
     case 'Degraded':
       return { state: 'failed', reason: 'Degraded', detail: `phase Degraded${said}` };
+    case undefined:
+      return of('unknown', 'no status.phase yet');
     default:
-      return of('unknown', s.phase === undefined ? 'no status.phase yet' : `phase ${s.phase}`);
+      return of('unknown', `phase ${s.phase}`);
   }
 }
 
