@@ -31,7 +31,7 @@ import { pollUntil } from './poll.ts';
 import type { WorkloadRef } from './workloads.ts';
 
 /** Template annotation: pods crash when its value occurs in an env value or another annotation. */
-export const CRASH_ON_CONFIG = 'e2e.kreload.dev/crash-on-config';
+const CRASH_ON_CONFIG = 'e2e.kreload.dev/crash-on-config';
 
 /** The pod spec with the fake nodes' toleration and node selector: its pods get scheduled. */
 export function runnable(spec: V1PodSpec): V1PodSpec {
