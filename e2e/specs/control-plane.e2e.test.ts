@@ -20,7 +20,7 @@ import { PollGiveUpError, pollUntil } from '../harness/poll.ts';
 import { installKreloadIdentity, KRELOAD_USER, type KreloadIdentity } from '../harness/rbac.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 
-// No kubelet runs, so this image is never pulled; Pods stay Pending.
+// Never pulled: these pods do not tolerate the fake nodes' taint, so they stay Pending.
 const IMAGE = 'registry.invalid/pause:3.10';
 const CLI = path.join(REPO_ROOT, 'e2e', 'cluster', 'cli.ts');
 const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
