@@ -294,6 +294,35 @@ describe('projectWorkload: rollout status', () => {
     expect(view?.rolloutStatus).toMatchObject({ partition: 2, onDelete: true, ready: 3 });
   });
 
+  it('keeps at most 256 characters of a status text another controller wrote', () => {
+    const huge = 'x'.repeat(1_000_000);
+    const view = projectWorkload(
+      'Rollout',
+      {
+        metadata: metadata(),
+        spec: { template: TEMPLATE },
+        status: { phase: 'Degraded', message: huge },
+      },
+      KEYS,
+    );
+    expect(view?.rolloutStatus).toMatchObject({
+      phase: 'Degraded',
+      message: `${'x'.repeat(256)}…`,
+    });
+    const deployment = projectWorkload(
+      'Deployment',
+      {
+        metadata: metadata(),
+        spec: { template: TEMPLATE },
+        status: { conditions: [{ type: 'Progressing', status: 'False', reason: huge }] },
+      },
+      KEYS,
+    );
+    expect(deployment?.rolloutStatus).toMatchObject({
+      progressing: { status: 'False', reason: `${'x'.repeat(256)}…` },
+    });
+  });
+
   it.each([
     ['7', 7],
     [7, 7],

@@ -61,12 +61,29 @@ function specFlags(
 
 const count = (obj: unknown, path: readonly string[]): number => numberAt(obj, path) ?? 0;
 
+/**
+ * Status texts other controllers write (a condition's reason, an Argo Rollout's message) are kept
+ * for explain and the `RolloutFailed` Event: at most this many characters each, so a huge value
+ * never stays in memory or reaches an Event.
+ */
+const MAX_STATUS_TEXT = 256;
+
+function statusText(obj: unknown, path: readonly string[]): string | undefined {
+  const text = stringAt(obj, path);
+  return text === undefined || text.length <= MAX_STATUS_TEXT
+    ? text
+    : `${text.slice(0, MAX_STATUS_TEXT)}…`;
+}
+
 function progressingCondition(obj: unknown): ConditionView | undefined {
   const condition = objectsAt(obj, ['status', 'conditions']).find(
     (c) => stringAt(c, ['type']) === 'Progressing',
   );
   if (!condition) return undefined;
-  return { status: stringAt(condition, ['status']) ?? '', reason: stringAt(condition, ['reason']) };
+  return {
+    status: stringAt(condition, ['status']) ?? '',
+    reason: statusText(condition, ['reason']),
+  };
 }
 
 const onDelete = (obj: unknown): boolean =>
@@ -112,8 +129,8 @@ const STATUS_READERS: Readonly<Record<HealthModel, (obj: unknown) => RolloutStat
         observed !== undefined && /^\d{1,15}$/.test(observed)
           ? Number(observed)
           : numberAt(obj, ['status', 'observedGeneration']),
-      phase: stringAt(obj, ['status', 'phase']),
-      message: stringAt(obj, ['status', 'message']),
+      phase: statusText(obj, ['status', 'phase']),
+      message: statusText(obj, ['status', 'message']),
     };
   },
 };
