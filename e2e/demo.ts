@@ -1,7 +1,8 @@
 /**
  * `npm run demo`: boots a real local control plane (building it on the first run), starts kreload
- * as its CLI under its own ServiceAccount, and shows one reload: an annotated Deployment, a change
- * to its ConfigMap, the new ReplicaSet and the Events. Then it keeps kreload running against the
+ * as its CLI under its own ServiceAccount, and shows one reload: an annotated Deployment whose pods
+ * run on kwok's fake nodes, a change to its ConfigMap, the new ReplicaSet, the old pods replaced by
+ * new ones and the Events. Then it keeps kreload running against the
  * cluster until Ctrl-C, with a kubeconfig to try more. `--once` stops after the demo.
  *
  * The control plane and kreload run in process groups of their own, so a terminal's Ctrl-C reaches
@@ -13,6 +14,7 @@ import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernet
 import { readFile } from 'node:fs/promises';
 import { startCluster, type StartedCluster } from './harness/cluster.ts';
 import { startKreload, type KreloadProcess } from './harness/kreload-process.ts';
+import { PodLifecycle, runnable } from './harness/pod-lifecycle.ts';
 import { pollUntil } from './harness/poll.ts';
 import { installKreloadIdentity } from './harness/rbac.ts';
 
@@ -69,14 +71,16 @@ try {
     body: {
       metadata: { name: 'api', annotations: { 'reloader.stakater.com/auto': 'true' } },
       spec: {
+        replicas: 2,
         selector: { matchLabels: { app: 'api' } },
         template: {
           metadata: { labels: { app: 'api' } },
-          spec: {
+          // Scheduled on the fake nodes, where kwok plays the kubelet: the pods become Ready.
+          spec: runnable({
             containers: [
               { name: 'app', image: 'nginx', envFrom: [{ configMapRef: { name: 'app-config' } }] },
             ],
-          },
+          }),
         },
       },
     },
@@ -100,6 +104,19 @@ try {
     { timeoutMs: 30_000, describe: 'kreload records the baseline of demo/api' },
   );
   say('first sight: kreload recorded a baseline in metadata only; no pod was restarted');
+  const pods = new PodLifecycle({ kc: cluster.kc });
+  const ref = { kind: 'Deployment', namespace: NAMESPACE, name: 'api' } as const;
+  const showPods = async (): Promise<void> => {
+    process.stdout.write('    NAME                    READY   STATUS    NODE\n');
+    for (const pod of await pods.pods(ref)) {
+      process.stdout.write(
+        `    ${pod.name.padEnd(24)}${(pod.ready ? '1/1' : '0/1').padEnd(8)}${pod.phase.padEnd(10)}${pod.node ?? ''}\n`,
+      );
+    }
+  };
+  await pods.waitComplete(ref);
+  say('pods before the change (kubectl -n demo get pods):');
+  await showPods();
 
   await core.patchNamespacedConfigMap(
     { name: 'app-config', namespace: NAMESPACE, body: { data: { greeting: 'hello, world' } } },
@@ -122,6 +139,9 @@ try {
       `    ReplicaSet ${rs.metadata?.name ?? ''} (revision ${rs.metadata?.annotations?.['deployment.kubernetes.io/revision'] ?? '?'})\n`,
     );
   }
+  await pods.waitComplete(ref);
+  say('pods after the rollout: every old pod replaced by a new one');
+  await showPods();
   const events = await core.listNamespacedEvent({ namespace: NAMESPACE });
   for (const event of events.items.filter((e) => e.source?.component === 'kreload')) {
     process.stdout.write(`    Event ${event.reason ?? ''}: ${event.message ?? ''}\n`);
@@ -139,7 +159,7 @@ try {
   say('kreload keeps running. In another shell:');
   process.stdout.write(
     `    export KUBECONFIG=${cluster.kubeconfigPath}   # run directory ${cluster.runDir}\n` +
-      `    kubectl -n demo edit configmap app-config   # then: kubectl -n demo get rs\n` +
+      `    kubectl -n demo edit configmap app-config   # then: kubectl -n demo get rs,pods\n` +
       `    curl -s http://127.0.0.1:${kreload.metricsPort}/metrics | grep reloader_\n` +
       '    Ctrl-C here stops kreload and the control plane.\n',
   );

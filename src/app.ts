@@ -184,6 +184,7 @@ class KreloadApp implements App {
         policies: watch.caches.policies,
         recreationPendingSince: (key) => pipeline.reconciler.recreationPendingSince(key),
         queue: (key) => queueStateOf(pipeline.queue, key),
+        rollout: (key) => pipeline.rollouts.lastRollout(key),
         leading: () => gate.leading,
         now: () => SYSTEM_TIMERS.now(),
         pod: options.podName,

@@ -4,7 +4,13 @@ import path from 'node:path';
 import { BUILD_SCRIPT, REPO_ROOT } from './paths.ts';
 
 export const BIN_DIR_ENV = 'KRELOAD_E2E_BIN_DIR';
-const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager'] as const;
+const BINARIES = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kwok',
+] as const;
 
 export class ControlPlaneBuildError extends Error {
   override readonly name = 'ControlPlaneBuildError';

@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { ensureFakeNodesReady, FAKE_NODE } from './fake-nodes.ts';
+import { KWOK_STAGES } from './paths.ts';
 import type { PkiPaths } from './pki.ts';
 import { probe } from './probes.ts';
 
@@ -10,6 +12,8 @@ export interface ControlPlanePorts {
   readonly etcdPeer: number;
   readonly apiserver: number;
   readonly controllerManager: number;
+  readonly scheduler: number;
+  readonly kwok: number;
 }
 
 export interface LaunchContext {
@@ -26,7 +30,8 @@ export interface LaunchContext {
   readonly controllers: readonly string[];
 }
 
-export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+export type ComponentName =
+  'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
 
 export interface ComponentSpec {
   readonly name: ComponentName;
@@ -77,6 +82,22 @@ async function controllerManagerReady(ctx: LaunchContext): Promise<boolean> {
     bearerToken: ctx.adminToken,
   });
   return account.status === 200;
+}
+
+async function schedulerReady(ctx: LaunchContext): Promise<boolean> {
+  const health = await probe({ url: url(ctx.ports.scheduler, '/healthz'), skipTlsVerify: true });
+  return health.status === 200 && health.body.trim() === 'ok';
+}
+
+/** kwok answers its health check and reports every fake node Ready (it creates them if missing). */
+async function kwokReady(ctx: LaunchContext): Promise<boolean> {
+  const health = await probe({ url: url(ctx.ports.kwok, '/healthz', 'http') });
+  if (health.status !== 200) return false;
+  return ensureFakeNodesReady({
+    server: url(ctx.ports.apiserver, ''),
+    caPem: ctx.caPem,
+    token: ctx.adminToken,
+  });
 }
 
 function auditArgs(ctx: LaunchContext): string[] {
@@ -148,6 +169,36 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     ],
     readyWhen: 'GET /healthz returns ok and ServiceAccount default/default exists',
     isReady: controllerManagerReady,
+    deadlineMs: 60_000,
+  },
+  {
+    name: 'kube-scheduler',
+    args: (ctx) => [
+      `--kubeconfig=${ctx.adminKubeconfig}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${ctx.ports.scheduler}`,
+      `--cert-dir=${path.join(ctx.runDir, 'scheduler')}`,
+    ],
+    readyWhen: 'GET /healthz returns ok',
+    isReady: schedulerReady,
+    deadlineMs: 60_000,
+  },
+  {
+    // Plays the kubelet of the fake nodes (e2e/cluster/fake-nodes.ts) with the stages of
+    // e2e/cluster/kwok/stages.yaml: their pods become Running and Ready, or crash-loop on request.
+    name: 'kwok',
+    args: (ctx) => [
+      `--kubeconfig=${ctx.adminKubeconfig}`,
+      `--config=${KWOK_STAGES}`,
+      '--manage-all-nodes=false',
+      `--manage-nodes-with-annotation-selector=${FAKE_NODE.annotation.key}=${FAKE_NODE.annotation.value}`,
+      `--server-address=127.0.0.1:${ctx.ports.kwok}`,
+      '--cidr=10.244.0.0/16',
+      '--node-ip=10.1.0.1',
+    ],
+    readyWhen: `GET /healthz returns 200 and the ${FAKE_NODE.count} fake nodes are Ready and untainted but for ${FAKE_NODE.taint.key}`,
+    isReady: kwokReady,
     deadlineMs: 60_000,
   },
 ];

@@ -17,7 +17,7 @@ import { freeLoopbackPorts } from './ports.ts';
 import { RunProcesses, tailFile, type ExitInfo, type SpawnedProcess } from './processes.ts';
 
 export interface BootOptions {
-  /** Directory holding etcd, kube-apiserver and kube-controller-manager (see binaries.ts). */
+  /** Directory holding the components' binaries (see binaries.ts). */
   readonly binDir: string;
   readonly runsDir?: string;
   /** Starts kube-apiserver with e2e/cluster/audit-policy.yaml and a JSON-lines audit log. */
@@ -67,7 +67,10 @@ export class ComponentStartError extends Error {
 const ADMIN_USER = 'kreload-e2e-admin';
 const KEPT_ON_FAILURE = /(\.log|pids\.json)$/;
 
-/** A booted etcd + kube-apiserver + kube-controller-manager; stop() tears it down and deletes the run. */
+/**
+ * A booted etcd + kube-apiserver + kube-controller-manager + kube-scheduler + kwok with its fake
+ * nodes; stop() tears it down and deletes the run.
+ */
 export class ControlPlane {
   readonly info: ControlPlaneInfo;
   readonly #processes: RunProcesses;
@@ -183,16 +186,19 @@ async function prepareRun(runDir: string, options: BootOptions): Promise<LaunchC
   await writeFile(tokenFile, `${adminToken},${ADMIN_USER},${ADMIN_USER},"system:masters"\n`, {
     mode: 0o600,
   });
-  const [etcdClient, etcdPeer, apiserver, controllerManager] = await freeLoopbackPorts(4);
+  const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler, kwok] =
+    await freeLoopbackPorts(6);
   if (
     etcdClient === undefined ||
     etcdPeer === undefined ||
     apiserver === undefined ||
-    controllerManager === undefined
+    controllerManager === undefined ||
+    scheduler === undefined ||
+    kwok === undefined
   ) {
-    throw new Error('could not allocate four loopback ports');
+    throw new Error('could not allocate six loopback ports');
   }
-  const ports = { etcdClient, etcdPeer, apiserver, controllerManager };
+  const ports = { etcdClient, etcdPeer, apiserver, controllerManager, scheduler, kwok };
   const adminKubeconfig = await writeKubeconfig(path.join(runDir, 'admin.kubeconfig'), {
     server: `https://127.0.0.1:${apiserver}`,
     caPath: pki.caCert,

@@ -17,5 +17,6 @@ awk '/^godebug \(/ {b=1; next} b && /^\)/ {b=0} b {print $1} /^godebug [^(]/ {pr
 sed -n 's#^[[:space:]]*\(k8s\.io/[a-z0-9-]*\) => \./staging/.*#\1#p' "$up" |
   while read -r m; do go mod edit -replace="$m=$m@$staging"; done
 go mod edit -require="k8s.io/kubernetes@$tag" \
-  -tool=k8s.io/kubernetes/cmd/kube-apiserver -tool=k8s.io/kubernetes/cmd/kube-controller-manager
+  -tool=k8s.io/kubernetes/cmd/kube-apiserver -tool=k8s.io/kubernetes/cmd/kube-controller-manager \
+  -tool=k8s.io/kubernetes/cmd/kube-scheduler
 go mod tidy

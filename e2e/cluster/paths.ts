@@ -9,3 +9,5 @@ export const RUNS_DIR = path.join(CACHE_DIR, 'runs');
 export const E2E_LOGS_DIR = path.join(CACHE_DIR, 'e2e-logs');
 export const BUILD_SCRIPT = path.join(REPO_ROOT, 'e2e', 'cluster', 'build.sh');
 export const AUDIT_POLICY = path.join(REPO_ROOT, 'e2e', 'cluster', 'audit-policy.yaml');
+/** The pod and node lifecycle kwok plays on the fake nodes. */
+export const KWOK_STAGES = path.join(REPO_ROOT, 'e2e', 'cluster', 'kwok', 'stages.yaml');

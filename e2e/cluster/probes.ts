@@ -9,6 +9,10 @@ export interface ProbeRequest {
   readonly skipTlsVerify?: boolean;
   readonly bearerToken?: string;
   readonly timeoutMs?: number;
+  /** A JSON body: the request becomes a POST (creating the fake nodes at boot). */
+  readonly json?: unknown;
+  /** With `json`: a JSON merge patch instead of a POST. */
+  readonly mergePatch?: boolean;
 }
 
 export interface ProbeResponse {
@@ -16,18 +20,28 @@ export interface ProbeResponse {
   readonly body: string;
 }
 
-/** A small GET over node:http(s): health checks need a custom CA, which fetch cannot take. */
+/**
+ * A small GET (or JSON POST) over node:http(s): health checks need a custom CA, which fetch cannot
+ * take.
+ */
 export function probe(request: ProbeRequest): Promise<ProbeResponse> {
   const url = new URL(request.url);
   const client = url.protocol === 'https:' ? https : http;
-  const headers: Record<string, string> = request.bearerToken
-    ? { authorization: `Bearer ${request.bearerToken}` }
-    : {};
+  const body = request.json === undefined ? undefined : JSON.stringify(request.json);
+  const method = body === undefined ? 'GET' : request.mergePatch === true ? 'PATCH' : 'POST';
+  const headers: Record<string, string> = {
+    ...(request.bearerToken ? { authorization: `Bearer ${request.bearerToken}` } : {}),
+    ...(body === undefined
+      ? {}
+      : {
+          'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+        }),
+  };
   return new Promise((resolve, reject) => {
     const req = client.request(
       url,
       {
-        method: 'GET',
+        method,
         headers,
         ca: request.ca,
         rejectUnauthorized: request.skipTlsVerify !== true,
@@ -43,8 +57,8 @@ export function probe(request: ProbeRequest): Promise<ProbeResponse> {
         res.on('error', reject);
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`GET ${request.url} timed out`)));
+    req.on('timeout', () => req.destroy(new Error(`${method} ${request.url} timed out`)));
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }

@@ -33,6 +33,13 @@ export interface ExplainJson {
         readonly queue: { readonly state: string; readonly dueAt?: string };
       };
       readonly policy?: { readonly state: string; readonly policies?: readonly string[] };
+      readonly rollout?: {
+        readonly of: 'kreload' | 'current';
+        readonly generation?: number;
+        readonly state: string;
+        readonly reason?: string;
+        readonly result?: string;
+      };
     };
   };
   readonly source?: {

@@ -51,7 +51,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
 /** The run directory goes with the cluster; its component logs are what explains a failed spec. */
 async function keepComponentLogs(runDir: string): Promise<void> {
   await mkdir(E2E_LOGS_DIR, { recursive: true });
-  for (const name of ['kube-controller-manager.log', 'kube-apiserver.log']) {
+  for (const name of [
+    'kube-controller-manager.log',
+    'kube-apiserver.log',
+    'kube-scheduler.log',
+    'kwok.log',
+  ]) {
     await copyFile(path.join(runDir, name), path.join(E2E_LOGS_DIR, `shared-${name}`)).catch(
       (error: unknown) => {
         progress(`could not keep ${name}: ${String(error)}`);

@@ -1,7 +1,8 @@
 // One row per workload kind kreload rolls by patching the pod template (spec §7.1). Specs run
 // `describe.each(WORKLOAD_KINDS)` and read every kind through the same view, so a new kind is a
-// new row, not a new spec. No kubelet or scheduler runs: pods never start, and the evidence of a
-// roll is the object itself plus what kube-controller-manager derives from a template change.
+// new row, not a new spec. Pods never start unless a spec makes them runnable (pod-lifecycle.ts):
+// the evidence of a roll is the object itself plus what kube-controller-manager derives from a
+// template change.
 import {
   AppsV1Api,
   PatchStrategy,
@@ -15,7 +16,7 @@ import {
 } from '@kubernetes/client-node';
 import { pollUntil, PollTimeoutError } from './poll.ts';
 
-/** Never pulled: no kubelet runs in the test cluster. */
+/** Never pulled: kwok plays the kubelet of the test cluster's fake nodes. */
 export const TEST_IMAGE = 'registry.invalid/pause:3.10';
 
 export type WorkloadKindName = 'Deployment' | 'StatefulSet' | 'DaemonSet';
@@ -38,6 +39,13 @@ export interface WorkloadSpec {
   readonly paused?: boolean;
   /** metadata.labels (ReloadPolicy target selectors read them). */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Deployment and StatefulSet spec.replicas; 0 unless set (a template change still makes a new
+   * revision, and no Pods load the API). Pods run only with a runnable pod spec (pod-lifecycle.ts).
+   */
+  readonly replicas?: number;
+  /** Deployment spec.progressDeadlineSeconds (Kubernetes' default, 600, unless set). */
+  readonly progressDeadlineSeconds?: number;
 }
 
 export interface ContainerView {
@@ -141,9 +149,11 @@ export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = [
         body: {
           metadata: metadataOf(spec),
           spec: {
-            // Zero replicas: a template change still makes a new ReplicaSet, and no Pods load the API.
-            replicas: 0,
+            replicas: spec.replicas ?? 0,
             paused: spec.paused ?? false,
+            ...(spec.progressDeadlineSeconds === undefined
+              ? {}
+              : { progressDeadlineSeconds: spec.progressDeadlineSeconds }),
             selector: { matchLabels: { app: spec.name } },
             template: templateOf(spec),
           },
@@ -173,7 +183,7 @@ export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = [
         body: {
           metadata: metadataOf(spec),
           spec: {
-            replicas: 0,
+            replicas: spec.replicas ?? 0,
             serviceName: spec.name,
             selector: { matchLabels: { app: spec.name } },
             template: templateOf(spec),

@@ -11,6 +11,7 @@ import {
   type V1ReplicaSet,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMPONENTS } from '../cluster/components.ts';
 import { REPO_ROOT, RUNS_DIR } from '../cluster/paths.ts';
 import { isPortOpen } from '../cluster/ports.ts';
 import { cleanLeftoverRuns, isAlive, readPidsFile, type PidsFile } from '../cluster/processes.ts';
@@ -19,7 +20,7 @@ import { PollGiveUpError, pollUntil } from '../harness/poll.ts';
 import { installKreloadIdentity, KRELOAD_USER, type KreloadIdentity } from '../harness/rbac.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 
-// No kubelet runs, so this image is never pulled; Pods stay Pending.
+// Never pulled: these pods do not tolerate the fake nodes' taint, so they stay Pending.
 const IMAGE = 'registry.invalid/pause:3.10';
 const CLI = path.join(REPO_ROOT, 'e2e', 'cluster', 'cli.ts');
 const strategicMerge = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
@@ -297,6 +298,9 @@ async function startCli(): Promise<CliRun> {
   return { child, exited, pids, apiserverPort: ready.port };
 }
 
+/** The components of a run, in start order (e2e/cluster/components.ts). */
+const COMPONENT_NAMES = COMPONENTS.map((component) => component.name);
+
 describe('teardown', () => {
   afterAll(async () => {
     // A failed assertion below can leave a CLI's components behind; the shared run's owner is alive.
@@ -305,11 +309,7 @@ describe('teardown', () => {
 
   it('leaves no process, port or run directory behind after Ctrl-C on `cli.ts up`', async () => {
     const run = await startCli();
-    expect(run.pids.processes.map((p) => p.name)).toEqual([
-      'etcd',
-      'kube-apiserver',
-      'kube-controller-manager',
-    ]);
+    expect(run.pids.processes.map((p) => p.name)).toEqual(COMPONENT_NAMES);
     expect(run.pids.processes.every((p) => isAlive(p.pid))).toBe(true);
     expect(await isPortOpen(run.apiserverPort)).toBe(true);
 
@@ -325,11 +325,9 @@ describe('teardown', () => {
     const run = await startCli();
     run.child.kill('SIGKILL');
     await run.exited;
-    expect(run.pids.processes.filter((p) => isAlive(p.pid)).map((p) => p.name)).toEqual([
-      'etcd',
-      'kube-apiserver',
-      'kube-controller-manager',
-    ]);
+    expect(run.pids.processes.filter((p) => isAlive(p.pid)).map((p) => p.name)).toEqual(
+      COMPONENT_NAMES,
+    );
 
     const down = spawn(process.execPath, [CLI, 'down'], { cwd: REPO_ROOT, stdio: 'ignore' });
     const code = await new Promise<number | null>((resolve) => down.once('exit', resolve));

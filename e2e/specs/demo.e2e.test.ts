@@ -31,6 +31,14 @@ describe('npm run demo', () => {
     expect(output).toMatch(/env STAKATER_APP_CONFIG_CONFIGMAP=[0-9a-f]{40}/);
     expect(output.match(/ReplicaSet api-/g)).toHaveLength(2);
     expect(output).toContain('Event Reloaded:');
+    // Two Ready pods before, two other Ready pods after: the old ones were replaced.
+    const before = output.split('pods before the change')[1]?.split('==>')[0] ?? '';
+    const after = output.split('pods after the rollout')[1]?.split('==>')[0] ?? '';
+    const ready = (table: string) =>
+      [...table.matchAll(/(api-\S+)\s+1\/1\s+Running/g)].map((m) => m[1]);
+    expect(ready(before)).toHaveLength(2);
+    expect(ready(after)).toHaveLength(2);
+    expect(ready(after).filter((name) => ready(before).includes(name))).toEqual([]);
     expect(code, output).toBe(0);
   }, 180_000);
 });

@@ -11,6 +11,7 @@ import type { SourceKey } from '../core/types.ts';
 import { ChangeRouter } from '../controller/change-router.ts';
 import type { WriteLedger } from '../controller/write-ledger.ts';
 import { ReconcileReporter, type ReconcileReporterDeps } from '../controller/reconcile-reporter.ts';
+import { RolloutTracker } from '../controller/rollout-tracker.ts';
 import { TrackingTally } from '../controller/tracking-tally.ts';
 import type { WebhookMode } from '../controller/webhook-mode.ts';
 import { type ReconcileResume, WorkRunner } from '../reconcile/work-runner.ts';
@@ -84,6 +85,8 @@ export interface Pipeline {
   readonly marks: MarkStore;
   /** With `--enable-reload-policies` and a served policy API. */
   readonly policyStatus: PolicyStatusWriter | undefined;
+  /** The rollouts kreload started, followed to complete or failed. */
+  readonly rollouts: RolloutTracker;
 }
 
 /** The reconciler's options from the configuration. */
@@ -153,6 +156,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             reconciler.appliedHashes(workloadKey(view.ref)),
         })
       : undefined;
+  const rollouts = new RolloutTracker({
+    workloads: caches.store,
+    now: () => timers.now(),
+    metrics,
+    events,
+    logger: deps.logger,
+  });
   const reconciler: Reconciler = new Reconciler({
     workloads: caches.store,
     sources: caches.sources,
@@ -166,11 +176,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       alerts: deps.alerts,
       pausePeriodKey: deps.reconcile.keys.pausePeriod,
       sourceUid: (ref) => caches.sources.get(ref.namespace, ref.type, ref.name)?.uid,
-      rolled:
-        policyStatus &&
-        ((event) => {
-          policyStatus.recordRoll(event.view, event.plan);
-        }),
+      rolled: (event) => {
+        policyStatus?.recordRoll(event.view, event.plan);
+        rollouts.started(event);
+      },
     }),
     options: deps.reconcile,
     now: () => timers.now(),
@@ -211,5 +220,5 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   });
   deps.watch.subscribe(router);
   if (policyStatus) deps.watch.subscribe(policyStatus);
-  return { queue, router, reconciler, marks, policyStatus };
+  return { queue, router, reconciler, marks, policyStatus, rollouts };
 }

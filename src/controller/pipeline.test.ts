@@ -16,7 +16,7 @@ import type { EventRequest } from '../events/event-recorder.ts';
 import { createLogger } from '../log/logger.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { SYSTEM_TIMERS } from '../time/timers.ts';
-import type { WorkloadWriter } from '../reconcile/ports.ts';
+import type { PatchResult, WorkloadWriter } from '../reconcile/ports.ts';
 import { ApiError } from '../core/api-error.ts';
 import { WriteLedger } from './write-ledger.ts';
 import type { Patch } from '../rollout/patch.ts';
@@ -84,15 +84,16 @@ class ServerWithWatch implements WorkloadWriter {
     this.#failures.set(key, [...(this.#failures.get(key) ?? []), ...errors]);
   }
 
-  async patch(ref: WorkloadRef, patch: Patch): Promise<void> {
+  async patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
     const key = workloadKey(ref);
     const resourceVersion = (patch.body.metadata as { resourceVersion?: unknown } | undefined)
       ?.resourceVersion;
     this.sent.push({ at: Date.now(), key, body: JSON.stringify(patch.body), resourceVersion });
     const failure = this.#failures.get(key)?.shift();
     if (failure) throw failure;
-    await this.api.patch(ref, patch);
+    const result = await this.api.patch(ref, patch);
     this.deliver(ref, this.watchLagMs);
+    return result;
   }
 
   /** The watch delivers the server's current version of `ref` after `lagMs`. */

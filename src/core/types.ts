@@ -4,6 +4,7 @@
  */
 import type { WorkloadKind } from '../rollout/kinds.ts';
 import type { SourceKeyPrefix, SourceType } from './source-types.ts';
+import type { RolloutStatusView } from '../rollout/rollout-status.ts';
 
 /** The source types and their key prefixes are the rows of the source-type table. */
 export type { SourceKeyPrefix, SourceType };
@@ -121,6 +122,11 @@ export interface WorkloadView {
   readonly labels?: Labels | undefined;
   /** W label `kreload.io/revision-digest` (config revisions, docs/adr/0036), when present. */
   readonly revisionDigest?: string | undefined;
+  /**
+   * The status fields the kind's health model reads (rollout/health.ts); absent for kinds without
+   * one (Job, CronJob). Never a reason to reconcile (watch/workload-store.ts).
+   */
+  readonly rolloutStatus?: RolloutStatusView | undefined;
 }
 
 /** Outcome of the decision algorithm (§3.5) for one workload and one source. */

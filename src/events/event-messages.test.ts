@@ -6,6 +6,7 @@ import {
   envVarCollisionEvent,
   invalidAnnotationEvent,
   reloadFailEvent,
+  rolloutFailedEvent,
   reloadedEvent,
   workloadsReloadedEvent,
 } from './event-messages.ts';
@@ -31,6 +32,7 @@ describe('EVENT_TYPES', () => {
       EnvVarCollision: 'Warning',
       DryRunReload: 'Normal',
       ReloadPolicyConflict: 'Warning',
+      RolloutFailed: 'Warning',
     });
   });
 });
@@ -68,6 +70,25 @@ describe('reloadFailEvent', () => {
       type: 'Warning',
       message:
         "Update for 'api' of type 'Deployment' in namespace 'team-a' failed with error admission webhook denied the request",
+    });
+  });
+});
+
+describe('rolloutFailedEvent', () => {
+  it('names the workload, the generation and the reason as the workload reported it', () => {
+    expect(
+      rolloutFailedEvent({
+        workload: { kind: 'Deployment', namespace: 'team-a', name: 'web' },
+        generation: 7,
+        reason: 'ProgressDeadlineExceeded',
+        detail: '1 of 3 replicas updated, 3 available',
+      }),
+    ).toEqual({
+      reason: 'RolloutFailed',
+      type: 'Warning',
+      message:
+        "Rollout of 'web' of type 'Deployment' in namespace 'team-a' started by kreload " +
+        '(generation 7) failed: ProgressDeadlineExceeded (1 of 3 replicas updated, 3 available)',
     });
   });
 });

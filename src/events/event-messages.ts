@@ -18,6 +18,7 @@ export const EVENT_TYPES = {
   EnvVarCollision: 'Warning',
   DryRunReload: 'Normal',
   ReloadPolicyConflict: 'Warning',
+  RolloutFailed: 'Warning',
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_TYPES;
@@ -82,6 +83,25 @@ export function reloadFailEvent(input: {
     'ReloadFail',
     `Update for '${workload.name}' of type '${workload.kind}' in namespace '${workload.namespace}' ` +
       `failed with error ${error}`,
+  );
+}
+
+/**
+ * On the workload, when a rollout kreload started ends `failed` (rollout/health.ts): the write was
+ * acknowledged, but the new pods never became available. Not Reloader's `ReloadFail`, which means
+ * the write itself failed.
+ */
+export function rolloutFailedEvent(input: {
+  readonly workload: WorkloadRef;
+  readonly generation: number;
+  readonly reason: string;
+  readonly detail: string;
+}): EventContent {
+  const { workload, generation, reason, detail } = input;
+  return content(
+    'RolloutFailed',
+    `Rollout of '${workload.name}' of type '${workload.kind}' in namespace '${workload.namespace}' ` +
+      `started by kreload (generation ${String(generation)}) failed: ${reason} (${detail})`,
   );
 }
 

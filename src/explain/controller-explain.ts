@@ -10,7 +10,7 @@ import type { Options } from '../config/parse-options.ts';
 import type { MarkLedger, PolicyLookup, SourceLookup, WorkloadLookup } from '../reconcile/ports.ts';
 import { cachedSourceFacts } from '../reconcile/source-facts.ts';
 import { findKindRow } from '../rollout/kinds.ts';
-import type { SourceRead, WorkloadInput } from './explain-workload.ts';
+import type { SourceRead, StartedRollout, WorkloadInput } from './explain-workload.ts';
 import { explainWorkload, keysToRead, listedTypes } from './explain-workload.ts';
 import { explainSource } from './explain-source.ts';
 import type { ExplainReport, QueueState, WorkloadExplanation } from './model.ts';
@@ -33,6 +33,8 @@ export interface ControllerExplainPorts {
   readonly policies: PolicyLookup | undefined;
   readonly recreationPendingSince: (key: WorkloadKey) => number | undefined;
   readonly queue: (key: WorkloadKey) => QueueState;
+  /** The last rollout this kreload started on the workload (controller/rollout-tracker.ts). */
+  readonly rollout: (key: WorkloadKey) => StartedRollout | undefined;
   readonly leading: () => boolean;
   /** ms since the epoch. */
   readonly now: () => number;
@@ -100,6 +102,7 @@ function explainCached(
       facts: (source) => cachedSourceFacts(ports, { key, namespace }, source),
       leading: ports.leading(),
       queue: ports.queue(key),
+      rollout: ports.rollout(key),
     },
   };
   return explainWorkload(input);

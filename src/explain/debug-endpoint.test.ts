@@ -1,3 +1,4 @@
+import type { StartedRollout } from './explain-workload.ts';
 import { dumpYaml, loadYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parseOptions } from '../config/parse-options.ts';
@@ -58,6 +59,8 @@ interface World {
   /** ReloadPolicies in the controller's store (`--enable-reload-policies`). */
   readonly policies?: readonly ReloadPolicyView[];
   readonly labels?: Readonly<Record<string, string>>;
+  /** The last rollout kreload started on shop/api (the rollout tracker). */
+  readonly rollout?: StartedRollout;
 }
 
 const BASELINED = { [K.auto]: 'true', [BASELINE]: JSON.stringify({ [CFG]: HASH }) };
@@ -95,6 +98,7 @@ async function portsOf(world: World): Promise<ControllerExplainPorts> {
     policies,
     recreationPendingSince: (key) => world.recreations?.get(key),
     queue: () => world.queue ?? { state: 'idle' },
+    rollout: (key) => (key === API ? world.rollout : undefined),
     leading: () => true,
     now: () => NOW,
     pod: 'kreload-0',
@@ -288,6 +292,44 @@ describe('GET /debug/explain: the controller answers from its caches', () => {
       queue: { state: 'queued', dueAt: '2026-06-01T12:00:02.000Z' },
     });
     expect(cfgOf(reply.body).references).toEqual([{ container: 'app', init: false, via: 'env' }]);
+  });
+
+  it('shows the last rollout kreload started, by the generation its PATCH produced', async () => {
+    const reply = await ask(
+      {
+        cfg: { hash: HASH },
+        rollout: {
+          generation: 7,
+          startedAt: NOW - 90_000,
+          health: {
+            state: 'failed',
+            reason: 'ProgressDeadlineExceeded',
+            detail: 'progress deadline passed with 1 of 3 replicas updated, 3 available',
+          },
+          ended: { at: NOW - 30_000, result: 'failed' },
+        },
+      },
+      DEPLOYMENT,
+    );
+    const report = JSON.parse(reply.body) as ExplainReport;
+    expect(report.workload?.facts.rollout).toEqual({
+      of: 'kreload',
+      generation: 7,
+      state: 'failed',
+      reason: 'ProgressDeadlineExceeded',
+      detail: 'progress deadline passed with 1 of 3 replicas updated, 3 available',
+      startedAt: '2026-06-01T11:58:30.000Z',
+      endedAt: '2026-06-01T11:59:30.000Z',
+      result: 'failed',
+    });
+    const table = await ask(
+      {
+        cfg: { hash: HASH },
+        rollout: { generation: 7, startedAt: NOW, health: undefined, ended: undefined },
+      },
+      `${DEPLOYMENT}&o=table`,
+    );
+    expect(table.body).toContain('rollout kreload started (generation 7): unknown');
   });
 
   it('explains a source: the workloads a change rolls', async () => {

@@ -533,3 +533,51 @@ describe('explainWorkload: state and predictions', () => {
     );
   });
 });
+
+describe('explainWorkload: the rollout (the CLI judges the current one)', () => {
+  const base = {
+    name: 'rollout',
+    because: 'auto',
+    verdict: 'rolls-on-change',
+  } as const satisfies Partial<Case>;
+
+  it('a Deployment whose new ReplicaSet missed its progress deadline: failed, with the reason', async () => {
+    const workload: WorkloadView = {
+      ...deployment().withAnnotation(K.auto, 'true').build(),
+      generation: 4,
+      rolloutStatus: {
+        model: 'replica-set',
+        observedGeneration: 4,
+        desired: 3,
+        replicas: 4,
+        updated: 1,
+        available: 3,
+        unavailable: 1,
+        progressing: { status: 'False', reason: 'ProgressDeadlineExceeded' },
+      },
+    };
+    const explained = await explainCase({ ...base, workload });
+    expect(explained.facts.rollout).toEqual({
+      of: 'current',
+      generation: 4,
+      state: 'failed',
+      reason: 'ProgressDeadlineExceeded',
+      detail: 'progress deadline passed with 1 of 3 replicas updated, 3 available',
+    });
+    expect(
+      renderReport(
+        { config: { kind: 'defaults', note: '' }, assumptions: [], workload: explained },
+        'table',
+      ),
+    ).toContain(
+      'current rollout (generation 4): failed (ProgressDeadlineExceeded): progress deadline passed',
+    );
+  });
+
+  it('a Job has no rollout to show', async () => {
+    const workload = withCfg(aWorkload('Job', NS, 'api'))
+      .withAnnotation(K.auto, 'true')
+      .build();
+    expect((await explainCase({ ...base, workload })).facts.rollout).toBeUndefined();
+  });
+});

@@ -31,6 +31,7 @@ import { planReconcile } from '../reconcile/plan/plan.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { pauseResumeDue, planPause } from '../rollout/pause.ts';
+import { judgeRollout, type RolloutHealth } from '../rollout/health.ts';
 import { parseSnapshotMap } from '../rollout/snapshots.ts';
 import { isNamespaceIgnored } from '../watch/namespace-filter.ts';
 import { SOURCE_RESOURCES, plannedKinds, watchedSourceResources } from '../watch/watch-plan.ts';
@@ -40,6 +41,7 @@ import type {
   ExplainReason,
   PolicyFacts,
   Predictions,
+  RolloutFacts,
   QueueState,
   ReferenceSite,
   SourceExplanation,
@@ -70,6 +72,56 @@ export interface ControllerKnowledge {
   readonly facts: (key: SourceKey) => SourceFacts;
   readonly leading: boolean;
   readonly queue: QueueState;
+  /** The last rollout this kreload started on the workload (controller/rollout-tracker.ts). */
+  readonly rollout?: StartedRollout | undefined;
+}
+
+/** A rollout kreload started, as the controller's rollout tracker holds it. */
+export interface StartedRollout {
+  readonly generation: number;
+  /** ms since the epoch. */
+  readonly startedAt: number;
+  /** Undefined until the watch delivered a status to judge. */
+  readonly health: RolloutHealth | undefined;
+  readonly ended:
+    { readonly at: number; readonly result: 'complete' | 'failed' | 'superseded' } | undefined;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The rollout kreload started (the controller), or else the workload's current one (the CLI). */
+function rolloutFacts(input: WorkloadInput): RolloutFacts | undefined {
+  const started = input.controller?.rollout;
+  if (started !== undefined) {
+    const health = started.health ?? {
+      state: 'unknown' as const,
+      detail: 'no status of the generation yet',
+    };
+    return {
+      of: 'kreload',
+      generation: started.generation,
+      state: health.state,
+      reason: health.state === 'failed' ? health.reason : undefined,
+      detail: health.detail,
+      startedAt: iso(started.startedAt),
+      endedAt: started.ended === undefined ? undefined : iso(started.ended.at),
+      result: started.ended?.result,
+    };
+  }
+  const { view } = input;
+  if (view.rolloutStatus === undefined) return undefined;
+  const health = judgeRollout({
+    generation: view.generation,
+    paused: view.paused,
+    status: view.rolloutStatus,
+  });
+  return {
+    of: 'current',
+    generation: view.generation,
+    state: health.state,
+    reason: health.state === 'failed' ? health.reason : undefined,
+    detail: health.detail,
+  };
 }
 
 export interface WorkloadInput {
@@ -527,6 +579,7 @@ export function explainWorkload(given: WorkloadInput): WorkloadExplanation {
           : { since: new Date(input.recreationPendingSince).toISOString() },
       controller: input.controller === undefined ? undefined : controllerFacts(input.controller),
       policy: policyFacts(input),
+      rollout: rolloutFacts(input),
     },
     problems: [...result.problems, ...pause.problems].map(
       ({ key, value, problem, consequence }) => ({

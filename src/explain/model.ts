@@ -5,6 +5,7 @@
  */
 import type { DecisionRule } from '../core/decide.ts';
 import type { DecisionResult, SourceKey, SourceType, WorkloadKind } from '../core/types.ts';
+import type { RolloutState } from '../rollout/health.ts';
 
 /** Why a source does (not) roll its workload, one name per rule of the controller. */
 export type ExplainReason =
@@ -191,6 +192,8 @@ export interface WorkloadFacts {
   readonly controller?: ControllerFacts | undefined;
   /** Set when a ReloadPolicy binds the workload, or when explain could not read the policies. */
   readonly policy?: PolicyFacts | undefined;
+  /** Kinds with a health model (not Job, CronJob): the rollout and how it is going. */
+  readonly rollout?: RolloutFacts | undefined;
 }
 
 /**
@@ -234,6 +237,26 @@ export type QueueState =
   | { readonly state: 'idle' }
   | { readonly state: 'queued'; readonly dueAt: string }
   | { readonly state: 'in-flight' };
+
+/**
+ * A rollout and its health (rollout/health.ts). `of: 'kreload'`: the last rollout this kreload
+ * started, identified by the generation its PATCH produced (only the running controller knows it);
+ * `of: 'current'`: the workload's rollout as its status stands (the CLI).
+ */
+export interface RolloutFacts {
+  readonly of: 'kreload' | 'current';
+  readonly generation: number | undefined;
+  readonly state: RolloutState;
+  /** `failed` only: the reason the workload reported (`ProgressDeadlineExceeded`). */
+  readonly reason?: string | undefined;
+  readonly detail: string;
+  /** RFC 3339; `kreload` only. */
+  readonly startedAt?: string | undefined;
+  /** RFC 3339, once it ended; `kreload` only. */
+  readonly endedAt?: string | undefined;
+  /** How it ended: `superseded` when kreload rolled the workload again first. */
+  readonly result?: 'complete' | 'failed' | 'superseded' | undefined;
+}
 
 /** Facts only the running controller has (docs/explain.md "From the running controller"). */
 export interface ControllerFacts {

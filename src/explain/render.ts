@@ -6,6 +6,7 @@ import type {
   ExplainReport,
   PolicyFacts,
   ReferenceSite,
+  RolloutFacts,
   SourceExplanation,
   SourceUsage,
   WorkloadExplanation,
@@ -148,6 +149,24 @@ function policyLines(policy: PolicyFacts | undefined): string[] {
   ];
 }
 
+function rolloutLines(rollout: RolloutFacts | undefined): string[] {
+  if (rollout === undefined) return [];
+  const which =
+    rollout.of === 'kreload'
+      ? `rollout kreload started (generation ${String(rollout.generation)})`
+      : `current rollout (generation ${String(rollout.generation ?? '?')})`;
+  const state =
+    rollout.reason === undefined ? rollout.state : `${rollout.state} (${rollout.reason})`;
+  const when = [
+    rollout.startedAt !== undefined && `started ${rollout.startedAt}`,
+    rollout.endedAt !== undefined && `ended ${rollout.endedAt}`,
+    rollout.result === 'superseded' && 'superseded by a later roll',
+  ].filter((text) => typeof text === 'string');
+  return [
+    `  ${which}: ${state}: ${rollout.detail}${when.length === 0 ? '' : `; ${when.join(', ')}`}`,
+  ];
+}
+
 function workloadLines(workload: WorkloadExplanation): string[] {
   const { facts } = workload;
   const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
@@ -167,6 +186,7 @@ function workloadLines(workload: WorkloadExplanation): string[] {
       `  Job recreation pending since ${facts.recreationPending.since}: kreload deleted it to roll it and creates it again`,
     );
   }
+  lines.push(...rolloutLines(facts.rollout));
   lines.push(...controllerLines(facts.controller));
   lines.push(...policyLines(facts.policy));
   for (const collision of facts.collisions) {

@@ -148,17 +148,74 @@ function metadata(): Record<string, unknown> {
   };
 }
 
+const NO_STATUS_YET = { observedGeneration: undefined, updated: 0 } as const;
+
 const KIND_CASES: readonly [WorkloadKind, Record<string, unknown>, Record<string, unknown>][] = [
-  ['Deployment', { paused: true, replicas: 3, template: TEMPLATE }, { paused: true }],
-  ['DaemonSet', { paused: true, template: TEMPLATE }, { paused: false }],
-  ['StatefulSet', { template: TEMPLATE }, {}],
+  [
+    'Deployment',
+    { paused: true, replicas: 3, template: TEMPLATE },
+    {
+      paused: true,
+      rolloutStatus: {
+        model: 'replica-set',
+        ...NO_STATUS_YET,
+        desired: 3,
+        replicas: 3,
+        available: 0,
+        unavailable: 0,
+        progressing: undefined,
+      },
+    },
+  ],
+  [
+    'DaemonSet',
+    { paused: true, template: TEMPLATE },
+    {
+      paused: false,
+      rolloutStatus: {
+        model: 'daemon-set',
+        ...NO_STATUS_YET,
+        desired: 0,
+        available: 0,
+        unavailable: 0,
+        onDelete: false,
+      },
+    },
+  ],
+  [
+    'StatefulSet',
+    { template: TEMPLATE },
+    {
+      rolloutStatus: {
+        model: 'stateful-set',
+        ...NO_STATUS_YET,
+        desired: 1,
+        ready: 0,
+        currentRevision: undefined,
+        updateRevision: undefined,
+        partition: 0,
+        onDelete: false,
+      },
+    },
+  ],
   [
     'CronJob',
     { suspend: true, schedule: '* * * * *', jobTemplate: { spec: { template: TEMPLATE } } },
     { suspended: true },
   ],
   ['Job', { manualSelector: true, template: TEMPLATE }, { manualSelector: true }],
-  ['Rollout', { template: TEMPLATE }, {}],
+  [
+    'Rollout',
+    { template: TEMPLATE },
+    {
+      rolloutStatus: {
+        model: 'rollout-phase',
+        observedGeneration: undefined,
+        phase: undefined,
+        message: undefined,
+      },
+    },
+  ],
   [
     'DeploymentConfig',
     {
@@ -166,9 +223,125 @@ const KIND_CASES: readonly [WorkloadKind, Record<string, unknown>, Record<string
       triggers: [{ type: 'ImageChange' }, { type: 'ConfigChange' }],
       template: TEMPLATE,
     },
-    { paused: true, hasConfigChangeTrigger: true },
+    {
+      paused: true,
+      hasConfigChangeTrigger: true,
+      rolloutStatus: {
+        model: 'replica-set',
+        ...NO_STATUS_YET,
+        desired: 1,
+        replicas: 3,
+        available: 0,
+        unavailable: 0,
+        progressing: undefined,
+      },
+    },
   ],
 ];
+
+describe('projectWorkload: rollout status', () => {
+  it('keeps the Deployment counts and the Progressing condition, nothing else', () => {
+    const view = projectWorkload(
+      'Deployment',
+      {
+        metadata: metadata(),
+        spec: { replicas: 2, template: TEMPLATE },
+        status: {
+          observedGeneration: 3,
+          replicas: 3,
+          updatedReplicas: 1,
+          readyReplicas: 2,
+          availableReplicas: 2,
+          unavailableReplicas: 1,
+          conditions: [
+            { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable' },
+            {
+              type: 'Progressing',
+              status: 'False',
+              reason: 'ProgressDeadlineExceeded',
+              message: 'x',
+            },
+          ],
+        },
+      },
+      SETTINGS,
+    );
+    expect(view?.rolloutStatus).toEqual({
+      model: 'replica-set',
+      observedGeneration: 3,
+      desired: 2,
+      replicas: 3,
+      updated: 1,
+      available: 2,
+      unavailable: 1,
+      progressing: { status: 'False', reason: 'ProgressDeadlineExceeded' },
+    });
+  });
+
+  it('reads a StatefulSet partition and an OnDelete strategy', () => {
+    const view = projectWorkload(
+      'StatefulSet',
+      {
+        metadata: metadata(),
+        spec: {
+          replicas: 3,
+          updateStrategy: { type: 'OnDelete', rollingUpdate: { partition: 2 } },
+          template: TEMPLATE,
+        },
+        status: { currentRevision: 'a', updateRevision: 'b', updatedReplicas: 1, readyReplicas: 3 },
+      },
+      SETTINGS,
+    );
+    expect(view?.rolloutStatus).toMatchObject({ partition: 2, onDelete: true, ready: 3 });
+  });
+
+  it('keeps at most 256 characters of a status text another controller wrote', () => {
+    const huge = 'x'.repeat(1_000_000);
+    const view = projectWorkload(
+      'Rollout',
+      {
+        metadata: metadata(),
+        spec: { template: TEMPLATE },
+        status: { phase: 'Degraded', message: huge },
+      },
+      SETTINGS,
+    );
+    expect(view?.rolloutStatus).toMatchObject({
+      phase: 'Degraded',
+      message: `${'x'.repeat(256)}…`,
+    });
+    const deployment = projectWorkload(
+      'Deployment',
+      {
+        metadata: metadata(),
+        spec: { template: TEMPLATE },
+        status: { conditions: [{ type: 'Progressing', status: 'False', reason: huge }] },
+      },
+      SETTINGS,
+    );
+    expect(deployment?.rolloutStatus).toMatchObject({
+      progressing: { status: 'False', reason: `${'x'.repeat(256)}…` },
+    });
+  });
+
+  it.each([
+    ['7', 7],
+    [7, 7],
+    ['abc', undefined],
+    ['1e400', undefined],
+  ])('reads an Argo Rollout observedGeneration %j as %j', (observed, expected) => {
+    const view = projectWorkload(
+      'Rollout',
+      {
+        metadata: metadata(),
+        spec: { template: TEMPLATE },
+        status: { observedGeneration: observed },
+      },
+      SETTINGS,
+    );
+    expect(view?.rolloutStatus).toMatchObject({ observedGeneration: expected });
+  });
+});
 
 describe('projectWorkload', () => {
   it.each(KIND_CASES)('%s', (kind, spec, flags) => {

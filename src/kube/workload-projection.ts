@@ -1,8 +1,9 @@
 /**
  * Workload projection (§9.2 item 3): wire object → WorkloadView. Keeps only what reconciliation
  * reads: the annotation keys kreload reads or writes, the references and `STAKATER_*` values per
- * container, the volume references and a few spec flags. `managedFields`, status and the rest never
- * pass. Undefined for an object without name, namespace or uid.
+ * container, the volume references, a few spec flags and the handful of status numbers the kind's
+ * health model reads. `managedFields`, the rest of status and the rest never pass. Undefined for an
+ * object without name, namespace or uid.
  */
 import type {
   AnnotationKeys,
@@ -27,6 +28,7 @@ import {
 import type { JsonObject } from '../core/json.ts';
 import { booleanAt, numberAt, objectAt, objectsAt, stringAt } from '../core/json.ts';
 import type { WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
+import type { ConditionView, HealthModel, RolloutStatusView } from '../rollout/rollout-status.ts';
 import { kindRow } from '../rollout/kinds.ts';
 import type { ReferenceRename } from '../rollout/snapshots.ts';
 import { liveNameOf, parseSnapshotMap } from '../rollout/snapshots.ts';
@@ -57,6 +59,82 @@ function specFlags(
     hasConfigChangeTrigger: read('hasConfigChangeTrigger'),
   };
 }
+
+const count = (obj: unknown, path: readonly string[]): number => numberAt(obj, path) ?? 0;
+
+/**
+ * Status texts other controllers write (a condition's reason, an Argo Rollout's message) are kept
+ * for explain and the `RolloutFailed` Event: at most this many characters each, so a huge value
+ * never stays in memory or reaches an Event.
+ */
+const MAX_STATUS_TEXT = 256;
+
+function statusText(obj: unknown, path: readonly string[]): string | undefined {
+  const text = stringAt(obj, path);
+  return text === undefined || text.length <= MAX_STATUS_TEXT
+    ? text
+    : `${text.slice(0, MAX_STATUS_TEXT)}…`;
+}
+
+function progressingCondition(obj: unknown): ConditionView | undefined {
+  const condition = objectsAt(obj, ['status', 'conditions']).find(
+    (c) => stringAt(c, ['type']) === 'Progressing',
+  );
+  if (!condition) return undefined;
+  return {
+    status: stringAt(condition, ['status']) ?? '',
+    reason: statusText(condition, ['reason']),
+  };
+}
+
+const onDelete = (obj: unknown): boolean =>
+  stringAt(obj, ['spec', 'updateStrategy', 'type']) === 'OnDelete';
+
+/** How each health model's status is read from the object (rollout/rollout-status.ts). */
+const STATUS_READERS: Readonly<Record<HealthModel, (obj: unknown) => RolloutStatusView>> = {
+  'replica-set': (obj) => ({
+    model: 'replica-set',
+    observedGeneration: numberAt(obj, ['status', 'observedGeneration']),
+    desired: numberAt(obj, ['spec', 'replicas']) ?? 1,
+    replicas: count(obj, ['status', 'replicas']),
+    updated: count(obj, ['status', 'updatedReplicas']),
+    available: count(obj, ['status', 'availableReplicas']),
+    unavailable: count(obj, ['status', 'unavailableReplicas']),
+    progressing: progressingCondition(obj),
+  }),
+  'stateful-set': (obj) => ({
+    model: 'stateful-set',
+    observedGeneration: numberAt(obj, ['status', 'observedGeneration']),
+    desired: numberAt(obj, ['spec', 'replicas']) ?? 1,
+    updated: count(obj, ['status', 'updatedReplicas']),
+    ready: count(obj, ['status', 'readyReplicas']),
+    currentRevision: stringAt(obj, ['status', 'currentRevision']),
+    updateRevision: stringAt(obj, ['status', 'updateRevision']),
+    partition: count(obj, ['spec', 'updateStrategy', 'rollingUpdate', 'partition']),
+    onDelete: onDelete(obj),
+  }),
+  'daemon-set': (obj) => ({
+    model: 'daemon-set',
+    observedGeneration: numberAt(obj, ['status', 'observedGeneration']),
+    desired: count(obj, ['status', 'desiredNumberScheduled']),
+    updated: count(obj, ['status', 'updatedNumberScheduled']),
+    available: count(obj, ['status', 'numberAvailable']),
+    unavailable: count(obj, ['status', 'numberUnavailable']),
+    onDelete: onDelete(obj),
+  }),
+  'rollout-phase': (obj) => {
+    const observed = stringAt(obj, ['status', 'observedGeneration']);
+    return {
+      model: 'rollout-phase',
+      observedGeneration:
+        observed !== undefined && /^\d{1,15}$/.test(observed)
+          ? Number(observed)
+          : numberAt(obj, ['status', 'observedGeneration']),
+      phase: statusText(obj, ['status', 'phase']),
+      message: statusText(obj, ['status', 'message']),
+    };
+  },
+};
 
 /** W and PT keys the rules read (§3.1, with overrides) plus the keys kreload writes (§3.2). */
 export function workloadAnnotationKeys(keys: AnnotationKeys): readonly string[] {
@@ -182,5 +260,6 @@ export function projectWorkload(
     ...specFlags(row, obj),
     ...(keepLabels ? { labels: keptLabels(obj, true) } : {}),
     ...(revisionDigest !== undefined && { revisionDigest }),
+    ...(row.health !== undefined && { rolloutStatus: STATUS_READERS[row.health](obj) }),
   };
 }

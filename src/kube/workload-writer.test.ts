@@ -46,6 +46,17 @@ describe('KubeWorkloadWriter', () => {
   });
 
   it.each([
+    [{ metadata: { name: 'db', generation: 8 } }, 8],
+    [{ metadata: { name: 'db', generation: '8' } }, undefined],
+    [{}, undefined],
+  ])('answers the generation of the patched object %j', async (answer, generation) => {
+    server.handle((_request, response) => {
+      sendJson(response, 200, answer);
+    });
+    expect(await writer.patch(REF, { type: 'strategic', body: {} })).toEqual({ generation });
+  });
+
+  it.each([
     [409, 'Conflict', true, undefined],
     [429, 'TooManyRequests', true, 3000],
     [403, 'Forbidden', false, undefined],

@@ -4,12 +4,17 @@
  * undefined, and a fresh GET can come back projected to a view.
  */
 import type { WorkloadRef, WorkloadView } from '../core/types.ts';
-import type { CreatedObject, DeletePreconditions, WorkloadWriter } from '../reconcile/ports.ts';
+import type {
+  CreatedObject,
+  DeletePreconditions,
+  PatchResult,
+  WorkloadWriter,
+} from '../reconcile/ports.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import type { Patch } from '../rollout/patch.ts';
 import { toApiError } from './api-error.ts';
 import type { JsonObject } from '../core/json.ts';
-import { stringAt } from '../core/json.ts';
+import { numberAt, stringAt } from '../core/json.ts';
 import type { WorkloadClient } from './workload-client.ts';
 import type { ProjectionSettings } from './projections.ts';
 import { projectWorkload } from './workload-projection.ts';
@@ -46,8 +51,9 @@ export class KubeWorkloadWriter implements WorkloadWriter {
     this.#deps = deps;
   }
 
-  async patch(ref: WorkloadRef, patch: Patch): Promise<void> {
-    await mapped(() => this.#deps.client.patch(ref, patch));
+  async patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
+    const patched = await mapped(() => this.#deps.client.patch(ref, patch));
+    return { generation: numberAt(patched, ['metadata', 'generation']) };
   }
 
   /** Undefined when the workload is gone (404) or the answer is not a workload. */

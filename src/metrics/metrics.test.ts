@@ -309,6 +309,22 @@ describe('createMetrics: one occasion, exact series', () => {
         'reloader_watch_status{namespace="",resource_type="deployments",status="ok"} 1',
       ],
     ],
+    [
+      'setRolloutsInProgress',
+      (m) => {
+        m.setRolloutsInProgress(4);
+      },
+      'kreload_rollouts_in_progress',
+      ['kreload_rollouts_in_progress 4'],
+    ],
+    [
+      'recordRolloutEnded',
+      (m) => {
+        m.recordRolloutEnded('StatefulSet', 'failed', 42);
+      },
+      'kreload_rollout_duration_seconds_count',
+      ['kreload_rollout_duration_seconds_count{kind="StatefulSet",result="failed"} 1'],
+    ],
   ])('%s writes exactly its series', async (_name, record, family, expected) => {
     const { metrics, text } = setup();
     record(metrics);

@@ -33,6 +33,12 @@ export type ResourceType =
   | 'reloadpolicies'
   | WorkloadPlural;
 
+/**
+ * `result` of `kreload_rollout_duration_seconds`: how a rollout kreload started ended. `superseded`:
+ * a later spec change (kreload's next roll, or anyone's edit) replaced it before it ended.
+ */
+export type RolloutResult = 'complete' | 'failed' | 'superseded';
+
 /** `result` of `reloader_events_processed_total`: `dropped` = filtered out or malformed. */
 export type ProcessedResult = 'success' | 'dropped';
 
@@ -97,6 +103,10 @@ export interface Metrics {
    * only the current status has a series.
    */
   setWatchStatus(namespace: string | undefined, resource: ResourceType, status: WatchStatus): void;
+  /** The rollouts kreload started that have not ended yet (controller/rollout-tracker.ts). */
+  setRolloutsInProgress(count: number): void;
+  /** One rollout kreload started ended: from its PATCH to complete, failed or superseded. */
+  recordRolloutEnded(kind: WorkloadKind, result: RolloutResult, seconds: number): void;
 }
 
 export interface MetricsOptions {
@@ -112,6 +122,8 @@ const QUEUE_LATENCY_BUCKETS = [
 ];
 const RELOAD_LATENCY_BUCKETS = [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const REST_DURATION_BUCKETS = [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30];
+// Pods starting on a real cluster: seconds to tens of minutes (progressDeadlineSeconds is 600).
+const ROLLOUT_DURATION_BUCKETS = [1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 3600];
 
 /**
  * Defines every kreload metric on `registry` (never the global one), together with prom-client's
@@ -282,6 +294,19 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
   });
   const watchStatusOf = new Map<string, WatchStatus>();
 
+  const rolloutsInProgress = new Gauge({
+    name: 'kreload_rollouts_in_progress',
+    help: 'Rollouts kreload started (by patching a pod template) that are not complete or failed yet.',
+    registers,
+  });
+  const rolloutDuration = new Histogram({
+    name: 'kreload_rollout_duration_seconds',
+    help: 'Duration of a rollout kreload started, from its PATCH to complete, failed or superseded.',
+    labelNames: ['kind', 'result'] as const,
+    buckets: ROLLOUT_DURATION_BUCKETS,
+    registers,
+  });
+
   return {
     recordRoll({ kind, namespace, success, latencySeconds }) {
       const successLabel = String(success);
@@ -352,6 +377,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
       }
       watchStatusOf.set(id, status);
       watchStatus.set({ namespace, resource_type: resource, status }, 1);
+    },
+    setRolloutsInProgress(count) {
+      rolloutsInProgress.set(count);
+    },
+    recordRolloutEnded(kind, result, seconds) {
+      rolloutDuration.observe({ kind, result }, seconds);
     },
   };
 }

@@ -89,6 +89,15 @@ export interface DeletePreconditions {
   readonly resourceVersion: string;
 }
 
+/** What the API returned for a patched workload. */
+export interface PatchResult {
+  /**
+   * `metadata.generation` of the patched object: a template patch produces a new one, which
+   * identifies the rollout it started (rollout/health.ts). Undefined when the answer has none.
+   */
+  readonly generation: number | undefined;
+}
+
 /** What the API returned for a created object. */
 export interface CreatedObject {
   /** The final name (generated when the body had `generateName`). */
@@ -108,7 +117,7 @@ export interface WorkloadWriter {
    * `application/strategic-merge-patch+json`, `merge` → `application/merge-patch+json`. The body
    * carries `metadata.resourceVersion` as the precondition (a stale one gives 409).
    */
-  patch(ref: WorkloadRef, patch: Patch): Promise<void>;
+  patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult>;
   /** Fresh GET after a 409, projected to a view; undefined when the workload is gone (404). */
   get(ref: WorkloadRef): Promise<WorkloadView | undefined>;
   /**
@@ -151,6 +160,8 @@ export interface RolledEvent {
   readonly jobCreationSkipped?: JobCreationSkip | undefined;
   /** DeploymentConfig without a ConfigChange trigger: instantiate was acknowledged (§7.6). */
   readonly instantiated?: boolean | undefined;
+  /** The generation the roll's PATCH produced: the rollout kreload started (rollout/health.ts). */
+  readonly generation?: number | undefined;
 }
 
 /**

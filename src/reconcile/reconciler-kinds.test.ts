@@ -1062,7 +1062,7 @@ describe('DeploymentConfig (§7.6)', () => {
     writer.patch = async (ref, body) => {
       calls += 1;
       if (calls === 2) throw new ApiError('unavailable', { status: 503, retryable: true });
-      await patch(ref, body);
+      return patch(ref, body);
     };
     expect(await r.reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'rolled' });
     writer.patch = patch;
@@ -1076,8 +1076,9 @@ describe('DeploymentConfig (§7.6)', () => {
     const view = givenTracked('DeploymentConfig');
     const patch = writer.patch.bind(writer);
     writer.patch = async (ref, body) => {
-      await patch(ref, body);
+      const result = await patch(ref, body);
       leading = false;
+      return result;
     };
     expect(await reconciler().reconcile(KEY, TRIGGER)).toMatchObject({ outcome: 'not-leader' });
     expect(writer.writes.map((w) => w.verb)).toEqual(['patch']);

@@ -146,6 +146,15 @@ describe('Reconciler', () => {
     expect(observer.hooks()).toEqual(['onRolled']);
   });
 
+  it('a roll reports the generation its PATCH produced: the rollout it started', async () => {
+    given(BASELINED);
+    sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());
+    await reconciler().reconcile(KEY);
+    const served = writer.server(API.build().ref)?.generation;
+    expect(served).toBeGreaterThan(API.build().generation ?? 0);
+    expect(observer.calls).toMatchObject([{ hook: 'onRolled', event: { generation: served } }]);
+  });
+
   it('two changed sources: one patch carrying both', async () => {
     given(BASELINED);
     sources.put(aConfigMap(NS, 'app-config').withHash(H3).build());

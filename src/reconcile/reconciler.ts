@@ -912,6 +912,7 @@ export class Reconciler {
         createdJob: completion.createdJob ?? pass.memo.createdJob,
         jobCreationSkipped: pass.memo.jobCreationSkipped,
         instantiated: completion.instantiated,
+        generation: pass.memo.patchedGeneration,
       });
       if (pause.notice === 'paused-by-other')
         observer.onPauseNotice({ view, notice: pause.notice });

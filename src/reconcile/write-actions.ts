@@ -49,6 +49,8 @@ export interface WriteMemo {
   jobCreationSkipped?: JobCreationSkip | undefined;
   /** Job: the recreation journalled before this reconcile's DELETE (docs/adr/0019). */
   journalled?: PendingRecreation;
+  /** The generation the last acknowledged PATCH of this reconcile produced. */
+  patchedGeneration?: number | undefined;
 }
 
 /**
@@ -130,7 +132,7 @@ async function patchIfAny(
   const patch = buildPatch(row, target.view, changes, live);
   if (!patch) return;
   ensureLeader(context);
-  await writer.patch(target.view.ref, patch);
+  context.memo.patchedGeneration = (await writer.patch(target.view.ref, patch)).generation;
 }
 
 async function liveTemplate(context: WriteContext): Promise<LiveTemplate> {
@@ -348,7 +350,7 @@ const ROLLOUT_RESTART: WriteStrategy = {
     const { row, target, writer, now } = context;
     const patch = buildRestartPatch(row, target.view, target.plan, rfc3339Seconds(now));
     ensureLeader(context);
-    await writer.patch(target.view.ref, patch);
+    context.memo.patchedGeneration = (await writer.patch(target.view.ref, patch)).generation;
     return undefined;
   },
 };

@@ -41,6 +41,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: false,
       revisionKind: 'ReplicaSet',
+      health: 'replica-set',
     },
   ],
   [
@@ -66,6 +67,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: false,
       revisionKind: 'ControllerRevision',
+      health: 'daemon-set',
     },
   ],
   [
@@ -91,6 +93,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: false,
       revisionKind: 'ControllerRevision',
+      health: 'stateful-set',
     },
   ],
   [
@@ -116,6 +119,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: true,
       revisionKind: undefined,
+      health: undefined,
     },
   ],
   [
@@ -141,6 +145,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: undefined,
       ignorable: true,
       revisionKind: undefined,
+      health: undefined,
     },
   ],
   [
@@ -166,6 +171,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: 'isArgoRollouts',
       ignorable: false,
       revisionKind: undefined,
+      health: 'rollout-phase',
     },
   ],
   [
@@ -191,6 +197,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       enabledByOption: 'isOpenshift',
       ignorable: false,
       revisionKind: undefined,
+      health: 'replica-set',
     },
   ],
 ];

@@ -1,9 +1,10 @@
 /**
  * The one table of workload kinds (§2.2): every fact that varies by kind is a field of its row, and
  * the `WorkloadKind` union, the metric `resource_type` values and the planned watches derive from
- * it. This module imports nothing, so core/types.ts can take the kind union from here without an
- * import cycle.
+ * it. This module imports only types from rollout-status.ts (which imports nothing), so core/types.ts
+ * can take the kind union from here without an import cycle.
  */
+import type { HealthModel } from './rollout-status.ts';
 
 /** W or PT annotations of one object (the same type as core's `Annotations`). */
 type AnnotationMap = Readonly<Record<string, string>>;
@@ -88,6 +89,11 @@ interface KindRowFields {
   readonly liveRevision: LiveRevisionRule;
   /** Logged when discovery finds the kind's optional API not served; undefined: nothing logged. */
   readonly absentApiWarning: string | undefined;
+  /**
+   * How the kind's status tells a rollout's progress (rollout/health.ts); undefined for kinds whose
+   * roll is not a rollout of pods (Job, CronJob).
+   */
+  readonly health: HealthModel | undefined;
 }
 
 /**
@@ -125,6 +131,7 @@ const BUILT_IN_TEMPLATE_KIND = {
   shortNames: [],
   liveRevision: 'newest',
   absentApiWarning: undefined,
+  health: undefined,
 } as const;
 
 /** Supported kinds (§2.2), one row each; `as const` so the unions below derive from it. */
@@ -138,6 +145,7 @@ const ROWS = [
     specFlags: ['paused'],
     revisionKind: 'ReplicaSet',
     liveRevision: 'revision-annotation',
+    health: 'replica-set',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -145,6 +153,7 @@ const ROWS = [
     shortNames: ['ds'],
     plural: 'daemonsets',
     revisionKind: 'ControllerRevision',
+    health: 'daemon-set',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -153,6 +162,7 @@ const ROWS = [
     plural: 'statefulsets',
     revisionKind: 'ControllerRevision',
     liveRevision: 'update-revision',
+    health: 'stateful-set',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -193,6 +203,7 @@ const ROWS = [
     optionalApi: true,
     enabledByOption: 'isArgoRollouts',
     absentApiWarning: 'Argo Rollouts API is not served; Rollouts are not watched until it is',
+    health: 'rollout-phase',
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -206,6 +217,7 @@ const ROWS = [
     specFlags: ['paused', 'hasConfigChangeTrigger'],
     optionalApi: true,
     enabledByOption: 'isOpenshift',
+    health: 'replica-set',
   },
 ] as const satisfies readonly KindRowFields[];
 

@@ -17,6 +17,7 @@ import type {
   CreatedObject,
   DeletePreconditions,
   JournalEntry,
+  PatchResult,
   WorkloadWriter,
 } from '../reconcile/ports.ts';
 import { ApiError } from '../core/api-error.ts';
@@ -200,7 +201,7 @@ export class RecordingWriter implements WorkloadWriter {
     return this.#failures.get(verb)?.shift();
   }
 
-  patch(ref: WorkloadRef, patch: Patch): Promise<void> {
+  patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
     const key = workloadKey(ref);
     this.#writes.push({ verb: 'patch', key, patch });
     const failure = this.#scripted('patch');
@@ -217,7 +218,7 @@ export class RecordingWriter implements WorkloadWriter {
     const object = this.#objects.get(key);
     const metadata = objectAt(object, ['metadata']);
     if (metadata) metadata.resourceVersion = next.resourceVersion;
-    return this.#answer('patch', undefined);
+    return this.#answer('patch', { generation: next.generation });
   }
 
   get(ref: WorkloadRef): Promise<WorkloadView | undefined> {

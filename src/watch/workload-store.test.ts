@@ -360,6 +360,23 @@ describe('trackingChanged and isRelevantChange', () => {
     ['exclude on W', api.withAnnotation(K.secretExclude, 'db').build(), true, true],
     ['match on W (no effect)', api.withAnnotation(K.match, 'true').build(), false, true],
     ['status-like fields', { ...base, resourceVersion: '77', generation: 12 }, false, false],
+    [
+      'a step of a rollout',
+      {
+        ...base,
+        rolloutStatus: {
+          model: 'daemon-set',
+          observedGeneration: 12,
+          desired: 3,
+          updated: 1,
+          available: 2,
+          unavailable: 1,
+          onDelete: false,
+        },
+      },
+      false,
+      false,
+    ],
   ];
   it.each(rows)('%s', (_name, next, tracking, relevant) => {
     expect(trackingChanged(base, next, K)).toBe(tracking);

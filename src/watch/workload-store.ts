@@ -80,12 +80,17 @@ const TRACKING_KEYS_ON_TEMPLATE: readonly (keyof AnnotationKeys)[] = [
   'search',
 ];
 
-/** View fields that change without anything kreload reads changing. */
-const IRRELEVANT_FIELDS: ReadonlySet<string> = new Set(['resourceVersion', 'generation']);
+/** View fields that change without anything reconciliation reads changing. */
+const IRRELEVANT_FIELDS: ReadonlySet<string> = new Set([
+  'resourceVersion',
+  'generation',
+  'rolloutStatus',
+]);
 
 /**
- * §9.2 item 4: an update re-triggers reconciliation only when the projection changed. The view
- * holds no status or replicas; resourceVersion and generation move with any spec change.
+ * §9.2 item 4: an update re-triggers reconciliation only when the projection changed.
+ * resourceVersion and generation move with any spec change, the rollout status with every step of
+ * a rollout: neither is a reason to reconcile.
  */
 export function isRelevantChange(prev: WorkloadView, next: WorkloadView): boolean {
   const relevant = (view: WorkloadView): [string, unknown][] =>

@@ -1,0 +1,210 @@
+import { describe, expect, it } from 'vitest';
+import { workloadKey } from '../core/keys.ts';
+import type { WorkloadKey, WorkloadView } from '../core/types.ts';
+import type { EventRequest } from '../events/event-recorder.ts';
+import type { RolloutResult } from '../metrics/metrics.ts';
+import type { RolledEvent } from '../reconcile/ports.ts';
+import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
+import { aWorkload } from '../testing/builders.ts';
+import { RecordingLogger } from '../testing/recording-logger.ts';
+import { RolloutTracker } from './rollout-tracker.ts';
+
+const STEADY: ReplicaSetStatusView = {
+  model: 'replica-set',
+  observedGeneration: 4,
+  desired: 3,
+  replicas: 3,
+  updated: 3,
+  available: 3,
+  unavailable: 0,
+  progressing: { status: 'True', reason: 'NewReplicaSetAvailable' },
+};
+
+/** The workload store as the tracker reads it: views by key, and update listeners. */
+class Workloads {
+  readonly #views = new Map<WorkloadKey, WorkloadView>();
+  readonly #listeners = new Map<WorkloadKey, Set<() => void>>();
+
+  get(key: WorkloadKey): WorkloadView | undefined {
+    return this.#views.get(key);
+  }
+
+  onUpdate(key: WorkloadKey, listener: () => void): () => void {
+    const set = this.#listeners.get(key) ?? new Set();
+    set.add(listener);
+    this.#listeners.set(key, set);
+    return () => set.delete(listener);
+  }
+
+  listeners(key: WorkloadKey): number {
+    return this.#listeners.get(key)?.size ?? 0;
+  }
+
+  put(view: WorkloadView): void {
+    const key = workloadKey(view.ref);
+    this.#views.set(key, view);
+    for (const listener of [...(this.#listeners.get(key) ?? [])]) listener();
+  }
+
+  remove(view: WorkloadView): void {
+    const key = workloadKey(view.ref);
+    this.#views.delete(key);
+    for (const listener of [...(this.#listeners.get(key) ?? [])]) listener();
+  }
+}
+
+function setup() {
+  let now = 1_000_000;
+  const workloads = new Workloads();
+  const gauge: number[] = [];
+  const ended: { kind: string; result: RolloutResult; seconds: number }[] = [];
+  const events: EventRequest[] = [];
+  const tracker = new RolloutTracker({
+    workloads,
+    now: () => now,
+    metrics: {
+      setRolloutsInProgress: (count) => gauge.push(count),
+      recordRolloutEnded: (kind, result, seconds) => ended.push({ kind, result, seconds }),
+    },
+    events: { record: (request) => events.push(request) },
+    logger: new RecordingLogger(),
+  });
+  const base = aWorkload('Deployment', 'team-a', 'web').build();
+  const view = (generation: number, status: Partial<ReplicaSetStatusView>): WorkloadView => ({
+    ...base,
+    generation,
+    rolloutStatus: { ...STEADY, ...status },
+  });
+  const rolled = (generation: number | undefined, at = base): RolledEvent =>
+    ({ view: at, plan: {}, attempts: 1, durationMs: 5, generation }) as unknown as RolledEvent;
+  const key = workloadKey(base.ref);
+  const advance = (ms: number): void => {
+    now += ms;
+  };
+  return { tracker, workloads, gauge, ended, events, view, rolled, key, advance };
+}
+
+const NEW_RS_SCALING = { observedGeneration: 5, updated: 1, replicas: 4 } as const;
+const DEADLINE_EXCEEDED = {
+  ...NEW_RS_SCALING,
+  unavailable: 1,
+  progressing: { status: 'False', reason: 'ProgressDeadlineExceeded' },
+} as const;
+
+describe('RolloutTracker', () => {
+  it('follows a rollout from the PATCH to complete', () => {
+    const t = setup();
+    t.workloads.put(t.view(4, {}));
+    t.tracker.started(t.rolled(5));
+    expect(t.gauge.at(-1)).toBe(1);
+    // The watch still shows generation 4, whose status was complete: not this rollout's.
+    expect(t.tracker.lastRollout(t.key)?.health?.state).toBe('progressing');
+    t.advance(2_000);
+    t.workloads.put(t.view(5, NEW_RS_SCALING));
+    expect(t.tracker.lastRollout(t.key)).toMatchObject({
+      generation: 5,
+      health: { state: 'progressing', detail: '1 of 3 replicas updated' },
+      ended: undefined,
+    });
+    t.advance(3_000);
+    t.workloads.put(t.view(5, { observedGeneration: 5 }));
+    expect(t.tracker.lastRollout(t.key)).toMatchObject({
+      health: { state: 'complete' },
+      ended: { result: 'complete', at: 1_005_000 },
+    });
+    expect(t.ended).toEqual([{ kind: 'Deployment', result: 'complete', seconds: 5 }]);
+    expect(t.gauge.at(-1)).toBe(0);
+    expect(t.events).toEqual([]);
+  });
+
+  it('a failed rollout: the duration, a RolloutFailed Warning Event, and nothing after', () => {
+    const t = setup();
+    t.workloads.put(t.view(4, {}));
+    t.tracker.started(t.rolled(5));
+    t.advance(10_000);
+    t.workloads.put(t.view(5, DEADLINE_EXCEEDED));
+    expect(t.tracker.lastRollout(t.key)).toMatchObject({
+      health: { state: 'failed', reason: 'ProgressDeadlineExceeded' },
+      ended: { result: 'failed' },
+    });
+    expect(t.ended).toEqual([{ kind: 'Deployment', result: 'failed', seconds: 10 }]);
+    expect(t.events).toMatchObject([
+      {
+        reason: 'RolloutFailed',
+        type: 'Warning',
+        object: { kind: 'Deployment', name: 'web', namespace: 'team-a' },
+        message: expect.stringContaining(
+          '(generation 5) failed: ProgressDeadlineExceeded',
+        ) as unknown,
+      },
+    ]);
+    t.workloads.put(t.view(5, { ...DEADLINE_EXCEEDED, available: 2 }));
+    expect(t.events).toHaveLength(1);
+    expect(t.ended).toHaveLength(1);
+    expect(t.gauge.at(-1)).toBe(0);
+  });
+
+  it('a second roll before the first ended supersedes it', () => {
+    const t = setup();
+    t.workloads.put(t.view(4, {}));
+    t.tracker.started(t.rolled(5));
+    t.advance(1_000);
+    t.tracker.started(t.rolled(6));
+    expect(t.ended).toEqual([{ kind: 'Deployment', result: 'superseded', seconds: 1 }]);
+    expect(t.gauge.at(-1)).toBe(1);
+    expect(t.tracker.lastRollout(t.key)?.generation).toBe(6);
+    expect(t.workloads.listeners(t.key)).toBe(1);
+  });
+
+  it('forgets a workload that is deleted, mid-rollout or after', () => {
+    const t = setup();
+    const current = t.view(5, NEW_RS_SCALING);
+    t.workloads.put(current);
+    t.tracker.started(t.rolled(5));
+    t.workloads.remove(current);
+    expect(t.tracker.lastRollout(t.key)).toBeUndefined();
+    expect(t.gauge.at(-1)).toBe(0);
+    expect(t.ended).toEqual([]);
+    expect(t.workloads.listeners(t.key)).toBe(0);
+
+    t.workloads.put(t.view(5, { observedGeneration: 5 }));
+    t.tracker.started(t.rolled(5));
+    expect(t.tracker.lastRollout(t.key)?.ended?.result).toBe('complete');
+    t.workloads.remove(current);
+    expect(t.tracker.lastRollout(t.key)).toBeUndefined();
+    expect(t.workloads.listeners(t.key)).toBe(0);
+  });
+
+  it('a new object under the same name is not the rollout kreload started', () => {
+    const t = setup();
+    t.workloads.put(t.view(5, NEW_RS_SCALING));
+    t.tracker.started(t.rolled(5));
+    t.workloads.put({ ...t.view(1, { observedGeneration: 1 }), uid: 'another-uid' });
+    expect(t.tracker.lastRollout(t.key)).toBeUndefined();
+    expect(t.gauge.at(-1)).toBe(0);
+  });
+
+  it.each([
+    [
+      'a roll whose answer had no generation',
+      undefined,
+      aWorkload('Deployment', 'team-a', 'web').build(),
+    ],
+    ['a Job (no health model)', 5, aWorkload('Job', 'team-a', 'batch').build()],
+    ['a CronJob (no health model)', 5, aWorkload('CronJob', 'team-a', 'nightly').build()],
+  ])('ignores %s', (_name, generation, at) => {
+    const t = setup();
+    t.tracker.started(t.rolled(generation, at));
+    expect(t.gauge).toEqual([]);
+    expect(t.tracker.lastRollout(workloadKey(at.ref))).toBeUndefined();
+  });
+
+  it('close() stops following and zeroes the gauge', () => {
+    const t = setup();
+    t.workloads.put(t.view(5, NEW_RS_SCALING));
+    t.tracker.started(t.rolled(5));
+    t.tracker.close();
+    expect(t.gauge.at(-1)).toBe(0);
+    expect(t.workloads.listeners(t.key)).toBe(0);
+  });
+});

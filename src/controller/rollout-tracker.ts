@@ -1,0 +1,165 @@
+/**
+ * Follows each rollout kreload starts, from the generation its PATCH produced to `complete` or
+ * `failed` (rollout/health.ts), on the status the workload watch already delivers: no request of
+ * its own. It keeps the last rollout per workload for explain, sets `kreload_rollouts_in_progress`,
+ * records `kreload_rollout_duration_seconds` when one ends and a `RolloutFailed` Warning Event when
+ * one fails. A rollout kreload starts on a workload whose previous one has not ended supersedes it.
+ */
+import { workloadKey } from '../core/keys.ts';
+import type { WorkloadKey, WorkloadRef, WorkloadView } from '../core/types.ts';
+import { rolloutFailedEvent } from '../events/event-messages.ts';
+import type { EventRequest } from '../events/event-recorder.ts';
+import { workloadObjectRef } from '../events/object-refs.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Metrics, RolloutResult } from '../metrics/metrics.ts';
+import type { RolledEvent } from '../reconcile/ports.ts';
+import { judgeStartedRollout, type RolloutHealth } from '../rollout/health.ts';
+import { findKindRow } from '../rollout/kinds.ts';
+
+/** The last rollout kreload started on a workload, as explain shows it. */
+export interface TrackedRollout {
+  readonly ref: WorkloadRef;
+  readonly uid: string;
+  /** The generation kreload's PATCH produced. */
+  readonly generation: number;
+  /** ms since the epoch. */
+  readonly startedAt: number;
+  /** The last judgement; undefined until the watch delivered a status to judge. */
+  readonly health: RolloutHealth | undefined;
+  readonly ended: { readonly at: number; readonly result: RolloutResult } | undefined;
+}
+
+export interface RolloutTrackerDeps {
+  readonly workloads: {
+    get(key: WorkloadKey): WorkloadView | undefined;
+    /** Called after each store or removal of `key` (watch/workload-store.ts). */
+    onUpdate(key: WorkloadKey, listener: () => void): () => void;
+  };
+  readonly now: () => number;
+  readonly metrics: Pick<Metrics, 'setRolloutsInProgress' | 'recordRolloutEnded'>;
+  readonly events: { record(request: EventRequest): void };
+  readonly logger: Logger;
+}
+
+interface Followed {
+  rollout: TrackedRollout;
+  /** Stops listening to the workload's updates: when it goes, or kreload rolls it again. */
+  unsubscribe: (() => void) | undefined;
+}
+
+export class RolloutTracker {
+  readonly #deps: RolloutTrackerDeps;
+  /** One entry per workload kreload rolled, its last rollout; dropped when the workload goes. */
+  readonly #rollouts = new Map<WorkloadKey, Followed>();
+  /** Entries whose rollout has not ended: the gauge, kept as a count (no scan per update). */
+  #inProgress = 0;
+
+  constructor(deps: RolloutTrackerDeps) {
+    this.#deps = deps;
+  }
+
+  /** A roll was acknowledged (the reconciler's `onRolled`). Kinds without a health model pass. */
+  started(event: RolledEvent): void {
+    const { view, generation } = event;
+    if (generation === undefined || findKindRow(view.ref.kind)?.health === undefined) return;
+    const key = workloadKey(view.ref);
+    const previous = this.#rollouts.get(key);
+    if (previous !== undefined) {
+      previous.unsubscribe?.();
+      this.#stop(previous, 'superseded');
+    }
+    const followed: Followed = {
+      rollout: {
+        ref: view.ref,
+        uid: view.uid,
+        generation,
+        startedAt: this.#deps.now(),
+        health: undefined,
+        ended: undefined,
+      },
+      unsubscribe: undefined,
+    };
+    followed.unsubscribe = this.#deps.workloads.onUpdate(key, () => {
+      this.#observe(key, followed);
+    });
+    this.#rollouts.set(key, followed);
+    this.#inProgress += 1;
+    this.#publish();
+    this.#observe(key, followed);
+  }
+
+  /** The last rollout kreload started on the workload, while the workload exists. */
+  lastRollout(key: WorkloadKey): TrackedRollout | undefined {
+    return this.#rollouts.get(key)?.rollout;
+  }
+
+  /** Stops following every rollout (shutdown); the gauge drops to zero. */
+  close(): void {
+    for (const followed of this.#rollouts.values()) followed.unsubscribe?.();
+    this.#rollouts.clear();
+    this.#inProgress = 0;
+    this.#publish();
+  }
+
+  #observe(key: WorkloadKey, followed: Followed): void {
+    if (this.#rollouts.get(key) !== followed) return;
+    const view = this.#deps.workloads.get(key);
+    if (view?.uid !== followed.rollout.uid) {
+      // Deleted (or replaced by a new object of the same name): nothing is left to roll out.
+      followed.unsubscribe?.();
+      this.#rollouts.delete(key);
+      if (followed.rollout.ended === undefined) this.#inProgress -= 1;
+      this.#publish();
+      return;
+    }
+    if (followed.rollout.ended !== undefined || view.rolloutStatus === undefined) return;
+    const health = judgeStartedRollout(followed.rollout, {
+      generation: view.generation,
+      paused: view.paused,
+      status: view.rolloutStatus,
+    });
+    followed.rollout = { ...followed.rollout, health };
+    if (health.state === 'complete') this.#stop(followed, 'complete');
+    if (health.state === 'failed') {
+      this.#stop(followed, 'failed');
+      this.#reportFailure(followed.rollout, health);
+    }
+  }
+
+  #stop(followed: Followed, result: RolloutResult): void {
+    if (followed.rollout.ended !== undefined) return;
+    const at = this.#deps.now();
+    followed.rollout = { ...followed.rollout, ended: { at, result } };
+    this.#inProgress -= 1;
+    this.#deps.metrics.recordRolloutEnded(
+      followed.rollout.ref.kind,
+      result,
+      Math.max(0, at - followed.rollout.startedAt) / 1000,
+    );
+    this.#publish();
+  }
+
+  #reportFailure(rollout: TrackedRollout, health: RolloutHealth & { state: 'failed' }): void {
+    const { ref } = rollout;
+    this.#deps.logger.warn('rollout failed', {
+      namespace: ref.namespace,
+      kind: ref.kind,
+      workload: ref.name,
+      reason: health.reason,
+      generation: rollout.generation,
+    });
+    this.#deps.events.record({
+      object: workloadObjectRef(ref, rollout.uid),
+      ...rolloutFailedEvent({
+        workload: ref,
+        generation: rollout.generation,
+        reason: health.reason,
+        detail: health.detail,
+      }),
+    });
+  }
+
+  #publish(): void {
+    this.#deps.metrics.setRolloutsInProgress(this.#inProgress);
+  }
+}
