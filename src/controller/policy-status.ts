@@ -60,6 +60,19 @@ function policyId(policy: { readonly namespace: string; readonly name: string })
   return `${policy.namespace}/${policy.name}`;
 }
 
+/** Targets recovered per turn of the event loop at a policy's first write. */
+const RECOVERY_SLICE = 100;
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => {
+    setImmediate(resolve);
+  });
+}
+
+function storedTargets(policy: ReloadPolicyView): ReadonlyMap<string, PolicyTargetStatus> {
+  return new Map(policy.status.targets.map((entry) => [targetId(entry), entry]));
+}
+
 function sameRecord(a: PolicyTargetStatus, b: PolicyTargetStatus): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -96,7 +109,7 @@ export class PolicyStatusWriter implements WatchHandler {
     for (const ref of binding.policies) {
       const policy = policies.get(ref.namespace, ref.name);
       if (policy === undefined) continue;
-      const own = new Set(policies.boundSourcesOf(policy));
+      const own = policies.boundSourcesOf(policy);
       const record: PolicyTargetStatus = {
         kind: view.ref.kind,
         name: view.ref.name,
@@ -190,8 +203,9 @@ export class PolicyStatusWriter implements WatchHandler {
   #unconfirmed(id: string, policy: ReloadPolicyView): ReadonlyMap<string, PolicyTargetStatus> {
     const pending = this.#pending.get(id);
     if (pending === undefined) return new Map();
+    const stored = storedTargets(policy);
     for (const [target, record] of pending) {
-      const written = policy.status.targets.find((entry) => targetId(entry) === target);
+      const written = stored.get(target);
       if (written !== undefined && sameRecord(written, record)) pending.delete(target);
     }
     if (pending.size === 0) this.#pending.delete(id);
@@ -212,7 +226,7 @@ export class PolicyStatusWriter implements WatchHandler {
       targets: policies.targetFacts(policy),
       conflicts: policies.conflictsOf(policy),
       currentTargets: new Set(policies.targetIdsOf(policy)),
-      reloads: new Map([...this.#recovered(policy), ...this.#unconfirmed(id, policy)]),
+      reloads: new Map([...(await this.#recovered(policy)), ...this.#unconfirmed(id, policy)]),
       now: rfc3339(this.#deps.now()),
     });
     this.#announceConflict(policy, desired);
@@ -225,15 +239,20 @@ export class PolicyStatusWriter implements WatchHandler {
   }
 
   /** Records of the policy's targets whose status write was lost, from the workloads themselves. */
-  #recovered(policy: ReloadPolicyView): ReadonlyMap<string, PolicyTargetStatus> {
+  async #recovered(policy: ReloadPolicyView): Promise<ReadonlyMap<string, PolicyTargetStatus>> {
     if (this.#recoveryDone.has(policy.uid)) return new Map();
     this.#recoveryDone.add(policy.uid);
     const { policies } = this.#deps;
-    const own = new Set(policies.boundSourcesOf(policy));
+    const own = policies.boundSourcesOf(policy);
+    const byId = storedTargets(policy);
     const records = new Map<string, PolicyTargetStatus>();
+    let planned = 0;
     for (const view of policies.targetViewsOf(policy)) {
+      // Each target is planned (no writes): let the event loop breathe between slices.
+      planned += 1;
+      if (planned % RECOVERY_SLICE === 0) await yieldToEventLoop();
       const target = { kind: view.ref.kind, name: view.ref.name };
-      const stored = policy.status.targets.find((entry) => targetId(entry) === targetId(target));
+      const stored = byId.get(targetId(target));
       const record = recoveredRecord(
         own,
         {
