@@ -9,12 +9,13 @@ import PQueue from 'p-queue';
 import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import {
+  boundedRecord,
   desiredStatus,
   recoveredRecord,
   rfc3339,
   sameStatus,
   sourceHashesOf,
-  statusBody,
+  statusPatch,
   targetId,
 } from '../core/reload-policy-status.ts';
 import type {
@@ -60,6 +61,9 @@ function policyId(policy: { readonly namespace: string; readonly name: string })
   return `${policy.namespace}/${policy.name}`;
 }
 
+/** Statuses by which the API server refuses a patch for what it is (invalid, too large). */
+const REFUSED: ReadonlySet<number> = new Set([400, 413, 422]);
+
 /** Targets recovered per turn of the event loop at a policy's first write. */
 const RECOVERY_SLICE = 100;
 
@@ -94,6 +98,8 @@ export class PolicyStatusWriter implements WatchHandler {
   readonly #recoveryDone = new Set<string>();
   /** Reload records not yet seen back from the watch, by policy and target. */
   readonly #pending = new Map<string, Map<string, PolicyTargetStatus>>();
+  /** The last patch the API server refused as invalid or too large, by policy. */
+  readonly #rejected = new Map<string, string>();
 
   constructor(deps: PolicyStatusWriterDeps) {
     this.#deps = deps;
@@ -110,12 +116,12 @@ export class PolicyStatusWriter implements WatchHandler {
       const policy = policies.get(ref.namespace, ref.name);
       if (policy === undefined) continue;
       const own = policies.boundSourcesOf(policy);
-      const record: PolicyTargetStatus = {
+      const record = boundedRecord({
         kind: view.ref.kind,
         name: view.ref.name,
         lastReloadTime: at,
         sourceHashes: sourceHashesOf(own, carried),
-      };
+      });
       const id = policyId(policy);
       const pending = this.#pending.get(id) ?? new Map<string, PolicyTargetStatus>();
       pending.set(targetId(record), record);
@@ -138,6 +144,7 @@ export class PolicyStatusWriter implements WatchHandler {
     const id = policyId(event.view);
     if (event.kind === 'removed') {
       this.#pending.delete(id);
+      this.#rejected.delete(id);
       this.#recoveryDone.delete(event.view.uid);
       this.#conflictAnnounced.delete(event.view.uid);
       return;
@@ -220,22 +227,45 @@ export class PolicyStatusWriter implements WatchHandler {
       this.#pending.delete(id);
       return;
     }
+    const recovered = await this.#recovered(policy);
+    // The recovery may have yielded: read the policy as it is now.
+    const current = policies.get(namespace, name);
+    if (current === undefined) return;
     const desired = desiredStatus({
-      policy,
-      sources: policies.sourceFacts(policy),
-      targets: policies.targetFacts(policy),
-      conflicts: policies.conflictsOf(policy),
-      currentTargets: new Set(policies.targetIdsOf(policy)),
-      reloads: new Map([...(await this.#recovered(policy)), ...this.#unconfirmed(id, policy)]),
+      policy: current,
+      sources: policies.sourceFacts(current),
+      targets: policies.targetFacts(current),
+      conflicts: policies.conflictsOf(current),
+      currentTargets: new Set(policies.targetIdsOf(current)),
+      reloads: new Map([...recovered, ...this.#unconfirmed(id, current)]),
       now: rfc3339(this.#deps.now()),
     });
-    this.#announceConflict(policy, desired);
-    if (sameStatus(policy.status, desired)) return;
+    this.#announceConflict(current, desired);
+    this.#dropUnlisted(id, desired);
+    if (sameStatus(current.status, desired)) return;
+    const patch = statusPatch(current.status, desired);
+    const body = JSON.stringify(patch);
+    // The API server refused this very patch: sending it again would only be refused again.
+    if (this.#rejected.get(id) === body) return;
     try {
-      await this.#deps.client.patchStatus(namespace, name, statusBody(desired));
+      await this.#deps.client.patchStatus(namespace, name, patch);
+      this.#rejected.delete(id);
     } catch (error) {
-      this.#failed(id, error as ApiError);
+      const failure = error as ApiError;
+      if (failure.status !== undefined && REFUSED.has(failure.status)) {
+        this.#rejected.set(id, body);
+      }
+      this.#failed(id, failure);
     }
+  }
+
+  /** Records the capped list leaves out are never written: they are not waited for. */
+  #dropUnlisted(id: string, desired: PolicyStatusView): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return;
+    const listed = new Set(desired.targets.map(targetId));
+    for (const target of pending.keys()) if (!listed.has(target)) pending.delete(target);
+    if (pending.size === 0) this.#pending.delete(id);
   }
 
   /** Records of the policy's targets whose status write was lost, from the workloads themselves. */

@@ -57,7 +57,9 @@ export interface PolicyTargetStatus {
   readonly kind: string;
   readonly name: string;
   readonly lastReloadTime: string | undefined;
+  /** The first hashes by kind and name; the rest are counted in `unlistedSourceHashes`. */
   readonly sourceHashes: readonly PolicySourceHash[];
+  readonly unlistedSourceHashes?: number | undefined;
 }
 
 export interface PolicySourceHash {
@@ -85,6 +87,10 @@ export interface PolicyStatusView {
   readonly lastReloadTime: string | undefined;
   readonly foundSources: string | undefined;
   readonly foundTargets: string | undefined;
+  /** Workloads the policy targets now; `targets[]` lists the most recently rolled of them. */
+  readonly boundTargets?: number | undefined;
+  /** Targets with a record that `targets[]` leaves out (it is capped). */
+  readonly unlistedTargets?: number | undefined;
 }
 
 export interface ReloadPolicyView {
