@@ -149,13 +149,13 @@ const REJECTIONS: readonly RejectionCase[] = [
     title: 'a source name no object can have',
     spec: { sources: [{ kind: 'ConfigMap', name: 'App_Config' }], targets: [TARGET] },
     message:
-      'spec.sources[0].name: Invalid value: "App_Config": name must be a valid object name (lower case alphanumeric characters, \'-\' or \'.\', starting and ending alphanumeric); no object can have this one',
+      "spec.sources[0].name: Invalid value: \"App_Config\": name must be a valid object name (lower case alphanumeric characters, '-' or '.', starting and ending alphanumeric); no object can have this one",
   },
   {
     title: 'a target name no object can have',
     spec: { sources: [SOURCE], targets: [{ kind: 'Deployment', name: 'Web' }] },
     message:
-      'spec.targets[0].name: Invalid value: "Web": name must be a valid object name (lower case alphanumeric characters, \'-\' or \'.\', starting and ending alphanumeric); no object can have this one',
+      "spec.targets[0].name: Invalid value: \"Web\": name must be a valid object name (lower case alphanumeric characters, '-' or '.', starting and ending alphanumeric); no object can have this one",
   },
   {
     title: 'a selector key written as an expression',
@@ -164,7 +164,7 @@ const REJECTIONS: readonly RejectionCase[] = [
       targets: [TARGET],
     },
     message:
-      'spec.sources[0].selector.matchLabels: Invalid value: "object": every matchLabels key must be a valid label key (an optional DNS prefix and \'/\', then at most 63 alphanumeric, \'-\', \'_\' or \'.\' characters, starting and ending alphanumeric)',
+      "spec.sources[0].selector.matchLabels: Invalid value: \"object\": every matchLabels key must be a valid label key (an optional DNS prefix and '/', then at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
   },
   {
     title: 'a selector label value no label can have',
@@ -173,7 +173,7 @@ const REJECTIONS: readonly RejectionCase[] = [
       targets: [{ kind: 'Deployment', selector: { matchLabels: { app: 'web app' } } }],
     },
     message:
-      'spec.targets[0].selector.matchLabels: Invalid value: "object": every matchLabels value must be a valid label value (empty, or at most 63 alphanumeric, \'-\', \'_\' or \'.\' characters, starting and ending alphanumeric)',
+      "spec.targets[0].selector.matchLabels: Invalid value: \"object\": every matchLabels value must be a valid label value (empty, or at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
   },
   {
     title: 'a selector expression key no label can have',
@@ -187,7 +187,7 @@ const REJECTIONS: readonly RejectionCase[] = [
       ],
     },
     message:
-      'spec.targets[0].selector.matchExpressions[0].key: Invalid value: "app in (web)": key must be a valid label key (an optional DNS prefix and \'/\', then at most 63 alphanumeric, \'-\', \'_\' or \'.\' characters, starting and ending alphanumeric)',
+      "spec.targets[0].selector.matchExpressions[0].key: Invalid value: \"app in (web)\": key must be a valid label key (an optional DNS prefix and '/', then at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
   },
   {
     title: 'a selector expression value no label can have',
@@ -201,7 +201,7 @@ const REJECTIONS: readonly RejectionCase[] = [
       targets: [TARGET],
     },
     message:
-      'spec.sources[0].selector.matchExpressions[0].values[0]: Invalid value: "a/b": each value must be a valid label value (empty, or at most 63 alphanumeric, \'-\', \'_\' or \'.\' characters, starting and ending alphanumeric)',
+      "spec.sources[0].selector.matchExpressions[0].values[0]: Invalid value: \"a/b\": each value must be a valid label value (empty, or at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
   },
   {
     title: 'no sources',

@@ -31,6 +31,7 @@ describe('EVENT_TYPES', () => {
       EnvVarCollision: 'Warning',
       DryRunReload: 'Normal',
       ReloadPolicyConflict: 'Warning',
+      TooManySources: 'Warning',
     });
   });
 });
