@@ -97,6 +97,7 @@ function gains(before: ReadonlySet<SourceKey>, after: ReadonlySet<SourceKey>): b
  * planner's binding, the status. Each part is filled on first use.
  */
 interface NamespaceIndex {
+  readonly namespace: string;
   readonly version: string;
   /** Oldest first (ADR 0034), suspended ones included. */
   readonly policies: readonly ReloadPolicyView[];
@@ -325,6 +326,7 @@ export class PolicyStore implements ViewSink<ReloadPolicyView>, PolicyLookup {
     const known = this.#indexes.get(namespace);
     if (known?.version === version) return known;
     const index: NamespaceIndex = {
+      namespace,
       version,
       policies: [...(this.#byNamespace.get(namespace)?.values() ?? [])].sort(comparePolicyAge),
       catalogs: new Map(),
@@ -342,8 +344,7 @@ export class PolicyStore implements ViewSink<ReloadPolicyView>, PolicyLookup {
   #catalog(index: NamespaceIndex, type: SourceType): readonly NamedObject<SourceType>[] {
     let catalog = index.catalogs.get(type);
     if (catalog === undefined) {
-      const namespace = index.policies[0]?.namespace;
-      catalog = namespace === undefined ? [] : this.#deps.sourcesIn(namespace, type);
+      catalog = this.#deps.sourcesIn(index.namespace, type);
       index.catalogs.set(type, catalog);
     }
     return catalog;
@@ -351,8 +352,7 @@ export class PolicyStore implements ViewSink<ReloadPolicyView>, PolicyLookup {
 
   #members(index: NamespaceIndex): Members {
     if (index.members !== undefined) return index.members;
-    const namespace = index.policies[0]?.namespace;
-    const views = namespace === undefined ? [] : this.#deps.workloadsIn(namespace);
+    const views = this.#deps.workloadsIn(index.namespace);
     const targets = new Map<string, WorkloadKey[]>();
     const targeting = new Map<
       WorkloadKey,
