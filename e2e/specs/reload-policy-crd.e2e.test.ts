@@ -164,7 +164,7 @@ const REJECTIONS: readonly RejectionCase[] = [
       targets: [TARGET],
     },
     message:
-      "spec.sources[0].selector.matchLabels: Invalid value: \"object\": every matchLabels key must be a valid label key (an optional DNS prefix and '/', then at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
+      "spec.sources[0].selector.matchLabels: Invalid value: every matchLabels key must be a valid label key (an optional DNS prefix and '/', then at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
   },
   {
     title: 'a selector label value no label can have',
@@ -173,7 +173,7 @@ const REJECTIONS: readonly RejectionCase[] = [
       targets: [{ kind: 'Deployment', selector: { matchLabels: { app: 'web app' } } }],
     },
     message:
-      "spec.targets[0].selector.matchLabels: Invalid value: \"object\": every matchLabels value must be a valid label value (empty, or at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
+      "spec.targets[0].selector.matchLabels: Invalid value: every matchLabels value must be a valid label value (empty, or at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
   },
   {
     title: 'a selector expression key no label can have',
