@@ -14,7 +14,7 @@ import {
   recoveredRecord,
   rfc3339,
   sameStatus,
-  sourceHashesOf,
+  keyedSourceHashes,
   statusPatch,
   targetId,
 } from '../core/reload-policy-status.ts';
@@ -28,6 +28,7 @@ import type { EventRequest } from '../events/event-recorder.ts';
 import { reloadPolicyObjectRef } from '../events/object-refs.ts';
 import type { SourceKey, WorkloadView } from '../core/types.ts';
 import { LAST_RELOADED_FROM } from '../core/types.ts';
+import { yieldToEventLoop } from '../time/event-loop.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ReconcilePlan } from '../reconcile/plan/model.ts';
 import type { PolicyEvent, PolicyStore } from '../watch/policy-store.ts';
@@ -65,13 +66,7 @@ function policyId(policy: { readonly namespace: string; readonly name: string })
 const REFUSED: ReadonlySet<number> = new Set([400, 413, 422]);
 
 /** Targets recovered per turn of the event loop at a policy's first write. */
-const RECOVERY_SLICE = 100;
-
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => {
-    setImmediate(resolve);
-  });
-}
+const RECOVERY_SLICE = 10;
 
 function storedTargets(policy: ReloadPolicyView): ReadonlyMap<string, PolicyTargetStatus> {
   return new Map(policy.status.targets.map((entry) => [targetId(entry), entry]));
@@ -100,6 +95,11 @@ export class PolicyStatusWriter implements WatchHandler {
   readonly #pending = new Map<string, Map<string, PolicyTargetStatus>>();
   /** The last patch the API server refused as invalid or too large, by policy. */
   readonly #rejected = new Map<string, string>();
+  /**
+   * A(K) of a stored workload view (views are replaced, never changed): planned once however many
+   * policies bind the workload.
+   */
+  readonly #applied = new WeakMap<WorkloadView, ReadonlyMap<SourceKey, string>>();
 
   constructor(deps: PolicyStatusWriterDeps) {
     this.#deps = deps;
@@ -111,7 +111,10 @@ export class PolicyStatusWriter implements WatchHandler {
     const binding = policies.bindingOf(view);
     if (binding.policies.length === 0) return;
     const at = rfc3339(this.#deps.now());
-    const carried = plan.keys.map((key) => ({ key: key.key, hash: key.desired ?? key.applied }));
+    // Parsed and sorted once for every binding policy (they often bind the same hundreds of keys).
+    const carried = keyedSourceHashes(
+      plan.keys.map((key) => ({ key: key.key, hash: key.desired ?? key.applied })),
+    );
     for (const ref of binding.policies) {
       const policy = policies.get(ref.namespace, ref.name);
       if (policy === undefined) continue;
@@ -120,7 +123,7 @@ export class PolicyStatusWriter implements WatchHandler {
         kind: view.ref.kind,
         name: view.ref.name,
         lastReloadTime: at,
-        sourceHashes: sourceHashesOf(own, carried),
+        sourceHashes: carried.filter((entry) => own.has(entry.key)).map((entry) => entry.hash),
       });
       const id = policyId(policy);
       const pending = this.#pending.get(id) ?? new Map<string, PolicyTargetStatus>();
@@ -287,7 +290,7 @@ export class PolicyStatusWriter implements WatchHandler {
         own,
         {
           target,
-          applied: this.#deps.applied(view),
+          applied: this.#appliedOf(view),
           lastReloadedFrom: view.templateAnnotations[LAST_RELOADED_FROM],
         },
         stored,
@@ -295,6 +298,15 @@ export class PolicyStatusWriter implements WatchHandler {
       if (record !== undefined) records.set(targetId(record), record);
     }
     return records;
+  }
+
+  #appliedOf(view: WorkloadView): ReadonlyMap<SourceKey, string> {
+    let applied = this.#applied.get(view);
+    if (applied === undefined) {
+      applied = this.#deps.applied(view);
+      this.#applied.set(view, applied);
+    }
+    return applied;
   }
 
   /**

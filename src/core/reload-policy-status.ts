@@ -5,7 +5,7 @@
  */
 import type { JsonObject } from './json.ts';
 import { parseSourceKey, sourceKey } from './keys.ts';
-import { parseLastReloadedFrom } from './state.ts';
+import { compareUtf8, parseLastReloadedFrom } from './state.ts';
 import {
   type PolicyCondition,
   type PolicyConditionType,
@@ -62,18 +62,37 @@ export function targetId(target: { readonly kind: string; readonly name: string 
   return `${target.kind}/${target.name}`;
 }
 
+/** A carried hash with its source key. */
+export interface KeyedSourceHash {
+  readonly key: SourceKey;
+  readonly hash: PolicySourceHash;
+}
+
+function compareHashes(a: PolicySourceHash, b: PolicySourceHash): number {
+  return compareUtf8(targetId(a), targetId(b));
+}
+
+/** Every hash a roll left on a workload, with its key, sorted by kind and name. */
+export function keyedSourceHashes(
+  carried: readonly { readonly key: SourceKey; readonly hash: string | undefined }[],
+): KeyedSourceHash[] {
+  const keyed: KeyedSourceHash[] = [];
+  for (const { key, hash } of carried) {
+    const parsed = parseSourceKey(key);
+    if (parsed === undefined || hash === undefined) continue;
+    keyed.push({ key, hash: { kind: SOURCE_KIND_NAMES[parsed.type], name: parsed.name, hash } });
+  }
+  return keyed.sort((a, b) => compareHashes(a.hash, b.hash));
+}
+
 /** The hashes of the policy's sources that a roll left on a workload, sorted by kind and name. */
 export function sourceHashesOf(
   policySources: ReadonlySet<SourceKey>,
   carried: readonly { readonly key: SourceKey; readonly hash: string | undefined }[],
 ): PolicySourceHash[] {
-  const hashes: PolicySourceHash[] = [];
-  for (const { key, hash } of carried) {
-    const parsed = parseSourceKey(key);
-    if (!policySources.has(key) || parsed === undefined || hash === undefined) continue;
-    hashes.push({ kind: SOURCE_KIND_NAMES[parsed.type], name: parsed.name, hash });
-  }
-  return hashes.sort((a, b) => targetId(a).localeCompare(targetId(b)));
+  return keyedSourceHashes(carried.filter(({ key }) => policySources.has(key))).map(
+    (entry) => entry.hash,
+  );
 }
 
 /** What the workload carries now, for `recoveredRecord`. */
@@ -111,7 +130,7 @@ export function recoveredRecord(
     kind: carried.target.kind,
     name: carried.target.name,
     lastReloadTime: rollTimeOf(policySources, carried),
-    sourceHashes: [...byId.values()].sort((a, b) => targetId(a).localeCompare(targetId(b))),
+    sourceHashes: [...byId.values()].sort(compareHashes),
   };
 }
 
@@ -251,11 +270,11 @@ export function desiredStatus(facts: StatusFacts): PolicyStatusView {
   // The most recently rolled records are listed; the status says how many are left out.
   const newestFirst = kept.sort(
     ([a, x], [b, y]) =>
-      (y.lastReloadTime ?? '').localeCompare(x.lastReloadTime ?? '') || a.localeCompare(b),
+      compareUtf8(y.lastReloadTime ?? '', x.lastReloadTime ?? '') || compareUtf8(a, b),
   );
   const listedRecords = newestFirst
     .slice(0, STATUS_LIMITS.targets)
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => compareUtf8(a, b))
     .map(([, entry]) => boundedRecord(entry));
   const count = (members: MemberFacts): string =>
     `${String(members.listed - members.missing.length)}/${String(members.listed)}`;

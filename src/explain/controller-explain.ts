@@ -29,6 +29,7 @@ import type {
 } from './model.ts';
 import type { ExplainTarget } from './targets.ts';
 import { viewReferenceSites } from './view-sites.ts';
+import { yieldToEventLoop } from '../time/event-loop.ts';
 import { plannedKinds } from '../watch/watch-plan.ts';
 
 /** The controller's read ports, as app.ts wires them. */
@@ -132,12 +133,6 @@ function notFound(ports: ControllerExplainPorts, query: ControllerQuery & { what
 export const MAX_SOURCE_QUERY_WORKLOADS = 200;
 /** Workloads explained per turn of the event loop, so probes and watches go on meanwhile. */
 const EXPLAIN_SLICE = 20;
-
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => {
-    setImmediate(resolve);
-  });
-}
 
 /**
  * Whether the workload may use the source at all, from cheap facts (its references, reload lists,
