@@ -302,9 +302,16 @@ describe('PolicyStatusWriter: a record lost to a crash is recovered from the wor
     applied.set('web', new Map([['configmap/app-config', H2]]));
     world.writer.refreshAll();
     await world.writer.idle();
-    // Two writes (the conditions were never echoed back), neither touching the stored record.
-    expect(world.patches).toHaveLength(2);
-    expect(world.patches.map((patch) => patch.status.targets)).toEqual([undefined, undefined]);
+    // Two writes (the conditions were never echoed back), neither with H2.
+    const stored = [
+      {
+        kind: 'Deployment',
+        name: 'web',
+        lastReloadTime: '2026-12-01T00:00:00Z',
+        sourceHashes: [{ kind: 'ConfigMap', name: 'app-config', hash: H0 }],
+      },
+    ];
+    expect(world.patches.map((patch) => patch.status.targets)).toEqual([stored, stored]);
   });
 
   it("a roll of this process wins over what the cache's workload carries", async () => {

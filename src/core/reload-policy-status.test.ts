@@ -406,4 +406,9 @@ describe('statusPatch', () => {
     });
     expect(statusPatch(after, after)).toEqual({});
   });
+
+  it('sends every field to a status kreload never wrote, so empty lists show', () => {
+    const first = desiredStatus(facts());
+    expect(statusPatch(EMPTY_STATUS, first)).toEqual(statusBody(first));
+  });
 });

@@ -331,11 +331,14 @@ export function statusBody(status: PolicyStatusView): JsonObject {
 
 /**
  * The merge patch from `current` to `next`: only the fields that change, so a roll of one target
- * does not resend every condition, and a condition change does not resend the records.
+ * does not resend every condition, and a condition change does not resend the records. A status
+ * kreload never wrote gets every field.
  */
 export function statusPatch(current: PolicyStatusView, next: PolicyStatusView): JsonObject {
-  const before = statusBody(current);
   const after = statusBody(next);
+  // Never written by kreload (or by this CRD version): every field, so that empty lists show.
+  if (current.observedGeneration === undefined) return after;
+  const before = statusBody(current);
   const patch: JsonObject = {};
   for (const [field, value] of Object.entries(after)) {
     if (JSON.stringify(before[field]) !== JSON.stringify(value)) patch[field] = value;
