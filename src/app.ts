@@ -29,6 +29,7 @@ import type { LeaderElector } from './leader/leader-elector.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { PeriodicResync } from './queue/resync.ts';
+import { yieldToEventLoop } from './time/event-loop.ts';
 import { SYSTEM_TIMERS } from './time/timers.ts';
 import { markMaxAgeMs } from './watch/marks.ts';
 import { createWatchServer, type WatchServer } from './watch/watch-server.ts';
@@ -166,6 +167,7 @@ class KreloadApp implements App {
       webhook: webhook?.mode,
       timers: SYSTEM_TIMERS,
       random: Math.random,
+      pause: yieldToEventLoop,
       policyStatus: options.enableReloadPolicies
         ? new PolicyStatusClient({ transport })
         : undefined,

@@ -146,6 +146,64 @@ const REJECTIONS: readonly RejectionCase[] = [
       'spec.configRevisions.secrets: Invalid value: configRevisions.secrets needs configMaps true; Secrets are pinned only together with ConfigMaps',
   },
   {
+    title: 'a source name no object can have',
+    spec: { sources: [{ kind: 'ConfigMap', name: 'App_Config' }], targets: [TARGET] },
+    message:
+      "spec.sources[0].name: Invalid value: \"App_Config\": name must be a valid object name (lower case alphanumeric characters, '-' or '.', starting and ending alphanumeric); no object can have this one",
+  },
+  {
+    title: 'a target name no object can have',
+    spec: { sources: [SOURCE], targets: [{ kind: 'Deployment', name: 'Web' }] },
+    message:
+      "spec.targets[0].name: Invalid value: \"Web\": name must be a valid object name (lower case alphanumeric characters, '-' or '.', starting and ending alphanumeric); no object can have this one",
+  },
+  {
+    title: 'a selector key written as an expression',
+    spec: {
+      sources: [{ kind: 'ConfigMap', selector: { matchLabels: { 'app in (web)': 'x' } } }],
+      targets: [TARGET],
+    },
+    message:
+      "spec.sources[0].selector.matchLabels: Invalid value: every matchLabels key must be a valid label key (an optional DNS prefix and '/', then at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
+  },
+  {
+    title: 'a selector label value no label can have',
+    spec: {
+      sources: [SOURCE],
+      targets: [{ kind: 'Deployment', selector: { matchLabels: { app: 'web app' } } }],
+    },
+    message:
+      "spec.targets[0].selector.matchLabels: Invalid value: every matchLabels value must be a valid label value (empty, or at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
+  },
+  {
+    title: 'a selector expression key no label can have',
+    spec: {
+      sources: [SOURCE],
+      targets: [
+        {
+          kind: 'Deployment',
+          selector: { matchExpressions: [{ key: 'app in (web)', operator: 'Exists' }] },
+        },
+      ],
+    },
+    message:
+      "spec.targets[0].selector.matchExpressions[0].key: Invalid value: \"app in (web)\": key must be a valid label key (an optional DNS prefix and '/', then at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
+  },
+  {
+    title: 'a selector expression value no label can have',
+    spec: {
+      sources: [
+        {
+          kind: 'Secret',
+          selector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['a/b'] }] },
+        },
+      ],
+      targets: [TARGET],
+    },
+    message:
+      "spec.sources[0].selector.matchExpressions[0].values[0]: Invalid value: \"a/b\": each value must be a valid label value (empty, or at most 63 alphanumeric, '-', '_' or '.' characters, starting and ending alphanumeric)",
+  },
+  {
     title: 'no sources',
     spec: { sources: [], targets: [TARGET] },
     message: 'spec.sources: Invalid value: 0: spec.sources in body should have at least 1 items',

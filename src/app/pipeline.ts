@@ -73,6 +73,8 @@ export interface PipelineDeps {
   readonly webhook?: WebhookMode | undefined;
   readonly timers: Timers;
   readonly random: RandomSource;
+  /** Before each reconcile: lets pending I/O run (the app yields to the event loop). */
+  readonly pause?: (() => Promise<void>) | undefined;
   /** With `--enable-reload-policies`: where policy status is written. */
   readonly policyStatus?: PolicyStatusPort | undefined;
 }
@@ -198,6 +200,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     now: () => timers.now(),
     tally: new TrackingTally({ gauges: metrics }),
     writes,
+    pause: deps.pause,
   });
   const router = new ChangeRouter({
     webhook: deps.webhook,

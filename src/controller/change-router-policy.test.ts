@@ -126,6 +126,20 @@ describe('ChangeRouter with ReloadPolicies', () => {
     router.onPolicyEvent({ kind: 'removed', view: moved });
     expect(log).toEqual(['debounced Deployment/team-a/other']);
   });
+
+  it("the namespace's last policy deleted from the store: its targets are re-planned", () => {
+    const { router, log, policyStore } = setup([BY_NAME]);
+    policyStore.remove(BY_NAME);
+    router.onPolicyEvent({ kind: 'removed', view: BY_NAME });
+    expect(log).toEqual(['debounced Deployment/team-a/web']);
+  });
+
+  it('the echo of a status write re-plans nothing', () => {
+    const { router, log } = setup([BY_NAME]);
+    const echoed = { ...BY_NAME, status: { ...BY_NAME.status, foundSources: '1/1' } };
+    router.onPolicyEvent({ kind: 'upserted', view: echoed, previous: BY_NAME });
+    expect(log).toEqual([]);
+  });
 });
 
 function relabelled(

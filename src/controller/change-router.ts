@@ -7,6 +7,7 @@
  */
 import type { ReloadListCache } from '../core/annotation-values.ts';
 import { decide } from '../core/decide.ts';
+import { sameSpec } from '../core/reload-policy.ts';
 import { sourceKeyOf } from '../core/keys.ts';
 import type {
   AnnotationKeys,
@@ -143,6 +144,10 @@ export class ChangeRouter implements WatchHandler {
   onPolicyEvent(event: PolicyEvent): void {
     const { policies } = this.#deps;
     if (policies === undefined || !this.#writesWorkloads()) return;
+    // The echo of a status write (kreload's own or another's): the binding is unchanged.
+    if (event.kind === 'upserted' && event.previous !== undefined) {
+      if (sameSpec(event.previous, event.view)) return;
+    }
     const keys = new Set(policies.targetsOf(event.view));
     if (event.kind === 'upserted' && event.previous !== undefined) {
       for (const key of policies.targetsOf(event.previous)) keys.add(key);

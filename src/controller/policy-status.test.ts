@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../core/json.ts';
 import { ApiError } from '../core/api-error.ts';
-import type { ReloadPolicyView } from '../core/reload-policy.ts';
+import type { PolicyStatusView, ReloadPolicyView } from '../core/reload-policy.ts';
 import type { SourceKey, SourceView, WorkloadView } from '../core/types.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
 import type { ReconcilePlan } from '../reconcile/plan/model.ts';
@@ -105,6 +105,8 @@ describe('PolicyStatusWriter', () => {
           lastReloadTime: '2026-12-02T03:00:00Z',
           foundSources: '1/1',
           foundTargets: '1/1',
+          boundTargets: 1,
+          unlistedTargets: 0,
         },
       },
     ]);
@@ -121,6 +123,20 @@ describe('PolicyStatusWriter', () => {
     writer.onPolicyEvent({ kind: 'upserted', view: echoed, previous: POLICY });
     await writer.idle();
     expect(patches).toHaveLength(1);
+  });
+
+  it('a patch the API server refused as invalid is not sent again unchanged', async () => {
+    const invalid = new ApiError('Invalid', { status: 422, retryable: false });
+    const world = setup({ fail: invalid });
+    world.writer.refreshAll();
+    await world.writer.idle();
+    world.writer.refreshAll();
+    await world.writer.idle();
+    expect(world.failures()).toBe(1);
+    // Something changes: the new patch is tried.
+    world.writer.recordRoll(WEB, ROLL);
+    await world.writer.idle();
+    expect(world.failures()).toBe(2);
   });
 
   it('a refused write is counted and logged; a follower writes nothing', async () => {
@@ -357,14 +373,9 @@ describe('PolicyStatusWriter: label-only changes', () => {
 });
 
 /** What the watch would bring back after the patch, as a view's status. */
-function statusView(status: JsonObject | undefined) {
-  const body = status ?? {};
-  return {
-    observedGeneration: body.observedGeneration as number,
-    conditions: body.conditions as never,
-    targets: body.targets as never,
-    foundSources: body.foundSources as string,
-    foundTargets: body.foundTargets as string,
-    lastReloadTime: (body.lastReloadTime ?? undefined) as string | undefined,
-  };
+/** A merge patch applied to a status view: absent fields are kept, nulls unset. */
+function statusView(status: JsonObject | undefined): Partial<PolicyStatusView> {
+  const view: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(status ?? {})) view[field] = value ?? undefined;
+  return view;
 }

@@ -9,12 +9,13 @@ import PQueue from 'p-queue';
 import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import {
+  boundedRecord,
   desiredStatus,
   recoveredRecord,
   rfc3339,
   sameStatus,
-  sourceHashesOf,
-  statusBody,
+  keyedSourceHashes,
+  statusPatch,
   targetId,
 } from '../core/reload-policy-status.ts';
 import type {
@@ -27,6 +28,7 @@ import type { EventRequest } from '../events/event-recorder.ts';
 import { reloadPolicyObjectRef } from '../events/object-refs.ts';
 import type { SourceKey, WorkloadView } from '../core/types.ts';
 import { LAST_RELOADED_FROM } from '../core/types.ts';
+import { yieldToEventLoop } from '../time/event-loop.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ReconcilePlan } from '../reconcile/plan/model.ts';
 import type { PolicyEvent, PolicyStore } from '../watch/policy-store.ts';
@@ -60,6 +62,16 @@ function policyId(policy: { readonly namespace: string; readonly name: string })
   return `${policy.namespace}/${policy.name}`;
 }
 
+/** Statuses by which the API server refuses a patch for what it is (invalid, too large). */
+const REFUSED: ReadonlySet<number> = new Set([400, 413, 422]);
+
+/** Targets recovered per turn of the event loop at a policy's first write. */
+const RECOVERY_SLICE = 10;
+
+function storedTargets(policy: ReloadPolicyView): ReadonlyMap<string, PolicyTargetStatus> {
+  return new Map(policy.status.targets.map((entry) => [targetId(entry), entry]));
+}
+
 function sameRecord(a: PolicyTargetStatus, b: PolicyTargetStatus): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -81,6 +93,13 @@ export class PolicyStatusWriter implements WatchHandler {
   readonly #recoveryDone = new Set<string>();
   /** Reload records not yet seen back from the watch, by policy and target. */
   readonly #pending = new Map<string, Map<string, PolicyTargetStatus>>();
+  /** The last patch the API server refused as invalid or too large, by policy. */
+  readonly #rejected = new Map<string, string>();
+  /**
+   * A(K) of a stored workload view (views are replaced, never changed): planned once however many
+   * policies bind the workload.
+   */
+  readonly #applied = new WeakMap<WorkloadView, ReadonlyMap<SourceKey, string>>();
 
   constructor(deps: PolicyStatusWriterDeps) {
     this.#deps = deps;
@@ -92,17 +111,20 @@ export class PolicyStatusWriter implements WatchHandler {
     const binding = policies.bindingOf(view);
     if (binding.policies.length === 0) return;
     const at = rfc3339(this.#deps.now());
-    const carried = plan.keys.map((key) => ({ key: key.key, hash: key.desired ?? key.applied }));
+    // Parsed and sorted once for every binding policy (they often bind the same hundreds of keys).
+    const carried = keyedSourceHashes(
+      plan.keys.map((key) => ({ key: key.key, hash: key.desired ?? key.applied })),
+    );
     for (const ref of binding.policies) {
       const policy = policies.get(ref.namespace, ref.name);
       if (policy === undefined) continue;
-      const own = new Set(policies.boundSourcesOf(policy));
-      const record: PolicyTargetStatus = {
+      const own = policies.boundSourcesOf(policy);
+      const record = boundedRecord({
         kind: view.ref.kind,
         name: view.ref.name,
         lastReloadTime: at,
-        sourceHashes: sourceHashesOf(own, carried),
-      };
+        sourceHashes: carried.filter((entry) => own.has(entry.key)).map((entry) => entry.hash),
+      });
       const id = policyId(policy);
       const pending = this.#pending.get(id) ?? new Map<string, PolicyTargetStatus>();
       pending.set(targetId(record), record);
@@ -125,6 +147,7 @@ export class PolicyStatusWriter implements WatchHandler {
     const id = policyId(event.view);
     if (event.kind === 'removed') {
       this.#pending.delete(id);
+      this.#rejected.delete(id);
       this.#recoveryDone.delete(event.view.uid);
       this.#conflictAnnounced.delete(event.view.uid);
       return;
@@ -190,8 +213,9 @@ export class PolicyStatusWriter implements WatchHandler {
   #unconfirmed(id: string, policy: ReloadPolicyView): ReadonlyMap<string, PolicyTargetStatus> {
     const pending = this.#pending.get(id);
     if (pending === undefined) return new Map();
+    const stored = storedTargets(policy);
     for (const [target, record] of pending) {
-      const written = policy.status.targets.find((entry) => targetId(entry) === target);
+      const written = stored.get(target);
       if (written !== undefined && sameRecord(written, record)) pending.delete(target);
     }
     if (pending.size === 0) this.#pending.delete(id);
@@ -206,39 +230,67 @@ export class PolicyStatusWriter implements WatchHandler {
       this.#pending.delete(id);
       return;
     }
+    const recovered = await this.#recovered(policy);
+    // The recovery may have yielded: read the policy as it is now.
+    const current = policies.get(namespace, name);
+    if (current === undefined) return;
     const desired = desiredStatus({
-      policy,
-      sources: policies.sourceFacts(policy),
-      targets: policies.targetFacts(policy),
-      conflicts: policies.conflictsOf(policy),
-      currentTargets: new Set(policies.targetIdsOf(policy)),
-      reloads: new Map([...this.#recovered(policy), ...this.#unconfirmed(id, policy)]),
+      policy: current,
+      sources: policies.sourceFacts(current),
+      targets: policies.targetFacts(current),
+      conflicts: policies.conflictsOf(current),
+      currentTargets: new Set(policies.targetIdsOf(current)),
+      reloads: new Map([...recovered, ...this.#unconfirmed(id, current)]),
       now: rfc3339(this.#deps.now()),
     });
-    this.#announceConflict(policy, desired);
-    if (sameStatus(policy.status, desired)) return;
+    this.#announceConflict(current, desired);
+    this.#dropUnlisted(id, desired);
+    if (sameStatus(current.status, desired)) return;
+    const patch = statusPatch(current.status, desired);
+    const body = JSON.stringify(patch);
+    // The API server refused this very patch: sending it again would only be refused again.
+    if (this.#rejected.get(id) === body) return;
     try {
-      await this.#deps.client.patchStatus(namespace, name, statusBody(desired));
+      await this.#deps.client.patchStatus(namespace, name, patch);
+      this.#rejected.delete(id);
     } catch (error) {
-      this.#failed(id, error as ApiError);
+      const failure = error as ApiError;
+      if (failure.status !== undefined && REFUSED.has(failure.status)) {
+        this.#rejected.set(id, body);
+      }
+      this.#failed(id, failure);
     }
   }
 
+  /** Records the capped list leaves out are never written: they are not waited for. */
+  #dropUnlisted(id: string, desired: PolicyStatusView): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return;
+    const listed = new Set(desired.targets.map(targetId));
+    for (const target of pending.keys()) if (!listed.has(target)) pending.delete(target);
+    if (pending.size === 0) this.#pending.delete(id);
+  }
+
   /** Records of the policy's targets whose status write was lost, from the workloads themselves. */
-  #recovered(policy: ReloadPolicyView): ReadonlyMap<string, PolicyTargetStatus> {
+  async #recovered(policy: ReloadPolicyView): Promise<ReadonlyMap<string, PolicyTargetStatus>> {
     if (this.#recoveryDone.has(policy.uid)) return new Map();
     this.#recoveryDone.add(policy.uid);
     const { policies } = this.#deps;
-    const own = new Set(policies.boundSourcesOf(policy));
+    const own = policies.boundSourcesOf(policy);
+    const byId = storedTargets(policy);
     const records = new Map<string, PolicyTargetStatus>();
+    let planned = 0;
     for (const view of policies.targetViewsOf(policy)) {
+      // Each target is planned (no writes): let the event loop breathe between slices.
+      planned += 1;
+      if (planned % RECOVERY_SLICE === 0) await yieldToEventLoop();
       const target = { kind: view.ref.kind, name: view.ref.name };
-      const stored = policy.status.targets.find((entry) => targetId(entry) === targetId(target));
+      const stored = byId.get(targetId(target));
       const record = recoveredRecord(
         own,
         {
           target,
-          applied: this.#deps.applied(view),
+          applied: this.#appliedOf(view),
           lastReloadedFrom: view.templateAnnotations[LAST_RELOADED_FROM],
         },
         stored,
@@ -246,6 +298,15 @@ export class PolicyStatusWriter implements WatchHandler {
       if (record !== undefined) records.set(targetId(record), record);
     }
     return records;
+  }
+
+  #appliedOf(view: WorkloadView): ReadonlyMap<SourceKey, string> {
+    let applied = this.#applied.get(view);
+    if (applied === undefined) {
+      applied = this.#deps.applied(view);
+      this.#applied.set(view, applied);
+    }
+    return applied;
   }
 
   /**

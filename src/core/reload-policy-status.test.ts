@@ -5,7 +5,9 @@ import {
   rfc3339,
   sameStatus,
   sourceHashesOf,
+  STATUS_LIMITS,
   statusBody,
+  statusPatch,
   type StatusFacts,
 } from './reload-policy-status.ts';
 import type { PolicyCondition, PolicyTargetStatus } from './reload-policy.ts';
@@ -74,6 +76,21 @@ describe('desiredStatus', () => {
         { type: 'Ready', status: 'False', reason: 'TargetNotFound' },
         { type: 'SourcesFound', status: 'True', reason: 'AllFound' },
         { type: 'TargetsFound', status: 'False', reason: 'TargetNotFound' },
+        { type: 'Conflict', status: 'False', reason: 'NoConflict' },
+      ],
+    ],
+    [
+      'entries no object can match: Ready says which, the rest applies',
+      {
+        policy: {
+          ...POLICY,
+          problems: ['spec.sources[1].name "App_Config" can never match: …; ignored'],
+        },
+      },
+      [
+        { type: 'Ready', status: 'False', reason: 'InvalidEntries' },
+        { type: 'SourcesFound', status: 'True', reason: 'AllFound' },
+        { type: 'TargetsFound', status: 'True', reason: 'AllFound' },
         { type: 'Conflict', status: 'False', reason: 'NoConflict' },
       ],
     ],
@@ -177,6 +194,8 @@ describe('statusBody, sourceHashesOf, rfc3339', () => {
       lastReloadTime: null,
       foundSources: null,
       foundTargets: null,
+      boundTargets: null,
+      unlistedTargets: null,
     });
   });
 
@@ -295,5 +314,101 @@ describe('recoveredRecord (a status write lost to a crash)', () => {
       { kind: 'ConfigMap', name: 'app-config', hash: H1 },
       { kind: 'Secret', name: 'db', hash: H2 },
     ]);
+  });
+});
+
+describe('the status stays within the API limits however many targets and sources', () => {
+  const TARGETS = 600;
+  const SOURCES = 600;
+  const hashes = Array.from({ length: SOURCES }, (_, i) => ({
+    kind: 'ConfigMap',
+    name: `config-${String(i).padStart(4, '0')}`,
+    hash: H1,
+  }));
+  const ids = Array.from({ length: TARGETS }, (_, i) => `Deployment/web-${String(i)}`);
+  const reloads = new Map(
+    ids.map((id, i): [string, PolicyTargetStatus] => [
+      id,
+      {
+        kind: 'Deployment',
+        name: id.slice('Deployment/'.length),
+        lastReloadTime: `2026-12-02T03:${String(Math.floor(i / 60)).padStart(2, '0')}:00Z`,
+        sourceHashes: hashes,
+      },
+    ]),
+  );
+  const conflicts = ids.map((id) => ({
+    policy: { namespace: 'team-a', name: 'web' },
+    field: 'strategy' as const,
+    message: `strategy annotations is not applied to ${id.replace('/', ' ')}: policy old sets it`,
+  }));
+  const status = desiredStatus(
+    facts({
+      currentTargets: new Set(ids),
+      reloads,
+      conflicts,
+      sources: {
+        listed: 32,
+        missing: Array.from({ length: 32 }, (_, i) => `ConfigMap ${'x'.repeat(250)}${String(i)}`),
+      },
+    }),
+  );
+
+  it('lists the most recently rolled targets, each with capped hashes, and counts the rest', () => {
+    expect(status.targets).toHaveLength(STATUS_LIMITS.targets);
+    expect(status.boundTargets).toBe(TARGETS);
+    expect(status.unlistedTargets).toBe(TARGETS - STATUS_LIMITS.targets);
+    expect(status.lastReloadTime).toBe('2026-12-02T03:09:00Z');
+    expect(status.targets.every((record) => record.lastReloadTime === '2026-12-02T03:09:00Z')).toBe(
+      false,
+    );
+    expect(status.targets.at(-1)?.lastReloadTime).toBe('2026-12-02T03:09:00Z');
+    for (const record of status.targets) {
+      expect(record.sourceHashes).toHaveLength(STATUS_LIMITS.sourceHashes);
+      expect(record.unlistedSourceHashes).toBe(SOURCES - STATUS_LIMITS.sourceHashes);
+    }
+  });
+
+  it('names a few conflicts and missing members, and counts the rest', () => {
+    const message = (type: string): string =>
+      status.conditions.find((condition) => condition.type === type)?.message ?? '';
+    expect(message('Conflict')).toMatch(/; and 590 more$/);
+    expect(message('SourcesFound')).toContain('and 16 more');
+    for (const condition of status.conditions) {
+      expect(condition.message.length).toBeLessThanOrEqual(STATUS_LIMITS.messageChars);
+    }
+  });
+
+  it('the whole status is far below the 1.5 MiB object limit', () => {
+    expect(JSON.stringify(statusBody(status)).length).toBeLessThan(256 * 1024);
+  });
+});
+
+describe('statusPatch', () => {
+  it('sends only the fields that change', () => {
+    const before = desiredStatus(facts());
+    const after = desiredStatus(
+      facts({
+        policy: { ...POLICY, status: before },
+        reloads: new Map([['Deployment/web', RELOAD]]),
+      }),
+    );
+    expect(statusPatch(before, after)).toEqual({
+      targets: [
+        {
+          kind: 'Deployment',
+          name: 'web',
+          lastReloadTime: NOW,
+          sourceHashes: [{ kind: 'ConfigMap', name: 'app-config', hash: H1 }],
+        },
+      ],
+      lastReloadTime: NOW,
+    });
+    expect(statusPatch(after, after)).toEqual({});
+  });
+
+  it('sends every field to a status kreload never wrote, so empty lists show', () => {
+    const first = desiredStatus(facts());
+    expect(statusPatch(EMPTY_STATUS, first)).toEqual(statusBody(first));
   });
 });

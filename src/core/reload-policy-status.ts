@@ -5,7 +5,7 @@
  */
 import type { JsonObject } from './json.ts';
 import { parseSourceKey, sourceKey } from './keys.ts';
-import { parseLastReloadedFrom } from './state.ts';
+import { compareUtf8, parseLastReloadedFrom } from './state.ts';
 import {
   type PolicyCondition,
   type PolicyConditionType,
@@ -39,6 +39,20 @@ export interface StatusFacts {
   readonly now: string;
 }
 
+/**
+ * Bounds of the status, so that it stays far below the API server's limits whatever the number of
+ * targets and sources (a condition message is at most 32 KiB, an object at most 1.5 MiB): at most
+ * this many target records, each with at most this many source hashes, and this many conflicts
+ * named in a message of at most this many characters. The rest is counted.
+ */
+export const STATUS_LIMITS = {
+  targets: 100,
+  sourceHashes: 20,
+  conflicts: 10,
+  missing: 16,
+  messageChars: 8192,
+} as const;
+
 /** `2026-12-02T03:04:05Z`: the seconds precision of metav1.Time. */
 export function rfc3339(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
@@ -48,18 +62,37 @@ export function targetId(target: { readonly kind: string; readonly name: string 
   return `${target.kind}/${target.name}`;
 }
 
+/** A carried hash with its source key. */
+export interface KeyedSourceHash {
+  readonly key: SourceKey;
+  readonly hash: PolicySourceHash;
+}
+
+function compareHashes(a: PolicySourceHash, b: PolicySourceHash): number {
+  return compareUtf8(targetId(a), targetId(b));
+}
+
+/** Every hash a roll left on a workload, with its key, sorted by kind and name. */
+export function keyedSourceHashes(
+  carried: readonly { readonly key: SourceKey; readonly hash: string | undefined }[],
+): KeyedSourceHash[] {
+  const keyed: KeyedSourceHash[] = [];
+  for (const { key, hash } of carried) {
+    const parsed = parseSourceKey(key);
+    if (parsed === undefined || hash === undefined) continue;
+    keyed.push({ key, hash: { kind: sourceTypeRow(parsed.type).kind, name: parsed.name, hash } });
+  }
+  return keyed.sort((a, b) => compareHashes(a.hash, b.hash));
+}
+
 /** The hashes of the policy's sources that a roll left on a workload, sorted by kind and name. */
 export function sourceHashesOf(
   policySources: ReadonlySet<SourceKey>,
   carried: readonly { readonly key: SourceKey; readonly hash: string | undefined }[],
 ): PolicySourceHash[] {
-  const hashes: PolicySourceHash[] = [];
-  for (const { key, hash } of carried) {
-    const parsed = parseSourceKey(key);
-    if (!policySources.has(key) || parsed === undefined || hash === undefined) continue;
-    hashes.push({ kind: sourceTypeRow(parsed.type).kind, name: parsed.name, hash });
-  }
-  return hashes.sort((a, b) => targetId(a).localeCompare(targetId(b)));
+  return keyedSourceHashes(carried.filter(({ key }) => policySources.has(key))).map(
+    (entry) => entry.hash,
+  );
 }
 
 /** What the workload carries now, for `recoveredRecord`. */
@@ -97,7 +130,7 @@ export function recoveredRecord(
     kind: carried.target.kind,
     name: carried.target.name,
     lastReloadTime: rollTimeOf(policySources, carried),
-    sourceHashes: [...byId.values()].sort((a, b) => targetId(a).localeCompare(targetId(b))),
+    sourceHashes: [...byId.values()].sort(compareHashes),
   };
 }
 
@@ -118,6 +151,30 @@ interface Verdict {
   readonly message: string;
 }
 
+/** The first `limit` items, then how many more: `a, b and 3 more`. */
+function listed(items: readonly string[], limit: number, separator: string): string {
+  const shown = items.slice(0, limit).join(separator);
+  const more = items.length - limit;
+  return more > 0 ? `${shown}${separator}and ${String(more)} more` : shown;
+}
+
+/** A condition message cut to the status bound, with the cut said. */
+function bounded(message: string): string {
+  const max = STATUS_LIMITS.messageChars;
+  return message.length <= max ? message : `${message.slice(0, max - 20)}… (message cut)`;
+}
+
+/** A target record with at most `STATUS_LIMITS.sourceHashes` hashes, the rest counted. */
+export function boundedRecord(record: PolicyTargetStatus): PolicyTargetStatus {
+  const all = record.sourceHashes.length + (record.unlistedSourceHashes ?? 0);
+  const sourceHashes = record.sourceHashes.slice(0, STATUS_LIMITS.sourceHashes);
+  const unlisted = all - sourceHashes.length;
+  const { kind, name, lastReloadTime } = record;
+  return unlisted > 0
+    ? { kind, name, lastReloadTime, sourceHashes, unlistedSourceHashes: unlisted }
+    : { kind, name, lastReloadTime, sourceHashes };
+}
+
 function membersVerdict(facts: MemberFacts, noun: string, missingReason: string): Verdict {
   const found = facts.listed - facts.missing.length;
   if (facts.missing.length === 0) {
@@ -130,7 +187,9 @@ function membersVerdict(facts: MemberFacts, noun: string, missingReason: string)
   return {
     status: 'False',
     reason: missingReason,
-    message: `not found: ${facts.missing.join(', ')}; bound as soon as they exist`,
+    message: bounded(
+      `not found: ${listed(facts.missing, STATUS_LIMITS.missing, ', ')}; bound as soon as they exist`,
+    ),
   };
 }
 
@@ -147,15 +206,29 @@ function verdicts(facts: StatusFacts): Record<PolicyConditionType, Verdict> {
       : {
           status: 'True',
           reason: 'SettingOverridden',
-          message: [...new Set(facts.conflicts.map((c) => c.message))].sort().join('; '),
+          message: bounded(
+            listed(
+              [...new Set(facts.conflicts.map((c) => c.message))].sort(),
+              STATUS_LIMITS.conflicts,
+              '; ',
+            ),
+          ),
         };
   const ready: Verdict = facts.policy.suspend
     ? { status: 'False', reason: 'Suspended', message: 'spec.suspend is true: nothing is bound' }
-    : sources.status === 'False'
-      ? { status: 'False', reason: 'SourceNotFound', message: sources.message }
-      : targets.status === 'False'
-        ? { status: 'False', reason: 'TargetNotFound', message: targets.message }
-        : { status: 'True', reason: 'Bound', message: 'every source is bound to every target' };
+    : facts.policy.problems.length > 0
+      ? {
+          status: 'False',
+          reason: 'InvalidEntries',
+          message: bounded(
+            `${listed(facts.policy.problems, STATUS_LIMITS.missing, '; ')}; the rest of the policy applies`,
+          ),
+        }
+      : sources.status === 'False'
+        ? { status: 'False', reason: 'SourceNotFound', message: sources.message }
+        : targets.status === 'False'
+          ? { status: 'False', reason: 'TargetNotFound', message: targets.message }
+          : { status: 'True', reason: 'Bound', message: 'every source is bound to every target' };
   return { Ready: ready, SourcesFound: sources, TargetsFound: targets, Conflict: conflict };
 }
 
@@ -193,19 +266,27 @@ export function desiredStatus(facts: StatusFacts): PolicyStatusView {
   const targets = new Map<string, PolicyTargetStatus>();
   for (const entry of policy.status.targets) targets.set(targetId(entry), entry);
   for (const [id, entry] of facts.reloads) targets.set(id, entry);
-  const kept = [...targets.entries()]
-    .filter(([id]) => facts.currentTargets.has(id))
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([, entry]) => entry);
+  const kept = [...targets.entries()].filter(([id]) => facts.currentTargets.has(id));
+  // The most recently rolled records are listed; the status says how many are left out.
+  const newestFirst = kept.sort(
+    ([a, x], [b, y]) =>
+      compareUtf8(y.lastReloadTime ?? '', x.lastReloadTime ?? '') || compareUtf8(a, b),
+  );
+  const listedRecords = newestFirst
+    .slice(0, STATUS_LIMITS.targets)
+    .sort(([a], [b]) => compareUtf8(a, b))
+    .map(([, entry]) => boundedRecord(entry));
   const count = (members: MemberFacts): string =>
     `${String(members.listed - members.missing.length)}/${String(members.listed)}`;
   return {
     observedGeneration: policy.generation,
     conditions,
-    targets: kept,
-    lastReloadTime: latest(kept.map((entry) => entry.lastReloadTime)),
+    targets: listedRecords,
+    lastReloadTime: latest(kept.map(([, entry]) => entry.lastReloadTime)),
     foundSources: count(facts.sources),
     foundTargets: count(facts.targets),
+    boundTargets: facts.currentTargets.size,
+    unlistedTargets: kept.length - listedRecords.length,
   };
 }
 
@@ -228,6 +309,9 @@ function targetBody(target: PolicyTargetStatus): JsonObject {
     name: target.name,
     ...(target.lastReloadTime === undefined ? {} : { lastReloadTime: target.lastReloadTime }),
     sourceHashes: target.sourceHashes.map((hash) => ({ ...hash })),
+    ...(target.unlistedSourceHashes === undefined
+      ? {}
+      : { unlistedSourceHashes: target.unlistedSourceHashes }),
   };
 }
 
@@ -240,7 +324,26 @@ export function statusBody(status: PolicyStatusView): JsonObject {
     lastReloadTime: status.lastReloadTime ?? null,
     foundSources: status.foundSources ?? null,
     foundTargets: status.foundTargets ?? null,
+    boundTargets: status.boundTargets ?? null,
+    unlistedTargets: status.unlistedTargets ?? null,
   };
+}
+
+/**
+ * The merge patch from `current` to `next`: only the fields that change, so a roll of one target
+ * does not resend every condition, and a condition change does not resend the records. A status
+ * kreload never wrote gets every field.
+ */
+export function statusPatch(current: PolicyStatusView, next: PolicyStatusView): JsonObject {
+  const after = statusBody(next);
+  // Never written by kreload (or by this CRD version): every field, so that empty lists show.
+  if (current.observedGeneration === undefined) return after;
+  const before = statusBody(current);
+  const patch: JsonObject = {};
+  for (const [field, value] of Object.entries(after)) {
+    if (JSON.stringify(before[field]) !== JSON.stringify(value)) patch[field] = value;
+  }
+  return patch;
 }
 
 /** Whether writing `next` would change what the API server holds. */

@@ -50,7 +50,9 @@ export interface PolicyTargetStatus {
   readonly kind: string;
   readonly name: string;
   readonly lastReloadTime: string | undefined;
+  /** The first hashes by kind and name; the rest are counted in `unlistedSourceHashes`. */
   readonly sourceHashes: readonly PolicySourceHash[];
+  readonly unlistedSourceHashes?: number | undefined;
 }
 
 export interface PolicySourceHash {
@@ -78,6 +80,10 @@ export interface PolicyStatusView {
   readonly lastReloadTime: string | undefined;
   readonly foundSources: string | undefined;
   readonly foundTargets: string | undefined;
+  /** Workloads the policy targets now; `targets[]` lists the most recently rolled of them. */
+  readonly boundTargets?: number | undefined;
+  /** Targets with a record that `targets[]` leaves out (it is capped). */
+  readonly unlistedTargets?: number | undefined;
 }
 
 export interface ReloadPolicyView {
@@ -216,11 +222,46 @@ export const NO_BINDING: PolicyBinding = {
   conflicts: [],
 };
 
+/** The sources a set of active policies binds, and which of them binds each. */
+export interface BoundSources {
+  readonly sources: ReadonlySet<SourceKey>;
+  readonly policiesOf: ReadonlyMap<SourceKey, readonly PolicyRef[]>;
+}
+
+/** The union of the sources of `active` (oldest first), given each policy's own keys. */
+export function unionOfBoundSources(
+  active: readonly ReloadPolicyView[],
+  keysOf: (policy: ReloadPolicyView) => Iterable<SourceKey>,
+): BoundSources {
+  const policiesOf = new Map<SourceKey, PolicyRef[]>();
+  for (const policy of active) {
+    const ref = refOf(policy);
+    for (const key of keysOf(policy)) {
+      const refs = policiesOf.get(key);
+      if (refs === undefined) policiesOf.set(key, [ref]);
+      else refs.push(ref);
+    }
+  }
+  return { sources: new Set(policiesOf.keys()), policiesOf };
+}
+
+/** The spec of two views of one policy is the same: only its status (or nothing) changed. */
+export function sameSpec(a: ReloadPolicyView, b: ReloadPolicyView): boolean {
+  return (
+    JSON.stringify({ ...a, status: undefined }) === JSON.stringify({ ...b, status: undefined })
+  );
+}
+
 export interface BindingInput {
   readonly workload: NamedObject<WorkloadKind>;
   /** Every policy of the workload's namespace. */
   readonly policies: readonly ReloadPolicyView[];
   readonly catalog: SourceCatalog;
+  /**
+   * The union of the sources of the active binding policies, when the caller keeps it (the
+   * controller's policy index shares one per set of policies); otherwise read from `catalog`.
+   */
+  readonly boundSources?: ((active: readonly ReloadPolicyView[]) => BoundSources) | undefined;
   /** The workload's own annotations set these (they win over every policy). */
   readonly annotated: {
     readonly strategy: boolean;
@@ -295,13 +336,9 @@ export function bindingOf(input: BindingInput): PolicyBinding {
     .sort(comparePolicyAge);
   const active = binding.filter((policy) => !policy.suspend);
   if (active.length === 0) return NO_BINDING;
-  const policiesOf = new Map<SourceKey, PolicyRef[]>();
-  for (const policy of active) {
-    for (const key of boundSourceKeys(policy, input.catalog)) {
-      policiesOf.set(key, [...(policiesOf.get(key) ?? []), refOf(policy)]);
-    }
-  }
-  const sources = new Set(policiesOf.keys());
+  const { sources, policiesOf } =
+    input.boundSources?.(active) ??
+    unionOfBoundSources(active, (policy) => boundSourceKeys(policy, input.catalog));
   const who = describeWorkload(input.workload);
   const strategy = combine(active, 'strategy', input.annotated.strategy, who);
   const syncDelay = combine(active, 'syncDelay', false, who);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  compareUtf8,
   formatHashMap,
   formatLastReloadedFrom,
   type LastReloadedFrom,
@@ -223,5 +224,37 @@ describe('parseLastReloadedFrom (§5.1, §6.2)', () => {
       value: odd,
       malformed: false,
     });
+  });
+});
+
+describe('compareUtf8', () => {
+  const samples = [
+    '',
+    'a',
+    'ab',
+    'b',
+    'configmap/app',
+    'configmap/app-config',
+    'configmap/app.config',
+    'secret/app',
+    'Z',
+    '\u00e9',
+    '\u07ff',
+    '\u0800',
+    '\ud7ff',
+    '\ue000',
+    '\uffff',
+    '\u{10000}',
+    '\u{1f600}',
+    'a\u{1f600}',
+    'a\uffff',
+  ];
+  it('orders as Buffer.compare of the UTF-8 bytes, for every pair', () => {
+    for (const a of samples) {
+      for (const b of samples) {
+        const bytes = Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+        expect([a, b, Math.sign(compareUtf8(a, b))]).toEqual([a, b, bytes]);
+      }
+    }
   });
 });

@@ -52,16 +52,34 @@ export function parseHashMap(v: string | undefined): ParsedHashMap {
   return { map, malformed: false };
 }
 
-/** UTF-8 byte order, as Go sorts map keys. */
-function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+/**
+ * A UTF-16 code unit ranked in code point order: surrogates (D800–DFFF) stand for code points above
+ * FFFF, so they come after E000–FFFF, which move down into their place.
+ */
+function codePointRank(unit: number): number {
+  if (unit < 0xd800) return unit;
+  return unit <= 0xdfff ? unit + 0x2000 : unit - 0x800;
+}
+
+/**
+ * UTF-8 byte order, as Go sorts map keys: code point order, compared in place (no encoding per
+ * comparison: sorting hundreds of keys per reconcile must not allocate).
+ */
+export function compareUtf8(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let index = 0; index < length; index += 1) {
+    const x = a.charCodeAt(index);
+    const y = b.charCodeAt(index);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
 }
 
 /** Compact JSON with keys sorted byte-wise; `null` for an empty map (removes the annotation in a patch). */
 export function formatHashMap(map: ReadonlyMap<SourceKey, string>): string | null {
   if (map.size === 0) return null;
   const members = [...map.keys()]
-    .sort(compareBytes)
+    .sort(compareUtf8)
     .map((key) => `${goJsonString(key)}:${goJsonString(map.get(key) ?? '')}`);
   return `{${members.join(',')}}`;
 }

@@ -146,6 +146,8 @@ export interface AnnotationProblem {
   readonly problem: string;
   /** e.g. `ignored, other entries still apply` */
   readonly consequence: string;
+  /** The reason of the Warning Event; `InvalidAnnotation` when unset. */
+  readonly reason?: 'TooManySources' | undefined;
 }
 
 /** Reasons of `reloader_skipped_total` (§13.2). */

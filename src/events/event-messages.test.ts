@@ -33,6 +33,7 @@ describe('EVENT_TYPES', () => {
       DryRunReload: 'Normal',
       ReloadPolicyConflict: 'Warning',
       RolloutFailed: 'Warning',
+      TooManySources: 'Warning',
     });
   });
 });

@@ -19,6 +19,7 @@ export const EVENT_TYPES = {
   DryRunReload: 'Normal',
   ReloadPolicyConflict: 'Warning',
   RolloutFailed: 'Warning',
+  TooManySources: 'Warning',
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_TYPES;
@@ -129,7 +130,10 @@ export function workloadsReloadedEvent(input: {
 
 /** On the object that carries the bad value. */
 export function invalidAnnotationEvent(problem: AnnotationProblem): EventContent {
-  return content('InvalidAnnotation', `${problem.key}: ${problem.problem}; ${problem.consequence}`);
+  return content(
+    problem.reason ?? 'InvalidAnnotation',
+    `${problem.key}: ${problem.problem}; ${problem.consequence}`,
+  );
 }
 
 export function envVarCollisionEvent(input: {

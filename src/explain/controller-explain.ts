@@ -5,7 +5,15 @@
  * caches hold hashes and kept annotations only, never Secret data.
  */
 import { parseSourceKey, sourceKey, workloadKey } from '../core/keys.ts';
-import type { SourceKey, SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
+import { referencedSources } from '../core/references.ts';
+import type {
+  SourceKey,
+  SourceType,
+  WorkloadKey,
+  WorkloadKind,
+  WorkloadView,
+} from '../core/types.ts';
+import { BASELINE, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
 import type { Options } from '../config/parse-options.ts';
 import type { MarkLedger, PolicyLookup, SourceLookup, WorkloadLookup } from '../reconcile/ports.ts';
 import { cachedSourceFacts } from '../reconcile/source-facts.ts';
@@ -13,9 +21,15 @@ import { findKindRow } from '../rollout/kinds.ts';
 import type { SourceRead, StartedRollout, WorkloadInput } from './explain-workload.ts';
 import { explainWorkload, keysToRead, listedTypes } from './explain-workload.ts';
 import { explainSource } from './explain-source.ts';
-import type { ExplainReport, QueueState, WorkloadExplanation } from './model.ts';
+import type {
+  ExplainReport,
+  QueueState,
+  SourceQueryExplanation,
+  WorkloadExplanation,
+} from './model.ts';
 import type { ExplainTarget } from './targets.ts';
 import { viewReferenceSites } from './view-sites.ts';
+import { yieldToEventLoop } from '../time/event-loop.ts';
 import { plannedKinds } from '../watch/watch-plan.ts';
 
 /** The controller's read ports, as app.ts wires them. */
@@ -118,18 +132,62 @@ function notFound(ports: ControllerExplainPorts, query: ControllerQuery & { what
   return `${what} is not in the controller's cache: it does not exist, or this kreload does not watch it (its kind, namespace or scope; kreload explain names the rule)`;
 }
 
+/** At most this many workloads are explained for one source query; the rest are counted. */
+export const MAX_SOURCE_QUERY_WORKLOADS = 200;
+/** Workloads explained per turn of the event loop, so probes and watches go on meanwhile. */
+const EXPLAIN_SLICE = 20;
+
+/**
+ * Whether the workload may use the source at all, from cheap facts (its references, reload lists,
+ * policy binding and the raw text of its state annotations): only these are explained in full.
+ */
+function mayUse(
+  ports: ControllerExplainPorts,
+  view: WorkloadView,
+  type: SourceType,
+  name: string,
+): boolean {
+  const key = sourceKey(type, name);
+  if (referencedSources(view.podSpec).includes(key)) return true;
+  if (listedTypes(view, ports.options).includes(type)) return true;
+  if (ports.policies?.bindingOf(view).sources.has(key) === true) return true;
+  const quoted = JSON.stringify(key);
+  const state = [
+    view.templateAnnotations[SOURCE_HASHES],
+    view.annotations[SOURCE_HASHES],
+    view.annotations[BASELINE],
+  ];
+  if (state.some((raw) => raw?.includes(quoted) === true)) return true;
+  return view.templateAnnotations[LAST_RELOADED_FROM]?.includes(name) === true;
+}
+
+async function explainSourceQuery(
+  ports: ControllerExplainPorts,
+  query: ControllerQuery & { what: 'source' },
+): Promise<SourceQueryExplanation> {
+  const candidates = ports.workloads.keysInNamespace(query.namespace).filter((candidate) => {
+    const view = ports.workloads.get(candidate);
+    return view !== undefined && mayUse(ports, view, query.type, query.name);
+  });
+  const explained: WorkloadExplanation[] = [];
+  for (const [index, candidate] of candidates.slice(0, MAX_SOURCE_QUERY_WORKLOADS).entries()) {
+    if (index > 0 && index % EXPLAIN_SLICE === 0) await yieldToEventLoop();
+    const explanation = explainCached(ports, candidate);
+    if (explanation !== undefined) explained.push(explanation);
+  }
+  const source = explainSource(sourceKey(query.type, query.name), query.namespace, explained);
+  const unexplained = Math.max(0, candidates.length - MAX_SOURCE_QUERY_WORKLOADS);
+  return unexplained > 0 ? { ...source, unexplained } : source;
+}
+
 /** The controller's answer to one query; never throws on a query that names nothing. */
-export function explainFromController(
+export async function explainFromController(
   ports: ControllerExplainPorts,
   query: ControllerQuery,
-): ControllerAnswer {
+): Promise<ControllerAnswer> {
   const config = { kind: 'controller', pod: ports.pod } as const;
   if (query.what === 'source') {
-    const key = sourceKey(query.type, query.name);
-    const workloads = ports.workloads
-      .keysInNamespace(query.namespace)
-      .flatMap((candidate) => explainCached(ports, candidate) ?? []);
-    const source = explainSource(key, query.namespace, workloads);
+    const source = await explainSourceQuery(ports, query);
     return { outcome: 'explained', report: { config, assumptions: [], source } };
   }
   const planned = plannedKinds(ports.options);

@@ -13,7 +13,11 @@ import { MarkStore } from '../watch/marks.ts';
 import type { ReloadPolicyView } from '../core/reload-policy.ts';
 import { aPolicy, policyStoreOver } from '../testing/policies.ts';
 import type { ControllerExplainPorts } from './controller-explain.ts';
-import { explainFromController, queueStateOf } from './controller-explain.ts';
+import {
+  explainFromController,
+  MAX_SOURCE_QUERY_WORKLOADS,
+  queueStateOf,
+} from './controller-explain.ts';
 import { debugExplainReply } from './debug-endpoint.ts';
 import type { ExplainReport, QueueState, SourceExplanation } from './model.ts';
 
@@ -486,5 +490,61 @@ describe('queueStateOf', () => {
       pendingEntry: () => (dueAt === undefined ? undefined : { dueAt }),
     };
     expect(queueStateOf(queue, key)).toEqual(expected);
+  });
+});
+
+describe('GET /debug/explain for a source in a large namespace', () => {
+  /** `api` (which uses cfg) plus `count` Deployments that use another ConfigMap. */
+  async function crowded(count: number, using: number) {
+    const ports = await portsOf({ cfg: { hash: HASH } });
+    const store = ports.workloads as Store;
+    for (let i = 0; i < count; i += 1) {
+      const uses = i < using ? 'cfg' : 'other';
+      store.put(
+        aWorkload('Deployment', NS, `web-${String(i)}`)
+          .withContainer(aContainer('app').withEnvFrom('configmap', uses))
+          .withAnnotations({ [K.auto]: 'true' })
+          .build(),
+      );
+    }
+    let explained = 0;
+    const counted: ControllerExplainPorts = {
+      ...ports,
+      queue: () => {
+        explained += 1;
+        return { state: 'idle' };
+      },
+    };
+    return { ports: counted, explained: () => explained };
+  }
+
+  it('explains only the workloads that may use it, not every workload of the namespace', async () => {
+    const world = await crowded(2000, 0);
+    const reply = await debugExplainReply(
+      new URLSearchParams(`kind=ConfigMap&namespace=${NS}&name=cfg`),
+      (target) => explainFromController(world.ports, target),
+      (value) => dumpYaml(value),
+    );
+    const report = JSON.parse(reply.body) as ExplainReport;
+    expect(report.source?.rolls.map((usage) => usage.name)).toEqual(['api']);
+    expect(world.explained()).toBe(1);
+  });
+
+  it('explains a bounded number of users, counts the rest, and yields meanwhile', async () => {
+    const world = await crowded(500, 500);
+    let otherWorkRan = false;
+    setImmediate(() => {
+      otherWorkRan = true;
+    });
+    const reply = await debugExplainReply(
+      new URLSearchParams(`kind=ConfigMap&namespace=${NS}&name=cfg&o=table`),
+      (target) => explainFromController(world.ports, target),
+      (value) => dumpYaml(value),
+    );
+    expect(otherWorkRan).toBe(true);
+    expect(world.explained()).toBe(MAX_SOURCE_QUERY_WORKLOADS);
+    expect(reply.body).toContain(
+      `${String(501 - MAX_SOURCE_QUERY_WORKLOADS)} more workloads may use it and were not explained here`,
+    );
   });
 });

@@ -64,14 +64,14 @@ const STATUS_OF: Readonly<Record<Exclude<ControllerAnswer['outcome'], 'explained
   'not-synced': 503,
 };
 
-export function debugExplainReply(
+export async function debugExplainReply(
   params: URLSearchParams,
-  answer: (query: ControllerQuery) => ControllerAnswer,
+  answer: (query: ControllerQuery) => ControllerAnswer | Promise<ControllerAnswer>,
   dumpYaml: YamlDumper,
-): DebugReply {
+): Promise<DebugReply> {
   const parsed = parseQuery(params);
   if (typeof parsed === 'string') return failure(400, parsed);
-  const result = answer(parsed.query);
+  const result = await answer(parsed.query);
   if (result.outcome !== 'explained') return failure(STATUS_OF[result.outcome], result.message);
   return {
     status: 200,

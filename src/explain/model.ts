@@ -300,6 +300,11 @@ export interface SourceQueryExplanation {
   readonly rolls: readonly SourceUsage[];
   /** Workloads that reference or list it but a change does not roll. */
   readonly doesNotRoll: readonly SourceUsage[];
+  /**
+   * The controller explains a bounded number of workloads per source query; these many more may
+   * use it and were not explained (ask for each workload to see them).
+   */
+  readonly unexplained?: number | undefined;
 }
 
 export interface ExplainReport {

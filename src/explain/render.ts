@@ -218,6 +218,12 @@ function sourceQueryLines(report: NonNullable<ExplainReport['source']>): string[
   lines.push(...(report.rolls.length === 0 ? ['  (none)'] : usageRows(report.rolls)));
   lines.push('', 'Referenced or listed, but a change does not roll:');
   lines.push(...(report.doesNotRoll.length === 0 ? ['  (none)'] : usageRows(report.doesNotRoll)));
+  if (report.unexplained !== undefined && report.unexplained > 0) {
+    lines.push(
+      '',
+      `${String(report.unexplained)} more workloads may use it and were not explained here; explain each workload to see them`,
+    );
+  }
   return lines;
 }
 

@@ -37,7 +37,7 @@ export interface HealthServerDeps {
    * `--enable-debug-explain`: answers `GET /debug/explain` from its query (ADR 0031). Without it
    * that path is a 404 like any other.
    */
-  readonly explain?: (query: URLSearchParams) => HttpReply;
+  readonly explain?: (query: URLSearchParams) => HttpReply | Promise<HttpReply>;
   /** `--health-addr`'s listener: only `/live`, `/healthz` and `/readyz`; the rest is a 404. */
   readonly probesOnly?: boolean;
 }

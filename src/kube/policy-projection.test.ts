@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { desiredStatus, sameStatus, statusBody } from '../core/reload-policy-status.ts';
+import { aPolicy, EMPTY_STATUS } from '../testing/policies.ts';
 import { projectReloadPolicy } from './policy-projection.ts';
 
 const METADATA = {
@@ -146,7 +148,83 @@ describe('projectReloadPolicy', () => {
     ]);
   });
 
+  it('names and selector keys no object can have are named and ignored', () => {
+    const view = projectReloadPolicy({
+      metadata: METADATA,
+      spec: {
+        sources: [
+          { kind: 'ConfigMap', name: 'App_Config' },
+          { kind: 'ConfigMap', selector: { matchLabels: { 'app in (web)': 'x' } } },
+          {
+            kind: 'Secret',
+            selector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['a b'] }] },
+          },
+          { kind: 'ConfigMap', name: 'app-config' },
+        ],
+        targets: [
+          {
+            kind: 'Deployment',
+            selector: { matchExpressions: [{ key: '-x', operator: 'Exists' }] },
+          },
+          { kind: 'Deployment', name: 'web' },
+        ],
+      },
+    });
+    expect(view?.sources).toEqual([{ kind: 'CONFIGMAP', name: 'app-config' }]);
+    expect(view?.targets).toEqual([{ kind: 'Deployment', name: 'web' }]);
+    expect(view?.problems.map((problem) => problem.split(' can never match')[0])).toEqual([
+      'spec.sources[0].name "App_Config"',
+      'spec.sources[1].selector key "app in (web)"',
+      'spec.sources[2].selector value "a b"',
+      'spec.targets[0].selector key "-x"',
+    ]);
+    expect(view?.problems.every((problem) => problem.endsWith('; ignored'))).toBe(true);
+  });
+
   it('an object without name, namespace or uid is dropped', () => {
     expect(projectReloadPolicy({ metadata: { name: 'x' }, spec: {} })).toBeUndefined();
+  });
+});
+
+describe('a bounded status written and read back', () => {
+  it('is the same status: no second write', () => {
+    const ids = Array.from({ length: 300 }, (_, i) => `Deployment/web-${String(i)}`);
+    const hashes = Array.from({ length: 50 }, (_, i) => ({
+      kind: 'ConfigMap',
+      name: `c-${String(i)}`,
+      hash: 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0',
+    }));
+    const policy = aPolicy('team-a', 'web', {
+      sources: [{ kind: 'CONFIGMAP', name: 'app-config' }],
+      targets: [{ kind: 'Deployment', name: 'web' }],
+    });
+    const status = desiredStatus({
+      policy,
+      sources: { listed: 1, missing: [] },
+      targets: { listed: 1, missing: [] },
+      conflicts: [],
+      currentTargets: new Set(ids),
+      reloads: new Map(
+        ids.map((id) => [
+          id,
+          {
+            kind: 'Deployment',
+            name: id.slice('Deployment/'.length),
+            lastReloadTime: '2026-12-02T03:00:00Z',
+            sourceHashes: hashes,
+          },
+        ]),
+      ),
+      now: '2026-12-02T03:00:00Z',
+    });
+    expect(status.unlistedTargets).toBe(200);
+    const reread = projectReloadPolicy({
+      metadata: METADATA,
+      spec: {},
+      status: statusBody(status),
+    })?.status;
+    expect(reread?.unlistedTargets).toBe(200);
+    expect(reread?.targets[0]?.unlistedSourceHashes).toBe(30);
+    expect(sameStatus(reread ?? EMPTY_STATUS, status)).toBe(true);
   });
 });

@@ -4,6 +4,7 @@
  * written before it was installed) is kept out entry by entry and named in `problems`, so the rest
  * of the policy still works.
  */
+import { checkDnsSubdomain, checkLabelValue, checkQualifiedName } from '../config/k8s-names.ts';
 import { parseGoDuration } from '../core/go-duration.ts';
 import {
   booleanAt,
@@ -87,6 +88,44 @@ function memberOf<K extends string>(
   return selector === undefined ? undefined : { kind, selector };
 }
 
+/**
+ * Why a member's name or selector can never match an object (the API server accepts no such name
+ * or label), or undefined. The CRD rejects these; a policy stored before it did still arrives.
+ */
+function impossibility(entry: JsonObject): string | undefined {
+  const name = stringAt(entry, ['name']);
+  const nameProblem = name === undefined || name === '' ? undefined : checkDnsSubdomain(name);
+  if (nameProblem !== undefined) {
+    return `.name ${JSON.stringify(name)} can never match: an object name ${nameProblem}`;
+  }
+  const selector = objectAt(entry, ['selector']);
+  const keys = [
+    ...Object.entries(stringMapAt(selector, ['matchLabels']) ?? {}).map(([key, value]) => ({
+      key,
+      values: [value],
+    })),
+    ...objectsAt(selector, ['matchExpressions']).map((term) => ({
+      key: stringAt(term, ['key']) ?? '',
+      values: Array.isArray(term.values)
+        ? term.values.filter((value): value is string => typeof value === 'string')
+        : [],
+    })),
+  ];
+  for (const { key, values } of keys) {
+    const keyProblem = checkQualifiedName(key);
+    if (keyProblem !== undefined) {
+      return `.selector key ${JSON.stringify(key)} can never match: a label key ${keyProblem}`;
+    }
+    for (const value of values) {
+      const valueProblem = checkLabelValue(value);
+      if (valueProblem !== undefined) {
+        return `.selector value ${JSON.stringify(value)} can never match: a label value ${valueProblem}`;
+      }
+    }
+  }
+  return undefined;
+}
+
 function membersOf<K extends string>(
   spec: JsonObject | undefined,
   field: 'sources' | 'targets',
@@ -96,7 +135,10 @@ function membersOf<K extends string>(
   const members: PolicyMember<K>[] = [];
   objectsAt(spec, [field]).forEach((entry, index) => {
     const member = memberOf(entry, kindOf(stringAt(entry, ['kind'])));
-    if (member === undefined) {
+    const impossible = member === undefined ? undefined : impossibility(entry);
+    if (impossible !== undefined) {
+      problems.push(`spec.${field}[${String(index)}]${impossible}; ignored`);
+    } else if (member === undefined) {
       problems.push(
         `spec.${field}[${String(index)}] needs a known kind and one of name or selector; ignored`,
       );
@@ -157,7 +199,14 @@ function targetStatusOf(entry: JsonObject): PolicyTargetStatus | undefined {
       ? []
       : [{ kind: hashKind, name: hashName, hash: value }];
   });
-  return { kind, name, lastReloadTime: stringAt(entry, ['lastReloadTime']), sourceHashes };
+  const unlisted = numberAt(entry, ['unlistedSourceHashes']);
+  return {
+    kind,
+    name,
+    lastReloadTime: stringAt(entry, ['lastReloadTime']),
+    sourceHashes,
+    ...(unlisted === undefined ? {} : { unlistedSourceHashes: unlisted }),
+  };
 }
 
 function statusOf(obj: unknown): PolicyStatusView {
@@ -169,6 +218,8 @@ function statusOf(obj: unknown): PolicyStatusView {
     lastReloadTime: stringAt(status, ['lastReloadTime']),
     foundSources: stringAt(status, ['foundSources']),
     foundTargets: stringAt(status, ['foundTargets']),
+    boundTargets: numberAt(status, ['boundTargets']),
+    unlistedTargets: numberAt(status, ['unlistedTargets']),
   };
 }
 

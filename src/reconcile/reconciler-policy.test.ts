@@ -13,6 +13,7 @@ import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { RecordingObserver } from '../testing/recording-observer.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
 import { MarkStore } from '../watch/marks.ts';
+import { POLICY_STATE_BUDGET_BYTES } from './plan/policy-budget.ts';
 import type { PolicyStore } from '../watch/policy-store.ts';
 import type { ReconcileOptions } from './reconciler.ts';
 import { Reconciler } from './reconciler.ts';
@@ -150,6 +151,55 @@ describe('Reconciler with ReloadPolicies', () => {
       }),
     ]);
     expect(await reconciler().reconcile(KEY)).toMatchObject({ outcome: 'rolled' });
+  });
+
+  it('thousands of selector-bound sources: tracked up to the annotation budget, and said', async () => {
+    given({ ...WEB.build(), labels: { app: 'web' } });
+    const many = Array.from({ length: 4000 }, (_, i) => ({
+      ...aConfigMap(NS, `shared-config-${String(i).padStart(4, '0')}`)
+        .withHash(H1)
+        .build(),
+      labels: { team: 'web' },
+    }));
+    for (const view of many) setSource(view);
+    policies.replace([
+      aPolicy(NS, 'everything', {
+        sources: [
+          { kind: 'CONFIGMAP', selector: { matchLabels: { team: 'web' }, matchExpressions: [] } },
+        ],
+        targets: [
+          { kind: 'Deployment', selector: { matchLabels: { app: 'web' }, matchExpressions: [] } },
+        ],
+      }),
+    ]);
+    const observer = new RecordingObserver();
+    const attempt = driven(
+      new Reconciler({
+        workloads,
+        sources,
+        policies,
+        marks: new MarkStore(),
+        writer,
+        observer,
+        options: DEFAULT_RECONCILE_OPTIONS,
+        now: () => NOW,
+        random: () => 0.5,
+      }),
+    );
+    expect(await attempt.reconcile(KEY)).toMatchObject({ outcome: 'baselined' });
+    const [body] = bodies() as [{ metadata: { annotations: Record<string, string> } }];
+    const baseline = body.metadata.annotations[BASELINE] ?? '';
+    expect(baseline.length).toBeGreaterThan(32 * 1024);
+    expect(baseline.length).toBeLessThanOrEqual(POLICY_STATE_BUDGET_BYTES);
+    const problems = observer.calls.flatMap((call) =>
+      call.hook === 'onProblems' ? call.event.problems : [],
+    );
+    expect(problems).toContainEqual(
+      expect.objectContaining({ key: BASELINE, reason: 'TooManySources' }),
+    );
+    expect(problems[0]?.consequence).toMatch(
+      /^the first \d+ by kind and name are tracked; changes to the other \d+ do not roll this workload$/,
+    );
   });
 
   it.each([

@@ -97,3 +97,39 @@ describe('WorkRunner: one attempt per run (docs/adr/0023)', () => {
     expect(t.triggeredAt).toEqual([90_000]);
   });
 });
+
+describe('WorkRunner between reconciles', () => {
+  it('lets the event loop run pending I/O before each attempt', async () => {
+    const order: string[] = [];
+    const runner = new WorkRunner({
+      reconcile: () => {
+        order.push('reconcile');
+        return Promise.resolve({ outcome: 'unchanged' } as ReconcileResult);
+      },
+      metrics: createMetrics(new Registry(), { countByNamespace: false }),
+      onFanoutFinish: () => undefined,
+      now: () => 0,
+      pause: async () => {
+        order.push('pause');
+        await new Promise<void>((resolve) => {
+          setImmediate(resolve);
+        });
+        order.push('resumed');
+      },
+    });
+    let probeAnswered = false;
+    setImmediate(() => {
+      probeAnswered = true;
+      order.push('probe');
+    });
+    const context: WorkContext<ReconcileResume> = {
+      attempt: 1,
+      signal: new AbortController().signal,
+      retriggered: false,
+      triggerAt: () => undefined,
+    };
+    await runner.handle(KEY, ENTRY, context);
+    expect(probeAnswered).toBe(true);
+    expect(order).toEqual(['pause', 'probe', 'resumed', 'reconcile']);
+  });
+});

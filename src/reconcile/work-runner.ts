@@ -42,6 +42,11 @@ export interface WorkRunnerDeps {
     record(key: WorkloadKey, tracked: readonly SourceKey[]): void;
     forget(key: WorkloadKey): void;
   };
+  /**
+   * Awaited before each attempt. A reconcile that needs no API call completes without I/O, and a
+   * queue of hundreds of them would otherwise hold the event loop (probes, watches) for seconds.
+   */
+  readonly pause?: (() => Promise<void>) | undefined;
 }
 
 const RESULT_LABEL: Readonly<Record<Exclude<ReconcileOutcome, 'retrying'>, ReconcileLabel>> = {
@@ -79,6 +84,7 @@ export class WorkRunner {
     entry: PendingEntry,
     context: WorkContext<ReconcileResume>,
   ): Promise<WorkResult<ReconcileResume>> => {
+    await this.#deps.pause?.();
     const attemptStarted = this.#deps.now();
     const started = context.resume?.startedAt ?? attemptStarted;
     const observedAt = new Map(entry.changes.map((c) => [c.sourceKey, c.observedAt]));

@@ -2,6 +2,7 @@
 import type { PolicyMember, PolicyStatusView, ReloadPolicyView } from '../core/reload-policy.ts';
 import type { SourceType, SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
 import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
+import { workloadKey } from '../core/keys.ts';
 import { PolicyStore, type PolicyEvent } from '../watch/policy-store.ts';
 
 export const EMPTY_STATUS: PolicyStatusView = {
@@ -52,6 +53,19 @@ export function policyStoreOver(world: {
         .map((view) => ({ kind: type, name: view.ref.name, labels: view.labels })),
     workloadsIn: (namespace) =>
       world.workloads().filter((view) => view.ref.namespace === namespace),
+    workloadOf: (key) => world.workloads().find((view) => workloadKey(view.ref) === key),
+    // The lists change behind the store's back: their whole content is the version.
+    membershipVersion: (namespace) =>
+      JSON.stringify([
+        world
+          .sources()
+          .filter((view) => view.ref.namespace === namespace)
+          .map((view) => [view.ref.type, view.ref.name, view.labels]),
+        world
+          .workloads()
+          .filter((view) => view.ref.namespace === namespace)
+          .map((view) => [workloadKey(view.ref), view.labels]),
+      ]),
     notify: (event) => world.events?.push(event),
   });
 }

@@ -1,3 +1,4 @@
+import { MembershipVersions } from './membership-versions.ts';
 import { parseSourceKey } from '../core/keys.ts';
 import type {
   Annotations,
@@ -92,6 +93,7 @@ export function sameAnnotations(a: Annotations, b: Annotations): boolean {
 export class SourceCache {
   readonly #deps: SourceCacheDeps;
   readonly #byNamespace = new Map<string, Map<string, SourceEntry>>();
+  readonly #membership = new MembershipVersions();
   #synced = false;
 
   constructor(deps: SourceCacheDeps) {
@@ -109,6 +111,11 @@ export class SourceCache {
 
   get(namespace: string, name: string): SourceEntry | undefined {
     return this.#byNamespace.get(namespace)?.get(name);
+  }
+
+  /** Changes whenever an object of `namespace` appears, goes or is relabelled. */
+  membershipVersion(namespace: string): number {
+    return this.#membership.of(namespace);
   }
 
   namesInNamespace(namespace: string): readonly string[] {
@@ -164,6 +171,7 @@ export class SourceCache {
     if (names === undefined || entry === undefined) return;
     names.delete(name);
     if (names.size === 0) this.#byNamespace.delete(namespace);
+    this.#membership.bump(namespace);
     const { view } = entry;
     this.#emit({
       kind: 'deleted',
@@ -188,6 +196,7 @@ export class SourceCache {
       return;
     }
     this.#byNamespace.delete(namespace);
+    this.#membership.bump(namespace);
     const now = this.#deps.clock.now();
     for (const view of views) {
       if (view.ref.namespace === namespace) {
@@ -198,6 +207,7 @@ export class SourceCache {
 
   #seed(views: readonly SourceView[]): void {
     this.#byNamespace.clear();
+    this.#membership.bumpAll();
     const now = this.#deps.clock.now();
     for (const view of views) this.#store({ view, firstObserved: now, lastChange: undefined });
     this.#synced = true;
@@ -255,6 +265,10 @@ export class SourceCache {
     if (names === undefined) {
       names = new Map();
       this.#byNamespace.set(namespace, names);
+    }
+    const known = names.get(name);
+    if (known === undefined || !sameLabels(known.view.labels, entry.view.labels)) {
+      this.#membership.bump(namespace);
     }
     names.set(name, entry);
   }

@@ -140,6 +140,13 @@ export function createWatchCaches(
           },
           workloadsIn: (namespace) =>
             store.keysInNamespace(namespace).flatMap((key) => store.get(key) ?? []),
+          workloadOf: (key) => store.get(key),
+          membershipVersion: (namespace) =>
+            [
+              store.membershipVersion(namespace),
+              ...options.sourceTypes.map((type) => byType[type]?.membershipVersion(namespace)),
+              byType.SECRETPROVIDERCLASS?.membershipVersion(namespace) ?? 'no-csi',
+            ].join('.'),
           notify: (event) => {
             subscribers.onPolicyEvent(event);
           },

@@ -12,6 +12,7 @@ import type {
   WorkloadView,
 } from '../core/types.ts';
 import type { WorkloadLookup } from '../reconcile/ports.ts';
+import { MembershipVersions } from './membership-versions.ts';
 import { plainEqual } from './plain-equal.ts';
 import type { Clock, Timers } from '../time/timers.ts';
 import type { ViewSink } from './ports.ts';
@@ -162,6 +163,7 @@ export class WorkloadStore implements WorkloadLookup {
   readonly #entries = new Map<WorkloadKey, WorkloadEntry>();
   readonly #indexed = new Map<WorkloadKey, IndexedAs>();
   readonly #namespaces = new Map<string, NamespaceIndex>();
+  readonly #membership = new MembershipVersions();
   readonly #syncedKinds = new Set<WorkloadKind>();
   readonly #listeners = new Map<WorkloadKey, Set<() => void>>();
 
@@ -253,6 +255,11 @@ export class WorkloadStore implements WorkloadLookup {
 
   keys(): readonly WorkloadKey[] {
     return [...this.#entries.keys()];
+  }
+
+  /** Changes whenever a workload of `namespace` appears, goes or is relabelled. */
+  membershipVersion(namespace: string): number {
+    return this.#membership.of(namespace);
   }
 
   keysInNamespace(namespace: string): readonly WorkloadKey[] {
@@ -369,6 +376,10 @@ export class WorkloadStore implements WorkloadLookup {
   }
 
   #store(key: WorkloadKey, entry: WorkloadEntry): void {
+    const known = this.#entries.get(key);
+    if (known === undefined || !plainEqual(known.view.labels, entry.view.labels)) {
+      this.#membership.bump(entry.view.ref.namespace);
+    }
     this.#entries.set(key, entry);
     this.#unindex(key);
     const { view } = entry;
@@ -387,6 +398,7 @@ export class WorkloadStore implements WorkloadLookup {
 
   #delete(key: WorkloadKey, entry: WorkloadEntry, announce: boolean): void {
     this.#entries.delete(key);
+    this.#membership.bump(entry.view.ref.namespace);
     this.#unindex(key);
     this.#updated(key);
     if (announce) this.#deps.notify({ kind: 'removed', key, view: entry.view });

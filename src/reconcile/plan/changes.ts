@@ -74,6 +74,7 @@ interface ModeWriter {
   ) => Pick<WorkloadChanges, 'envWrites' | 'lastReloadedFrom'>;
   readonly hashesField: 'templateSourceHashes' | 'workloadSourceHashes';
   readonly rawHashes: (state: PersistedState) => string | undefined;
+  readonly heldHashes: (state: PersistedState) => ReadonlyMap<SourceKey, string>;
 }
 
 function allTracked(context: ChangeContext): ReadonlySet<SourceKey> {
@@ -96,6 +97,7 @@ const MODE_WRITERS: Readonly<Record<StateMode, ModeWriter>> = {
     templateChange: (_context, ordered) => ({ envWrites: envWrites(ordered) }),
     hashesField: 'templateSourceHashes',
     rawHashes: (state) => state.raw.templateHashes,
+    heldHashes: (state) => state.templateHashes,
   },
   annotations: {
     hashedKeys: allTracked,
@@ -105,12 +107,14 @@ const MODE_WRITERS: Readonly<Record<StateMode, ModeWriter>> = {
     }),
     hashesField: 'templateSourceHashes',
     rawHashes: (state) => state.raw.templateHashes,
+    heldHashes: (state) => state.templateHashes,
   },
   workload: {
     hashedKeys: allTracked,
     templateChange: () => ({ envWrites: [] }),
     hashesField: 'workloadSourceHashes',
     rawHashes: (state) => state.raw.workloadHashes,
+    heldHashes: (state) => state.workloadHashes,
   },
 };
 
@@ -150,12 +154,40 @@ function changed(next: string | null, raw: string | undefined): string | null | 
   return next === (raw ?? null) ? undefined : next;
 }
 
+/**
+ * Whether `raw`, read as `held`, already is `next` in its compact form: then nothing is formatted.
+ * A workload bound to hundreds of sources holds tens of KiB in each map, re-planned at every pass.
+ * Parsed keys and hashes need no JSON escaping, so the compact length is known without formatting.
+ */
+function holds(
+  next: ReadonlyMap<SourceKey, string>,
+  held: ReadonlyMap<SourceKey, string>,
+  raw: string | undefined,
+): boolean {
+  if (raw === undefined || next.size === 0 || next.size !== held.size) return false;
+  let length = 1;
+  for (const [key, hash] of next) {
+    if (held.get(key) !== hash) return false;
+    length += key.length + hash.length + 6;
+  }
+  return raw.length === length;
+}
+
+function changedMap(
+  next: ReadonlyMap<SourceKey, string>,
+  held: ReadonlyMap<SourceKey, string>,
+  raw: string | undefined,
+): string | null | undefined {
+  return holds(next, held, raw) ? undefined : changed(formatHashMap(next), raw);
+}
+
 export function planChanges(context: ChangeContext): PlannedChanges {
   const ordered = byObservation(context);
   const rawBaseline = context.state.raw.baseline;
+  const heldBaseline = context.state.baseline;
   if (ordered.length === 0) {
     const baseline = nextBaseline(context.keys, new Map(), false);
-    return { envWrites: [], baseline: changed(formatHashMap(baseline), rawBaseline) };
+    return { envWrites: [], baseline: changedMap(baseline, heldBaseline, rawBaseline) };
   }
   const writer = MODE_WRITERS[context.mode];
   const hashes = nextSourceHashes(context.keys, writer.hashedKeys(context));
@@ -164,7 +196,11 @@ export function planChanges(context: ChangeContext): PlannedChanges {
   return {
     ...writer.templateChange(context, ordered),
     ...(jobStrategy && { jobTemplate: MODE_WRITERS[jobStrategy].templateChange(context, ordered) }),
-    [writer.hashesField]: changed(formatHashMap(hashes), writer.rawHashes(context.state)),
-    baseline: changed(formatHashMap(baseline), rawBaseline),
+    [writer.hashesField]: changedMap(
+      hashes,
+      writer.heldHashes(context.state),
+      writer.rawHashes(context.state),
+    ),
+    baseline: changedMap(baseline, heldBaseline, rawBaseline),
   };
 }

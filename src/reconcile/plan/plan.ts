@@ -28,6 +28,7 @@ import {
   revisionSettings,
   withRestore,
 } from './revisions.ts';
+import { boundPolicySources } from './policy-budget.ts';
 import { applyRules } from './rules.ts';
 import { evaluateTracking, keysToEvaluate, uniqueProblems } from './tracking.ts';
 
@@ -96,21 +97,27 @@ function actionOf(rolling: readonly SourceKey[], changes: WorkloadChanges): Plan
 export function planReconcile(input: PlanInput): ReconcilePlan {
   const { view, options } = input;
   const state = readPersistedState(view);
+  const policySources = boundPolicySources(input.policySources);
   const tracking = evaluateTracking({
     view,
     options: { ...options, rollsOnDelete: input.row.rollsOnDelete },
     keys: keysToEvaluate(
       view,
       input.candidates,
-      [...persistedKeys(state), ...(input.policySources ?? [])],
+      [...persistedKeys(state), ...(policySources.sources ?? [])],
       input.marks,
     ),
     facts: input.facts,
     marks: input.marks,
-    policySources: input.policySources,
+    policySources: policySources.sources,
   });
   const revisions = revisionSettings(view, input.row, options.configRevisions);
-  const problems = uniqueProblems([...state.problems, ...tracking.problems, ...revisions.problems]);
+  const problems = uniqueProblems([
+    ...state.problems,
+    ...tracking.problems,
+    ...revisions.problems,
+    ...(policySources.problem === undefined ? [] : [policySources.problem]),
+  ]);
   const placement = appliedStatePlacement(
     input.row,
     view.annotations,

@@ -3,6 +3,7 @@ import type { ReloadListCache } from '../../core/annotation-values.ts';
 import { decide, trackedContainer } from '../../core/decide.ts';
 import { parseSourceKey, sourceKey } from '../../core/keys.ts';
 import { referencedSources } from '../../core/references.ts';
+import { compareUtf8 } from '../../core/state.ts';
 import type { DeleteMark, Mark } from '../../core/marks.ts';
 import type {
   AnnotationKeys,
@@ -60,7 +61,7 @@ export function keysToEvaluate(
 }
 
 export function compareKeys(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+  return compareUtf8(a, b);
 }
 
 /** D(K) of §5.1. */
