@@ -1,4 +1,5 @@
 /** Workload manifests for the scenarios: which containers reference which sources, and how. */
+import { fakeNodeScheduling } from '../harness/pod-lifecycle.ts';
 import { envVarName } from '../../src/core/env-name.ts';
 import { localSourceKey, type SourceType, type WorkloadKind, workloadKey } from './resources.ts';
 
@@ -22,10 +23,16 @@ export interface WorkloadSpec {
   /** Env vars the `app` container carries from the start (K3: Reloader-style STAKATER_* values). */
   readonly presetEnv?: Readonly<Record<string, string>>;
   readonly replicas?: number;
+  /**
+   * Its pods are scheduled on the kwok nodes and become Ready, so rollouts really progress. By
+   * default they name a scheduler that does not run and stay Pending.
+   */
+  readonly runnable?: boolean;
 }
 
-// Never pulled: the bench's pods name a scheduler that does not run, so they stay Pending and
-// kube-scheduler spends no request on them (the figures stay comparable with runs before it).
+// Never pulled: unless a workload is `runnable`, the bench's pods name a scheduler that does not
+// run, so they stay Pending and kube-scheduler spends no request on them (the figures stay
+// comparable with runs before it). kwok plays the kubelet of runnable ones: nothing is pulled.
 const IMAGE = 'registry.invalid/pause:3.10';
 const NO_SCHEDULER = 'kreload-bench-unscheduled';
 export const AUTO_ANNOTATION = 'reloader.stakater.com/auto';
@@ -134,7 +141,7 @@ function podSpec(spec: WorkloadSpec): Record<string, unknown> {
   const used = (role: ContainerRole): boolean => spec.uses.some((use) => use.container === role);
   const init = parts.get('init');
   const sidecar = parts.get('sidecar');
-  return {
+  const pod = {
     ...(used('init') && init ? { initContainers: [containerOf('init', init)] } : {}),
     containers: [
       ...(app ? [containerOf('app', app)] : []),
@@ -142,8 +149,10 @@ function podSpec(spec: WorkloadSpec): Record<string, unknown> {
     ],
     ...(volumes.length > 0 ? { volumes } : {}),
     terminationGracePeriodSeconds: 0,
-    schedulerName: NO_SCHEDULER,
   };
+  return spec.runnable === true
+    ? { ...pod, ...fakeNodeScheduling() }
+    : { ...pod, schedulerName: NO_SCHEDULER };
 }
 
 const SPEC_BY_KIND: Readonly<

@@ -33,14 +33,23 @@ import type { WorkloadRef } from './workloads.ts';
 /** Template annotation: pods crash when its value occurs in an env value or another annotation. */
 const CRASH_ON_CONFIG = 'e2e.kreload.dev/crash-on-config';
 
+/** The node selector and toleration that put a pod on the fake nodes, added to `spec`'s own. */
+export function fakeNodeScheduling(
+  spec: Pick<V1PodSpec, 'nodeSelector' | 'tolerations'> = {},
+): Required<Pick<V1PodSpec, 'nodeSelector' | 'tolerations'>> {
+  return {
+    nodeSelector: { ...spec.nodeSelector, [FAKE_NODE.label.key]: FAKE_NODE.label.value },
+    tolerations: [
+      ...(spec.tolerations ?? []),
+      { key: FAKE_NODE.taint.key, operator: 'Exists', effect: FAKE_NODE.taint.effect },
+    ],
+  };
+}
+
 /** The pod spec with the fake nodes' toleration and node selector: its pods get scheduled. */
 export function runnable(spec: V1PodSpec): V1PodSpec {
   const scheduled = structuredClone(spec);
-  scheduled.nodeSelector = { ...spec.nodeSelector, [FAKE_NODE.label.key]: FAKE_NODE.label.value };
-  scheduled.tolerations = [
-    ...(spec.tolerations ?? []),
-    { key: FAKE_NODE.taint.key, operator: 'Exists', effect: FAKE_NODE.taint.effect },
-  ];
+  Object.assign(scheduled, fakeNodeScheduling(spec));
   return scheduled;
 }
 
