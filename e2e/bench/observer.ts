@@ -13,6 +13,7 @@ import {
   workloadKey,
   type WorkloadKind,
 } from './resources.ts';
+import type { ReplicaSetHistory, ReplicaSetSnapshot } from './rollout-completion.ts';
 import { fingerprint } from './signals.ts';
 
 export interface TemplateRecord {
@@ -48,6 +49,34 @@ function withoutTemplateHash(template: unknown): unknown {
   return { ...template, metadata: { ...template.metadata, labels } };
 }
 
+/** A ReplicaSet with its template and every status seen, for the rollout-completion figures. */
+export interface ObservedReplicaSet extends ReplicaSetHistory {
+  readonly template: unknown;
+}
+
+interface MutableReplicaSet {
+  readonly uid: string;
+  readonly firstSeenAt: number;
+  readonly template: unknown;
+  readonly snapshots: ReplicaSetSnapshot[];
+}
+
+function count(status: Record<string, unknown>, field: string): number {
+  const value = status[field];
+  return typeof value === 'number' ? value : 0;
+}
+
+function snapshotOf(object: KubeObject, at: number, deleted: boolean): ReplicaSetSnapshot {
+  const status = isRecord(object.status) ? object.status : {};
+  if (deleted) return { at, replicas: 0, ready: 0, available: 0 };
+  return {
+    at,
+    replicas: count(status, 'replicas'),
+    ready: count(status, 'readyReplicas'),
+    available: count(status, 'availableReplicas'),
+  };
+}
+
 function deploymentOwner(object: KubeObject): string | undefined {
   return object.metadata.ownerReferences?.find((owner) => owner.kind === 'Deployment')?.name;
 }
@@ -62,6 +91,8 @@ export class TemplateObserver {
   readonly #replicaSets = new Map<string, number[]>();
   /** `ns/deployment` → fingerprints of its ReplicaSets' templates. */
   readonly #replicaSetTemplates = new Map<string, Set<string>>();
+  /** `ns/deployment` → its ReplicaSets by uid, with every status seen. */
+  readonly #replicaSetHistories = new Map<string, Map<string, MutableReplicaSet>>();
   readonly #watches: ListWatch[] = [];
   readonly #listeners = new Set<() => void>();
   #errors = 0;
@@ -143,6 +174,11 @@ export class TemplateObserver {
     );
   }
 
+  /** The Deployment's ReplicaSets with every status the bench saw, oldest first. */
+  replicaSets(namespace: string, deployment: string): readonly ObservedReplicaSet[] {
+    return [...(this.#replicaSetHistories.get(`${namespace}/${deployment}`)?.values() ?? [])];
+  }
+
   #notify(): void {
     for (const listener of this.#listeners) listener();
   }
@@ -177,15 +213,30 @@ export class TemplateObserver {
   }
 
   #onReplicaSet(event: ListWatchEvent): void {
-    if (event.type !== 'ADDED') return;
     const owner = deploymentOwner(event.object);
     if (owner === undefined) return;
     const id = `${event.object.metadata.namespace ?? ''}/${owner}`;
+    this.#recordStatus(id, event);
+    if (event.type !== 'ADDED') return;
     const times = this.#replicaSets.get(id) ?? [];
     times.push(this.#clock());
     this.#replicaSets.set(id, times);
     const templates = this.#replicaSetTemplates.get(id) ?? new Set<string>();
     templates.add(fingerprint(withoutTemplateHash(templateOf(event.object))));
     this.#replicaSetTemplates.set(id, templates);
+  }
+
+  #recordStatus(id: string, event: ListWatchEvent): void {
+    const uid = event.object.metadata.uid ?? event.object.metadata.name;
+    const at = this.#clock();
+    const histories = this.#replicaSetHistories.get(id) ?? new Map<string, MutableReplicaSet>();
+    this.#replicaSetHistories.set(id, histories);
+    let history = histories.get(uid);
+    if (history === undefined) {
+      history = { uid, firstSeenAt: at, template: templateOf(event.object), snapshots: [] };
+      histories.set(uid, history);
+    }
+    history.snapshots.push(snapshotOf(event.object, at, event.type === 'DELETED'));
+    this.#notify();
   }
 }

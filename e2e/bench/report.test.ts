@@ -5,8 +5,10 @@ import {
   headlineSummary,
   headlineTable,
   noiseTable,
+  rolloutCompletionTable,
   rowsOf,
 } from './report.ts';
+import type { RolloutCompletion } from './rollout-completion.ts';
 import type { RunResult } from './runner.ts';
 
 function run(details: {
@@ -17,6 +19,7 @@ function run(details: {
   rss?: number;
   missed?: number;
   error?: string;
+  completion?: RolloutCompletion;
 }): RunResult {
   const latency = {
     count: 10,
@@ -73,9 +76,51 @@ function run(details: {
       cpuSecondsStartup: 0.5,
       cpuSecondsAfterReady: 0.5,
     },
+    ...(details.completion === undefined ? {} : { rolloutCompletion: details.completion }),
     logPath: '/dev/null',
   };
 }
+
+function completion(p99Ms: number, inFlightMax: number): RolloutCompletion {
+  return {
+    expected: 100,
+    changeToCompleteMs: {
+      count: 100,
+      p50: p99Ms / 2,
+      p95: p99Ms,
+      p99: p99Ms,
+      max: p99Ms + 500,
+      mean: p99Ms / 2,
+    },
+    incomplete: 0,
+    inFlight: { max: inFlightMax, p95: inFlightMax - 1 },
+  };
+}
+
+describe('rolloutCompletionTable', () => {
+  it('shows change → complete in seconds, the ratio to the ideal and the rollouts in flight', () => {
+    const rows = rowsOf([
+      run({
+        scenario: 'R1',
+        controller: 'ideal',
+        profile: 'ideal',
+        p99: 10,
+        completion: completion(4000, 100),
+      }),
+      run({ scenario: 'R1', controller: 'kreload', p99: 10, completion: completion(6000, 50) }),
+      run({ scenario: 'S1', controller: 'kreload', p99: 10 }),
+    ]);
+
+    expect(rolloutCompletionTable(rows).split('\n').slice(2)).toEqual([
+      '| R1 burst | ideal | 2.0 | 4.0 | 4.5 | – | 100 | 99 | 0 |',
+      '| R1 burst | kreload | 3.0 | 6.0 | 6.5 | 1.50× | 50 | 49 | 0 |',
+    ]);
+  });
+
+  it('is empty when no scenario ran pods', () => {
+    expect(rolloutCompletionTable(rowsOf([run({ controller: 'kreload', p99: 10 })]))).toBe('');
+  });
+});
 
 describe('rowsOf', () => {
   it('takes the median over repeats and the spread between them as noise', () => {

@@ -24,6 +24,12 @@ export const METRICS = [
   'latencyP99',
   'latencyMax',
   'completionP99',
+  'completeP50',
+  'completeP99',
+  'completeMax',
+  'inFlightMax',
+  'inFlightP95',
+  'rolloutsIncomplete',
   'readyMs',
   'settledMs',
   'workloadListGetAfterReady',
@@ -49,12 +55,19 @@ const sum = (record: Readonly<Record<string, number>> | undefined): number =>
 /** The figures of one run, flat. */
 export function runMetrics(run: RunResult): Record<MetricName, number | null> {
   const after = run.requests?.afterReady;
+  const completion = run.rolloutCompletion ?? undefined;
   return {
     latencyP50: run.latencyMs.p50,
     latencyP95: run.latencyMs.p95,
     latencyP99: run.latencyMs.p99,
     latencyMax: run.latencyMs.max,
     completionP99: run.completionMs.p99,
+    completeP50: completion?.changeToCompleteMs.p50 ?? null,
+    completeP99: completion?.changeToCompleteMs.p99 ?? null,
+    completeMax: completion?.changeToCompleteMs.max ?? null,
+    inFlightMax: completion?.inFlight.max ?? null,
+    inFlightP95: completion?.inFlight.p95 ?? null,
+    rolloutsIncomplete: completion?.incomplete ?? null,
     readyMs: run.timingMs.ready[0] ?? null,
     settledMs: run.timingMs.settled,
     workloadListGetAfterReady: after?.workloadListGet ?? null,
@@ -169,6 +182,39 @@ export function headlineTable(rows: readonly Row[]): string {
   for (const row of rows) {
     const ideal = referenceRow(rows, row.scenario, (candidate) => candidate.profile === 'ideal');
     lines.push(headlineRow(row, ideal));
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Scenarios whose pods run: from the change to every new pod Ready (ReplicaSet state), and how many
+ * rollouts were in flight at once. Empty when no such scenario ran.
+ */
+export function rolloutCompletionTable(rows: readonly Row[]): string {
+  const measured = rows.filter((row) => row.metrics.rolloutsIncomplete !== null);
+  if (measured.length === 0) return '';
+  const lines = [
+    '| scenario | controller | change → complete p50 s | p99 s | max s | p99 ÷ ideal | in flight max | in flight p95 | incomplete |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  const seconds = (ms: number | null): string => (ms === null ? '–' : (ms / 1000).toFixed(1));
+  for (const row of measured) {
+    const m = row.metrics;
+    const ideal = referenceRow(rows, row.scenario, (candidate) => candidate.profile === 'ideal');
+    const p99Ratio =
+      ideal === undefined || ideal === row ? null : ratio(m.completeP99, ideal.metrics.completeP99);
+    const cells = [
+      `${row.scenario} ${row.title}`,
+      row.controller + (row.failed.length > 0 ? ` (**${row.failed.length} failed**)` : ''),
+      seconds(m.completeP50),
+      seconds(m.completeP99),
+      seconds(m.completeMax),
+      fmtRatio(p99Ratio),
+      fmt(m.inFlightMax),
+      fmt(m.inFlightP95),
+      fmt(m.rolloutsIncomplete),
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines.join('\n');
 }

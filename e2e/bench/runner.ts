@@ -25,18 +25,27 @@ import {
   type WorkloadHistory,
   type WriteRecord,
 } from './evaluate.ts';
-import { MERGE_PATCH, type KubeRaw } from './kube-raw.ts';
+import { isStatus, MERGE_PATCH, type KubeRaw } from './kube-raw.ts';
+import { isRecord } from './list-watch.ts';
 import { TemplateObserver } from './observer.ts';
 import { ProcessSampler, type ResourceUsage } from './process-sampler.ts';
 import {
+  completedAt,
+  pendingRollouts,
+  rolloutCompletion,
+  type ExpectedRollout,
+  type RolloutCompletion,
+} from './rollout-completion.ts';
+import {
   collectionPath,
+  localSourceKey,
   NAMESPACES,
   objectPath,
   SOURCE_RESOURCES,
   WORKLOAD_RESOURCES,
 } from './resources.ts';
 import type { Params, ScenarioContext, ScenarioDefinition, ScenarioSetup } from './scenarios.ts';
-import { templateSignals, type SignalLookup } from './signals.ts';
+import { hashesNamed, templateSignals, type SignalLookup } from './signals.ts';
 import {
   dataPatch,
   keyOfSource,
@@ -55,6 +64,8 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
 const DEFAULT_SETTLE_MS = 2000;
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
 const PROGRESS_INTERVAL_MS = 5000;
+/** How long the pods of a run whose pods run may take to go away after it. */
+const POD_CLEANUP_TIMEOUT_MS = 120_000;
 /** S5: a workload created just before a write, or deleted just after, need not roll for it. */
 const EXPECTATION_WINDOW = { graceBeforeMs: 1000, graceAfterMs: 1500 };
 
@@ -115,6 +126,11 @@ export interface RunResult {
   readonly latencyMs: Distribution;
   readonly completionMs: Distribution;
   readonly correctness: Correctness & { readonly rollouts: RolloutCheck | null };
+  /**
+   * Scenarios whose pods run: change → rollout complete, from ReplicaSet state (null otherwise;
+   * absent from summaries written before it was measured).
+   */
+  readonly rolloutCompletion?: RolloutCompletion | null;
   readonly requests: RequestSummary | null;
   readonly resources: ResourceUsage & {
     readonly cpuSecondsStartup: number | null;
@@ -206,6 +222,8 @@ export class ScenarioRun implements ScenarioContext {
   /** Set while the bench itself stops or kills the controller; any other exit is a crash. */
   #stopping = false;
   readonly #crashes: string[] = [];
+  /** End of the drain: rollouts still open count as in flight until then. */
+  #observedUntil: number | undefined;
 
   constructor(deps: { env: RunEnvironment; request: RunRequest; setup: ScenarioSetup }) {
     this.#env = deps.env;
@@ -452,6 +470,11 @@ export class ScenarioRun implements ScenarioContext {
         error ??= `stopping the controller: ${errorText(stopError)}`;
       });
       await this.#observer.stop();
+      if (scenario.podsRunMs !== undefined) {
+        await this.#removePods().catch((cleanupError: unknown) => {
+          this.#say(`cleanup: ${errorText(cleanupError)}`);
+        });
+      }
     }
     const resources = await this.#sampler.stop();
     const requests = await this.#requests();
@@ -540,6 +563,112 @@ export class ScenarioRun implements ScenarioContext {
       { timeoutMs: 120_000, what: 'the bench to see every workload' },
     );
     if (this.#request.scenario.pausePeriodMs !== undefined) await this.#awaitFirstReplicaSets();
+    const podsRunMs = this.#request.scenario.podsRunMs?.(this.params);
+    if (podsRunMs !== undefined) await this.#awaitInitialRollouts(podsRunMs);
+  }
+
+  /** Before the controller starts, every Deployment's first pods must be Ready. */
+  async #awaitInitialRollouts(timeoutMs: number): Promise<void> {
+    const deployments = this.setup.workloads.filter((spec) => spec.kind === 'Deployment');
+    const notReady = (): number =>
+      deployments.filter(
+        (spec) =>
+          completedAt({
+            replicaSets: this.#observer.replicaSets(spec.namespace, spec.name),
+            carries: () => true,
+            desired: spec.replicas ?? 1,
+            after: -Infinity,
+          }) === undefined,
+      ).length;
+    const began = this.#clock();
+    const ready = await this.#until(() => notReady() === 0, {
+      timeoutMs,
+      what: 'every Deployment to have its first pods Ready',
+    });
+    if (!ready) {
+      throw new Error(
+        `${notReady()} of ${deployments.length} Deployments still without Ready pods after ${timeoutMs / 1000} s`,
+      );
+    }
+    this.#say(
+      `setup: ${deployments.length} Deployments Ready after ${((this.#clock() - began) / 1000).toFixed(1)} s`,
+    );
+  }
+
+  /**
+   * One expected rollout per dependent Deployment of each source's last content change: complete
+   * once a ReplicaSet whose template carries that content's hash has all its pods Ready.
+   */
+  #expectedRollouts(): ExpectedRollout[] {
+    const lastWrites = new Map<string, WriteRecord>();
+    for (const write of this.#writes)
+      if (write.hash !== undefined) lastWrites.set(write.source, write);
+    const rollouts: ExpectedRollout[] = [];
+    for (const write of lastWrites.values()) {
+      const { hash } = write;
+      if (hash === undefined) continue;
+      for (const tracked of this.#tracked.values()) {
+        const { spec } = tracked;
+        if (spec.kind !== 'Deployment' || tracked.deletedAt !== undefined) continue;
+        const use = spec.uses.find(
+          (candidate) =>
+            toGlobal(localSourceKey(candidate.type, candidate.name), spec.namespace) ===
+            write.source,
+        );
+        if (use === undefined) continue;
+        const local = localSourceKey(use.type, use.name);
+        const replicaSets = this.#observer.replicaSets(spec.namespace, spec.name);
+        const carrying = new Set(
+          replicaSets
+            .filter((rs) => hashesNamed(rs.template, tracked.lookup, local).has(hash))
+            .map((rs) => rs.uid),
+        );
+        rollouts.push({
+          changedAt: write.at,
+          desired: spec.replicas ?? 1,
+          replicaSets,
+          carries: (replicaSet) => carrying.has(replicaSet.uid),
+        });
+      }
+    }
+    return rollouts;
+  }
+
+  async #awaitRolloutsComplete(timeoutMs: number): Promise<void> {
+    const began = this.#clock();
+    const complete = await this.#until(() => pendingRollouts(this.#expectedRollouts()) === 0, {
+      timeoutMs,
+      what: 'every rollout to complete',
+    });
+    const pending = pendingRollouts(this.#expectedRollouts());
+    this.#say(
+      complete
+        ? `every rollout complete ${((this.#clock() - began) / 1000).toFixed(1)} s after the drain`
+        : `${pending} rollouts still incomplete after ${timeoutMs / 1000} s`,
+    );
+  }
+
+  /** Deletes the run's namespaces and waits for its pods to go, so they hold no node capacity. */
+  async #removePods(): Promise<void> {
+    for (const name of this.setup.namespaces) {
+      await this.#env.raw.delete(objectPath(NAMESPACES, '', name)).catch((error: unknown) => {
+        if (!isStatus(error, 404)) throw error;
+      });
+    }
+    const selector = `${RUN_LABEL}=${this.#request.runId}`;
+    const podsLeft = async (): Promise<number> => {
+      const list = await this.#env.raw.get('/api/v1/pods', { labelSelector: selector, limit: 1 });
+      const items = isRecord(list) && Array.isArray(list.items) ? list.items.length : 0;
+      return items;
+    };
+    const deadline = this.#clock() + POD_CLEANUP_TIMEOUT_MS;
+    while ((await podsLeft()) > 0) {
+      if (this.#clock() > deadline) {
+        this.#say('cleanup: pods of this run still present; the next run shares their nodes');
+        return;
+      }
+      await this.sleep(500);
+    }
   }
 
   /**
@@ -618,6 +747,9 @@ export class ScenarioRun implements ScenarioContext {
     });
     if (!drained)
       this.#say(`drain: ${this.#pending()} deliveries still missing after ${timeoutMs / 1000} s`);
+    const podsRunMs = scenario.podsRunMs?.(this.params);
+    if (podsRunMs !== undefined) await this.#awaitRolloutsComplete(podsRunMs);
+    this.#observedUntil = this.#clock();
     await this.sleep(scenario.settleMs?.(this.params) ?? DEFAULT_SETTLE_MS);
     return drained;
   }
@@ -692,6 +824,10 @@ export class ScenarioRun implements ScenarioContext {
       window: EXPECTATION_WINDOW,
     });
     const rollouts = this.#rollouts();
+    const completion =
+      this.#request.scenario.podsRunMs === undefined
+        ? null
+        : rolloutCompletion(this.#expectedRollouts(), this.#observedUntil ?? this.#clock());
     const cpuAtReady = this.#cpuAtReady;
     const round = (ms: number): number => Math.round(ms);
     if (this.#firstWriteError !== undefined) {
@@ -729,6 +865,7 @@ export class ScenarioRun implements ScenarioContext {
         extra: evaluation.correctness.extra + (rollouts?.extra ?? 0),
         rollouts,
       },
+      rolloutCompletion: completion,
       requests: details.requests,
       resources: {
         ...details.resources,

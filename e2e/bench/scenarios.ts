@@ -61,6 +61,12 @@ export interface ScenarioDefinition {
   readonly kreloadDefaults: boolean;
   /** S12: rollouts are counted as new ReplicaSets and checked against pause windows. */
   readonly pausePeriodMs?: (params: Params) => number;
+  /**
+   * Pods really run (kwok nodes). The runner waits, up to this many ms, for every Deployment's
+   * rollout to complete before the controller starts and again after the load, and measures from
+   * each change to the rollouts it caused being complete, from ReplicaSet state.
+   */
+  readonly podsRunMs?: (params: Params) => number;
   /** How long to wait for outstanding deliveries after the load (default 20 s). */
   readonly drainTimeoutMs?: (params: Params) => number;
   /** Quiet time after the last delivery, to catch late extra rollouts (default 2 s). */
@@ -146,6 +152,30 @@ function complexUses(own: string, next: string): SourceUse[] {
     { type: 'configmap', name: next, via: 'projected', container: 'sidecar' },
   ];
 }
+
+/** `deployments` runnable Deployments of `replicas` each, all on `uses(i)`. */
+function runnableDeployments(
+  params: Params,
+  namespace: string,
+  uses: (index: number) => SourceUse[],
+): WorkloadSpec[] {
+  return range(p(params, 'deployments')).map((i) => ({
+    kind: 'Deployment',
+    namespace,
+    name: `app-${i}`,
+    replicas: p(params, 'replicas'),
+    runnable: true,
+    uses: uses(i),
+  }));
+}
+
+const rolloutToReady = {
+  strategy: 'env-vars',
+  kreloadDefaults: false,
+  podsRunMs: (params: Params) => p(params, 'completeTimeoutSec') * 1000,
+  drainTimeoutMs: () => 60_000,
+  settleMs: () => 1000,
+} as const;
 
 export const SCENARIOS: readonly ScenarioDefinition[] = [
   { id: 'S1', title: 'burst', strategy: 'env-vars', ...burst },
@@ -437,6 +467,47 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
       return { namespaces: [ns(0)], sources, workloads };
     },
     run: randomWrites,
+  },
+  {
+    id: 'R1',
+    title: 'rollout to Ready, shared source',
+    expectation:
+      'one write to a ConfigMap all Deployments use: change → every new pod Ready, rollouts in flight at once',
+    defaults: { deployments: 100, replicas: 3, completeTimeoutSec: 300 },
+    ...rolloutToReady,
+    build: (params, ns) => ({
+      namespaces: [ns(0)],
+      sources: [source('configmap', ns(0), 'shared')],
+      workloads: runnableDeployments(params, ns(0), () => [envFrom('configmap', 'shared')]),
+    }),
+    run: async (ctx) => {
+      await ctx.startController();
+      const shared = ctx.setup.sources[0];
+      if (shared === undefined) throw new Error('R1 has no ConfigMap');
+      await ctx.write(shared);
+    },
+  },
+  {
+    id: 'R2',
+    title: 'rollout to Ready, one source each',
+    expectation:
+      'every Deployment’s own ConfigMap written at once: change → every new pod Ready, rollouts in flight at once',
+    defaults: { deployments: 100, replicas: 3, completeTimeoutSec: 300, intervalMs: 10 },
+    ...rolloutToReady,
+    build: (params, ns) => ({
+      namespaces: [ns(0)],
+      sources: range(p(params, 'deployments')).map((i) => source('configmap', ns(0), `cm-${i}`)),
+      workloads: runnableDeployments(params, ns(0), (i) => [envFrom('configmap', `cm-${i}`)]),
+    }),
+    run: async (ctx) => {
+      await ctx.startController();
+      const { sources } = ctx.setup;
+      const intervalMs = p(ctx.params, 'intervalMs');
+      await ctx.every({ intervalMs, durationMs: sources.length * intervalMs }, (tick) => {
+        const spec = sources[tick];
+        return spec === undefined ? Promise.resolve() : ctx.write(spec);
+      });
+    },
   },
   {
     id: 'K1',

@@ -19,6 +19,7 @@ import {
   headlineSummary,
   headlineTable,
   noiseTable,
+  rolloutCompletionTable,
   regressionSection,
   rowsOf,
 } from './report.ts';
@@ -257,6 +258,19 @@ export function renderMarkdown(
     '',
     headlineTable(rows),
   ];
+  const completion = rolloutCompletionTable(rows);
+  if (completion !== '') {
+    sections.push(
+      '',
+      '## Change → rollout complete (pods really run)',
+      '',
+      'From the bench write to the first moment a ReplicaSet carrying the new hash has every',
+      'replica Ready and available and the older ReplicaSets no pod; in flight: from that',
+      'ReplicaSet’s creation to then, p95 weighted by time. All from ReplicaSet status.',
+      '',
+      completion,
+    );
+  }
   const noise = noiseTable(rows);
   if (noise !== '') {
     sections.push('', '## Spread between repeats ((max − min) ÷ median)', '', noise);
