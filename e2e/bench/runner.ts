@@ -636,9 +636,17 @@ export class ScenarioRun implements ScenarioContext {
 
   async #awaitRolloutsComplete(timeoutMs: number): Promise<void> {
     const began = this.#clock();
+    const ticker = setInterval(() => {
+      const expected = this.#expectedRollouts();
+      this.#say(
+        `rollouts complete: ${expected.length - pendingRollouts(expected)}/${expected.length}`,
+      );
+    }, PROGRESS_INTERVAL_MS);
     const complete = await this.#until(() => pendingRollouts(this.#expectedRollouts()) === 0, {
       timeoutMs,
       what: 'every rollout to complete',
+    }).finally(() => {
+      clearInterval(ticker);
     });
     const pending = pendingRollouts(this.#expectedRollouts());
     this.#say(

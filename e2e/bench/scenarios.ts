@@ -473,7 +473,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     title: 'rollout to Ready, shared source',
     expectation:
       'one write to a ConfigMap all Deployments use: change → every new pod Ready, rollouts in flight at once',
-    defaults: { deployments: 100, replicas: 3, completeTimeoutSec: 300 },
+    defaults: { deployments: 50, replicas: 3, completeTimeoutSec: 300 },
     ...rolloutToReady,
     build: (params, ns) => ({
       namespaces: [ns(0)],
@@ -492,7 +492,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     title: 'rollout to Ready, one source each',
     expectation:
       'every Deployment’s own ConfigMap written at once: change → every new pod Ready, rollouts in flight at once',
-    defaults: { deployments: 100, replicas: 3, completeTimeoutSec: 300, intervalMs: 10 },
+    defaults: { deployments: 50, replicas: 3, completeTimeoutSec: 300, intervalMs: 10 },
     ...rolloutToReady,
     build: (params, ns) => ({
       namespaces: [ns(0)],

@@ -223,8 +223,13 @@ function oneLine(run: RunResult): string {
   if (run.error !== null) return `FAILED: ${run.error}`;
   const c = run.correctness;
   const requests = run.requests?.afterReady;
+  const completion = run.rolloutCompletion ?? undefined;
   return (
     `p50 ${String(run.latencyMs.p50)} ms, p99 ${String(run.latencyMs.p99)} ms; ` +
+    (completion === undefined
+      ? ''
+      : `change → complete p50 ${String(completion.changeToCompleteMs.p50)} ms, p99 ${String(completion.changeToCompleteMs.p99)} ms, ` +
+        `in flight max ${completion.inFlight.max} p95 ${completion.inFlight.p95}, incomplete ${completion.incomplete}; `) +
     `rollouts ${c.rolls}, missed ${c.missed}, extra ${c.extra}, coalesced ${c.coalesced}; ` +
     `RSS max ${String(run.resources.rssMaxMiB)} MiB, CPU ${run.resources.cpuSeconds} s` +
     (requests === undefined ? '' : `; workload LIST/GET after ready ${requests.workloadListGet}`)
