@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   completedAt,
+  expectedRollouts,
   inFlightProfile,
   pendingRollouts,
   rolloutCompletion,
+  type DependentDeployment,
   type ExpectedRollout,
   type Interval,
   type ReplicaSetHistory,
@@ -212,5 +214,73 @@ describe('rolloutCompletion', () => {
     expect(summary.inFlight).toEqual({ max: 2, p95: 2 });
     expect(pendingRollouts([done, never, stuck])).toBe(2);
     expect(pendingRollouts([done])).toBe(0);
+  });
+});
+
+describe('expectedRollouts', () => {
+  const lookup = { envNames: new Map([['STAKATER_SHARED_CONFIGMAP', 'configmap/shared']]) };
+  const withEnv = (uid: string, value: string | undefined) => ({
+    ...rs(uid, [[100, 3, 3, 3]]),
+    template: {
+      spec: {
+        containers: [
+          {
+            name: 'app',
+            env: value === undefined ? [] : [{ name: 'STAKATER_SHARED_CONFIGMAP', value }],
+          },
+        ],
+      },
+    },
+  });
+  const deployment = (uses: string[]): DependentDeployment => ({
+    sources: new Map(uses.map((source) => [`configmap/ns/${source}`, `configmap/${source}`])),
+    lookup,
+    desired: 3,
+    replicaSets: [withEnv('first', undefined), withEnv('h1', 'h1'), withEnv('h2', 'h2')],
+  });
+  const write = (id: number, at: number, hash: string | undefined, source = 'shared') => ({
+    id,
+    at,
+    source: `configmap/ns/${source}`,
+    hash,
+    window: `write-${id}`,
+  });
+
+  it.each([
+    {
+      name: 'one write: every dependent, carried by the ReplicaSet naming its hash',
+      writes: [write(0, 10, 'h1')],
+      deployments: [deployment(['shared']), deployment(['shared', 'other']), deployment(['other'])],
+      expected: [
+        { changedAt: 10, carrying: ['h1'] },
+        { changedAt: 10, carrying: ['h1'] },
+      ],
+    },
+    {
+      name: 'two writes to one source: only the last is measured',
+      writes: [write(0, 10, 'h1'), write(1, 20, 'h2')],
+      deployments: [deployment(['shared'])],
+      expected: [{ changedAt: 20, carrying: ['h2'] }],
+    },
+    {
+      name: 'a write that left the content alone expects nothing',
+      writes: [write(0, 10, undefined)],
+      deployments: [deployment(['shared'])],
+      expected: [],
+    },
+    {
+      name: 'a hash no ReplicaSet names: expected, carried by none',
+      writes: [write(0, 10, 'h9')],
+      deployments: [deployment(['shared'])],
+      expected: [{ changedAt: 10, carrying: [] }],
+    },
+  ])('$name', ({ writes, deployments, expected }) => {
+    const rollouts = expectedRollouts(writes, deployments);
+    expect(
+      rollouts.map((rollout) => ({
+        changedAt: rollout.changedAt,
+        carrying: rollout.replicaSets.filter((r) => rollout.carries(r)).map((r) => r.uid),
+      })),
+    ).toEqual(expected);
   });
 });

@@ -7,6 +7,8 @@
  * (terminating pods are not counted, as in the ReplicaSet's own `status.replicas`): what
  * `kubectl rollout status` waits for.
  */
+import type { WriteRecord } from './evaluate.ts';
+import { hashesNamed, type SignalLookup } from './signals.ts';
 import { distribution, type Distribution } from './stats.ts';
 
 /** One observed status of a ReplicaSet, stamped with the bench clock. */
@@ -113,6 +115,49 @@ export interface ExpectedRollout {
   readonly desired: number;
   readonly replicaSets: readonly ReplicaSetHistory[];
   readonly carries: (replicaSet: ReplicaSetHistory) => boolean;
+}
+
+/** A Deployment of the run as the bench sees it. */
+export interface DependentDeployment {
+  /** The sources it uses: `configmap/ns/name` (as in WriteRecord.source) → `configmap/name`. */
+  readonly sources: ReadonlyMap<string, string>;
+  readonly lookup: SignalLookup;
+  readonly desired: number;
+  readonly replicaSets: readonly (ReplicaSetHistory & { readonly template: unknown })[];
+}
+
+/**
+ * One expected rollout per dependent Deployment of each source's last content change (earlier
+ * changes may be superseded: they are not measured); it is carried by the ReplicaSets whose
+ * template names that content's hash.
+ */
+export function expectedRollouts(
+  writes: readonly WriteRecord[],
+  deployments: readonly DependentDeployment[],
+): ExpectedRollout[] {
+  const lastWrites = new Map<string, { at: number; hash: string }>();
+  for (const write of writes) {
+    if (write.hash !== undefined) lastWrites.set(write.source, { at: write.at, hash: write.hash });
+  }
+  const rollouts: ExpectedRollout[] = [];
+  for (const [source, write] of lastWrites) {
+    for (const deployment of deployments) {
+      const local = deployment.sources.get(source);
+      if (local === undefined) continue;
+      const carrying = new Set(
+        deployment.replicaSets
+          .filter((rs) => hashesNamed(rs.template, deployment.lookup, local).has(write.hash))
+          .map((rs) => rs.uid),
+      );
+      rollouts.push({
+        changedAt: write.at,
+        desired: deployment.desired,
+        replicaSets: deployment.replicaSets,
+        carries: (replicaSet) => carrying.has(replicaSet.uid),
+      });
+    }
+  }
+  return rollouts;
 }
 
 export interface RolloutCompletion {

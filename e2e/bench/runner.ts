@@ -31,6 +31,7 @@ import { TemplateObserver } from './observer.ts';
 import { ProcessSampler, type ResourceUsage } from './process-sampler.ts';
 import {
   completedAt,
+  expectedRollouts,
   pendingRollouts,
   rolloutCompletion,
   type ExpectedRollout,
@@ -45,7 +46,7 @@ import {
   WORKLOAD_RESOURCES,
 } from './resources.ts';
 import type { Params, ScenarioContext, ScenarioDefinition, ScenarioSetup } from './scenarios.ts';
-import { hashesNamed, templateSignals, type SignalLookup } from './signals.ts';
+import { templateSignals, type SignalLookup } from './signals.ts';
 import {
   dataPatch,
   keyOfSource,
@@ -595,43 +596,22 @@ export class ScenarioRun implements ScenarioContext {
     );
   }
 
-  /**
-   * One expected rollout per dependent Deployment of each source's last content change: complete
-   * once a ReplicaSet whose template carries that content's hash has all its pods Ready.
-   */
+  /** The run's live Deployments with the ReplicaSets the bench saw, for rollout completion. */
   #expectedRollouts(): ExpectedRollout[] {
-    const lastWrites = new Map<string, WriteRecord>();
-    for (const write of this.#writes)
-      if (write.hash !== undefined) lastWrites.set(write.source, write);
-    const rollouts: ExpectedRollout[] = [];
-    for (const write of lastWrites.values()) {
-      const { hash } = write;
-      if (hash === undefined) continue;
-      for (const tracked of this.#tracked.values()) {
-        const { spec } = tracked;
-        if (spec.kind !== 'Deployment' || tracked.deletedAt !== undefined) continue;
-        const use = spec.uses.find(
-          (candidate) =>
-            toGlobal(localSourceKey(candidate.type, candidate.name), spec.namespace) ===
-            write.source,
-        );
-        if (use === undefined) continue;
-        const local = localSourceKey(use.type, use.name);
-        const replicaSets = this.#observer.replicaSets(spec.namespace, spec.name);
-        const carrying = new Set(
-          replicaSets
-            .filter((rs) => hashesNamed(rs.template, tracked.lookup, local).has(hash))
-            .map((rs) => rs.uid),
-        );
-        rollouts.push({
-          changedAt: write.at,
-          desired: spec.replicas ?? 1,
-          replicaSets,
-          carries: (replicaSet) => carrying.has(replicaSet.uid),
-        });
-      }
-    }
-    return rollouts;
+    const deployments = [...this.#tracked.values()]
+      .filter((tracked) => tracked.spec.kind === 'Deployment' && tracked.deletedAt === undefined)
+      .map(({ spec, lookup }) => ({
+        sources: new Map(
+          spec.uses.map((use) => {
+            const local = localSourceKey(use.type, use.name);
+            return [toGlobal(local, spec.namespace), local] as const;
+          }),
+        ),
+        lookup,
+        desired: spec.replicas ?? 1,
+        replicaSets: this.#observer.replicaSets(spec.namespace, spec.name),
+      }));
+    return expectedRollouts(this.#writes, deployments);
   }
 
   async #awaitRolloutsComplete(timeoutMs: number): Promise<void> {
