@@ -42,6 +42,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: false,
       revisionKind: 'ReplicaSet',
       health: 'replica-set',
+      rbac: { verbs: ['get', 'list', 'watch', 'patch'], also: [] },
     },
   ],
   [
@@ -68,6 +69,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: false,
       revisionKind: 'ControllerRevision',
       health: 'daemon-set',
+      rbac: { verbs: ['get', 'list', 'watch', 'patch'], also: [] },
     },
   ],
   [
@@ -94,6 +96,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: false,
       revisionKind: 'ControllerRevision',
       health: 'stateful-set',
+      rbac: { verbs: ['get', 'list', 'watch', 'patch'], also: [] },
     },
   ],
   [
@@ -120,6 +123,10 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: true,
       revisionKind: undefined,
       health: undefined,
+      rbac: {
+        verbs: ['get', 'list', 'watch', 'patch'],
+        also: [{ group: 'batch', resource: 'jobs', verbs: ['create'] }],
+      },
     },
   ],
   [
@@ -146,6 +153,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: true,
       revisionKind: undefined,
       health: undefined,
+      rbac: { verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'], also: [] },
     },
   ],
   [
@@ -172,6 +180,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: false,
       revisionKind: undefined,
       health: 'rollout-phase',
+      rbac: { verbs: ['get', 'list', 'watch', 'patch'], also: [] },
     },
   ],
   [
@@ -198,6 +207,16 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: false,
       revisionKind: undefined,
       health: 'replica-set',
+      rbac: {
+        verbs: ['get', 'list', 'watch', 'patch'],
+        also: [
+          {
+            group: 'apps.openshift.io',
+            resource: 'deploymentconfigs/instantiate',
+            verbs: ['create'],
+          },
+        ],
+      },
     },
   ],
 ];

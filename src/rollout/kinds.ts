@@ -94,6 +94,29 @@ interface KindRowFields {
    * roll is not a rollout of pods (Job, CronJob).
    */
   readonly health: HealthModel | undefined;
+  /**
+   * What the chart's RBAC grants for the kind (§13.11): these verbs on its own `plural` in its
+   * `group`, and what its roll writes elsewhere. The chart's rules are generated from this field
+   * (scripts/gen-tables.ts).
+   */
+  readonly rbac: KindRbac;
+}
+
+/** An RBAC verb the chart grants. */
+export type RbacVerb = 'get' | 'list' | 'watch' | 'patch' | 'create' | 'delete';
+
+/** One resource and the verbs on it, in the API group `group` ('' for the core group). */
+export interface RbacGrant {
+  readonly group: string;
+  readonly resource: string;
+  readonly verbs: readonly RbacVerb[];
+}
+
+export interface KindRbac {
+  /** Verbs on the kind's own resource. */
+  readonly verbs: readonly RbacVerb[];
+  /** Further resources the roll writes: the Job a CronJob creates, a DeploymentConfig's instantiate. */
+  readonly also: readonly RbacGrant[];
 }
 
 /**
@@ -132,6 +155,7 @@ const BUILT_IN_TEMPLATE_KIND = {
   liveRevision: 'newest',
   absentApiWarning: undefined,
   health: undefined,
+  rbac: { verbs: ['get', 'list', 'watch', 'patch'], also: [] },
 } as const;
 
 /** Supported kinds (§2.2), one row each; `as const` so the unions below derive from it. */
@@ -176,6 +200,10 @@ const ROWS = [
     rollsOnDelete: false,
     specFlags: ['suspended'],
     ignorable: true,
+    rbac: {
+      verbs: ['get', 'list', 'watch', 'patch'],
+      also: [{ group: 'batch', resource: 'jobs', verbs: ['create'] }],
+    },
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -187,6 +215,7 @@ const ROWS = [
     notReconciledWhenControlledBy: 'CronJob',
     specFlags: ['manualSelector'],
     ignorable: true,
+    rbac: { verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'], also: [] },
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -218,6 +247,16 @@ const ROWS = [
     optionalApi: true,
     enabledByOption: 'isOpenshift',
     health: 'replica-set',
+    rbac: {
+      verbs: ['get', 'list', 'watch', 'patch'],
+      also: [
+        {
+          group: 'apps.openshift.io',
+          resource: 'deploymentconfigs/instantiate',
+          verbs: ['create'],
+        },
+      ],
+    },
   },
 ] as const satisfies readonly KindRowFields[];
 

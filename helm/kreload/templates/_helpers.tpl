@@ -382,22 +382,22 @@ puts them in a ClusterRole; scoped and single-namespace modes in one Role per wa
 {{- if and (eq (include "kreload.mode" .) "global") (include "kreload.joinList" $r.namespaceSelector) -}}
 {{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "namespaces") "verbs" $read) -}}
 {{- end -}}
-{{- $rules = append $rules (dict "apiGroups" (list "apps") "resources" (list "deployments" "daemonsets" "statefulsets") "verbs" (list "get" "list" "watch" "patch")) -}}
-{{- if not $r.ignoreCronJobs -}}
-{{- $rules = append $rules (dict "apiGroups" (list "batch") "resources" (list "cronjobs") "verbs" (list "get" "list" "watch" "patch")) -}}
+{{- /* The workload kinds' rules are generated from their table (templates/_kind-rules.tpl). */ -}}
+{{- range $rule := fromYamlArray (include "kreload.kindRules" .) -}}
+{{- $granted := true -}}
+{{- range $value := $rule.when | default list -}}
+{{- if not (index $r $value) -}}
+{{- $granted = false -}}
 {{- end -}}
-{{- if not $r.ignoreJobs -}}
-{{- $rules = append $rules (dict "apiGroups" (list "batch") "resources" (list "jobs") "verbs" (list "get" "list" "watch" "create" "delete" "patch")) -}}
-{{- else if not $r.ignoreCronJobs -}}
-{{- /* A CronJob roll creates one Job even when Jobs themselves are not watched (spec §7.3). */ -}}
-{{- $rules = append $rules (dict "apiGroups" (list "batch") "resources" (list "jobs") "verbs" (list "create")) -}}
 {{- end -}}
-{{- if $r.isArgoRollouts -}}
-{{- $rules = append $rules (dict "apiGroups" (list "argoproj.io") "resources" (list "rollouts") "verbs" (list "get" "list" "watch" "patch")) -}}
+{{- range $value := $rule.unless | default list -}}
+{{- if index $r $value -}}
+{{- $granted = false -}}
 {{- end -}}
-{{- if $r.isOpenshift -}}
-{{- $rules = append $rules (dict "apiGroups" (list "apps.openshift.io") "resources" (list "deploymentconfigs") "verbs" (list "get" "list" "watch" "patch")) -}}
-{{- $rules = append $rules (dict "apiGroups" (list "apps.openshift.io") "resources" (list "deploymentconfigs/instantiate") "verbs" (list "create")) -}}
+{{- end -}}
+{{- if $granted -}}
+{{- $rules = append $rules (dict "apiGroups" (list $rule.apiGroup) "resources" $rule.resources "verbs" $rule.verbs) -}}
+{{- end -}}
 {{- end -}}
 {{- if $r.enableCSIIntegration -}}
 {{- $rules = append $rules (dict "apiGroups" (list "secrets-store.csi.x-k8s.io") "resources" (list "secretproviderclasspodstatuses" "secretproviderclasses") "verbs" $read) -}}
