@@ -3,7 +3,7 @@
  * process environment and arguments are parameters, and nothing here touches the cluster or files.
  */
 import type { AnnotationKeys, ReloadStrategy } from '../core/types.ts';
-import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
+import { annotationKeysFrom } from '../core/annotations.ts';
 import { readCommandLine } from './command-line.ts';
 import { ConfigError } from './config-error.ts';
 import type { ConfigWarning } from './config-warning.ts';
@@ -128,24 +128,9 @@ const LOG_LEVELS: Readonly<Record<LogLevelName, LogLevel>> = {
 const MIN_RESYNC_PERIOD_MS = 30_000;
 
 function readAnnotationKeys(reader: OptionReader): AnnotationKeys {
-  return {
-    ...DEFAULT_ANNOTATION_KEYS,
-    auto: reader.annotationKey('autoAnnotation'),
-    configmapAuto: reader.annotationKey('configmapAutoAnnotation'),
-    secretAuto: reader.annotationKey('secretAutoAnnotation'),
-    configmapReload: reader.annotationKey('configmapAnnotation'),
-    secretReload: reader.annotationKey('secretAnnotation'),
-    search: reader.annotationKey('autoSearchAnnotation'),
-    match: reader.annotationKey('searchMatchAnnotation'),
-    ignore: reader.annotationKey('ignoreAnnotation'),
-    pausePeriod: reader.annotationKey('pauseDeploymentAnnotation'),
-    pausedAt: reader.annotationKey('pauseDeploymentTimeAnnotation'),
-    configmapExclude: reader.annotationKey('configmapExcludeAnnotation'),
-    secretExclude: reader.annotationKey('secretExcludeAnnotation'),
-    secretProviderClassReload: reader.annotationKey('secretproviderclassAnnotation'),
-    secretProviderClassAuto: reader.annotationKey('secretproviderclassAutoAnnotation'),
-    secretProviderClassExclude: reader.annotationKey('secretproviderclassExcludeAnnotation'),
-  };
+  return annotationKeysFrom((row) =>
+    row.option === undefined ? row.key : reader.annotationKey(row.option),
+  );
 }
 
 /** client-go's jitter: a renewal may start up to 1.2 retry periods after the previous one. */

@@ -160,65 +160,23 @@ export type SkipReason =
 
 export type ReloadStrategy = 'env-vars' | 'annotations';
 
-/** Annotation keys, with the override flags applied (§3.1, §3.2). */
-export interface AnnotationKeys {
-  readonly auto: string;
-  readonly configmapAuto: string;
-  readonly secretAuto: string;
-  readonly secretProviderClassAuto: string;
-  readonly configmapReload: string;
-  readonly secretReload: string;
-  readonly secretProviderClassReload: string;
-  readonly search: string;
-  readonly match: string;
-  readonly ignore: string;
-  readonly configmapExclude: string;
-  readonly secretExclude: string;
-  readonly secretProviderClassExclude: string;
-  readonly rolloutStrategy: string;
-  readonly pausePeriod: string;
-  readonly pausedAt: string;
-}
-
-export const DEFAULT_ANNOTATION_KEYS: AnnotationKeys = {
-  auto: 'reloader.stakater.com/auto',
-  configmapAuto: 'configmap.reloader.stakater.com/auto',
-  secretAuto: 'secret.reloader.stakater.com/auto',
-  secretProviderClassAuto: 'secretproviderclass.reloader.stakater.com/auto',
-  configmapReload: 'configmap.reloader.stakater.com/reload',
-  secretReload: 'secret.reloader.stakater.com/reload',
-  secretProviderClassReload: 'secretproviderclass.reloader.stakater.com/reload',
-  search: 'reloader.stakater.com/search',
-  match: 'reloader.stakater.com/match',
-  ignore: 'reloader.stakater.com/ignore',
-  configmapExclude: 'configmaps.exclude.reloader.stakater.com/reload',
-  secretExclude: 'secrets.exclude.reloader.stakater.com/reload',
-  secretProviderClassExclude: 'secretproviderclasses.exclude.reloader.stakater.com/reload',
-  rolloutStrategy: 'reloader.stakater.com/rollout-strategy',
-  pausePeriod: 'deployment.reloader.stakater.com/pause-period',
-  pausedAt: 'deployment.reloader.stakater.com/paused-at',
-};
-
-/** Keys kreload writes (§3.2). */
-export const LAST_RELOADED_FROM = 'reloader.stakater.com/last-reloaded-from';
-export const SOURCE_HASHES = 'kreload.io/source-hashes';
-export const BASELINE = 'kreload.io/baseline';
-export const CRONJOB_INSTANTIATE = 'cronjob.kubernetes.io/instantiate';
-/**
- * W of a DeploymentConfig without a ConfigChange trigger: its template was patched and the
- * instantiate is still owed (RFC 3339 time of the patch). Removed once instantiate succeeds.
- */
-export const INSTANTIATE_PENDING = 'kreload.io/instantiate-pending';
+export type { AnnotationKeys } from './annotations.ts';
+/** The annotation table (core/annotations.ts) names every key; these are its defaults and fixed keys. */
+export {
+  BASELINE,
+  CONFIG_REVISIONS,
+  CONFIG_REVISIONS_SECRETS,
+  CRONJOB_INSTANTIATE,
+  DEFAULT_ANNOTATION_KEYS,
+  INSTANTIATE_PENDING,
+  LAST_RELOADED_FROM,
+  SNAPSHOTS,
+  SOURCE_HASHES,
+} from './annotations.ts';
 
 /** SHA-1 of `__RELOADER_EMPTY_DELETE_MARKER__`: the hash that stands for "source deleted". */
 export const DELETE_MARKER = 'aae45badef99284e4dae01d6046154ea9d99532f';
 
-/** W opt-in to config revisions (docs/adr/0036): snapshot the tracked ConfigMaps at each roll. */
-export const CONFIG_REVISIONS = 'kreload.io/config-revisions';
-/** W opt-in, with CONFIG_REVISIONS, to snapshot the tracked Secrets too. */
-export const CONFIG_REVISIONS_SECRETS = 'kreload.io/config-revisions-secrets';
-/** PT map from source key to the snapshot the template references instead (docs/adr/0036). */
-export const SNAPSHOTS = 'kreload.io/snapshots';
 /**
  * W *label*: SHA-1 of the live hashes the last config-revisions roll pinned (docs/adr/0036). A label,
  * because `kubectl rollout undo` of a Deployment restores the W annotations of the revision too.

@@ -5,6 +5,7 @@
  * namespace or uid) project to undefined and are dropped by the caller.
  */
 import { hashConfigMap, hashSecret, hashSecretProviderClassPodStatus } from '../core/hash.ts';
+import { keptSourceKeys, type SourceAnnotationName } from '../core/annotations.ts';
 import type { AnnotationKeys, Annotations, Labels, SourceType, SourceView } from '../core/types.ts';
 import type { PodStatusView, ProviderClassView } from '../watch/ports.ts';
 import { objectsAt, stringAt, stringMapAt } from '../core/json.ts';
@@ -29,7 +30,7 @@ export function projectionSettings(options: {
 }
 
 /** The S keys a source view keeps (§3.1): `ignore` and `match`, with their override flags. */
-export type SourceAnnotationKeys = Pick<AnnotationKeys, 'ignore' | 'match'> & {
+export type SourceAnnotationKeys = Pick<AnnotationKeys, SourceAnnotationName> & {
   /** Keep `metadata.labels` too (`--enable-reload-policies`: policy selectors read them). */
   readonly keepLabels: boolean;
 };
@@ -95,7 +96,7 @@ function sourceView(
     resourceVersion: id.resourceVersion,
     creationTimestamp: id.creationTimestamp,
     hash: hash(obj),
-    annotations: keptAnnotations(obj, [keys.ignore, keys.match]),
+    annotations: keptAnnotations(obj, keptSourceKeys(keys)),
     ...(keys.keepLabels ? { labels: keptLabels(obj, true) } : {}),
   };
 }
@@ -136,7 +137,7 @@ export function projectSecretProviderClass(
   return {
     namespace: id.namespace,
     name: id.name,
-    annotations: keptAnnotations(obj, [keys.ignore, keys.match]),
+    annotations: keptAnnotations(obj, keptSourceKeys(keys)),
     ...(keys.keepLabels ? { labels: keptLabels(obj, true) } : {}),
   };
 }

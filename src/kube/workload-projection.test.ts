@@ -11,7 +11,8 @@ import {
   LAST_RELOADED_FROM,
   SOURCE_HASHES,
 } from '../core/types.ts';
-import { projectWorkload, workloadAnnotationKeys } from './workload-projection.ts';
+import { projectWorkload } from './workload-projection.ts';
+import { keptWorkloadKeys } from '../core/annotations.ts';
 
 const KEYS = DEFAULT_ANNOTATION_KEYS;
 const SETTINGS = { keys: KEYS, keepLabels: false };
@@ -497,9 +498,9 @@ describe('projectWorkload', () => {
   });
 });
 
-describe('workloadAnnotationKeys', () => {
+describe('keptWorkloadKeys', () => {
   it('is every configured key plus the keys kreload writes', () => {
-    const kept = workloadAnnotationKeys(KEYS);
+    const kept = keptWorkloadKeys(KEYS);
     expect(kept).toEqual(
       expect.arrayContaining([
         ...KEY_VALUES,

@@ -6,7 +6,6 @@
  * object without name, namespace or uid.
  */
 import type {
-  AnnotationKeys,
   ContainerView,
   OwnerView,
   PodSpecView,
@@ -14,17 +13,8 @@ import type {
   WorkloadKind,
   WorkloadView,
 } from '../core/types.ts';
-import {
-  BASELINE,
-  CONFIG_REVISIONS,
-  CONFIG_REVISIONS_SECRETS,
-  CRONJOB_INSTANTIATE,
-  INSTANTIATE_PENDING,
-  LAST_RELOADED_FROM,
-  REVISION_DIGEST,
-  SNAPSHOTS,
-  SOURCE_HASHES,
-} from '../core/types.ts';
+import { REVISION_DIGEST, SNAPSHOTS } from '../core/types.ts';
+import { keptWorkloadKeys } from '../core/annotations.ts';
 import type { JsonObject } from '../core/json.ts';
 import { booleanAt, numberAt, objectAt, objectsAt, stringAt } from '../core/json.ts';
 import type { WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
@@ -136,24 +126,6 @@ const STATUS_READERS: Readonly<Record<HealthModel, (obj: unknown) => RolloutStat
   },
 };
 
-/** W and PT keys the rules read (§3.1, with overrides) plus the keys kreload writes (§3.2). */
-export function workloadAnnotationKeys(keys: AnnotationKeys): readonly string[] {
-  const configured = Object.values(keys).filter((v: unknown): v is string => typeof v === 'string');
-  return [
-    ...new Set([
-      ...configured,
-      LAST_RELOADED_FROM,
-      SOURCE_HASHES,
-      BASELINE,
-      CRONJOB_INSTANTIATE,
-      INSTANTIATE_PENDING,
-      CONFIG_REVISIONS,
-      CONFIG_REVISIONS_SECRETS,
-      SNAPSHOTS,
-    ]),
-  ];
-}
-
 function uniqueStrings(values: readonly (string | undefined)[]): string[] {
   return [...new Set(values.filter((v): v is string => v !== undefined && v !== ''))];
 }
@@ -245,7 +217,7 @@ export function projectWorkload(
   if (!id) return undefined;
   const row = kindRow(kind);
   const template = objectAt(obj, row.templatePath);
-  const kept = workloadAnnotationKeys(keys);
+  const kept = keptWorkloadKeys(keys);
   const revisionDigest = stringAt(obj, ['metadata', 'labels', REVISION_DIGEST]);
   return {
     ref: { kind, namespace: id.namespace, name: id.name },

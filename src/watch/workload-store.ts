@@ -17,6 +17,7 @@ import { plainEqual } from './plain-equal.ts';
 import type { Clock, Timers } from '../time/timers.ts';
 import type { ViewSink } from './ports.ts';
 import { SOURCE_TYPES } from '../core/source-types.ts';
+import { trackedKeys } from '../core/annotations.ts';
 
 /** A stored workload and the §5.4 fact about it. */
 export interface WorkloadEntry {
@@ -54,33 +55,6 @@ export interface WorkloadStoreDeps {
   readonly writeBasis: (key: WorkloadKey) => number | undefined;
 }
 
-/** Opt-in keys read from W (§3.1); exclude lists are read from W only. */
-const TRACKING_KEYS_ON_WORKLOAD: readonly (keyof AnnotationKeys)[] = [
-  'auto',
-  'configmapAuto',
-  'secretAuto',
-  'secretProviderClassAuto',
-  'configmapReload',
-  'secretReload',
-  'secretProviderClassReload',
-  'search',
-  'configmapExclude',
-  'secretExclude',
-  'secretProviderClassExclude',
-];
-
-/** Opt-in keys read from PT by the fallback of §3.5 step 3. */
-const TRACKING_KEYS_ON_TEMPLATE: readonly (keyof AnnotationKeys)[] = [
-  'auto',
-  'configmapAuto',
-  'secretAuto',
-  'secretProviderClassAuto',
-  'configmapReload',
-  'secretReload',
-  'secretProviderClassReload',
-  'search',
-];
-
 /** View fields that change without anything reconciliation reads changing. */
 const IRRELEVANT_FIELDS: ReadonlySet<string> = new Set([
   'resourceVersion',
@@ -117,8 +91,8 @@ export function trackingChanged(
   next: WorkloadView,
   keys: AnnotationKeys,
 ): boolean {
-  const onWorkload = TRACKING_KEYS_ON_WORKLOAD.map((name) => keys[name]);
-  const onTemplate = TRACKING_KEYS_ON_TEMPLATE.map((name) => keys[name]);
+  const onWorkload = trackedKeys(keys, 'W');
+  const onTemplate = trackedKeys(keys, 'PT');
   return !(
     sameValues(prev.annotations, next.annotations, onWorkload) &&
     sameValues(prev.templateAnnotations, next.templateAnnotations, onTemplate) &&
