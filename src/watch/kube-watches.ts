@@ -86,35 +86,6 @@ interface WatchSpec<V> {
   readonly isFiltered?: (view: V) => boolean;
 }
 
-/** Every notification is counted as received; malformed ones are dropped (§13.2). */
-interface CountingSink<V> extends ViewSink<V> {
-  upsert(view: V, added?: boolean): void;
-}
-
-function countingSink<V>(
-  spec: Pick<WatchSpec<V>, 'resource' | 'sink' | 'isFiltered'>,
-  metrics: Metrics,
-): CountingSink<V | undefined> {
-  const { resource, sink } = spec;
-  const seen = (type: 'add' | 'update' | 'delete', view: V | undefined): view is V => {
-    metrics.recordEventReceived(type, resource);
-    const dropped = view === undefined || spec.isFiltered?.(view) === true;
-    metrics.recordEventProcessed(type, resource, dropped ? 'dropped' : 'success');
-    return view !== undefined;
-  };
-  return {
-    replace: (views) => {
-      sink.replace(views.filter((view) => seen('add', view)));
-    },
-    upsert: (view, added = false) => {
-      if (seen(added ? 'add' : 'update', view)) sink.upsert(view);
-    },
-    remove: (view) => {
-      if (seen('delete', view)) sink.remove(view);
-    },
-  };
-}
-
 export class WatchFactory {
   readonly #deps: WatchFactoryDeps;
 
@@ -229,10 +200,13 @@ export class WatchFactory {
       metrics.setWatchStatus(target.namespace, spec.resource, 'syncing');
       let unavailableBeforeList = false;
       const unavailable = Promise.withResolvers<undefined>();
-      const consumer = countingSink(
-        { resource: spec.resource, sink, isFiltered: spec.isFiltered },
-        this.#deps.metrics,
-      );
+      /** Every notification is counted as received; malformed ones are dropped (§13.2). */
+      const seen = (type: 'add' | 'update' | 'delete', view: V | undefined): view is V => {
+        metrics.recordEventReceived(type, spec.resource);
+        const dropped = view === undefined || spec.isFiltered?.(view) === true;
+        metrics.recordEventProcessed(type, spec.resource, dropped ? 'dropped' : 'success');
+        return view !== undefined;
+      };
       const watch = createResourceListWatch<V | undefined>({
         transport: this.#deps.transport,
         resource: spec.api,
@@ -243,7 +217,7 @@ export class WatchFactory {
         project: spec.project,
         consumer: {
           replace: (items) => {
-            consumer.replace(items);
+            sink.replace(items.filter((view) => seen('add', view)));
             // Without a merge, the watch's own first list after a 403/404 is the late join.
             if (merged === undefined && unavailableBeforeList) {
               this.#deps.onNamespaceJoined?.(spec.resource, target.namespace);
@@ -251,10 +225,10 @@ export class WatchFactory {
             unavailableBeforeList = false;
           },
           upsert: (item, added) => {
-            consumer.upsert(item, added);
+            if (seen(added ? 'add' : 'update', item)) sink.upsert(item);
           },
           remove: (item) => {
-            consumer.remove(item);
+            if (seen('delete', item)) sink.remove(item);
           },
           onError: (error) => {
             metrics.recordWatchRestart(spec.resource, String(error.status ?? 'network'));

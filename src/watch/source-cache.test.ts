@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
+import type { SourceView } from '../core/types.ts';
+import type { ViewSink } from './ports.ts';
 import { aConfigMap, aSecret } from '../testing/builders.ts';
 import {
   SourceCache,
   SourceCaches,
   sameAnnotations,
-  sourceSink,
   type SourceCacheEvent,
 } from './source-cache.ts';
 
@@ -61,7 +62,7 @@ describe('SourceCache namespace joining after sync (ADR 0021)', () => {
     cache.replace([app.build()]);
     at(7_000);
     const late = aConfigMap('late', 'app').withUid('u9').withHash(H1);
-    sourceSink(cache).seedNamespace?.('late', [late.build()]);
+    cache.seedNamespace('late', [late.build()]);
     expect(events).toEqual([]);
     expect(cache.get('late', 'app')).toEqual({
       view: late.build(),
@@ -188,8 +189,8 @@ describe('SourceCache after sync', () => {
       lastChange: undefined,
     });
     at(3_000);
-    cache.remove('ns', 'app');
-    cache.remove('ns', 'app');
+    cache.removeNamed('ns', 'app');
+    cache.removeNamed('ns', 'app');
     expect(events).toEqual([
       {
         kind: 'created',
@@ -260,10 +261,10 @@ describe('SourceCache relist (§9.1 item 4)', () => {
   });
 });
 
-describe('sourceSink', () => {
-  it('forwards list-watch operations to the cache', () => {
+describe('SourceCache as a list-watch sink', () => {
+  it('takes the list-watch operations of its type', () => {
     const { cache, summary } = setup();
-    const sink = sourceSink(cache);
+    const sink: ViewSink<SourceView> = cache;
     sink.replace([app.build()]);
     sink.upsert(app.withHash(H2).build());
     sink.remove(app.build());

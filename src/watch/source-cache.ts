@@ -90,7 +90,7 @@ export function sameAnnotations(a: Annotations, b: Annotations): boolean {
  * The objects of one source type (§9.2 item 1), by namespace and name. The first `replace` (the
  * initial list) only seeds it; after that, relists are diffed by UID and every difference is an event.
  */
-export class SourceCache {
+export class SourceCache implements ViewSink<SourceView> {
   readonly #deps: SourceCacheDeps;
   readonly #byNamespace = new Map<string, Map<string, SourceEntry>>();
   readonly #membership = new MembershipVersions();
@@ -143,7 +143,7 @@ export class SourceCache {
     for (const view of views) listed.set(refId(view.ref), view.uid);
     for (const [namespace, names] of this.#byNamespace) {
       for (const [name, entry] of names) {
-        if (listed.get(refId(entry.view.ref)) !== entry.view.uid) this.remove(namespace, name);
+        if (listed.get(refId(entry.view.ref)) !== entry.view.uid) this.removeNamed(namespace, name);
       }
     }
     for (const view of views) this.upsert(view);
@@ -154,7 +154,7 @@ export class SourceCache {
     const known = this.get(namespace, name);
     if (known !== undefined && known.view.uid !== view.uid) {
       // Same name, new object: the old one is gone even though its DELETED was not seen.
-      this.remove(namespace, name);
+      this.removeNamed(namespace, name);
       this.#create(view);
       return;
     }
@@ -165,7 +165,12 @@ export class SourceCache {
     this.#update(known, view);
   }
 
-  remove(namespace: string, name: string): void {
+  /** A list-watch's delete notification: the cache is the sink of its type's watches. */
+  remove(view: SourceView): void {
+    this.removeNamed(view.ref.namespace, view.ref.name);
+  }
+
+  removeNamed(namespace: string, name: string): void {
     const names = this.#byNamespace.get(namespace);
     const entry = names?.get(name);
     if (names === undefined || entry === undefined) return;
@@ -280,24 +285,6 @@ export class SourceCache {
 
 function refId(ref: SourceRef): string {
   return `${ref.namespace}/${ref.name}`;
-}
-
-/** The cache as the target of a list-watch of its type. */
-export function sourceSink(cache: SourceCache): ViewSink<SourceView> {
-  return {
-    replace: (views) => {
-      cache.replace(views);
-    },
-    upsert: (view) => {
-      cache.upsert(view);
-    },
-    remove: (view) => {
-      cache.remove(view.ref.namespace, view.ref.name);
-    },
-    seedNamespace: (namespace, views) => {
-      cache.seedNamespace(namespace, views);
-    },
-  };
 }
 
 export interface SourceCachesDeps {

@@ -186,7 +186,7 @@ export class SpcDesiredState {
       return;
     }
     const slash = classKey.indexOf('/');
-    this.#deps.cache.remove(classKey.slice(0, slash), classKey.slice(slash + 1));
+    this.#deps.cache.removeNamed(classKey.slice(0, slash), classKey.slice(slash + 1));
   }
 
   #seedWhenListed(): void {

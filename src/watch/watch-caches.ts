@@ -31,7 +31,10 @@ export interface WatchHandler {
   onPolicyEvent(event: PolicyEvent): void;
 }
 
-/** The fan-out to every subscribed handler, in subscription order. */
+/**
+ * The fan-out to every subscribed handler, in subscription order. Its members are bound, so the
+ * caches take them as their `notify` as they are.
+ */
 export class WatchSubscribers implements WatchHandler {
   readonly #handlers: WatchHandler[] = [];
 
@@ -39,13 +42,13 @@ export class WatchSubscribers implements WatchHandler {
     this.#handlers.push(handler);
   }
 
-  onSourceEvent(event: SourceCacheEvent): void {
+  readonly onSourceEvent = (event: SourceCacheEvent): void => {
     for (const handler of this.#handlers) handler.onSourceEvent(event);
-  }
+  };
 
-  onWorkloadEvent(event: WorkloadStoreEvent): void {
+  readonly onWorkloadEvent = (event: WorkloadStoreEvent): void => {
     for (const handler of this.#handlers) handler.onWorkloadEvent(event);
-  }
+  };
 
   onNamespaceEntered(namespace: string): void {
     for (const handler of this.#handlers) handler.onNamespaceEntered(namespace);
@@ -63,9 +66,9 @@ export class WatchSubscribers implements WatchHandler {
     for (const handler of this.#handlers) handler.onKindWatched(kind);
   }
 
-  onPolicyEvent(event: PolicyEvent): void {
+  readonly onPolicyEvent = (event: PolicyEvent): void => {
     for (const handler of this.#handlers) handler.onPolicyEvent(event);
-  }
+  };
 }
 
 export interface WatchCaches {
@@ -93,37 +96,24 @@ export interface WatchCachesOptions {
   readonly reloadPolicies?: boolean | undefined;
 }
 
-/** A source cache of `type` whose events reach the subscribers. */
-export function subscribedSourceCache(
-  type: SourceType,
-  clock: Pick<Clock, 'now'>,
-  subscribers: WatchHandler,
-): SourceCache {
-  return new SourceCache({
-    type,
-    clock,
-    notify: (event) => {
-      subscribers.onSourceEvent(event);
-    },
-  });
-}
-
 export function createWatchCaches(
   options: WatchCachesOptions,
-  subscribers: WatchHandler,
+  subscribers: WatchSubscribers,
 ): WatchCaches {
   const byType: Partial<Record<SourceType, SourceCache>> = {};
   for (const type of options.sourceTypes) {
-    byType[type] = subscribedSourceCache(type, options.clock, subscribers);
+    byType[type] = new SourceCache({
+      type,
+      clock: options.clock,
+      notify: subscribers.onSourceEvent,
+    });
   }
   const store = new WorkloadStore({
     clock: options.clock,
     timers: options.timers,
     keys: options.keys,
     writeBasis: options.writeBasis,
-    notify: (event) => {
-      subscribers.onWorkloadEvent(event);
-    },
+    notify: subscribers.onWorkloadEvent,
   });
   const policies =
     options.reloadPolicies === true
@@ -147,9 +137,7 @@ export function createWatchCaches(
               ...options.sourceTypes.map((type) => byType[type]?.membershipVersion(namespace)),
               byType.SECRETPROVIDERCLASS?.membershipVersion(namespace) ?? 'no-csi',
             ].join('.'),
-          notify: (event) => {
-            subscribers.onPolicyEvent(event);
-          },
+          notify: subscribers.onPolicyEvent,
         })
       : undefined;
   return {

@@ -19,12 +19,11 @@ import type { ApiServerStatus, WatchState } from '../http/readiness.ts';
 import { type ResourceWatch, WatchFactory } from './kube-watches.ts';
 import { namespaceSink } from './namespace-filter.ts';
 import { OptionalApis, type OptionalApi } from './optional-apis.ts';
-import { sourceSink } from './source-cache.ts';
 import { PolicyRelevance } from './policy-relevance.ts';
+import { SourceCache } from './source-cache.ts';
 import { SpcDesiredState, podStatusSink, providerClassSink } from './spc-desired-state.ts';
 import {
   createWatchCaches,
-  subscribedSourceCache,
   type WatchCaches,
   type WatchHandler,
   WatchSubscribers,
@@ -160,7 +159,7 @@ export class WatchServer {
       const cache = caches.byType[SOURCE_RESOURCES[resource]];
       if (cache) {
         const targets = sourceWatchTargets(options, resource);
-        this.#watches.push(...factory.sources(resource, targets, sourceSink(cache)));
+        this.#watches.push(...factory.sources(resource, targets, cache));
       }
     }
     const discovered = await this.#startupDiscovery(running.apis);
@@ -297,11 +296,11 @@ export class WatchServer {
   /** SPCPS and SecretProviderClass watches feeding the §4.4 aggregator and its source cache. */
   #csiWatches(factory: WatchFactory): ResourceWatch[] {
     const { deps, caches, subscribers } = this.#parts;
-    const cache = subscribedSourceCache(
-      'SECRETPROVIDERCLASS',
-      { now: () => deps.timers.now() },
-      subscribers,
-    );
+    const cache = new SourceCache({
+      type: 'SECRETPROVIDERCLASS',
+      clock: { now: () => deps.timers.now() },
+      notify: subscribers.onSourceEvent,
+    });
     caches.byType.SECRETPROVIDERCLASS = cache;
     const state = new SpcDesiredState({ cache });
     const targets = sourceWatchTargets({ ...deps.options, includeHelmSecrets: true }, 'configmaps');
