@@ -4,18 +4,13 @@
  * lead. Stop reverses it within the drain deadline. The route of a change: docs/architecture.md.
  */
 import { Registry } from 'prom-client';
-import type { App, AppDeps } from './app/app-types.ts';
-import {
-  type LeaderTermContext,
-  replayRecreations,
-  recreationJournal,
-  writeMetaInfo,
-} from './app/leader-term.ts';
+import type { App, AppDeps, Runtime } from './app/app-types.ts';
+import { replayRecreations, recreationJournal, writeMetaInfo } from './app/leader-term.ts';
 import { createAlerts, createEventNotifications, createWebhookMode } from './app/notifications.ts';
 import { createElector } from './app/election.ts';
-import { createHttpServers, type HttpServers } from './app/http-servers.ts';
+import { controllerExplainPorts, createHttpServers } from './app/http-servers.ts';
 import { loadKubeConfig } from './app/kube-config.ts';
-import { createPipeline, reconcileOptionsOf, type Pipeline } from './app/pipeline.ts';
+import { createPipeline, reconcileOptionsOf } from './app/pipeline.ts';
 import { drainAndRelease } from './app/shutdown.ts';
 import type { Options } from './config/parse-options.ts';
 import { WriteLedger } from './controller/write-ledger.ts';
@@ -25,31 +20,13 @@ import { WorkloadClient } from './kube/workload-client.ts';
 import { KubeSnapshotClient } from './kube/snapshot-client.ts';
 import { KubeWorkloadWriter } from './kube/workload-writer.ts';
 import { projectionSettings } from './kube/projections.ts';
-import type { LeaderElector } from './leader/leader-elector.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { PeriodicResync } from './queue/resync.ts';
 import { yieldToEventLoop } from './time/event-loop.ts';
 import { SYSTEM_TIMERS } from './time/timers.ts';
 import { markMaxAgeMs } from './watch/marks.ts';
-import { createWatchServer, type WatchServer } from './watch/watch-server.ts';
-import { queueStateOf } from './explain/controller-explain.ts';
-
-/** Everything one start() constructs, in the order it is started. */
-interface Runtime {
-  readonly health: HttpServers['health'];
-  readonly profiling: HttpServers['profiling'];
-  readonly probes: HttpServers['probes'];
-  readonly watch: WatchServer;
-  readonly gate: LeadershipGate;
-  readonly elector: LeaderElector | undefined;
-  readonly pipeline: Pipeline;
-  readonly resync: PeriodicResync;
-  /** What the notifications and the leadership term need. */
-  readonly context: LeaderTermContext;
-  /** Alerts and the webhook mode, stopped after the drain. */
-  readonly senders: readonly { stop(): Promise<void> | void }[];
-}
+import { createWatchServer } from './watch/watch-server.ts';
 
 class KreloadApp implements App {
   readonly #options: Options;
@@ -177,20 +154,7 @@ class KreloadApp implements App {
       registry,
       logger,
       readiness: { watch, election: elector, shuttingDown: () => gate.shuttingDown },
-      explain: {
-        options,
-        sources: watch.caches.sources,
-        workloads: watch.caches.store,
-        namespaceSelected: (namespace) => watch.caches.namespaces.isSelected(namespace),
-        marks: pipeline.marks,
-        policies: watch.caches.policies,
-        recreationPendingSince: (key) => pipeline.reconciler.recreationPendingSince(key),
-        queue: (key) => queueStateOf(pipeline.queue, key),
-        rollout: (key) => pipeline.rollouts.lastRollout(key),
-        leading: () => gate.leading,
-        now: () => SYSTEM_TIMERS.now(),
-        pod: options.podName,
-      },
+      explain: controllerExplainPorts({ options, watch, pipeline, gate }),
     });
     const resync = new PeriodicResync({
       periodMs: options.resyncPeriod,
@@ -207,12 +171,16 @@ class KreloadApp implements App {
   /** Acquiring leadership, or starting without HA: reconcile every workload at once (§5.2). */
   #lead(runtime: Runtime): void {
     if (!runtime.gate.lead()) return;
-    const { queue, router } = runtime.pipeline;
-    queue.start();
-    router.triggerAll(runtime.watch.caches.store.keys());
+    runtime.pipeline.queue.start();
+    this.#reconcileAll(runtime);
+    writeMetaInfo(runtime.context);
+  }
+
+  /** Every workload and every policy status again; Jobs deleted but not re-created replayed. */
+  #reconcileAll(runtime: Runtime): void {
+    runtime.pipeline.router.triggerAll(runtime.watch.caches.store.keys());
     runtime.pipeline.policyStatus?.refreshAll();
     replayRecreations(runtime.context, runtime.pipeline);
-    writeMetaInfo(runtime.context);
   }
 
   /** Every workload again (§5.2); Jobs deleted but not re-created are replayed from the journal. */
@@ -220,9 +188,7 @@ class KreloadApp implements App {
     const runtime = this.#runtime;
     if (!runtime || runtime.gate.shuttingDown) return;
     runtime.pipeline.marks.expire(Date.now(), markMaxAgeMs(this.#options.syncMaxDelay));
-    runtime.pipeline.router.triggerAll(runtime.watch.caches.store.keys());
-    runtime.pipeline.policyStatus?.refreshAll();
-    replayRecreations(runtime.context, runtime.pipeline);
+    this.#reconcileAll(runtime);
     runtime.watch.recheckAbsentApis();
   }
 }

@@ -1,6 +1,13 @@
 /** The contract between the process edge (src/cli/run.ts) and the composition root (src/app.ts). */
 import type { Options } from '../config/parse-options.ts';
+import type { LeaderElector } from '../leader/leader-elector.ts';
+import type { LeadershipGate } from '../leader/leadership-gate.ts';
 import type { Logger } from '../log/logger.ts';
+import type { PeriodicResync } from '../queue/resync.ts';
+import type { WatchServer } from '../watch/watch-server.ts';
+import type { HttpServers } from './http-servers.ts';
+import type { LeaderTermContext } from './leader-term.ts';
+import type { Pipeline } from './pipeline.ts';
 
 /** What app.ts receives besides the options. */
 export interface AppDeps {
@@ -18,3 +25,19 @@ export interface App {
 }
 
 export type CreateApp = (options: Options, deps: AppDeps) => App;
+
+/** Everything one start() constructs, in the order it is started. */
+export interface Runtime {
+  readonly health: HttpServers['health'];
+  readonly profiling: HttpServers['profiling'];
+  readonly probes: HttpServers['probes'];
+  readonly watch: WatchServer;
+  readonly gate: LeadershipGate;
+  readonly elector: LeaderElector | undefined;
+  readonly pipeline: Pipeline;
+  readonly resync: PeriodicResync;
+  /** What the notifications and the leadership term need. */
+  readonly context: LeaderTermContext;
+  /** Alerts and the webhook mode, stopped after the drain. */
+  readonly senders: readonly { stop(): Promise<void> | void }[];
+}

@@ -13,7 +13,10 @@ import { aggregateReadiness, type ReadinessSources } from '../http/readiness.ts'
 import type { Logger } from '../log/logger.ts';
 import { SYSTEM_CLOCK } from '../time/timers.ts';
 import type { ControllerExplainPorts } from '../explain/controller-explain.ts';
-import { explainFromController } from '../explain/controller-explain.ts';
+import { explainFromController, queueStateOf } from '../explain/controller-explain.ts';
+import type { LeadershipGate } from '../leader/leadership-gate.ts';
+import type { WatchServer } from '../watch/watch-server.ts';
+import type { Pipeline } from './pipeline.ts';
 import { debugExplainReply } from '../explain/debug-endpoint.ts';
 
 export interface HttpServers {
@@ -77,4 +80,28 @@ export function createHttpServers(parts: {
       })
     : undefined;
   return { health, probes, profiling };
+}
+
+/** `/debug/explain`'s view of the running controller: the caches, the queue and the leadership. */
+export function controllerExplainPorts(parts: {
+  readonly options: Options;
+  readonly watch: WatchServer;
+  readonly pipeline: Pipeline;
+  readonly gate: LeadershipGate;
+}): ControllerExplainPorts {
+  const { options, watch, pipeline, gate } = parts;
+  return {
+    options,
+    sources: watch.caches.sources,
+    workloads: watch.caches.store,
+    namespaceSelected: (namespace) => watch.caches.namespaces.isSelected(namespace),
+    marks: pipeline.marks,
+    policies: watch.caches.policies,
+    recreationPendingSince: (key) => pipeline.reconciler.recreationPendingSince(key),
+    queue: (key) => queueStateOf(pipeline.queue, key),
+    rollout: (key) => pipeline.rollouts.lastRollout(key),
+    leading: () => gate.leading,
+    now: () => SYSTEM_CLOCK.now(),
+    pod: options.podName,
+  };
 }
