@@ -59,13 +59,15 @@ export const FOLLOWER_FRESHNESS_MS = 15_000;
 
 /**
  * What a resource is for in deciding `permitted`: kreload can roll something only where it can
- * read a source kind and a workload kind. The Namespace watch of `--namespace-selector` is neither.
+ * read a source kind and a workload kind. Keyed by the rows' readiness keys: a kind row's `plural`,
+ * a source-type row's `watchResources`. The Namespace watch of `--namespace-selector` is neither.
  */
-function resourceRole(resource: string): 'source' | 'workload' | undefined {
-  if (WORKLOAD_KINDS.some((row) => row.plural === resource)) return 'workload';
-  if (SOURCE_TYPE_ROWS.some((row) => row.watchResources.includes(resource))) return 'source';
-  return undefined;
-}
+const RESOURCE_ROLES: ReadonlyMap<string, 'source' | 'workload'> = new Map([
+  ...WORKLOAD_KINDS.map((row) => [row.plural, 'workload'] as const),
+  ...SOURCE_TYPE_ROWS.flatMap((row) =>
+    row.watchResources.map((resource) => [resource, 'source'] as const),
+  ),
+]);
 
 /** The status of a kind from those of its watches, one per namespace (or one cluster-wide). */
 export function kindStatusOf(statuses: readonly WatchStatus[]): KindStatus {
@@ -100,7 +102,7 @@ function troubledNamespaces(
 function anyScopePermitted(watches: readonly WatchState[]): boolean {
   const roles = new Map<string, Set<string>>();
   for (const { namespace, resource, status } of watches) {
-    const role = resourceRole(resource);
+    const role = RESOURCE_ROLES.get(resource);
     if (status !== 'ok' || role === undefined) continue;
     const scope = namespace ?? '';
     roles.set(scope, new Set([...(roles.get(scope) ?? []), role]));

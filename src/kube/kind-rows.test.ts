@@ -9,6 +9,7 @@ import { IGNORABLE_WORKLOAD_TYPES } from '../config/options.ts';
 import type { WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
 import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { plannedKinds } from '../watch/watch-plan.ts';
+import { buildReadinessReport } from '../http/readiness.ts';
 import { apiVersionOf, resourcePath, workloadResource } from './resources.ts';
 import { projectWorkload } from './workload-projection.ts';
 
@@ -108,6 +109,22 @@ describe.each(WORKLOAD_KINDS.map((row) => [row.kind, row] as const))('kind row %
     expect([...optionOff.always, ...optionOff.ifServed].includes(row.kind)).toBe(
       row.enabledByOption === undefined,
     );
+  });
+
+  it('counts in /readyz under its plural, as a kind that can be rolled', () => {
+    const report = buildReadinessReport({
+      watches: [
+        { resource: 'configmaps', namespace: 'ns', status: 'ok' },
+        { resource: row.plural, namespace: 'ns', status: 'ok' },
+      ],
+      unwatched: {},
+      apiServer: 'ok',
+      leaderElection: 'disabled',
+      leaseReadAgoMs: undefined,
+      shuttingDown: false,
+    });
+    expect(report.checks.kinds[row.plural]).toBe('ok');
+    expect(report.checks.permitted).toBe(true);
   });
 });
 

@@ -43,7 +43,10 @@ interface KindRowFields {
   readonly version: string;
   /** `group/version`, or `version` for the core group. */
   readonly apiVersion: string;
-  /** Resource name: URL segment, RBAC resource and `resource_type` metric label (§13.2). */
+  /**
+   * Resource name: URL segment, RBAC resource (scripts/gen-chart-kinds.ts), `resource_type` metric
+   * label (§13.2) and the kind's key in `/readyz` `checks.kinds` (http/readiness.ts).
+   */
   readonly plural: string;
   /** kubectl's short names, which `kreload explain` accepts too. */
   readonly shortNames: readonly string[];
