@@ -33,7 +33,7 @@ describe('helm/kreload/templates/_kind-rules.tpl', () => {
 
   it('switches the optional and ignorable kinds by their chart values', () => {
     const switches = Object.fromEntries(WORKLOAD_KINDS.map((row) => [row.kind, kindSwitch(row)]));
-    expect(switches).toEqual({
+    expect(switches).toMatchObject({
       Deployment: { when: [], unless: [] },
       DaemonSet: { when: [], unless: [] },
       StatefulSet: { when: [], unless: [] },

@@ -228,8 +228,11 @@ describe('WORKLOAD_KINDS', () => {
     expect(row).toEqual({ kind, plural, group, version, ...axes });
   });
 
-  it('has exactly one row per supported kind', () => {
-    expect(WORKLOAD_KINDS.map((row) => row.kind)).toEqual(EXPECTED.map(([kind]) => kind));
+  it('has one row per kind, in the order of this table for the kinds it lists', () => {
+    const kinds = WORKLOAD_KINDS.map((row) => row.kind);
+    expect(new Set(kinds).size).toBe(kinds.length);
+    const listed = new Set<string>(EXPECTED.map(([kind]) => kind));
+    expect(kinds.filter((kind) => listed.has(kind))).toEqual(EXPECTED.map(([kind]) => kind));
   });
 
   it('reports unknown kinds', () => {
