@@ -5,6 +5,7 @@ import {
   type KubeConfig,
   type V1PolicyRule,
 } from '@kubernetes/client-node';
+import { chartKindRules } from '../../scripts/gen-chart-kinds.ts';
 import type { ClusterClient } from './cluster.ts';
 
 export const KRELOAD_NAMESPACE = 'kreload-system';
@@ -18,6 +19,29 @@ interface PermissionRow extends V1PolicyRule {
   readonly scope: 'cluster' | 'release-namespace';
   readonly neededFor: string;
 }
+
+/**
+ * The workload kinds' rules as the chart grants them with every kind switched on (generated from
+ * the kind table, scripts/gen-chart-kinds.ts); a rule another one covers is dropped.
+ */
+const KIND_PERMISSIONS: readonly PermissionRow[] = chartKindRules()
+  .filter(
+    (rule, index, all) =>
+      !all.some(
+        (other, otherIndex) =>
+          otherIndex !== index &&
+          other.apiGroup === rule.apiGroup &&
+          rule.resources.every((resource) => other.resources.includes(resource)) &&
+          rule.verbs.every((verb) => other.verbs.includes(verb)),
+      ),
+  )
+  .map((rule) => ({
+    scope: 'cluster',
+    apiGroups: [rule.apiGroup],
+    resources: [...rule.resources],
+    verbs: [...rule.verbs],
+    neededFor: `workload kinds: ${rule.resources.join(', ')}`,
+  }));
 
 /**
  * Spec §13.11 "Required permissions", one row per line of that table. A later issue replaces this
@@ -38,48 +62,7 @@ export const KRELOAD_PERMISSIONS: readonly PermissionRow[] = [
     verbs: ['get', 'list', 'watch'],
     neededFor: '--namespace-selector',
   },
-  {
-    scope: 'cluster',
-    apiGroups: ['apps'],
-    resources: ['deployments', 'daemonsets', 'statefulsets'],
-    verbs: ['get', 'list', 'watch', 'patch'],
-    neededFor: 'workloads',
-  },
-  {
-    scope: 'cluster',
-    apiGroups: ['batch'],
-    resources: ['cronjobs'],
-    verbs: ['get', 'list', 'watch', 'patch'],
-    neededFor: 'CronJobs (metadata state)',
-  },
-  {
-    scope: 'cluster',
-    apiGroups: ['batch'],
-    resources: ['jobs'],
-    verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'],
-    neededFor: 'Jobs, and Jobs created from CronJobs',
-  },
-  {
-    scope: 'cluster',
-    apiGroups: ['argoproj.io'],
-    resources: ['rollouts'],
-    verbs: ['get', 'list', 'watch', 'patch'],
-    neededFor: '--is-Argo-Rollouts',
-  },
-  {
-    scope: 'cluster',
-    apiGroups: ['apps.openshift.io'],
-    resources: ['deploymentconfigs'],
-    verbs: ['get', 'list', 'watch', 'patch'],
-    neededFor: 'OpenShift',
-  },
-  {
-    scope: 'cluster',
-    apiGroups: ['apps.openshift.io'],
-    resources: ['deploymentconfigs/instantiate'],
-    verbs: ['create'],
-    neededFor: 'OpenShift',
-  },
+  ...KIND_PERMISSIONS,
   {
     scope: 'cluster',
     apiGroups: ['secrets-store.csi.x-k8s.io'],
