@@ -4,6 +4,7 @@ import { ANNOTATION_ROWS } from '../src/core/annotations.ts';
 import { ANNOTATIONS_DOC_URL, overrideFlag, withKeysRead } from './gen-docs-annotations.ts';
 
 const page = readFileSync(ANNOTATIONS_DOC_URL, 'utf8');
+const contract = readFileSync(new URL('../docs/behavior.md', import.meta.url), 'utf8');
 
 describe('docs/annotations.md', () => {
   it('has the key table of src/core/annotations.ts (run `npm run docs:annotations`)', () => {
@@ -18,5 +19,15 @@ describe('docs/annotations.md', () => {
       const written = page.slice(page.indexOf('## Keys and fields kreload writes'));
       expect(written).toContain(`| \`${row.key}`);
     }
+  });
+});
+
+describe('docs/behavior.md §3.1', () => {
+  it.each(
+    ANNOTATION_ROWS.filter((row) => row.configured && row.setBy === 'user').map(
+      (row) => [row.key, row] as const,
+    ),
+  )('names the override flag of %s', (_, row) => {
+    expect(contract).toContain(`| \`${row.key}\` | ${overrideFlag(row)} |`);
   });
 });
