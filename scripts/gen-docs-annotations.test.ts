@@ -24,7 +24,7 @@ describe('docs/annotations.md', () => {
 
 describe('docs/behavior.md §3.1', () => {
   it.each(
-    ANNOTATION_ROWS.filter((row) => row.configured && row.setBy === 'user').map(
+    ANNOTATION_ROWS.filter((row) => row.option !== undefined && row.setBy === 'user').map(
       (row) => [row.key, row] as const,
     ),
   )('names the override flag of %s', (_, row) => {
