@@ -78,3 +78,21 @@ export function deliveryRetryDelay(failedAttempts: number): number {
   // Unjittered: the random source is never read.
   return backoffDelay(BACKOFF_POLICIES.delivery, failedAttempts - 1, () => 0.5);
 }
+
+/**
+ * Delay before the next attempt of a write that failed with `failure` after attempt `attempt`
+ * (from 1): a 403 is retried only while the API server comes back, so it waits as for a reconnect;
+ * otherwise the server's `Retry-After` on 429, else the write backoff (§10).
+ */
+export function writeAttemptDelay(
+  failure: { readonly status: number | undefined; readonly retryAfterMs: number | undefined },
+  attempt: number,
+  random: RandomSource,
+): number {
+  if (failure.status === 403) return backoffDelay(BACKOFF_POLICIES.watch, attempt - 1, random);
+  return writeRetryDelay({
+    retry: attempt - 1,
+    random,
+    retryAfterMs: failure.status === 429 ? failure.retryAfterMs : undefined,
+  });
+}

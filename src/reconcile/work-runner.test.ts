@@ -4,7 +4,7 @@ import type { WorkloadKey } from '../core/types.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import type { PendingEntry } from '../queue/debouncer.ts';
 import type { WorkContext } from '../queue/work-queue.ts';
-import type { Continuation, ReconcileResult } from './reconciler.ts';
+import type { Continuation, ReconcileResult } from './attempt.ts';
 import { aWorkload } from '../testing/builders.ts';
 import type { ReconcileResume } from './work-runner.ts';
 import { WorkRunner } from './work-runner.ts';

@@ -15,7 +15,7 @@ import type {
   ReconcileOutcome,
   ReconcileResult,
   ReconcileTrigger,
-} from './reconciler.ts';
+} from './attempt.ts';
 
 /** What the queue keeps between the attempts of one reconcile. */
 export interface ReconcileResume {
