@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import { parseWorkloadKey } from '../core/keys.ts';
 import type { WorkloadKey } from '../core/types.ts';
-import { queueRetryDelay, type RandomSource } from './backoff.ts';
+import { BACKOFF_POLICIES, queueRetryDelay, type RandomSource } from './backoff.ts';
 import {
   Debouncer,
   type ChangeRecord,
@@ -86,16 +86,10 @@ export interface WorkQueueDeps<R = never> {
   readonly handler: WorkHandler<R>;
   readonly timers: Timers;
   readonly random: RandomSource;
-  /** Runs per entry that end in `retry` before it is dropped; default {@link DEFAULT_MAX_ATTEMPTS}. */
+  /** Runs per entry that end in `retry` before it is dropped; default `BACKOFF_POLICIES.queue`'s. */
   readonly maxAttempts?: number | undefined;
   readonly observer?: WorkQueueObserver | undefined;
 }
-
-/**
- * 1 run + 9 retries: the backoff (1 s doubling) then spans about 8.5 minutes, just short of the
- * default 10-minute resync that re-evaluates every workload anyway.
- */
-export const DEFAULT_MAX_ATTEMPTS = 10;
 
 export interface TriggerOptions {
   readonly debounced: boolean;
@@ -502,7 +496,10 @@ export class WorkQueue<R = never> {
     result: 'retry' | RetryRequest<R>,
   ): void {
     const failures = record.failures + 1;
-    if (result === 'retry' && failures >= (this.#deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)) {
+    if (
+      result === 'retry' &&
+      failures >= (this.#deps.maxAttempts ?? BACKOFF_POLICIES.queue.maxAttempts)
+    ) {
       // Level-triggered: the next event or resync re-evaluates the workload (§8 item 6).
       this.#forgetAttempts(record);
       this.#deps.observer?.gaveUp?.(key, failures);

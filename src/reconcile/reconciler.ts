@@ -11,7 +11,7 @@ import type { ReloadListCache } from '../core/annotation-values.ts';
 import { ApiError } from '../core/api-error.ts';
 import type { SourceKey, WorkloadKey, WorkloadView } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
-import { WRITE_MAX_ATTEMPTS, writeAttemptDelay } from '../queue/backoff.ts';
+import { BACKOFF_POLICIES, writeAttemptDelay } from '../queue/backoff.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import type {
   Attempt,
@@ -129,7 +129,7 @@ export class Reconciler {
       observer,
       mayWrite,
       dryRun,
-      maxTries: WRITE_MAX_ATTEMPTS,
+      maxTries: BACKOFF_POLICIES.write.maxAttempts,
     });
     const adoption = snapshots
       ? [new SnapshotAdoption({ api: snapshots, observer, now, mayWrite, dryRun })]
@@ -354,7 +354,7 @@ export class Reconciler {
     attempt: number,
   ): ReconcileResult | undefined {
     if (error.status === 404) return this.#outcomes.gone(pass, attempt);
-    if (error.retryable && attempt < WRITE_MAX_ATTEMPTS) return undefined;
+    if (error.retryable && attempt < BACKOFF_POLICIES.write.maxAttempts) return undefined;
     const failure = { error, attempts: attempt, stage: 'write', recreationPending: false } as const;
     return this.#outcomes.failed(pass, target, failure, attempt);
   }
