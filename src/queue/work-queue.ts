@@ -16,9 +16,10 @@ import type { Timers } from '../time/timers.ts';
  * (a 429's `Retry-After`, the §10 write backoff, or at once after a 409). The queue waits; the
  * worker is free meanwhile. The handler bounds how often it asks; `maxAttempts` does not apply.
  */
-export interface RetryRequest<R> {
+interface Requeue<R> {
+  readonly kind: 'requeue';
   /** Run the key again after this long; 0: as soon as a worker is free. */
-  readonly retryInMs: number;
+  readonly afterMs: number;
   /** Ends the wait early when it settles: e.g. the watch delivered the version a 409 waits for. */
   readonly wakeEarly?: Promise<unknown> | undefined;
   /** What this run already did, handed to the next run as `context.resume`. */
@@ -26,19 +27,27 @@ export interface RetryRequest<R> {
 }
 
 /**
- * `done`: finished (whatever it wrote); `again`: finished, but triggers arrived that the run did not
- * plan for, so the key runs once more as a fresh entry; `retry`: failed in a way worth another
- * attempt later, with the queue's own backoff (§8 item 6); a RetryRequest: another attempt when
- * the handler says.
+ * How a run ended, as small as controller-runtime's result (docs/architecture.md, "Work queue"):
+ * - `done`: finished (whatever it wrote); with `rerun`, triggers arrived that the run did not plan
+ *   for, so the key runs once more as a fresh entry;
+ * - `requeue`: another attempt when the handler says, with its continuation;
+ * - `error`: failed. Retryable: another attempt on the queue's own backoff (§8 item 6), at most
+ *   `BACKOFF_POLICIES.queue.maxAttempts` runs; terminal: given up at once.
  */
-export type WorkResult<R = never> = 'done' | 'again' | 'retry' | RetryRequest<R>;
+export type WorkResult<R = never> =
+  | { readonly kind: 'done'; readonly rerun?: boolean | undefined }
+  | Requeue<R>
+  | { readonly kind: 'error'; readonly retryable: boolean };
+
+/** A run that did not finish: it is tried again, or given up. */
+type Failed<R> = Exclude<WorkResult<R>, { readonly kind: 'done' }>;
 
 export interface WorkContext<R = never> {
   /** 1 for the first run of an entry, 2 for its first retry, … */
   readonly attempt: number;
   /** Aborted when `drain` runs out of time; late writes are harmless (resourceVersion preconditions). */
   readonly signal: AbortSignal;
-  /** The `resume` of the RetryRequest that scheduled this run; undefined on a first run. */
+  /** The `resume` of the requeue that scheduled this run; undefined on a first run. */
   readonly resume?: R | undefined;
   /**
    * Triggers for the key arrived while its previous run was in flight or this retry waited: they
@@ -75,7 +84,7 @@ export interface WorkQueueObserver {
   ): void;
   /** The key failed `attempts` times in a row and was dropped; the next trigger starts afresh. */
   gaveUp?(key: WorkloadKey, attempts: number): void;
-  /** The handler threw (a bug: handlers report failure by returning `retry`). Counted as a failure. */
+  /** The handler threw (a bug: handlers report failure by returning an error). A retryable error. */
   handlerFailed?(key: WorkloadKey, error: unknown): void;
 }
 
@@ -86,7 +95,7 @@ export interface WorkQueueDeps<R = never> {
   readonly handler: WorkHandler<R>;
   readonly timers: Timers;
   readonly random: RandomSource;
-  /** Runs per entry that end in `retry` before it is dropped; default `BACKOFF_POLICIES.queue`'s. */
+  /** Runs per entry ending in a retryable error before it is dropped; default `BACKOFF_POLICIES.queue`'s. */
   readonly maxAttempts?: number | undefined;
   readonly observer?: WorkQueueObserver | undefined;
 }
@@ -162,7 +171,7 @@ interface Waiter {
  * The single work queue of §8. Keys are debounced per workload, handed to at most `concurrency`
  * workers in `dueAt` order, never run by two workers at once, and retried with per-key backoff.
  * It owns every wait between attempts (docs/adr/0023): a handler never sleeps, it returns a
- * RetryRequest and the worker takes the next key. p-queue alone bounds the concurrency: each of its
+ * requeue and the worker takes the next key. p-queue alone bounds the concurrency: each of its
  * tasks takes the best due key when a worker starts it, so the choice is made as late as possible.
  */
 export class WorkQueue<R = never> {
@@ -446,7 +455,7 @@ export class WorkQueue<R = never> {
 
   async #run(job: Job<R>): Promise<void> {
     const { key, flight } = job;
-    let result: WorkResult<R> = 'retry';
+    let result: WorkResult<R> = { kind: 'error', retryable: true };
     try {
       result = await this.#deps.handler(key, job.entry, {
         attempt: job.attempt,
@@ -464,9 +473,9 @@ export class WorkQueue<R = never> {
     record.flight = undefined;
     this.#inFlightCount -= 1;
     const live = this.#state === 'running' && !flight.discarded;
-    if (result === 'done' || result === 'again') {
+    if (result.kind === 'done') {
       this.#forgetAttempts(record);
-      if (result === 'again' && live) this.#again(key);
+      if (result.rerun === true && live) this.#again(key);
       this.#pending.release(key);
     } else if (live) {
       this.#retryLater(key, record, job.entry, result);
@@ -493,13 +502,10 @@ export class WorkQueue<R = never> {
     key: WorkloadKey,
     record: KeyRecord<R>,
     entry: PendingEntry,
-    result: 'retry' | RetryRequest<R>,
+    result: Failed<R>,
   ): void {
     const failures = record.failures + 1;
-    if (
-      result === 'retry' &&
-      failures >= (this.#deps.maxAttempts ?? BACKOFF_POLICIES.queue.maxAttempts)
-    ) {
+    if (result.kind === 'error' && !this.#mayRetry(result.retryable, failures)) {
       // Level-triggered: the next event or resync re-evaluates the workload (§8 item 6).
       this.#forgetAttempts(record);
       this.#deps.observer?.gaveUp?.(key, failures);
@@ -514,19 +520,26 @@ export class WorkQueue<R = never> {
     }
     this.#deps.observer?.retryScheduled?.(key, {
       attempt: failures + 1,
-      delayMs: request.retryInMs,
+      delayMs: request.afterMs,
     });
     this.#waitForRetry(key, record, request);
   }
 
-  /** A plain `retry` backs off per key (§8 item 6); a request brings its own delay. */
-  #requestOf(result: 'retry' | RetryRequest<R>, failures: number): RetryRequest<R> {
-    if (result === 'retry') return { retryInMs: queueRetryDelay(failures - 1, this.#deps.random) };
-    return { ...result, retryInMs: Math.max(0, result.retryInMs) };
+  /** A retryable error within the queue's budget (§8 item 6). */
+  #mayRetry(retryable: boolean, failures: number): boolean {
+    return retryable && failures < (this.#deps.maxAttempts ?? BACKOFF_POLICIES.queue.maxAttempts);
   }
 
-  /** Holds the key until `retryInMs` have passed or `wakeEarly` settles, whichever comes first. */
-  #waitForRetry(key: WorkloadKey, record: KeyRecord<R>, request: RetryRequest<R>): void {
+  /** An error backs off per key (§8 item 6); a requeue brings its own delay. */
+  #requestOf(result: Failed<R>, failures: number): Requeue<R> {
+    if (result.kind === 'error') {
+      return { kind: 'requeue', afterMs: queueRetryDelay(failures - 1, this.#deps.random) };
+    }
+    return { ...result, afterMs: Math.max(0, result.afterMs) };
+  }
+
+  /** Holds the key until `afterMs` have passed or `wakeEarly` settles, whichever comes first. */
+  #waitForRetry(key: WorkloadKey, record: KeyRecord<R>, request: Requeue<R>): void {
     const release = (): void => {
       // A wait that was cancelled, or already ended by the other of its two triggers, is over.
       if (this.#records.get(key)?.cancelRetry !== cancel) return;
@@ -536,7 +549,7 @@ export class WorkQueue<R = never> {
       this.#pending.release(key);
       this.#pump();
     };
-    const cancelTimer = this.#deps.timers.schedule(request.retryInMs, release);
+    const cancelTimer = this.#deps.timers.schedule(request.afterMs, release);
     const cancel = (): void => {
       cancelTimer();
     };
