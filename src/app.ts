@@ -18,7 +18,6 @@ import { createKubeTransport } from './kube/transport.ts';
 import { PolicyStatusClient } from './kube/policy-status-client.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
 import { KubeSnapshotClient } from './kube/snapshot-client.ts';
-import { KubeWorkloadWriter } from './kube/workload-writer.ts';
 import { projectionSettings } from './kube/projections.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
 import { createMetrics } from './metrics/metrics.ts';
@@ -124,10 +123,7 @@ class KreloadApp implements App {
     const pipeline = createPipeline({
       watch,
       writes,
-      writer: new KubeWorkloadWriter({
-        client: new WorkloadClient({ transport }),
-        projection: projectionSettings(options),
-      }),
+      writer: new WorkloadClient({ transport, projection: projectionSettings(options) }),
       reconcile: reconcileOptionsOf(options),
       concurrency: options.workerThreads,
       debounce: { syncDelayMs: options.syncDelay, syncMaxDelayMs: options.syncMaxDelay },

@@ -123,7 +123,7 @@ describe('drainAndRelease (§13.5, ADR 0018)', () => {
   });
 
   it('gives up on a Lease release PUT that never answers after its deadline, and stops renewing', async () => {
-    const queue = aQueue(() => Promise.resolve('done' as const));
+    const queue = aQueue(() => Promise.resolve({ kind: 'done' } as const));
     const store = new HangingLeaseStore();
     const elector = await aLeader(store);
     store.hang = true;
@@ -145,7 +145,7 @@ describe('drainAndRelease (§13.5, ADR 0018)', () => {
   });
 
   it('releases at once when nothing is in flight and the API answers', async () => {
-    const queue = aQueue(() => Promise.resolve('done' as const));
+    const queue = aQueue(() => Promise.resolve({ kind: 'done' } as const));
     const elector = await aLeader(new HangingLeaseStore());
     const logger = recordingLogger();
     const stop = timed(drainAndRelease({ queue, elector, logger }));

@@ -10,8 +10,10 @@ import type {
   SourceKey,
   SourceRef,
   SourceType,
+  WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
+import type { EventContent } from '../events/event-messages.ts';
 import {
   dryRunReloadEvent,
   envVarCollisionEvent,
@@ -50,6 +52,11 @@ export interface ReconcileReporterDeps {
 }
 
 const DEFAULT_MAX_REMEMBERED = 10_000;
+
+/** The log fields that name a workload. */
+function workloadFields(ref: WorkloadRef): Record<string, string> {
+  return { namespace: ref.namespace, kind: ref.kind, workload: ref.name };
+}
 
 function changedSources(plan: ReconcilePlan): AlertSource[] {
   return plan.rolling.flatMap((key) => {
@@ -209,12 +216,8 @@ export class ReconcileReporter implements ReconcileObserver {
     const signature = `dry-run\0${workloadKey(view.ref)}\0${JSON.stringify([...hashes])}`;
     this.#once(signature, () => {
       const content = dryRunReloadEvent({ workload: view.ref, hashes });
-      this.#deps.logger.info(content.message, {
-        namespace: view.ref.namespace,
-        kind: view.ref.kind,
-        workload: view.ref.name,
-      });
-      this.#deps.events.record({ object: workloadObjectRef(view.ref, view.uid), ...content });
+      this.#deps.logger.info(content.message, workloadFields(view.ref));
+      this.#recordOn(view, content);
       for (const key of hashes.keys()) {
         const parsed = parseSourceKey(key);
         if (!parsed) continue;
@@ -280,15 +283,9 @@ export class ReconcileReporter implements ReconcileObserver {
   #workloadProblem(view: WorkloadView, problem: AnnotationProblem): void {
     const id = `${workloadKey(view.ref)}\0${problem.key}\0${problem.value}`;
     this.#once(id, () => {
-      this.#deps.logger.warn(`${problem.key}: ${problem.problem}; ${problem.consequence}`, {
-        namespace: view.ref.namespace,
-        kind: view.ref.kind,
-        workload: view.ref.name,
-      });
-      this.#deps.events.record({
-        object: workloadObjectRef(view.ref, view.uid),
-        ...invalidAnnotationEvent(problem),
-      });
+      const message = `${problem.key}: ${problem.problem}; ${problem.consequence}`;
+      this.#deps.logger.warn(message, workloadFields(view.ref));
+      this.#recordOn(view, invalidAnnotationEvent(problem));
     });
   }
 
@@ -321,14 +318,15 @@ export class ReconcileReporter implements ReconcileObserver {
       const id = `collision\0${workloadKey(view.ref)}\0${collision.envVar}\0${collision.keys.join(',')}`;
       this.#once(id, () => {
         const content = envVarCollisionEvent({ envVar: collision.envVar, sources: collision.keys });
-        this.#deps.logger.warn(content.message, {
-          namespace: view.ref.namespace,
-          kind: view.ref.kind,
-          workload: view.ref.name,
-        });
-        this.#deps.events.record({ object: workloadObjectRef(view.ref, view.uid), ...content });
+        this.#deps.logger.warn(content.message, workloadFields(view.ref));
+        this.#recordOn(view, content);
       });
     }
+  }
+
+  /** An Event on the workload itself. */
+  #recordOn(view: WorkloadView, content: EventContent): void {
+    this.#deps.events.record({ object: workloadObjectRef(view.ref, view.uid), ...content });
   }
 
   #once(id: string, report: () => void): void {

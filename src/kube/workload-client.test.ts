@@ -3,7 +3,9 @@ import type { WorkloadKind, WorkloadRef } from '../core/types.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
 import type { TestApiServer } from '../testing/test-api-server.ts';
 import { createKubeTransport } from './transport.ts';
-import type { WorkloadPatch } from './workload-client.ts';
+import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
+import { kindRow } from '../rollout/kinds.ts';
+import type { Patch } from '../rollout/patch.ts';
 import { WorkloadClient } from './workload-client.ts';
 
 let server: TestApiServer;
@@ -18,6 +20,7 @@ beforeEach(async () => {
   });
   client = new WorkloadClient({
     transport: createKubeTransport({ kubeConfig: server.kubeConfig() }),
+    projection: { keys: DEFAULT_ANNOTATION_KEYS, keepLabels: false },
   });
 });
 afterEach(async () => {
@@ -38,7 +41,7 @@ const PATHS: readonly [WorkloadKind, string][] = [
   ['DeploymentConfig', '/apis/apps.openshift.io/v1/namespaces/ns/deploymentconfigs/w'],
 ];
 
-const PATCHES: readonly [WorkloadPatch, string][] = [
+const PATCHES: readonly [Patch, string][] = [
   [
     { type: 'strategic', body: { metadata: { resourceVersion: '7' } } },
     'application/strategic-merge-patch+json',
@@ -47,21 +50,11 @@ const PATCHES: readonly [WorkloadPatch, string][] = [
     { type: 'merge', body: { spec: { restartAt: '2026-01-02T03:04:05Z' } } },
     'application/merge-patch+json',
   ],
-  [
-    {
-      type: 'json',
-      body: [
-        { op: 'test', path: '/spec/template/spec/containers/0/name', value: 'app' },
-        { op: 'add', path: '/metadata/annotations/kreload.io~1source-hashes', value: '{}' },
-      ],
-    },
-    'application/json-patch+json',
-  ],
 ];
 
 describe('WorkloadClient', () => {
   it.each(PATHS)('GET %s → %s, the object as served', async (kind, path) => {
-    const answer = await client.get(ref(kind));
+    const answer = await client.getObject(ref(kind));
     expect(answer).toEqual({ kind: 'Echo', metadata: { name: 'answer', resourceVersion: '8' } });
     expect(server.requests).toMatchObject([{ method: 'GET', path, body: '' }]);
     expect([...(server.requests[0]?.query ?? [])]).toEqual([]);
@@ -95,8 +88,8 @@ describe('WorkloadClient', () => {
       },
       spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
     };
-    const created = await client.create('Job', 'ns', job);
-    expect(created.kind).toBe('Echo');
+    const created = await client.create(kindRow('Job'), 'ns', job);
+    expect(created).toEqual({ name: 'answer', uid: '' });
     const [request] = server.requests;
     expect(request).toMatchObject({ method: 'POST', path: '/apis/batch/v1/namespaces/ns/jobs' });
     expect(request?.headers['content-type']).toBe('application/json');
@@ -129,7 +122,7 @@ describe('WorkloadClient', () => {
       latest: true,
       force: true,
     };
-    await client.createSubresource(ref('DeploymentConfig', 'dc'), 'instantiate', request);
+    await client.instantiate(ref('DeploymentConfig', 'dc'), request);
     expect(server.requests[0]).toMatchObject({
       method: 'POST',
       path: '/apis/apps.openshift.io/v1/namespaces/ns/deploymentconfigs/dc/instantiate',
@@ -158,7 +151,7 @@ describe('WorkloadClient', () => {
   });
 
   it('encodes names in the path', async () => {
-    await client.get({ kind: 'Deployment', namespace: 'ns', name: 'a b' });
+    await client.getObject({ kind: 'Deployment', namespace: 'ns', name: 'a b' });
     expect(server.requests[0]?.path).toBe('/apis/apps/v1/namespaces/ns/deployments/a%20b');
   });
 });

@@ -1,45 +1,42 @@
 /**
- * Workload writes and reads (§10): PATCH with the patch type's Content-Type, POST and DELETE, all
- * with `fieldManager=kreload` where the API has one (DELETE has none). Raw JSON through the
- * transport, so a GET returns the object exactly as served (a Job recreated from it loses no
- * field client-node's models do not know) and custom resources need no special path.
- * Every method rejects with `ApiError`.
+ * The reconciler's `WorkloadWriter` port (reconcile/ports.ts, §10): PATCH with the patch type's
+ * Content-Type, POST and DELETE, all with `fieldManager=kreload` where the API has one (DELETE has
+ * none). Raw JSON through the transport, so a GET returns the object exactly as served (a Job
+ * recreated from it loses no field client-node's models do not know) and custom resources need no
+ * special path. Every method rejects with the transport's `ApiError`; a GET of a missing workload
+ * is undefined, and a fresh GET can come back projected to a view.
  */
 import { PatchStrategy } from './client-node.ts';
-import type { WorkloadKind, WorkloadRef } from '../core/types.ts';
+import type { WorkloadKind, WorkloadRef, WorkloadView } from '../core/types.ts';
 import { ApiError } from '../core/api-error.ts';
-import type { JsonObject, JsonValue } from '../core/json.ts';
-import { isJsonObject } from '../core/json.ts';
+import type { JsonObject } from '../core/json.ts';
+import { isJsonObject, numberAt, stringAt } from '../core/json.ts';
+import type {
+  CreatedObject,
+  DeletePreconditions,
+  PatchResult,
+  WorkloadWriter,
+} from '../reconcile/ports.ts';
+import type { PatchType, WorkloadKindRow } from '../rollout/kinds.ts';
+import type { Patch } from '../rollout/patch.ts';
+import type { ProjectionSettings } from './projections.ts';
 import { resourcePath, workloadResource } from './resources.ts';
 import type { ResourceLocation } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
+import { projectWorkload } from './workload-projection.ts';
 
 export const FIELD_MANAGER = 'kreload';
-
-/** A superset of rollout/'s patch types: the client can send any of the three (§10). */
-export type PatchType = 'strategic' | 'merge' | 'json';
 
 const CONTENT_TYPES: Readonly<Record<PatchType, string>> = {
   strategic: PatchStrategy.StrategicMergePatch,
   merge: PatchStrategy.MergePatch,
-  json: PatchStrategy.JsonPatch,
 };
-
-export interface WorkloadPatch {
-  readonly type: PatchType;
-  /** An object for strategic and merge patches, an operation list for JSON patches. */
-  readonly body: JsonObject | readonly JsonValue[];
-}
-
-/** `DeleteOptions.preconditions`: delete exactly the object that was read (§7.4). */
-export interface DeletePreconditions {
-  readonly uid: string;
-  readonly resourceVersion: string;
-}
 
 export interface WorkloadClientDeps {
   readonly transport: KubeTransport;
+  /** The watches' settings: a view fetched after a conflict must equal the watched one. */
+  readonly projection: ProjectionSettings;
 }
 
 function asObject(value: unknown, what: string): JsonObject {
@@ -47,49 +44,66 @@ function asObject(value: unknown, what: string): JsonObject {
   throw new ApiError(`unexpected answer to ${what}: not a JSON object`, { retryable: false });
 }
 
-export class WorkloadClient {
-  readonly #transport: KubeTransport;
+export class WorkloadClient implements WorkloadWriter {
+  readonly #deps: WorkloadClientDeps;
 
   constructor(deps: WorkloadClientDeps) {
-    this.#transport = deps.transport;
+    this.#deps = deps;
   }
 
-  /** The full object as served. */
-  async get(ref: WorkloadRef): Promise<JsonObject> {
-    const answer = await this.#transport.request({
-      method: HttpMethod.GET,
-      path: pathOf(ref.kind, ref),
-    });
-    return asObject(answer, `GET ${ref.kind}`);
-  }
-
-  /** @returns the patched object. */
-  async patch(ref: WorkloadRef, patch: WorkloadPatch): Promise<JsonObject> {
-    const answer = await this.#transport.request({
+  async patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
+    const answer = await this.#deps.transport.request({
       method: HttpMethod.PATCH,
       path: pathOf(ref.kind, ref),
       query: { fieldManager: FIELD_MANAGER },
       body: patch.body,
       contentType: CONTENT_TYPES[patch.type],
     });
-    return asObject(answer, `PATCH ${ref.kind}`);
+    const patched = asObject(answer, `PATCH ${ref.kind}`);
+    return { generation: numberAt(patched, ['metadata', 'generation']) };
   }
 
-  /** Creates an object of `kind` (a Job from a CronJob, a recreated Job); @returns it as created. */
-  async create(kind: WorkloadKind, namespace: string, body: JsonObject): Promise<JsonObject> {
-    const answer = await this.#transport.request({
+  /** Undefined when the workload is gone (404) or the answer is not a workload. */
+  async get(ref: WorkloadRef): Promise<WorkloadView | undefined> {
+    const object = await this.getObject(ref);
+    return object === undefined
+      ? undefined
+      : projectWorkload(ref.kind, object, this.#deps.projection);
+  }
+
+  /** The full object as served; undefined on 404. */
+  async getObject(ref: WorkloadRef): Promise<JsonObject | undefined> {
+    try {
+      const answer = await this.#deps.transport.request({
+        method: HttpMethod.GET,
+        path: pathOf(ref.kind, ref),
+      });
+      return asObject(answer, `GET ${ref.kind}`);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** Creates an object of `row` (a Job from a CronJob, a recreated Job). */
+  async create(row: WorkloadKindRow, namespace: string, body: JsonObject): Promise<CreatedObject> {
+    const answer = await this.#deps.transport.request({
       method: HttpMethod.POST,
-      path: pathOf(kind, { namespace }),
+      path: pathOf(row.kind, { namespace }),
       query: { fieldManager: FIELD_MANAGER },
       body,
       contentType: 'application/json',
     });
-    return asObject(answer, `POST ${kind}`);
+    const created = asObject(answer, `POST ${row.kind}`);
+    return {
+      name: stringAt(created, ['metadata', 'name']) ?? '',
+      uid: stringAt(created, ['metadata', 'uid']) ?? '',
+    };
   }
 
   /** Deletes in the background (the old pods go away on their own), only if still the same object. */
   async delete(ref: WorkloadRef, preconditions: DeletePreconditions): Promise<void> {
-    await this.#transport.request({
+    await this.#deps.transport.request({
       method: HttpMethod.DELETE,
       path: pathOf(ref.kind, ref),
       body: {
@@ -102,15 +116,11 @@ export class WorkloadClient {
     });
   }
 
-  /** POST to a subresource, e.g. `deploymentconfigs/<name>/instantiate` (§7.6). */
-  async createSubresource(
-    ref: WorkloadRef,
-    subresource: string,
-    body: JsonObject,
-  ): Promise<unknown> {
-    return this.#transport.request({
+  /** POST `deploymentconfigs/<name>/instantiate` (§7.6). */
+  async instantiate(ref: WorkloadRef, body: JsonObject): Promise<void> {
+    await this.#deps.transport.request({
       method: HttpMethod.POST,
-      path: pathOf(ref.kind, { ...ref, subresource }),
+      path: pathOf(ref.kind, { ...ref, subresource: 'instantiate' }),
       query: { fieldManager: FIELD_MANAGER },
       body,
       contentType: 'application/json',

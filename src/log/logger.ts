@@ -22,6 +22,33 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
+/** The five level methods, each a `log` at its level: what every Logger shares. */
+export abstract class LevelledLogger implements Logger {
+  trace(message: string, fields?: LogFields): void {
+    this.log('trace', message, fields);
+  }
+
+  debug(message: string, fields?: LogFields): void {
+    this.log('debug', message, fields);
+  }
+
+  info(message: string, fields?: LogFields): void {
+    this.log('info', message, fields);
+  }
+
+  warn(message: string, fields?: LogFields): void {
+    this.log('warn', message, fields);
+  }
+
+  error(message: string, fields?: LogFields): void {
+    this.log('error', message, fields);
+  }
+
+  abstract log(level: LogLevel, message: string, fields?: LogFields): void;
+  abstract isLevelEnabled(level: LogLevel): boolean;
+  abstract child(fields: LogFields): Logger;
+}
+
 export interface RootLogger extends Logger {
   /** Flushes and closes the output; call once, before the process exits. */
   close(): Promise<void>;
@@ -74,7 +101,7 @@ function renderFormat(format: LogFormat): winston.Logform.Format {
   })();
 }
 
-class WinstonLogger implements Logger {
+class WinstonLogger extends LevelledLogger {
   readonly #deps: {
     readonly winston: winston.Logger;
     readonly now: () => Date;
@@ -86,27 +113,8 @@ class WinstonLogger implements Logger {
     readonly now: () => Date;
     readonly fields: LogFields;
   }) {
+    super();
     this.#deps = deps;
-  }
-
-  trace(message: string, fields?: LogFields): void {
-    this.log('trace', message, fields);
-  }
-
-  debug(message: string, fields?: LogFields): void {
-    this.log('debug', message, fields);
-  }
-
-  info(message: string, fields?: LogFields): void {
-    this.log('info', message, fields);
-  }
-
-  warn(message: string, fields?: LogFields): void {
-    this.log('warn', message, fields);
-  }
-
-  error(message: string, fields?: LogFields): void {
-    this.log('error', message, fields);
   }
 
   log(level: LogLevel, message: string, fields?: LogFields): void {

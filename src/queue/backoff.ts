@@ -1,5 +1,6 @@
 /**
- * Retry delays (§9.1 item 3, §10, §8 item 6, §13.6, §13.7): the one backoff function of kreload.
+ * Retry delays and attempt budgets (§9.1 item 3, §10, §8 item 6, §13.6, §13.7): the one backoff
+ * function of kreload, and the one table of how long and how often each place retries.
  * Pure: randomness is injected so tests are exact. Every policy doubles from a base, is capped, and
  * then spread by ±jitter so that many clients failing together do not retry in lockstep.
  */
@@ -11,23 +12,29 @@ export interface BackoffPolicy {
   readonly jitter: number;
 }
 
+/** A backoff that gives up: attempts in all, the first one included. */
+interface BoundedBackoff extends BackoffPolicy {
+  readonly maxAttempts: number;
+}
+
 /** One row per place that retries. */
 export const BACKOFF_POLICIES = {
-  /** A single write to the API (§10): 250 ms × 2ⁿ, capped at 8 s, ±20 %. */
-  write: { baseMs: 250, capMs: 8_000, jitter: 0.2 },
+  /** A single write to the API (§10): 250 ms × 2ⁿ, capped at 8 s, ±20 %; 5 attempts. */
+  write: { baseMs: 250, capMs: 8_000, jitter: 0.2, maxAttempts: 5 },
   /** A list-watch or an unreachable API server (§9.1 item 3, §13.5): 1 s → 30 s, ±20 %. */
   watch: { baseMs: 1_000, capMs: 30_000, jitter: 0.2 },
-  /** A failed reconcile of one workload key (§8 item 6): 1 s doubling, capped at 5 min, ±20 %. */
-  queue: { baseMs: 1_000, capMs: 300_000, jitter: 0.2 },
+  /**
+   * A failed reconcile of one workload key (§8 item 6): 1 s doubling, capped at 5 min, ±20 %. 1 run
+   * + 9 retries: the backoff then spans about 8.5 minutes, just short of the default 10-minute
+   * resync that re-evaluates every workload anyway.
+   */
+  queue: { baseMs: 1_000, capMs: 300_000, jitter: 0.2, maxAttempts: 10 },
   /**
    * An alert or webhook delivery (§13.6, §13.7): 1 s doubling, unjittered (one sender per
    * process); the cap is the wait before the webhook's sixth and last attempt.
    */
   delivery: { baseMs: 1_000, capMs: 16_000, jitter: 0 },
-} as const satisfies Record<string, BackoffPolicy>;
-
-/** At most this many attempts per write (§10). */
-export const WRITE_MAX_ATTEMPTS = 5;
+} as const satisfies Record<string, BackoffPolicy | BoundedBackoff>;
 
 /** A `Retry-After` on 429 is honoured up to this long (§10). */
 export const RETRY_AFTER_CAP_MS = 30_000;
@@ -77,4 +84,22 @@ export function queueRetryDelay(retry: number, random: RandomSource): number {
 export function deliveryRetryDelay(failedAttempts: number): number {
   // Unjittered: the random source is never read.
   return backoffDelay(BACKOFF_POLICIES.delivery, failedAttempts - 1, () => 0.5);
+}
+
+/**
+ * Delay before the next attempt of a write that failed with `failure` after attempt `attempt`
+ * (from 1): a 403 is retried only while the API server comes back, so it waits as for a reconnect;
+ * otherwise the server's `Retry-After` on 429, else the write backoff (§10).
+ */
+export function writeAttemptDelay(
+  failure: { readonly status: number | undefined; readonly retryAfterMs: number | undefined },
+  attempt: number,
+  random: RandomSource,
+): number {
+  if (failure.status === 403) return backoffDelay(BACKOFF_POLICIES.watch, attempt - 1, random);
+  return writeRetryDelay({
+    retry: attempt - 1,
+    random,
+    retryAfterMs: failure.status === 429 ? failure.retryAfterMs : undefined,
+  });
 }

@@ -98,7 +98,7 @@ afterEach(() => {
 
 describe('WorkQueue debounce', () => {
   it('runs ten triggers inside one window as one call carrying every change', async () => {
-    const { queue, calls, log } = setup({ autoFinish: 'done' });
+    const { queue, calls, log } = setup({ autoFinish: { kind: 'done' } });
     queue.start();
     for (let i = 0; i < 10; i += 1) {
       queue.trigger(A, {
@@ -129,7 +129,7 @@ describe('WorkQueue debounce', () => {
 
   it('with sync-delay 0 runs as soon as a worker is free, once per change', async () => {
     const { queue, calls } = setup({
-      autoFinish: 'done',
+      autoFinish: { kind: 'done' },
       debounce: { syncDelayMs: 0, syncMaxDelayMs: 0 },
     });
     queue.start();
@@ -145,7 +145,7 @@ describe('WorkQueue debounce', () => {
 
   it('continuous churn postpones the run by at most sync-max-delay', async () => {
     const { queue, calls } = setup({
-      autoFinish: 'done',
+      autoFinish: { kind: 'done' },
       debounce: { syncDelayMs: 2_000, syncMaxDelayMs: 5_000 },
     });
     queue.start();
@@ -163,7 +163,7 @@ describe('WorkQueue debounce', () => {
   });
 
   it('an immediate trigger starts a new key at once but never shortens a window', async () => {
-    const { queue, calls } = setup({ autoFinish: 'done' });
+    const { queue, calls } = setup({ autoFinish: { kind: 'done' } });
     queue.start();
     queue.trigger(A, { debounced: true });
     queue.trigger(A, { debounced: false });
@@ -178,7 +178,7 @@ describe('WorkQueue debounce', () => {
   });
 
   it('keeps triggers received before start and runs them after', async () => {
-    const { queue, calls } = setup({ autoFinish: 'done' });
+    const { queue, calls } = setup({ autoFinish: { kind: 'done' } });
     queue.trigger(A, { debounced: false });
     await advance(5_000);
     expect(calls).toHaveLength(0);
@@ -200,9 +200,9 @@ describe('WorkQueue workers', () => {
     expect(calls.map((call) => call.key)).toEqual([B]);
     await advance(5_000);
     expect(running()).toBe(1);
-    calls[0]?.finish('done');
+    calls[0]?.finish({ kind: 'done' });
     await advance(0);
-    calls[1]?.finish('done');
+    calls[1]?.finish({ kind: 'done' });
     await advance(0);
     expect(calls.map((call) => [call.key, call.at])).toEqual([
       [B, 500],
@@ -226,7 +226,7 @@ describe('WorkQueue workers', () => {
     await advance(1_000);
     expect(calls.map((call) => call.key)).toEqual([A, B]);
     expect(queue.pendingEntry(A)).toBeDefined();
-    calls[0]?.finish('done');
+    calls[0]?.finish({ kind: 'done' });
     await advance(0);
     expect(calls.map((call) => [call.key, call.at])).toEqual([
       [A, 0],
@@ -234,8 +234,8 @@ describe('WorkQueue workers', () => {
       [A, 1_000],
     ]);
     expect(calls[2]?.entry.changes).toEqual([{ sourceKey: 'secret/db', observedAt: 10 }]);
-    calls[2]?.finish('done');
-    calls[1]?.finish('done');
+    calls[2]?.finish({ kind: 'done' });
+    calls[1]?.finish({ kind: 'done' });
     await advance(10_000);
     expect(calls).toHaveLength(3);
     expect(maxRunningPerKey()).toBe(1);
@@ -249,9 +249,9 @@ describe('WorkQueue workers', () => {
     queue.trigger(A, { debounced: true });
     expect(queue.depth).toBe(1);
     expect(queue.inFlight).toEqual([A]);
-    calls[0]?.finish('done');
+    calls[0]?.finish({ kind: 'done' });
     await advance(0);
-    calls[1]?.finish('done');
+    calls[1]?.finish({ kind: 'done' });
     await queue.idle();
     expect(log.filter((line) => line.startsWith('depth'))).toEqual([
       'depth 1',
@@ -264,7 +264,10 @@ describe('WorkQueue workers', () => {
 
 describe('WorkQueue retries', () => {
   it('retries with 1 s doubling backoff and gives up after maxAttempts', async () => {
-    const { queue, calls, log } = setup({ autoFinish: 'retry', maxAttempts: 4 });
+    const { queue, calls, log } = setup({
+      autoFinish: { kind: 'error', retryable: true },
+      maxAttempts: 4,
+    });
     queue.start();
     queue.trigger(A, {
       debounced: false,
@@ -291,19 +294,41 @@ describe('WorkQueue retries', () => {
     expect(calls.at(-1)?.context.attempt).toBe(1);
   });
 
+  it('gives up on a terminal error at once, after a requeue kept a continuation', async () => {
+    const { queue, calls, log } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.finish({ kind: 'requeue', afterMs: 100, resume: 'a' });
+    await advance(100);
+    expect(calls[1]?.context).toMatchObject({ attempt: 2, resume: 'a' });
+    calls[1]?.finish({ kind: 'error', retryable: false });
+    await advance(60_000);
+    expect(calls).toHaveLength(2);
+    expect(log.filter((line) => /^(retry|gave up)/.test(line))).toEqual([
+      `retry ${A} #2 in 100`,
+      `gave up ${A} after 2`,
+    ]);
+    expect(queue.depth).toBe(0);
+    // the next event starts afresh: no attempt count, no continuation
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    expect(calls[2]?.context).toMatchObject({ attempt: 1, resume: undefined });
+  });
+
   it('a trigger during the backoff waits for it and resets nothing', async () => {
     const { queue, calls } = setup();
     queue.start();
     queue.trigger(A, { debounced: false });
     await advance(0);
-    calls[0]?.finish('retry'); // retry at 1000
+    calls[0]?.finish({ kind: 'error', retryable: true }); // retry at 1000
     await advance(0);
     queue.trigger(A, { debounced: false });
     await advance(999);
     expect(calls).toHaveLength(1);
     await advance(1);
     expect(calls.map((call) => call.context.attempt)).toEqual([1, 2]);
-    calls[1]?.finish('done');
+    calls[1]?.finish({ kind: 'done' });
     await advance(0);
     queue.trigger(A, { debounced: false });
     await advance(0);
@@ -328,7 +353,7 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
     queue.start();
     queue.trigger(A, { debounced: false, change: { sourceKey: 'secret/db', observedAt: 0 } });
     await advance(0);
-    calls[0]?.finish({ retryInMs: 5_000 }); // a 429 with Retry-After: 5
+    calls[0]?.finish({ kind: 'requeue', afterMs: 5_000 }); // a 429 with Retry-After: 5
     await advance(0);
     queue.trigger(B, { debounced: false });
     await advance(0);
@@ -336,7 +361,7 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
       [A, 0],
       [B, 0],
     ]);
-    calls[1]?.finish('done');
+    calls[1]?.finish({ kind: 'done' });
     await advance(4_999);
     expect(calls).toHaveLength(2);
     await advance(1);
@@ -354,11 +379,11 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
     queue.start();
     queue.trigger(A, { debounced: false });
     await advance(0);
-    calls[0]?.finish({ retryInMs: 250, resume: 'after attempt 1' });
+    calls[0]?.finish({ kind: 'requeue', afterMs: 250, resume: 'after attempt 1' });
     await advance(250);
-    calls[1]?.finish({ retryInMs: 500, resume: 'after attempt 2' });
+    calls[1]?.finish({ kind: 'requeue', afterMs: 500, resume: 'after attempt 2' });
     await advance(500);
-    calls[2]?.finish('done');
+    calls[2]?.finish({ kind: 'done' });
     await advance(0);
     queue.trigger(A, { debounced: false });
     await advance(0);
@@ -377,19 +402,22 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
     await advance(0);
     let arrive: () => void = () => undefined;
     const arrived = new Promise<void>((resolve) => (arrive = resolve));
-    calls[0]?.finish({ retryInMs: 1_000, wakeEarly: arrived });
+    calls[0]?.finish({ kind: 'requeue', afterMs: 1_000, wakeEarly: arrived });
     await advance(30);
     expect(calls).toHaveLength(1);
     arrive();
     await advance(0);
     expect(calls.map((call) => call.at)).toEqual([0, 30]);
-    calls[1]?.finish('done');
+    calls[1]?.finish({ kind: 'done' });
     await advance(5_000);
     expect(calls).toHaveLength(2);
   });
 
   it('is not bounded by maxAttempts: the handler decides when to stop', async () => {
-    const { queue, calls, log } = setup({ autoFinish: { retryInMs: 100 }, maxAttempts: 2 });
+    const { queue, calls, log } = setup({
+      autoFinish: { kind: 'requeue', afterMs: 100 },
+      maxAttempts: 2,
+    });
     queue.start();
     queue.trigger(A, { debounced: false });
     await advance(450);
@@ -403,12 +431,12 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
     queue.start();
     queue.trigger(A, { debounced: false });
     await advance(0);
-    calls[0]?.finish({ retryInMs: 100 });
+    calls[0]?.finish({ kind: 'requeue', afterMs: 100 });
     await advance(100);
     queue.trigger(A, { debounced: false }); // while the second run is in flight
-    calls[1]?.finish({ retryInMs: 100 });
+    calls[1]?.finish({ kind: 'requeue', afterMs: 100 });
     await advance(100);
-    calls[2]?.finish({ retryInMs: 100 });
+    calls[2]?.finish({ kind: 'requeue', afterMs: 100 });
     await advance(50);
     queue.trigger(A, { debounced: false }); // while the retry waits
     await advance(50);
@@ -425,11 +453,11 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
     queue.start();
     queue.trigger(A, { debounced: false });
     await advance(0);
-    calls[0]?.finish({ retryInMs: 100 });
+    calls[0]?.finish({ kind: 'requeue', afterMs: 100 });
     await advance(100);
-    calls[1]?.finish('retry'); // the queue's own backoff: 2 s for a second failure
+    calls[1]?.finish({ kind: 'error', retryable: true }); // the queue's own backoff: 2 s for a second failure
     await advance(2_000);
-    calls[2]?.finish('done');
+    calls[2]?.finish({ kind: 'done' });
     await advance(0);
     expect(calls).toHaveLength(3);
     expect(log.filter((line) => line.startsWith('started'))).toEqual([`started ${A} after 0`]);
@@ -440,9 +468,9 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
     queue.start();
     queue.trigger(A, { debounced: false });
     await advance(0);
-    calls[0]?.finish({ retryInMs: 100, resume: 'a' });
+    calls[0]?.finish({ kind: 'requeue', afterMs: 100, resume: 'a' });
     await advance(100);
-    calls[1]?.finish('again');
+    calls[1]?.finish({ kind: 'done', rerun: true });
     await advance(0);
     expect(calls.map((call) => [call.at, call.context.attempt, call.context.resume])).toEqual([
       [0, 1, undefined],
@@ -450,7 +478,7 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
       [100, 1, undefined],
     ]);
     expect(log.filter((line) => line.startsWith('started'))).toHaveLength(2);
-    calls[2]?.finish('done');
+    calls[2]?.finish({ kind: 'done' });
     await queue.idle();
   });
 
@@ -460,8 +488,8 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
     queue.trigger(A, { debounced: false });
     queue.trigger(B, { debounced: false });
     await advance(0);
-    calls[0]?.finish({ retryInMs: 1_000, resume: 'a' });
-    calls[1]?.finish({ retryInMs: 1_000, resume: 'b' });
+    calls[0]?.finish({ kind: 'requeue', afterMs: 1_000, resume: 'a' });
+    calls[1]?.finish({ kind: 'requeue', afterMs: 1_000, resume: 'b' });
     await advance(0);
     queue.drop(A);
     queue.stop();
@@ -487,14 +515,14 @@ describe('WorkQueue drop, stop and drain', () => {
     queue.trigger(B, { debounced: false });
     await advance(0);
     queue.drop(B);
-    calls[0]?.finish('retry');
+    calls[0]?.finish({ kind: 'error', retryable: true });
     await advance(60_000);
     expect(calls.map((call) => call.key)).toEqual([B]);
     await queue.idle();
   });
 
   it('drop during a retry wait cancels the retry', async () => {
-    const { queue, calls } = setup({ autoFinish: 'retry' });
+    const { queue, calls } = setup({ autoFinish: { kind: 'error', retryable: true } });
     queue.start();
     queue.trigger(A, { debounced: false });
     await advance(500);
@@ -507,7 +535,7 @@ describe('WorkQueue drop, stop and drain', () => {
   });
 
   it('dropNamespace drops only that namespace', async () => {
-    const { queue, calls } = setup({ autoFinish: 'done' });
+    const { queue, calls } = setup({ autoFinish: { kind: 'done' } });
     queue.start();
     for (const key of [A, B, C]) queue.trigger(key, { debounced: true });
     queue.dropNamespace('ns1');
@@ -516,7 +544,7 @@ describe('WorkQueue drop, stop and drain', () => {
   });
 
   it('stop drops pending entries and ignores later triggers', async () => {
-    const { queue, calls } = setup({ autoFinish: 'done' });
+    const { queue, calls } = setup({ autoFinish: { kind: 'done' } });
     queue.start();
     queue.trigger(A, { debounced: true });
     queue.stop();
@@ -536,14 +564,14 @@ describe('WorkQueue drop, stop and drain', () => {
     queue.trigger(C, { debounced: false });
     await advance(0);
     expect(calls.map((call) => call.key)).toEqual([A, B, C]);
-    calls[1]?.finish('done');
-    calls[2]?.finish('done');
+    calls[1]?.finish({ kind: 'done' });
+    calls[2]?.finish({ kind: 'done' });
     queue.trigger(A, { debounced: true }); // pending behind the in-flight run: dropped by drain
     let drained: boolean | undefined;
     const draining = queue.drain(10_000).then((result) => (drained = result));
     await advance(3_000);
     expect(drained).toBeUndefined();
-    calls[0]?.finish('retry');
+    calls[0]?.finish({ kind: 'error', retryable: true });
     await draining;
     expect(drained).toBe(true);
     await advance(60_000);
@@ -577,10 +605,10 @@ describe('WorkQueue drop, stop and drain', () => {
     queue.trigger(A, { debounced: false });
     await advance(1_000);
     expect(calls).toHaveLength(1);
-    calls[0]?.finish('retry');
+    calls[0]?.finish({ kind: 'error', retryable: true });
     await advance(0);
     expect(calls.map((call) => call.context.attempt)).toEqual([1, 1]);
-    calls[1]?.finish('done');
+    calls[1]?.finish({ kind: 'done' });
     await advance(60_000);
     expect(calls).toHaveLength(2);
     expect(maxRunningPerKey()).toBe(1);
@@ -614,10 +642,10 @@ describe('WorkQueue.whenNoWorkInFlight', () => {
     queue.trigger(C, { debounced: true }); // inside its debounce window until 2 000
     let resolved = false;
     void queue.whenNoWorkInFlight(5_000).then(() => (resolved = true));
-    calls[0]?.finish('done');
+    calls[0]?.finish({ kind: 'done' });
     await advance(100);
     expect(resolved).toBe(false);
-    calls[1]?.finish('done');
+    calls[1]?.finish({ kind: 'done' });
     await advance(0);
     expect(resolved).toBe(true);
     expect(queue.depth).toBe(1);
@@ -643,7 +671,7 @@ describe('WorkQueue.triggerAt (timed triggers, e.g. a pause resume)', () => {
   const triggered = (calls: readonly Call[]) => calls.map((call) => [call.key, call.entry.firstAt]);
 
   it('triggers the key at the given time, a later call for a key replacing the earlier', async () => {
-    const { queue, calls } = setup({ autoFinish: 'done' });
+    const { queue, calls } = setup({ autoFinish: { kind: 'done' } });
     queue.start();
     queue.triggerAt(A, 10_000);
     queue.triggerAt(A, 20_000);
@@ -662,7 +690,7 @@ describe('WorkQueue.triggerAt (timed triggers, e.g. a pause resume)', () => {
   });
 
   it('keeps working past the 2^31 ms timer limit (a 1000h pause)', async () => {
-    const { queue, calls } = setup({ autoFinish: 'done' });
+    const { queue, calls } = setup({ autoFinish: { kind: 'done' } });
     queue.start();
     const at = 1_000 * 3_600_000;
     queue.triggerAt(A, at);
@@ -675,7 +703,7 @@ describe('WorkQueue.triggerAt (timed triggers, e.g. a pause resume)', () => {
   });
 
   it('a time already past triggers at once; stop, drop and dropNamespace cancel', async () => {
-    const { queue, calls } = setup({ autoFinish: 'done' });
+    const { queue, calls } = setup({ autoFinish: { kind: 'done' } });
     queue.start();
     await advance(1_000);
     queue.triggerAt(A, 0);
@@ -701,7 +729,7 @@ describe('WorkQueue.triggerAt (timed triggers, e.g. a pause resume)', () => {
     queue.trigger(A, { debounced: false });
     await advance(0);
     calls[0]?.context.triggerAt(Date.now() + 3_000);
-    calls[0]?.finish('done');
+    calls[0]?.finish({ kind: 'done' });
     await advance(2_999);
     expect(calls).toHaveLength(1);
     await advance(2);

@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import { parseWorkloadKey } from '../core/keys.ts';
 import type { WorkloadKey } from '../core/types.ts';
-import { queueRetryDelay, type RandomSource } from './backoff.ts';
+import { BACKOFF_POLICIES, queueRetryDelay, type RandomSource } from './backoff.ts';
 import {
   Debouncer,
   type ChangeRecord,
@@ -16,9 +16,10 @@ import type { Timers } from '../time/timers.ts';
  * (a 429's `Retry-After`, the §10 write backoff, or at once after a 409). The queue waits; the
  * worker is free meanwhile. The handler bounds how often it asks; `maxAttempts` does not apply.
  */
-export interface RetryRequest<R> {
+interface Requeue<R> {
+  readonly kind: 'requeue';
   /** Run the key again after this long; 0: as soon as a worker is free. */
-  readonly retryInMs: number;
+  readonly afterMs: number;
   /** Ends the wait early when it settles: e.g. the watch delivered the version a 409 waits for. */
   readonly wakeEarly?: Promise<unknown> | undefined;
   /** What this run already did, handed to the next run as `context.resume`. */
@@ -26,19 +27,27 @@ export interface RetryRequest<R> {
 }
 
 /**
- * `done`: finished (whatever it wrote); `again`: finished, but triggers arrived that the run did not
- * plan for, so the key runs once more as a fresh entry; `retry`: failed in a way worth another
- * attempt later, with the queue's own backoff (§8 item 6); a RetryRequest: another attempt when
- * the handler says.
+ * How a run ended, as small as controller-runtime's result (docs/architecture.md, "Work queue"):
+ * - `done`: finished (whatever it wrote); with `rerun`, triggers arrived that the run did not plan
+ *   for, so the key runs once more as a fresh entry;
+ * - `requeue`: another attempt when the handler says, with its continuation;
+ * - `error`: failed. Retryable: another attempt on the queue's own backoff (§8 item 6), at most
+ *   `BACKOFF_POLICIES.queue.maxAttempts` runs; terminal: given up at once.
  */
-export type WorkResult<R = never> = 'done' | 'again' | 'retry' | RetryRequest<R>;
+export type WorkResult<R = never> =
+  | { readonly kind: 'done'; readonly rerun?: boolean | undefined }
+  | Requeue<R>
+  | { readonly kind: 'error'; readonly retryable: boolean };
+
+/** A run that did not finish: it is tried again, or given up. */
+type Failed<R> = Exclude<WorkResult<R>, { readonly kind: 'done' }>;
 
 export interface WorkContext<R = never> {
   /** 1 for the first run of an entry, 2 for its first retry, … */
   readonly attempt: number;
   /** Aborted when `drain` runs out of time; late writes are harmless (resourceVersion preconditions). */
   readonly signal: AbortSignal;
-  /** The `resume` of the RetryRequest that scheduled this run; undefined on a first run. */
+  /** The `resume` of the requeue that scheduled this run; undefined on a first run. */
   readonly resume?: R | undefined;
   /**
    * Triggers for the key arrived while its previous run was in flight or this retry waited: they
@@ -75,7 +84,7 @@ export interface WorkQueueObserver {
   ): void;
   /** The key failed `attempts` times in a row and was dropped; the next trigger starts afresh. */
   gaveUp?(key: WorkloadKey, attempts: number): void;
-  /** The handler threw (a bug: handlers report failure by returning `retry`). Counted as a failure. */
+  /** The handler threw (a bug: handlers report failure by returning an error). A retryable error. */
   handlerFailed?(key: WorkloadKey, error: unknown): void;
 }
 
@@ -86,16 +95,10 @@ export interface WorkQueueDeps<R = never> {
   readonly handler: WorkHandler<R>;
   readonly timers: Timers;
   readonly random: RandomSource;
-  /** Runs per entry that end in `retry` before it is dropped; default {@link DEFAULT_MAX_ATTEMPTS}. */
+  /** Runs per entry ending in a retryable error before it is dropped; default `BACKOFF_POLICIES.queue`'s. */
   readonly maxAttempts?: number | undefined;
   readonly observer?: WorkQueueObserver | undefined;
 }
-
-/**
- * 1 run + 9 retries: the backoff (1 s doubling) then spans about 8.5 minutes, just short of the
- * default 10-minute resync that re-evaluates every workload anyway.
- */
-export const DEFAULT_MAX_ATTEMPTS = 10;
 
 export interface TriggerOptions {
   readonly debounced: boolean;
@@ -120,6 +123,36 @@ interface Flight {
   discarded: boolean;
 }
 
+/**
+ * Everything the queue knows about one key besides its pending entry (the Debouncer's): the state
+ * machine of docs/architecture.md ("Work queue"). A record exists while any field is set, and
+ * forgetting a key is deleting its record.
+ */
+interface KeyRecord<R> {
+  /** A worker runs the key now. */
+  flight?: Flight | undefined;
+  /** Consecutive runs that asked for a retry, and what the last one handed on. */
+  failures: number;
+  resume?: R | undefined;
+  /** Triggers arrived while in flight or waiting for a retry (WorkContext.retriggered). */
+  retriggered: boolean;
+  /** Cancels the wait before the next attempt; set while the key waits for a retry. */
+  cancelRetry?: (() => void) | undefined;
+  /** Cancels the key's one timed trigger (`triggerAt`). */
+  cancelTimedTrigger?: (() => void) | undefined;
+}
+
+function isEmpty(record: KeyRecord<unknown>): boolean {
+  return (
+    record.flight === undefined &&
+    record.failures === 0 &&
+    record.resume === undefined &&
+    !record.retriggered &&
+    record.cancelRetry === undefined &&
+    record.cancelTimedTrigger === undefined
+  );
+}
+
 interface Job<R> {
   readonly key: WorkloadKey;
   readonly entry: PendingEntry;
@@ -138,21 +171,15 @@ interface Waiter {
  * The single work queue of §8. Keys are debounced per workload, handed to at most `concurrency`
  * workers in `dueAt` order, never run by two workers at once, and retried with per-key backoff.
  * It owns every wait between attempts (docs/adr/0023): a handler never sleeps, it returns a
- * RetryRequest and the worker takes the next key. p-queue alone bounds the concurrency: each of its
+ * requeue and the worker takes the next key. p-queue alone bounds the concurrency: each of its
  * tasks takes the best due key when a worker starts it, so the choice is made as late as possible.
  */
 export class WorkQueue<R = never> {
   readonly #deps: WorkQueueDeps<R>;
   readonly #pending: Debouncer<WorkloadKey>;
-  readonly #inFlight = new Map<WorkloadKey, Flight>();
-  /** Consecutive runs of a key that asked for a retry. */
-  readonly #failures = new Map<WorkloadKey, number>();
-  readonly #resumes = new Map<WorkloadKey, R>();
-  /** Keys triggered while in flight or waiting for a retry (WorkContext.retriggered). */
-  readonly #retriggered = new Set<WorkloadKey>();
-  readonly #retryTimers = new Map<WorkloadKey, () => void>();
-  /** One timed trigger per key (`triggerAt`), cancelled by `stop()` and `drop()`. */
-  readonly #timedTriggers = new Map<WorkloadKey, () => void>();
+  /** Per key, everything but its pending entry: see KeyRecord. */
+  readonly #records = new Map<WorkloadKey, KeyRecord<R>>();
+  #inFlightCount = 0;
   readonly #waiters = new Set<Waiter>();
   #workers: PQueue | undefined;
   #state: QueueState = 'created';
@@ -173,7 +200,7 @@ export class WorkQueue<R = never> {
   }
 
   get inFlight(): readonly WorkloadKey[] {
-    return [...this.#inFlight.keys()];
+    return [...this.#records].flatMap(([key, record]) => (record.flight ? [key] : []));
   }
 
   pendingEntry(key: WorkloadKey): PendingEntry | undefined {
@@ -198,18 +225,15 @@ export class WorkQueue<R = never> {
     this.#cancelWake?.();
     this.#cancelWake = undefined;
     this.#wakeAt = undefined;
-    for (const cancel of this.#retryTimers.values()) cancel();
-    this.#retryTimers.clear();
-    for (const cancel of this.#timedTriggers.values()) cancel();
-    this.#timedTriggers.clear();
-    this.#failures.clear();
-    this.#resumes.clear();
-    this.#retriggered.clear();
     this.#pending.clear();
-    for (const [key, flight] of this.#inFlight) {
+    for (const [key, record] of [...this.#records]) {
+      const { flight } = record;
+      this.#forget(key);
+      if (flight === undefined) continue;
       // Still excluded until it finishes, even if the queue is started again meanwhile.
       this.#pending.hold(key);
       flight.discarded = true;
+      this.#records.set(key, { flight, failures: 0, retriggered: false });
     }
     this.#afterChange();
   }
@@ -220,10 +244,10 @@ export class WorkQueue<R = never> {
    */
   async drain(deadlineMs: number): Promise<boolean> {
     this.stop();
-    if (this.#inFlight.size === 0) return true;
+    if (this.#inFlightCount === 0) return true;
     return new Promise<boolean>((resolve) => {
       const waiter: Waiter = {
-        isMet: () => this.#inFlight.size === 0,
+        isMet: () => this.#inFlightCount === 0,
         resolve: () => {
           cancel();
           resolve(true);
@@ -232,7 +256,7 @@ export class WorkQueue<R = never> {
       const cancel = this.#deps.timers.schedule(deadlineMs, () => {
         this.#waiters.delete(waiter);
         const reason = new DrainDeadlineError(deadlineMs);
-        for (const flight of this.#inFlight.values()) flight.controller.abort(reason);
+        for (const record of this.#records.values()) record.flight?.controller.abort(reason);
         resolve(false);
       });
       this.#waiters.add(waiter);
@@ -252,10 +276,10 @@ export class WorkQueue<R = never> {
    * API traffic (Events) waits on it so that it does not compete with rollouts on a busy server.
    */
   async whenNoWorkInFlight(maxWaitMs: number): Promise<void> {
-    if (this.#inFlight.size === 0) return;
+    if (this.#inFlightCount === 0) return;
     await new Promise<void>((resolve) => {
       const waiter: Waiter = {
-        isMet: () => this.#inFlight.size === 0,
+        isMet: () => this.#inFlightCount === 0,
         resolve: () => {
           cancel();
           resolve();
@@ -278,7 +302,8 @@ export class WorkQueue<R = never> {
       change: options.change,
       syncDelayMs: options.syncDelayMs,
     });
-    if (this.#inFlight.has(key) || this.#retryTimers.has(key)) this.#retriggered.add(key);
+    const record = this.#records.get(key);
+    if (record && (record.flight || record.cancelRetry)) record.retriggered = true;
     if (outcome === 'added') this.#deps.observer?.added?.(key);
     if (outcome === 'coalesced') this.#deps.observer?.coalesced?.(key);
     this.#reportDepth();
@@ -293,45 +318,64 @@ export class WorkQueue<R = never> {
    */
   triggerAt(key: WorkloadKey, at: number): void {
     if (this.#state === 'stopped') return;
-    this.#timedTriggers.get(key)?.();
+    const record = this.#record(key);
+    record.cancelTimedTrigger?.();
     const cancel = this.#deps.timers.schedule(Math.max(0, at - this.#deps.timers.now()), () => {
-      if (this.#timedTriggers.get(key) !== cancel) return;
-      this.#timedTriggers.delete(key);
+      const current = this.#records.get(key);
+      if (current?.cancelTimedTrigger !== cancel) return;
+      current.cancelTimedTrigger = undefined;
+      this.#prune(key, current);
       this.trigger(key, { debounced: false });
     });
-    this.#timedTriggers.set(key, cancel);
+    record.cancelTimedTrigger = cancel;
   }
 
   /**
-   * Forgets `key` (its workload was deleted, §8 item 7): the pending entry, a retry wait, a timed
-   * trigger, the failure count and the resume state. A run in flight finishes but is not retried.
+   * Forgets `key` (its workload was deleted, §8 item 7): the pending entry and the key's record (a
+   * retry wait, a timed trigger, the failure count and the resume state). A run in flight finishes
+   * but is not retried.
    */
   drop(key: WorkloadKey): void {
     this.#pending.drop(key);
-    this.#timedTriggers.get(key)?.();
-    this.#timedTriggers.delete(key);
-    this.#retryTimers.get(key)?.();
-    this.#retryTimers.delete(key);
-    this.#failures.delete(key);
-    this.#resumes.delete(key);
-    this.#retriggered.delete(key);
-    const flight = this.#inFlight.get(key);
-    if (flight === undefined) this.#pending.release(key);
-    else flight.discarded = true;
+    const flight = this.#records.get(key)?.flight;
+    this.#forget(key);
+    if (flight === undefined) {
+      this.#pending.release(key);
+    } else {
+      flight.discarded = true;
+      this.#records.set(key, { flight, failures: 0, retriggered: false });
+    }
     this.#afterChange();
   }
 
   /** Drops every key of namespace `namespace` (it left the `--namespace-selector` set, §11). */
   dropNamespace(namespace: string): void {
-    const keys = new Set([
-      ...this.#pending.keys(),
-      ...this.#inFlight.keys(),
-      ...this.#retryTimers.keys(),
-      ...this.#timedTriggers.keys(),
-    ]);
+    const keys = new Set([...this.#pending.keys(), ...this.#records.keys()]);
     for (const key of keys) {
       if (parseWorkloadKey(key)?.namespace === namespace) this.drop(key);
     }
+  }
+
+  #record(key: WorkloadKey): KeyRecord<R> {
+    let record = this.#records.get(key);
+    if (record === undefined) {
+      record = { failures: 0, retriggered: false };
+      this.#records.set(key, record);
+    }
+    return record;
+  }
+
+  #prune(key: WorkloadKey, record: KeyRecord<R>): void {
+    if (isEmpty(record) && this.#records.get(key) === record) this.#records.delete(key);
+  }
+
+  /** Cancels the key's timers and deletes its record. */
+  #forget(key: WorkloadKey): void {
+    const record = this.#records.get(key);
+    if (record === undefined) return;
+    record.cancelTimedTrigger?.();
+    record.cancelRetry?.();
+    this.#records.delete(key);
   }
 
   /** Makes sure a pump runs when the earliest eligible entry falls due. */
@@ -399,16 +443,19 @@ export class WorkQueue<R = never> {
     // Held until the run (and any retry wait) ends: new triggers pend behind it.
     this.#pending.hold(key);
     const flight: Flight = { controller: new AbortController(), discarded: false };
-    this.#inFlight.set(key, flight);
-    const attempt = (this.#failures.get(key) ?? 0) + 1;
+    const record = this.#record(key);
+    record.flight = flight;
+    this.#inFlightCount += 1;
+    const attempt = record.failures + 1;
     if (attempt === 1) this.#deps.observer?.started?.(key, now - entry.firstAt);
-    const retriggered = this.#retriggered.delete(key);
-    return { key, entry, flight, attempt, resume: this.#resumes.get(key), retriggered };
+    const { retriggered, resume } = record;
+    record.retriggered = false;
+    return { key, entry, flight, attempt, resume, retriggered };
   }
 
   async #run(job: Job<R>): Promise<void> {
     const { key, flight } = job;
-    let result: WorkResult<R> = 'retry';
+    let result: WorkResult<R> = { kind: 'error', retryable: true };
     try {
       result = await this.#deps.handler(key, job.entry, {
         attempt: job.attempt,
@@ -422,17 +469,20 @@ export class WorkQueue<R = never> {
     } catch (error: unknown) {
       this.#deps.observer?.handlerFailed?.(key, error);
     }
-    this.#inFlight.delete(key);
+    const record = this.#record(key);
+    record.flight = undefined;
+    this.#inFlightCount -= 1;
     const live = this.#state === 'running' && !flight.discarded;
-    if (result === 'done' || result === 'again') {
-      this.#forgetAttempts(key);
-      if (result === 'again' && live) this.#again(key);
+    if (result.kind === 'done') {
+      this.#forgetAttempts(record);
+      if (result.rerun === true && live) this.#again(key);
       this.#pending.release(key);
     } else if (live) {
-      this.#retryLater(key, job.entry, result);
+      this.#retryLater(key, record, job.entry, result);
     } else {
       this.#pending.release(key);
     }
+    this.#prune(key, record);
     this.#pump();
     this.#afterChange();
   }
@@ -442,65 +492,73 @@ export class WorkQueue<R = never> {
     if (this.#pending.requeue(key, this.#deps.timers.now(), [])) this.#deps.observer?.added?.(key);
   }
 
-  #forgetAttempts(key: WorkloadKey): void {
-    this.#failures.delete(key);
-    this.#resumes.delete(key);
-    this.#retriggered.delete(key);
+  #forgetAttempts(record: KeyRecord<R>): void {
+    record.failures = 0;
+    record.resume = undefined;
+    record.retriggered = false;
   }
 
-  #retryLater(key: WorkloadKey, entry: PendingEntry, result: 'retry' | RetryRequest<R>): void {
-    const failures = (this.#failures.get(key) ?? 0) + 1;
-    if (result === 'retry' && failures >= (this.#deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)) {
+  #retryLater(
+    key: WorkloadKey,
+    record: KeyRecord<R>,
+    entry: PendingEntry,
+    result: Failed<R>,
+  ): void {
+    const failures = record.failures + 1;
+    if (result.kind === 'error' && !this.#mayRetry(result.retryable, failures)) {
       // Level-triggered: the next event or resync re-evaluates the workload (§8 item 6).
-      this.#forgetAttempts(key);
+      this.#forgetAttempts(record);
       this.#deps.observer?.gaveUp?.(key, failures);
       this.#pending.release(key);
       return;
     }
-    this.#failures.set(key, failures);
+    record.failures = failures;
     const request = this.#requestOf(result, failures);
-    this.#keepResume(key, request.resume);
+    record.resume = request.resume;
     if (this.#pending.requeue(key, this.#deps.timers.now(), entry.changes)) {
       this.#deps.observer?.added?.(key);
     }
     this.#deps.observer?.retryScheduled?.(key, {
       attempt: failures + 1,
-      delayMs: request.retryInMs,
+      delayMs: request.afterMs,
     });
-    this.#waitForRetry(key, request);
+    this.#waitForRetry(key, record, request);
   }
 
-  /** A plain `retry` backs off per key (§8 item 6); a request brings its own delay. */
-  #requestOf(result: 'retry' | RetryRequest<R>, failures: number): RetryRequest<R> {
-    if (result === 'retry') return { retryInMs: queueRetryDelay(failures - 1, this.#deps.random) };
-    return { ...result, retryInMs: Math.max(0, result.retryInMs) };
+  /** A retryable error within the queue's budget (§8 item 6). */
+  #mayRetry(retryable: boolean, failures: number): boolean {
+    return retryable && failures < (this.#deps.maxAttempts ?? BACKOFF_POLICIES.queue.maxAttempts);
   }
 
-  #keepResume(key: WorkloadKey, resume: R | undefined): void {
-    if (resume === undefined) this.#resumes.delete(key);
-    else this.#resumes.set(key, resume);
+  /** An error backs off per key (§8 item 6); a requeue brings its own delay. */
+  #requestOf(result: Failed<R>, failures: number): Requeue<R> {
+    if (result.kind === 'error') {
+      return { kind: 'requeue', afterMs: queueRetryDelay(failures - 1, this.#deps.random) };
+    }
+    return { ...result, afterMs: Math.max(0, result.afterMs) };
   }
 
-  /** Holds the key until `retryInMs` have passed or `wakeEarly` settles, whichever comes first. */
-  #waitForRetry(key: WorkloadKey, request: RetryRequest<R>): void {
+  /** Holds the key until `afterMs` have passed or `wakeEarly` settles, whichever comes first. */
+  #waitForRetry(key: WorkloadKey, record: KeyRecord<R>, request: Requeue<R>): void {
     const release = (): void => {
       // A wait that was cancelled, or already ended by the other of its two triggers, is over.
-      if (this.#retryTimers.get(key) !== cancel) return;
+      if (this.#records.get(key)?.cancelRetry !== cancel) return;
       cancel();
-      this.#retryTimers.delete(key);
+      record.cancelRetry = undefined;
+      this.#prune(key, record);
       this.#pending.release(key);
       this.#pump();
     };
-    const cancelTimer = this.#deps.timers.schedule(request.retryInMs, release);
+    const cancelTimer = this.#deps.timers.schedule(request.afterMs, release);
     const cancel = (): void => {
       cancelTimer();
     };
-    this.#retryTimers.set(key, cancel);
+    record.cancelRetry = cancel;
     request.wakeEarly?.then(release, release);
   }
 
   #isIdle(): boolean {
-    return this.#pending.size === 0 && this.#inFlight.size === 0;
+    return this.#pending.size === 0 && this.#inFlightCount === 0;
   }
 
   #afterChange(): void {

@@ -28,7 +28,8 @@ import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { RecordingObserver } from '../testing/recording-observer.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
 import { MarkStore } from '../watch/marks.ts';
-import { ADOPTION_DELAY_MS, ADOPTION_RETRY_MS, Reconciler } from './reconciler.ts';
+import { Reconciler } from './reconciler.ts';
+import { ADOPTION_DELAY_MS, ADOPTION_RETRY_MS } from './stages/snapshot-adoption.ts';
 
 const NS = 'team-a';
 const NOW = 1_767_225_600_000;

@@ -4,7 +4,7 @@ import type { WorkloadKey } from '../core/types.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import type { PendingEntry } from '../queue/debouncer.ts';
 import type { WorkContext } from '../queue/work-queue.ts';
-import type { Continuation, ReconcileResult } from './reconciler.ts';
+import type { Continuation, ReconcileResult } from './attempt.ts';
 import { aWorkload } from '../testing/builders.ts';
 import type { ReconcileResume } from './work-runner.ts';
 import { WorkRunner } from './work-runner.ts';
@@ -72,14 +72,15 @@ describe('WorkRunner: one attempt per run (docs/adr/0023)', () => {
     const t = setup([retrying, { outcome: 'rolled', attempts: 2 }]);
     const first = await t.run();
     expect(first).toEqual({
-      retryInMs: 5_000,
+      kind: 'requeue',
+      afterMs: 5_000,
       wakeEarly: undefined,
       resume: { startedAt: 1_000, continuation: CONTINUATION },
     });
     expect(await t.reconciles()).toEqual({ count: 0, sum: 0 });
     t.advance(5_000);
-    const resume = typeof first === 'object' ? first.resume : undefined;
-    expect(await t.run({ attempt: 2, resume })).toBe('done');
+    const resume = first.kind === 'requeue' ? first.resume : undefined;
+    expect(await t.run({ attempt: 2, resume })).toEqual({ kind: 'done', rerun: false });
     expect(t.resumes).toEqual([undefined, CONTINUATION]);
     // one reconcile, from the first attempt's start to the end of the second
     expect(await t.reconciles()).toEqual({ count: 1, sum: 5.2 });
@@ -87,13 +88,13 @@ describe('WorkRunner: one attempt per run (docs/adr/0023)', () => {
 
   it('a rerun asks the queue for a fresh run of the key', async () => {
     const t = setup([{ outcome: 'rolled', attempts: 1, rerun: true }]);
-    expect(await t.run({ retriggered: true })).toBe('again');
+    expect(await t.run({ retriggered: true })).toEqual({ kind: 'done', rerun: true });
     expect((await t.reconciles()).count).toBe(1);
   });
 
   it('asks the queue to trigger the key again when a pause period ends (§7.2)', async () => {
     const t = setup([{ outcome: 'skipped', attempts: 1, resumeAt: 90_000 }]);
-    expect(await t.run()).toBe('done');
+    expect(await t.run()).toEqual({ kind: 'done', rerun: false });
     expect(t.triggeredAt).toEqual([90_000]);
   });
 });

@@ -15,7 +15,7 @@ import type {
   ReconcileOutcome,
   ReconcileResult,
   ReconcileTrigger,
-} from './reconciler.ts';
+} from './attempt.ts';
 
 /** What the queue keeps between the attempts of one reconcile. */
 export interface ReconcileResume {
@@ -93,7 +93,8 @@ export class WorkRunner {
     if (result.retry) {
       const { afterMs, wakeEarly, resume } = result.retry;
       return {
-        retryInMs: afterMs,
+        kind: 'requeue',
+        afterMs,
         wakeEarly,
         resume: { startedAt: started, continuation: resume },
       };
@@ -101,7 +102,7 @@ export class WorkRunner {
     this.#finish(key, entry, result, { started, attemptStarted });
     if (result.resumeAt !== undefined) context.triggerAt(result.resumeAt);
     // Triggers came in that this attempt did not plan for: reconcile the key afresh.
-    return result.rerun === true ? 'again' : 'done';
+    return { kind: 'done', rerun: result.rerun === true };
   };
 
   #finish(

@@ -222,11 +222,12 @@ function cronJobSourceHashes(target: Target): string {
  */
 async function existingRun(
   context: WriteContext,
-  name: string,
+  run: WorkloadRef,
   clash: ApiError,
 ): Promise<CreatedObject | undefined> {
   const { view } = context.target;
-  const job = await context.writer.getObject({ kind: 'Job', namespace: view.ref.namespace, name });
+  const { kind, namespace, name } = run;
+  const job = await context.writer.getObject(run);
   // Gone again already (a TTL, or a user): the run existed all the same.
   if (!job) return undefined;
   const owners = objectAt(job, ['metadata'])?.ownerReferences;
@@ -234,7 +235,7 @@ async function existingRun(
     Array.isArray(owners) && owners.some((owner) => isControllerOf(owner, view.uid));
   if (!ownedHere) {
     throw new ApiError(
-      `Job ${view.ref.namespace}/${name} exists and is not controlled by CronJob ${view.ref.name}`,
+      `${kind} ${namespace}/${name} exists and is not controlled by ${view.ref.kind} ${view.ref.name}`,
       {
         status: 409,
         retryable: false,
@@ -253,11 +254,15 @@ function isControllerOf(owner: JsonValue, uid: string): boolean {
  * §7.3 items 1–2: the guard (this reconcile's memo, then the Job cache), then one Job under the
  * change window's name; AlreadyExists means that Job was created before (ADR 0020).
  */
-async function createJobOnce(context: WriteContext, sourceHashes: string): Promise<void> {
+async function createJobOnce(
+  context: WriteContext,
+  runRow: WorkloadKindRow,
+  sourceHashes: string,
+): Promise<void> {
   const { target, writer, workloads, memo } = context;
   const { view, plan } = target;
   if (memo.createdJobFor === sourceHashes) return;
-  const owned = workloads.controlledBy('Job', view.ref.namespace, view.uid);
+  const owned = workloads.controlledBy(runRow.kind, view.ref.namespace, view.uid);
   if (owned?.some((job) => job.annotations[SOURCE_HASHES] === sourceHashes)) {
     memo.jobCreationSkipped = 'already-created';
     return;
@@ -277,10 +282,11 @@ async function createJobOnce(context: WriteContext, sourceHashes: string): Promi
   });
   ensureLeader(context);
   try {
-    memo.createdJob = await writer.create(kindRow('Job'), view.ref.namespace, body);
+    memo.createdJob = await writer.create(runRow, view.ref.namespace, body);
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 409) throw error;
-    const existing = await existingRun(context, name, error);
+    const run = { kind: runRow.kind, namespace: view.ref.namespace, name };
+    const existing = await existingRun(context, run, error);
     if (existing) memo.createdJob = existing;
     else memo.jobCreationSkipped = 'already-created';
   }
@@ -290,10 +296,11 @@ async function createJobOnce(context: WriteContext, sourceHashes: string): Promi
 /** §7.3: create one Job (not when suspended), then record the state in CronJob metadata. */
 const CREATE_JOB_FROM_CRONJOB: WriteStrategy = {
   async write(context) {
-    const { target, memo } = context;
+    const { row, target, memo } = context;
+    if (row.runKind === undefined) throw new TypeError(`${row.kind} has no run kind to create`);
     memo.jobCreationSkipped = undefined;
     if (target.view.suspended) memo.jobCreationSkipped = 'suspended';
-    else await createJobOnce(context, cronJobSourceHashes(target));
+    else await createJobOnce(context, kindRow(row.runKind), cronJobSourceHashes(target));
     await patchIfAny(context, workloadState(target.plan));
     return undefined;
   },

@@ -67,6 +67,8 @@ interface KindRowFields {
   readonly supportsPausePeriod: boolean;
   /** DeploymentConfig: a template change without a `ConfigChange` trigger also needs instantiate. */
   readonly instantiatesWithoutConfigChangeTrigger: boolean;
+  /** The kind a roll creates one object of (CronJob: a Job, §7.3); undefined for the others. */
+  readonly runKind: string | undefined;
   /** Owner kind whose controlled objects are never reconciled (Job owned by a CronJob, §7.4 item 5). */
   readonly notReconciledWhenControlledBy: string | undefined;
   /** Spec facts the projection reads for this kind (`spec.paused`, `spec.suspend`, …). */
@@ -148,6 +150,7 @@ const BUILT_IN_TEMPLATE_KIND = {
   rollsOnDelete: true,
   supportsPausePeriod: false,
   instantiatesWithoutConfigChangeTrigger: false,
+  runKind: undefined,
   notReconciledWhenControlledBy: undefined,
   specFlags: [],
   optionalApi: false,
@@ -200,6 +203,7 @@ const ROWS = [
     templatePath: ['spec', 'jobTemplate', 'spec', 'template'],
     appliedState: 'W',
     rollAction: 'create-job-from-cronjob',
+    runKind: 'Job',
     rollsOnDelete: false,
     specFlags: ['suspended'],
     ignorable: true,
@@ -278,6 +282,7 @@ export type IgnorablePlural = Extract<
 export interface WorkloadKindRow extends KindRowFields {
   readonly kind: WorkloadKind;
   readonly plural: WorkloadPlural;
+  readonly runKind: WorkloadKind | undefined;
 }
 
 export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = ROWS;

@@ -4,7 +4,8 @@
  * attempts ask for are reported instead of slept; a wait for the watch lasts until it settles.
  */
 import type { WorkloadKey } from '../core/types.ts';
-import type { ReconcileResult, ReconcileTrigger, Reconciler } from '../reconcile/reconciler.ts';
+import type { ReconcileResult, ReconcileTrigger } from '../reconcile/attempt.ts';
+import type { Reconciler } from '../reconcile/reconciler.ts';
 
 export interface AttemptHooks {
   /** A backoff or `Retry-After` wait before the next attempt, in ms (never a wait for the watch). */

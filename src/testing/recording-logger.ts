@@ -1,5 +1,6 @@
 /** A Logger that keeps every line it is given, for tests. */
 import type { LogFields, Logger, LogLevel } from '../log/logger.ts';
+import { LevelledLogger } from '../log/logger.ts';
 
 export interface Written {
   readonly level: LogLevel;
@@ -7,23 +8,8 @@ export interface Written {
   readonly fields: LogFields | undefined;
 }
 
-export class RecordingLogger implements Logger {
+export class RecordingLogger extends LevelledLogger {
   readonly written: Written[] = [];
-  trace(message: string, fields?: LogFields): void {
-    this.log('trace', message, fields);
-  }
-  debug(message: string, fields?: LogFields): void {
-    this.log('debug', message, fields);
-  }
-  info(message: string, fields?: LogFields): void {
-    this.log('info', message, fields);
-  }
-  warn(message: string, fields?: LogFields): void {
-    this.log('warn', message, fields);
-  }
-  error(message: string, fields?: LogFields): void {
-    this.log('error', message, fields);
-  }
   log(level: LogLevel, message: string, fields?: LogFields): void {
     this.written.push({ level, message, fields });
   }

@@ -13,7 +13,6 @@ import { projectionSettings, type ProjectionSettings } from '../kube/projections
 import { OTHER_RESOURCES, resourcePath, workloadResource } from '../kube/resources.ts';
 import type { KubeStreamRequest, StreamingKubeTransport } from '../kube/transport.ts';
 import { WorkloadClient } from '../kube/workload-client.ts';
-import { KubeWorkloadWriter } from '../kube/workload-writer.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { WORKLOAD_KINDS, type WorkloadKindRow } from '../rollout/kinds.ts';
 import type { ResourceWatch } from './kube-watches.ts';
@@ -169,10 +168,7 @@ describe.each([true, false])('--enable-reload-policies=%s', (policies) => {
       const ref = { kind: row.kind, namespace: NAMESPACE, name: 'w' };
       const path = resourcePath(workloadResource(row.kind), { namespace: NAMESPACE, name: 'w' });
       const transport = servingTransport(path, wireWorkload(row));
-      const writer = new KubeWorkloadWriter({
-        client: new WorkloadClient({ transport }),
-        projection: settings,
-      });
+      const writer = new WorkloadClient({ transport, projection: settings });
       const fetched = await writer.get(ref);
       const fromWatch = await watched<WorkloadView>((sink) =>
         factory(transport, settings).workloads(row.kind, TARGET, sink),

@@ -7,18 +7,17 @@ import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-se
 import type { TestApiServer } from '../testing/test-api-server.ts';
 import { createKubeTransport } from './transport.ts';
 import { WorkloadClient } from './workload-client.ts';
-import { KubeWorkloadWriter } from './workload-writer.ts';
 
 const REF: WorkloadRef = { kind: 'StatefulSet', namespace: 'ns', name: 'db' };
 
 let server: TestApiServer;
-let writer: KubeWorkloadWriter;
+let writer: WorkloadClient;
 
 beforeEach(async () => {
   server = await startTestApiServer();
   const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
-  writer = new KubeWorkloadWriter({
-    client: new WorkloadClient({ transport }),
+  writer = new WorkloadClient({
+    transport,
     projection: { keys: DEFAULT_ANNOTATION_KEYS, keepLabels: false },
   });
 });
@@ -26,7 +25,7 @@ afterEach(async () => {
   await server.close();
 });
 
-describe('KubeWorkloadWriter', () => {
+describe('WorkloadClient as the WorkloadWriter port', () => {
   it('sends the patch as a strategic merge patch with fieldManager=kreload', async () => {
     server.handle((_request, response) => {
       sendJson(response, 200, {});

@@ -1,0 +1,122 @@
+/**
+ * What one reconcile attempt acts on (§5, §7.2): the view under its ReloadPolicy, the plan, and the
+ * pause rules' verdict; and the diagnostics the plan found, each reported once per occasion. Reads
+ * caches only: nothing here writes.
+ */
+import type { ReloadListCache } from '../core/annotation-values.ts';
+import { hasReloadList } from '../core/decide.ts';
+import {
+  NO_BINDING,
+  type PolicyBinding,
+  strategyUnder,
+  withPolicySettings,
+} from '../core/reload-policy.ts';
+import { SOURCE_TYPES } from '../core/source-types.ts';
+import type { SourceKey, SourceType, WorkloadKey, WorkloadView } from '../core/types.ts';
+import { kindRow } from '../rollout/kinds.ts';
+import { planPause } from '../rollout/pause.ts';
+import type { Pass } from './attempt.ts';
+import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan/model.ts';
+import { planReconcile } from './plan/plan.ts';
+import { uniqueProblems } from './plan/tracking.ts';
+import type { PolicyLookup, ReconcileObserver, SourceLookup, WorkloadLookup } from './ports.ts';
+import { cachedSourceFacts } from './source-facts.ts';
+import type { Target } from './write-actions.ts';
+
+export interface TargetsDeps {
+  readonly workloads: WorkloadLookup;
+  readonly sources: SourceLookup;
+  readonly policies?: PolicyLookup | undefined;
+  readonly observer: ReconcileObserver;
+  readonly options: Omit<PlanOptions, 'reloadLists'>;
+  readonly reloadLists?: ReloadListCache | undefined;
+  /** ms since the epoch. */
+  readonly now: () => number;
+}
+
+export class Targets {
+  readonly #deps: TargetsDeps;
+  /** UIDs already warned about a pause-period on a kind without it (§3.1: once per workload). */
+  readonly #pauseIgnoredWarned = new Set<string>();
+
+  constructor(deps: TargetsDeps) {
+    this.#deps = deps;
+  }
+
+  /** The target of an attempt on `view`. */
+  of(pass: Pass, view: WorkloadView): Target {
+    const binding = this.#deps.policies?.bindingOf(view) ?? NO_BINDING;
+    const planned = withPolicySettings(view, binding, this.#deps.options.keys);
+    const plan = this.#plan(pass, planned, binding);
+    const pause = planPause({
+      view: planned,
+      row: pass.row,
+      keys: this.#deps.options.keys,
+      rolls: plan.action === 'roll',
+      now: this.#deps.now(),
+    });
+    return { view, plan, pause };
+  }
+
+  /** A(K) of each key a pass would track on the cached workload now (§5.3). */
+  appliedHashes(key: WorkloadKey): ReadonlyMap<SourceKey, string> {
+    const view = this.#deps.workloads.get(key);
+    if (!view) return new Map();
+    const pass: Pass = { key, row: kindRow(view.ref.kind), marks: [], trigger: {}, memo: {} };
+    const { plan } = this.of(pass, view);
+    return new Map(
+      plan.keys.flatMap((entry) =>
+        entry.applied === undefined ? [] : [[entry.key, entry.applied] as const],
+      ),
+    );
+  }
+
+  /** Reports the plan's problems and collisions, and a pause-period notice once per workload. */
+  report(target: Target): void {
+    const { observer } = this.#deps;
+    const { view, plan, pause } = target;
+    const problems = uniqueProblems([...plan.problems, ...pause.problems]);
+    if (problems.length > 0) observer.onProblems({ view, problems });
+    if (plan.collisions.length > 0) observer.onCollision({ view, collisions: plan.collisions });
+    if (pause.notice === 'pause-period-ignored' && !this.#pauseIgnoredWarned.has(view.uid)) {
+      this.#pauseIgnoredWarned.add(view.uid);
+      observer.onPauseNotice({ view, notice: pause.notice });
+    }
+  }
+
+  #plan(pass: Pass, view: WorkloadView, binding: PolicyBinding): ReconcilePlan {
+    const { options, reloadLists } = this.#deps;
+    return planReconcile({
+      view,
+      row: pass.row,
+      options: { ...options, strategy: strategyUnder(binding, options.strategy), reloadLists },
+      candidates: this.#listCandidates(view),
+      facts: (key) => this.#facts(pass, view, key),
+      marks: pass.marks,
+      policySources: binding.sources,
+      now: this.#deps.now(),
+    });
+  }
+
+  /** Sources that only a reload list can make tracked: every source of a type the workload lists. */
+  #listCandidates(view: WorkloadView): Partial<Record<SourceType, readonly string[]>> {
+    const { sources, options } = this.#deps;
+    const candidates: Partial<Record<SourceType, readonly string[]>> = {};
+    for (const type of SOURCE_TYPES) {
+      if (hasReloadList(view, type, options.keys)) {
+        candidates[type] = sources.namesInNamespace(view.ref.namespace, type);
+      }
+    }
+    return candidates;
+  }
+
+  #facts(pass: Pass, view: WorkloadView, key: SourceKey): SourceFacts {
+    const facts = cachedSourceFacts(
+      this.#deps,
+      { key: pass.key, namespace: view.ref.namespace },
+      key,
+    );
+    if (facts.status.state === 'unknown') return facts;
+    return { ...facts, observedAt: pass.trigger.observedAt?.get(key) ?? facts.lastChange };
+  }
+}
