@@ -208,6 +208,7 @@ class KreloadApp implements App {
   #lead(runtime: Runtime): void {
     if (!runtime.gate.lead()) return;
     const { queue, router } = runtime.pipeline;
+    runtime.pipeline.adoptRollouts();
     queue.start();
     router.triggerAll(runtime.watch.caches.store.keys());
     runtime.pipeline.policyStatus?.refreshAll();
