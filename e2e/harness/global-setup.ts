@@ -2,6 +2,7 @@ import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { usageTable, type ComponentUsage } from '../cluster/component-usage.ts';
+import type { ComponentName } from '../cluster/components.ts';
 import { E2E_LOGS_DIR, RUNS_DIR } from '../cluster/paths.ts';
 import { cleanLeftoverRuns, killOwnedRunsSync } from '../cluster/processes.ts';
 import { describeExternalCluster, startCluster } from './cluster.ts';
@@ -52,10 +53,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   );
   project.provide(PROVIDED_CLUSTER_KEY, cluster.info);
   return async () => {
-    await reportUsage(await cluster.controlPlane.usage());
-    await keepComponentLogs(cluster.runDir);
-    await cluster.stop();
-    process.off('exit', killOnExit);
+    try {
+      await reportUsage(await cluster.controlPlane.usage());
+      const ran = new Set(cluster.controlPlane.processes.map((started) => started.spec.name));
+      await keepComponentLogs(cluster.runDir, ran);
+    } finally {
+      await cluster.stop();
+      process.off('exit', killOnExit);
+    }
   };
 }
 
@@ -70,15 +75,19 @@ async function reportUsage(usage: readonly ComponentUsage[]): Promise<void> {
   });
 }
 
+/** The components whose logs outlive the run (etcd's, at warn level, rarely explains a spec). */
+const KEPT_LOGS: readonly ComponentName[] = [
+  'kube-controller-manager',
+  'kube-apiserver',
+  'kube-scheduler',
+  'kwok',
+];
+
 /** The run directory goes with the cluster; its component logs are what explains a failed spec. */
-async function keepComponentLogs(runDir: string): Promise<void> {
+async function keepComponentLogs(runDir: string, ran: ReadonlySet<string>): Promise<void> {
   await mkdir(E2E_LOGS_DIR, { recursive: true });
-  for (const name of [
-    'kube-controller-manager.log',
-    'kube-apiserver.log',
-    'kube-scheduler.log',
-    'kwok.log',
-  ]) {
+  for (const component of KEPT_LOGS.filter((name) => ran.has(name))) {
+    const name = `${component}.log`;
     await copyFile(path.join(runDir, name), path.join(E2E_LOGS_DIR, `shared-${name}`)).catch(
       (error: unknown) => {
         progress(`could not keep ${name}: ${String(error)}`);
