@@ -94,7 +94,7 @@ export interface Pipeline {
    * before a restart or before another replica led, still in progress (rollout-tracker.ts). Not in
    * dry-run or webhook mode, where kreload rolls nothing.
    */
-  adoptRollouts(): void;
+  readonly adoptRollouts: () => void;
 }
 
 /** The reconciler's options from the configuration. */
