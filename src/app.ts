@@ -167,6 +167,7 @@ class KreloadApp implements App {
   /** Acquiring leadership, or starting without HA: reconcile every workload at once (§5.2). */
   #lead(runtime: Runtime): void {
     if (!runtime.gate.lead()) return;
+    runtime.pipeline.adoptRollouts();
     runtime.pipeline.queue.start();
     this.#reconcileAll(runtime);
     writeMetaInfo(runtime.context);

@@ -3,13 +3,7 @@
  * and maximum over the samples, the kernel's peak (VmHWM), and utime+stime. Follows restarts
  * (S6, K4): each process's last reading counts.
  */
-import { readFile } from 'node:fs/promises';
-
-export interface ProcessReading {
-  readonly rssKiB: number;
-  readonly peakKiB: number;
-  readonly cpuTicks: number;
-}
+import { TICKS_PER_SECOND, readProcess, type ProcessReading } from '../cluster/proc-stat.ts';
 
 export interface ResourceUsage {
   readonly samples: number;
@@ -20,40 +14,7 @@ export interface ResourceUsage {
   readonly cpuSeconds: number;
 }
 
-/** USER_HZ: 100 on every Linux ABI Node runs on (sysconf(_SC_CLK_TCK) is not exposed to JS). */
-const TICKS_PER_SECOND = 100;
 const SAMPLE_INTERVAL_MS = 250;
-
-/** `VmRSS:    12345 kB` → 12345; undefined when the field is absent (a zombie has none). */
-export function statusField(status: string, field: string): number | undefined {
-  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status);
-  return match?.[1] === undefined ? undefined : Number(match[1]);
-}
-
-/** utime + stime (fields 14 and 15) of /proc/<pid>/stat; the command may contain spaces. */
-export function cpuTicksOf(stat: string): number | undefined {
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is field 3 (state), so field n is fields[n - 3].
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return Number.isFinite(utime) && Number.isFinite(stime) ? utime + stime : undefined;
-}
-
-async function readProcess(pid: number): Promise<ProcessReading | undefined> {
-  try {
-    const [status, stat] = await Promise.all([
-      readFile(`/proc/${pid}/status`, 'utf8'),
-      readFile(`/proc/${pid}/stat`, 'utf8'),
-    ]);
-    const rssKiB = statusField(status, 'VmRSS');
-    const peakKiB = statusField(status, 'VmHWM');
-    const cpuTicks = cpuTicksOf(stat);
-    if (rssKiB === undefined || peakKiB === undefined || cpuTicks === undefined) return undefined;
-    return { rssKiB, peakKiB, cpuTicks };
-  } catch {
-    return undefined;
-  }
-}
 
 const toMiB = (kib: number): number => Math.round((kib / 1024) * 10) / 10;
 

@@ -40,6 +40,11 @@ export interface ComponentSpec {
   readonly readyWhen: string;
   readonly isReady: (ctx: LaunchContext) => Promise<boolean>;
   readonly deadlineMs: number;
+  /**
+   * Part of the pod lifecycle (scheduling, fake kubelets) rather than of the API: a run started
+   * with `withoutPodLifecycle` leaves it out, to measure what it costs.
+   */
+  readonly podLifecycle: boolean;
 }
 
 /** kube-controller-manager controllers: what e2e specs and benchmarks observe, nothing more (2 cores). */
@@ -131,6 +136,7 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     readyWhen: 'GET /health says "health":"true"',
     isReady: etcdHealthy,
     deadlineMs: 20_000,
+    podLifecycle: false,
   },
   {
     name: 'kube-apiserver',
@@ -155,6 +161,7 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     readyWhen: 'GET /readyz (verified with the run CA) returns ok',
     isReady: apiserverReady,
     deadlineMs: 90_000,
+    podLifecycle: false,
   },
   {
     name: 'kube-controller-manager',
@@ -170,6 +177,7 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     readyWhen: 'GET /healthz returns ok and ServiceAccount default/default exists',
     isReady: controllerManagerReady,
     deadlineMs: 60_000,
+    podLifecycle: false,
   },
   {
     name: 'kube-scheduler',
@@ -183,6 +191,7 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     readyWhen: 'GET /healthz returns ok',
     isReady: schedulerReady,
     deadlineMs: 60_000,
+    podLifecycle: true,
   },
   {
     // Plays the kubelet of the fake nodes (e2e/cluster/fake-nodes.ts) with the stages of
@@ -200,5 +209,6 @@ export const COMPONENTS: readonly ComponentSpec[] = [
     readyWhen: `GET /healthz returns 200 and the ${FAKE_NODE.count} fake nodes are Ready and untainted but for ${FAKE_NODE.taint.key}`,
     isReady: kwokReady,
     deadlineMs: 60_000,
+    podLifecycle: true,
   },
 ];

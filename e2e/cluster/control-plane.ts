@@ -14,6 +14,8 @@ import { writeKubeconfig } from './kubeconfig.ts';
 import { AUDIT_POLICY, RUNS_DIR } from './paths.ts';
 import { createPki } from './pki.ts';
 import { freeLoopbackPorts } from './ports.ts';
+import { componentUsage, type ComponentUsage } from './component-usage.ts';
+import { readProcess } from './proc-stat.ts';
 import { RunProcesses, tailFile, type ExitInfo, type SpawnedProcess } from './processes.ts';
 
 export interface BootOptions {
@@ -23,6 +25,11 @@ export interface BootOptions {
   /** Starts kube-apiserver with e2e/cluster/audit-policy.yaml and a JSON-lines audit log. */
   readonly audit?: boolean;
   readonly controllers?: readonly string[];
+  /**
+   * Leaves kube-scheduler and kwok out (no pod ever runs): only to measure what they cost, never
+   * for a test run that should pass.
+   */
+  readonly withoutPodLifecycle?: boolean;
   /** Aborting (Ctrl-C during boot) stops what was started and rejects. */
   readonly signal?: AbortSignal;
   readonly onProgress?: (message: string) => void;
@@ -64,6 +71,12 @@ export class ComponentStartError extends Error {
   }
 }
 
+/** When a component's current process was launched and when it was ready (performance.now()). */
+interface BootTiming {
+  readonly launchedAt: number;
+  readonly readyAt: number;
+}
+
 const ADMIN_USER = 'kreload-e2e-admin';
 const KEPT_ON_FAILURE = /(\.log|pids\.json)$/;
 
@@ -75,12 +88,40 @@ export class ControlPlane {
   readonly info: ControlPlaneInfo;
   readonly #processes: RunProcesses;
   readonly #ctx: LaunchContext;
+  readonly #boots: Map<ComponentName, BootTiming>;
   #stopping: Promise<void> | undefined;
 
-  constructor(deps: { info: ControlPlaneInfo; processes: RunProcesses; ctx: LaunchContext }) {
+  constructor(deps: {
+    info: ControlPlaneInfo;
+    processes: RunProcesses;
+    ctx: LaunchContext;
+    boots: Map<ComponentName, BootTiming>;
+  }) {
     this.info = deps.info;
     this.#processes = deps.processes;
     this.#ctx = deps.ctx;
+    this.#boots = deps.boots;
+  }
+
+  /**
+   * Boot time, CPU seconds and RSS of each component's current process (after a restart, of the
+   * new one), read now: call it before stop().
+   */
+  async usage(): Promise<ComponentUsage[]> {
+    const now = performance.now();
+    return Promise.all(
+      this.processes.map(async (started) => {
+        const boot = this.#boots.get(started.spec.name as ComponentName);
+        return componentUsage({
+          name: started.spec.name,
+          pid: started.pid,
+          launchedAt: boot?.launchedAt ?? now,
+          readyAt: boot?.readyAt ?? now,
+          now,
+          reading: started.exitInfo === undefined ? await readProcess(started.pid) : undefined,
+        });
+      }),
+    );
   }
 
   /**
@@ -96,8 +137,10 @@ export class ControlPlane {
     }
     running.signal('SIGKILL');
     await running.exit;
+    const launchedAt = performance.now();
     const started = await this.#processes.respawn(name);
     await waitReady({ component, started, ctx: this.#ctx, signal: undefined });
+    this.#boots.set(name, { launchedAt, readyAt: performance.now() });
   }
 
   get processes(): readonly SpawnedProcess[] {
@@ -143,9 +186,13 @@ async function bootAttempt(options: BootOptions): Promise<ControlPlane> {
   const runDir = path.join(options.runsDir ?? RUNS_DIR, newRunId());
   await mkdir(runDir, { recursive: true, mode: 0o700 });
   const processes = new RunProcesses({ runDir });
+  const boots = new Map<ComponentName, BootTiming>();
   try {
     const ctx = await prepareRun(runDir, options);
-    for (const component of COMPONENTS) {
+    const components = COMPONENTS.filter(
+      (component) => options.withoutPodLifecycle !== true || !component.podLifecycle,
+    );
+    for (const component of components) {
       const began = performance.now();
       const started = await processes.spawn({
         name: component.name,
@@ -153,9 +200,9 @@ async function bootAttempt(options: BootOptions): Promise<ControlPlane> {
         args: component.args(ctx),
       });
       await waitReady({ component, started, ctx, signal: options.signal });
-      options.onProgress?.(
-        `${component.name} ready in ${((performance.now() - began) / 1000).toFixed(1)} s`,
-      );
+      const readyAt = performance.now();
+      boots.set(component.name, { launchedAt: began, readyAt });
+      options.onProgress?.(`${component.name} ready in ${((readyAt - began) / 1000).toFixed(1)} s`);
     }
     const info: ControlPlaneInfo = {
       runDir,
@@ -166,7 +213,7 @@ async function bootAttempt(options: BootOptions): Promise<ControlPlane> {
       pidsPath: path.join(runDir, 'pids.json'),
       ports: ctx.ports,
     };
-    return new ControlPlane({ info, processes, ctx });
+    return new ControlPlane({ info, processes, ctx, boots });
   } catch (error) {
     await processes.stopAll().catch((stopError: unknown) => {
       options.onProgress?.(`cleanup after a failed start: ${String(stopError)}`);

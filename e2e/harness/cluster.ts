@@ -121,6 +121,8 @@ export class StartedCluster extends ClusterClient {
 export interface StartClusterOptions {
   readonly audit?: boolean;
   readonly controllers?: readonly string[];
+  /** No kube-scheduler and no kwok: only to measure what they cost (see BootOptions). */
+  readonly withoutPodLifecycle?: boolean;
   readonly onProgress?: (message: string) => void;
   readonly signal?: AbortSignal;
 }

@@ -3,7 +3,12 @@
 // gives them, the snapshots of a workload by its UID label, and kubectl as the user runs it.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { CoreV1Api, RbacAuthorizationV1Api, type V1ConfigMap } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  RbacAuthorizationV1Api,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
 import type { ClusterClient } from './cluster.ts';
 import type { KreloadLogin } from './kreload-fixture.ts';
 import { KRELOAD_NAMESPACE, KRELOAD_PERMISSIONS } from './rbac.ts';
@@ -17,6 +22,7 @@ export const SNAPSHOTS = 'kreload.io/snapshots';
 export const REVISION_DIGEST = 'kreload.io/revision-digest';
 export const UID_LABEL = 'kreload.io/snapshot-workload-uid';
 const SERVICE_ACCOUNT = 'kreload-config-revisions';
+const AUTO = 'reloader.stakater.com/auto';
 
 /** kreload's own permissions plus those of --enable-config-revisions, as the chart grants them. */
 export async function revisionsIdentity(cluster: ClusterClient): Promise<KreloadLogin> {
@@ -115,4 +121,74 @@ export function ownerKinds(object: {
 export async function kubectl(cluster: ClusterClient, ...args: string[]): Promise<string> {
   const { stdout } = await run('kubectl', ['--kubeconfig', cluster.info.kubeconfigPath, ...args]);
   return stdout;
+}
+
+/** The admin's core and apps clients. */
+export function apis(cluster: ClusterClient) {
+  return {
+    core: cluster.kc.makeApiClient(CoreV1Api),
+    apps: cluster.kc.makeApiClient(AppsV1Api),
+  };
+}
+
+export interface RevisionedDeployment {
+  readonly namespace: string;
+  readonly name: string;
+  /** Mounted as volume `config` (the snapshot's place), and by default also as `envFrom`. */
+  readonly configMap: string;
+  /** false: the ConfigMap is only mounted. */
+  readonly envFrom?: boolean;
+  /** Key `password` of this Secret as env var DB. */
+  readonly secret?: string;
+  /** Opts Secrets into config revisions too. */
+  readonly secrets?: boolean;
+  readonly historyLimit?: number;
+}
+
+/** A Deployment (no replicas) opted into auto reload and config revisions; its UID. */
+export async function createRevisionedDeployment(
+  cluster: ClusterClient,
+  setup: RevisionedDeployment,
+): Promise<string> {
+  const labels = { app: setup.name };
+  const env =
+    setup.secret === undefined
+      ? []
+      : [{ name: 'DB', valueFrom: { secretKeyRef: { name: setup.secret, key: 'password' } } }];
+  const created = await apis(cluster).apps.createNamespacedDeployment({
+    namespace: setup.namespace,
+    body: {
+      metadata: {
+        name: setup.name,
+        annotations: {
+          [AUTO]: 'true',
+          [CONFIG_REVISIONS]: 'true',
+          ...(setup.secrets === true ? { [CONFIG_REVISIONS_SECRETS]: 'true' } : {}),
+        },
+      },
+      spec: {
+        replicas: 0,
+        revisionHistoryLimit: setup.historyLimit ?? 10,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            containers: [
+              {
+                name: 'app',
+                image: 'registry.invalid/app:1',
+                ...(env.length === 0 ? {} : { env }),
+                ...(setup.envFrom === false
+                  ? {}
+                  : { envFrom: [{ configMapRef: { name: setup.configMap } }] }),
+                volumeMounts: [{ name: 'config', mountPath: '/etc/app' }],
+              },
+            ],
+            volumes: [{ name: 'config', configMap: { name: setup.configMap } }],
+          },
+        },
+      },
+    },
+  });
+  return created.metadata?.uid ?? '';
 }

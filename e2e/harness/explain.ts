@@ -36,6 +36,8 @@ export interface ExplainJson {
       readonly rollout?: {
         readonly of: 'kreload' | 'current';
         readonly generation?: number;
+        /** Found in progress when the controller started, not seen being started. */
+        readonly adopted?: boolean;
         readonly state: string;
         readonly reason?: string;
         readonly result?: string;

@@ -172,52 +172,60 @@ export class PodLifecycle {
 
   /** Waits until the rollout is complete with at least one replica; returns the last status. */
   waitComplete(ref: WorkloadRef, timeoutMs = 60_000): Promise<RolloutStatus> {
-    return pollUntil(
-      async () => {
-        const status = await this.status(ref);
-        if (status.desired > 0 && isRolloutComplete(status)) return status;
-        throw new Error(`last seen: ${JSON.stringify(status)}`);
-      },
-      { timeoutMs, describe: `${ref.kind} ${ref.namespace}/${ref.name} rollout complete` },
-    );
+    return this.#waitFor(ref, {
+      until: (status) => status.desired > 0 && isRolloutComplete(status),
+      describe: `${ref.kind} ${ref.namespace}/${ref.name} rollout complete`,
+      timeoutMs,
+    });
   }
 
   /** Waits for a Deployment's `Progressing` condition to say ProgressDeadlineExceeded. */
   waitProgressDeadlineExceeded(ref: WorkloadRef, timeoutMs = 90_000): Promise<RolloutStatus> {
-    return pollUntil(
-      async () => {
-        const status = await this.status(ref);
-        if (status.progressingReason === 'ProgressDeadlineExceeded') return status;
-        throw new Error(`last seen: ${JSON.stringify(status)}`);
-      },
-      { timeoutMs, describe: `${ref.namespace}/${ref.name} to exceed its progress deadline` },
-    );
+    return this.#waitFor(ref, {
+      until: (status) => status.progressingReason === 'ProgressDeadlineExceeded',
+      describe: `${ref.namespace}/${ref.name} to exceed its progress deadline`,
+      timeoutMs,
+    });
   }
 
   /** The workload's pods (label `app=<name>`) not being deleted, by name. */
   async pods(ref: WorkloadRef): Promise<readonly PodSummary[]> {
-    const { items } = await this.#core.listNamespacedPod({
-      namespace: ref.namespace,
-      labelSelector: `app=${ref.name}`,
-    });
-    return items
-      .map(summarize)
-      .filter((pod) => !pod.deleting)
-      .sort((a, b) => a.name.localeCompare(b.name));
+    return (await this.#livePods(ref)).map(summarize).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** The env value `name` of container `container` in each of the workload's live pods. */
   async podEnv(ref: WorkloadRef, container: string, name: string): Promise<(string | undefined)[]> {
+    return (await this.#livePods(ref)).map(
+      (pod) =>
+        pod.spec?.containers.find((c) => c.name === container)?.env?.find((e) => e.name === name)
+          ?.value,
+    );
+  }
+
+  #waitFor(
+    ref: WorkloadRef,
+    wait: {
+      readonly until: (status: RolloutStatus) => boolean;
+      readonly describe: string;
+      readonly timeoutMs: number;
+    },
+  ): Promise<RolloutStatus> {
+    return pollUntil(
+      async () => {
+        const status = await this.status(ref);
+        if (wait.until(status)) return status;
+        throw new Error(`last seen: ${JSON.stringify(status)}`);
+      },
+      { timeoutMs: wait.timeoutMs, describe: wait.describe },
+    );
+  }
+
+  /** The pods labelled `app=<name>` that are not being deleted. */
+  async #livePods(ref: WorkloadRef): Promise<V1Pod[]> {
     const { items } = await this.#core.listNamespacedPod({
       namespace: ref.namespace,
       labelSelector: `app=${ref.name}`,
     });
-    return items
-      .filter((pod) => pod.metadata?.deletionTimestamp === undefined)
-      .map(
-        (pod) =>
-          pod.spec?.containers.find((c) => c.name === container)?.env?.find((e) => e.name === name)
-            ?.value,
-      );
+    return items.filter((pod) => pod.metadata?.deletionTimestamp === undefined);
   }
 }

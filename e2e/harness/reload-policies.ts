@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { load } from 'js-yaml';
 import { REPO_ROOT } from '../cluster/paths.ts';
+import type { V1PolicyRule } from '@kubernetes/client-node';
 import type { ClusterClient } from './cluster.ts';
 import {
   type CustomApi,
@@ -14,6 +15,7 @@ import {
   KubeJson,
   type JsonRecord,
 } from './crds.ts';
+import { clusterRulesWith, installCustomIdentity, type CustomIdentity } from './identity.ts';
 import { pollUntil } from './poll.ts';
 
 export const POLICY_CRD_FILE = path.join(
@@ -63,6 +65,24 @@ export const POLICY_RBAC_RULES = [
     verbs: ['get', 'patch', 'update'],
   },
 ];
+
+/**
+ * The identity of a kreload run with `--enable-reload-policies`, for useKreload's `identity`: the
+ * CRD installed, then ServiceAccount `name` with kreload's cluster rules, the policy rules and
+ * `extraRules`.
+ */
+export function policyIdentity(
+  name: string,
+  extraRules: readonly V1PolicyRule[] = [],
+): (cluster: ClusterClient) => Promise<CustomIdentity> {
+  return async (cluster) => {
+    await installPolicyCrd(cluster);
+    return installCustomIdentity(cluster, {
+      name,
+      rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES, ...extraRules],
+    });
+  };
+}
 
 export function policyPath(namespace: string, name?: string): string {
   return customObjectPath(POLICY_API, name === undefined ? { namespace } : { namespace, name });

@@ -4,14 +4,15 @@
 // template names; an object made beforehand under a snapshot's name with other content is refused
 // with ReloadFail, never pinned.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AppsV1Api, CoreV1Api, type V1PodTemplateSpec } from '@kubernetes/client-node';
+import { type V1PodTemplateSpec } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../harness/cluster.ts';
 import {
-  CONFIG_REVISIONS,
   ownerKinds,
   putConfigMap,
   revisionsIdentity,
+  apis,
+  createRevisionedDeployment,
   snapshotOf,
   v,
 } from '../harness/config-revisions.ts';
@@ -20,7 +21,6 @@ import { scrapeMetrics } from '../harness/metrics.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { sourceHash } from '../harness/sources.ts';
 
-const AUTO = 'reloader.stakater.com/auto';
 const BASELINE = 'kreload.io/baseline';
 const WAIT = { timeoutMs: 60_000, intervalMs: 250 };
 
@@ -34,44 +34,12 @@ const fixture = useKreload({
   identity: revisionsIdentity,
 });
 
-function apis(cluster: ClusterClient) {
-  return {
-    core: cluster.kc.makeApiClient(CoreV1Api),
-    apps: cluster.kc.makeApiClient(AppsV1Api),
-  };
-}
-
-/** A Deployment opted into config revisions that mounts `configMap`; its UID. */
-async function createDeployment(
+/** A Deployment that only mounts `configMap`: its UID. */
+function createDeployment(
   cluster: ClusterClient,
   setup: { namespace: string; name: string; configMap: string; historyLimit: number },
 ): Promise<string> {
-  const labels = { app: setup.name };
-  const created = await apis(cluster).apps.createNamespacedDeployment({
-    namespace: setup.namespace,
-    body: {
-      metadata: { name: setup.name, annotations: { [AUTO]: 'true', [CONFIG_REVISIONS]: 'true' } },
-      spec: {
-        replicas: 0,
-        revisionHistoryLimit: setup.historyLimit,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            containers: [
-              {
-                name: 'app',
-                image: 'registry.invalid/app:1',
-                volumeMounts: [{ name: 'config', mountPath: '/etc/app' }],
-              },
-            ],
-            volumes: [{ name: 'config', configMap: { name: setup.configMap } }],
-          },
-        },
-      },
-    },
-  });
-  return created.metadata?.uid ?? '';
+  return createRevisionedDeployment(cluster, { ...setup, envFrom: false });
 }
 
 function volumeConfigMap(template: V1PodTemplateSpec | undefined): string | undefined {

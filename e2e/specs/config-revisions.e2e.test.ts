@@ -5,8 +5,6 @@
 // kill -9 that leaves no orphan, and refusals (name too long, quota) with no half state.
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  AppsV1Api,
-  CoreV1Api,
   type V1Deployment,
   type V1PodTemplateSpec,
   type V1ReplicaSet,
@@ -15,7 +13,6 @@ import { describe, expect, it } from 'vitest';
 import type { ClusterClient } from '../harness/cluster.ts';
 import {
   CONFIG_REVISIONS,
-  CONFIG_REVISIONS_SECRETS,
   REVISION_DIGEST,
   SNAPSHOTS,
   UID_LABEL,
@@ -23,6 +20,8 @@ import {
   ownerKinds,
   putConfigMap,
   revisionsIdentity,
+  apis,
+  createRevisionedDeployment,
   snapshotNamesOf as snapshotNames,
   snapshotOf,
   snapshotsOf as snapshots,
@@ -33,7 +32,6 @@ import { pollUntil } from '../harness/poll.ts';
 import { envVarName, sourceHash } from '../harness/sources.ts';
 
 const SOURCE_HASHES = 'kreload.io/source-hashes';
-const AUTO = 'reloader.stakater.com/auto';
 const WAIT = { timeoutMs: 60_000, intervalMs: 250 };
 
 const envVars = useKreload({
@@ -58,63 +56,7 @@ const annotations = useKreload({
   identity: revisionsIdentity,
 });
 
-function apis(cluster: ClusterClient) {
-  return {
-    core: cluster.kc.makeApiClient(CoreV1Api),
-    apps: cluster.kc.makeApiClient(AppsV1Api),
-  };
-}
-
-interface DeploymentSetup {
-  readonly namespace: string;
-  readonly name: string;
-  readonly configMap: string;
-  readonly secret?: string;
-  readonly secrets?: boolean;
-  readonly historyLimit?: number;
-}
-
-async function createDeployment(cluster: ClusterClient, setup: DeploymentSetup): Promise<string> {
-  const { apps } = apis(cluster);
-  const labels = { app: setup.name };
-  const env = setup.secret
-    ? [{ name: 'DB', valueFrom: { secretKeyRef: { name: setup.secret, key: 'password' } } }]
-    : [];
-  const created = await apps.createNamespacedDeployment({
-    namespace: setup.namespace,
-    body: {
-      metadata: {
-        name: setup.name,
-        annotations: {
-          [AUTO]: 'true',
-          [CONFIG_REVISIONS]: 'true',
-          ...(setup.secrets ? { [CONFIG_REVISIONS_SECRETS]: 'true' } : {}),
-        },
-      },
-      spec: {
-        replicas: 0,
-        revisionHistoryLimit: setup.historyLimit ?? 10,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            containers: [
-              {
-                name: 'app',
-                image: 'registry.invalid/app:1',
-                env,
-                envFrom: [{ configMapRef: { name: setup.configMap } }],
-                volumeMounts: [{ name: 'config', mountPath: '/etc/app' }],
-              },
-            ],
-            volumes: [{ name: 'config', configMap: { name: setup.configMap } }],
-          },
-        },
-      },
-    },
-  });
-  return created.metadata?.uid ?? '';
-}
+const createDeployment = createRevisionedDeployment;
 
 async function deployment(cluster: ClusterClient, namespace: string, name: string) {
   return apis(cluster).apps.readNamespacedDeployment({ namespace, name });

@@ -16,7 +16,7 @@ import {
 import { waitForBaseline, waitForEnv } from '../harness/expectations.ts';
 import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
-import { createPolicy, installPolicyCrd, POLICY_RBAC_RULES } from '../harness/reload-policies.ts';
+import { createPolicy, policyIdentity } from '../harness/reload-policies.ts';
 import { envVarName, sourceHash, sourceKey, type ConfigMapSpec } from '../harness/sources.ts';
 import { APP, podSpec, type WorkloadRef } from '../harness/workloads.ts';
 
@@ -28,13 +28,7 @@ const fixture = useKreload({
     '--sync-delay=0',
     '--enable-debug-explain',
   ],
-  identity: async (cluster) => {
-    await installPolicyCrd(cluster);
-    return installCustomIdentity(cluster, {
-      name: 'kreload-e2e-explain-policy',
-      rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES],
-    });
-  },
+  identity: policyIdentity('kreload-e2e-explain-policy'),
 });
 
 const client = () => new KubeJson({ kc: fixture.cluster.kc });

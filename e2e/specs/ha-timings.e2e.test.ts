@@ -2,36 +2,21 @@
 // -retry-period, -release-on-cancel) with the real CLI and a real API server: the Lease records the
 // configured duration, the leader renews at the configured period, and without release-on-cancel a
 // stopped leader leaves the Lease to expire, so a successor waits the configured duration.
-import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
+import { readLease, type LeaseState } from '../harness/leases.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { installKreloadIdentity, KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 
 const cluster = sharedCluster();
-const coordination = cluster.kc.makeApiClient(CoordinationV1Api);
 const LEASE_ID = `ha-timings-${Date.now().toString(36)}`;
 const LEASE_DURATION_S = 6;
 const RETRY_PERIOD_MS = 1_000;
 /** Scheduling and request latency on a loaded 2-core machine. */
 const SLACK_MS = 1_500;
 
-async function lease(): Promise<{
-  holder: string | undefined;
-  duration: number | undefined;
-  renewMs: number;
-}> {
-  const { spec } = await coordination.readNamespacedLease({
-    namespace: KRELOAD_NAMESPACE,
-    name: LEASE_ID,
-  });
-  return {
-    holder: spec?.holderIdentity,
-    duration: spec?.leaseDurationSeconds,
-    renewMs: spec?.renewTime === undefined ? 0 : new Date(spec.renewTime).getTime(),
-  };
-}
+const lease = (): Promise<LeaseState> => readLease(cluster.kc, LEASE_ID);
 
 describe('--leader-election-* timings with the real controller', () => {
   const processes: KreloadProcess[] = [];
@@ -75,7 +60,7 @@ describe('--leader-election-* timings with the real controller', () => {
       describe: `Lease ${LEASE_ID} held by ha-timings-a`,
     });
     const first = await lease();
-    expect(first.duration).toBe(LEASE_DURATION_S);
+    expect(first.durationSeconds).toBe(LEASE_DURATION_S);
     await pollUntil(async () => (await lease()).renewMs > first.renewMs, {
       timeoutMs: RETRY_PERIOD_MS + SLACK_MS,
       intervalMs: 50,

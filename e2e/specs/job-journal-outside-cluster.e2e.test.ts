@@ -3,7 +3,7 @@
 // loses nothing: the restarted process creates it again. Never a memory-only journal.
 import { writeFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KubeJson, KubeJsonError, recordAt, stringAt } from '../harness/crds.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
@@ -16,7 +16,7 @@ import {
   JOBS,
   journalData,
   releaseHeldJob,
-  resetJournal,
+  useFreshJournal,
   TIMEOUT_MS,
 } from './job-journal-support.ts';
 
@@ -44,13 +44,7 @@ const fixture = useKreload({
 });
 const client = new KubeJson({ kc: fixture.cluster.kc });
 
-beforeAll(async () => {
-  await resetJournal(client, KRELOAD_NAMESPACE);
-});
-
-afterEach(async () => {
-  await fixture.kill9();
-});
+useFreshJournal(fixture, client);
 
 describe('without POD_NAMESPACE', () => {
   it('a Job deleted before kill -9 is created again: journalled in the context namespace', async () => {

@@ -1,9 +1,12 @@
 // What the Job recreation journal specs share: the journal and its key in kreload's namespace, and
 // a Job that a finalizer holds in deletion, so kreload's CREATE after its DELETE keeps failing
 // (AlreadyExists) until the test lets the Job go.
+import { afterEach, beforeAll } from 'vitest';
 import type { KubeJson } from '../harness/crds.ts';
 import { KubeJsonError, MERGE_PATCH, stringAt } from '../harness/crds.ts';
+import type { KreloadFixture } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
+import { KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 import {
   AUTO,
   BUILT_IN_APIS,
@@ -34,6 +37,20 @@ async function deleteIfPresent(client: KubeJson, path: string): Promise<void> {
 export async function resetJournal(client: KubeJson, namespace: string): Promise<void> {
   await deleteIfPresent(client, journalPath(namespace));
   await deleteIfPresent(client, `/api/v1/namespaces/${namespace}/secrets/${JOURNAL_KEY_NAME}`);
+}
+
+/**
+ * Each test starts its own kreload on a fresh journal: none before the file's first test, and after
+ * each test kreload is killed (as a crash: nothing drained) and the journal removed.
+ */
+export function useFreshJournal(fixture: KreloadFixture, client: KubeJson): void {
+  beforeAll(async () => {
+    await resetJournal(client, KRELOAD_NAMESPACE);
+  });
+  afterEach(async () => {
+    await fixture.kill9();
+    await resetJournal(client, KRELOAD_NAMESPACE);
+  });
 }
 
 /** The journal's data, `{}` when it does not exist. */

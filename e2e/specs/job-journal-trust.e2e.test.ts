@@ -3,7 +3,7 @@
 // with a forged manifest, must never make kreload create a Job, and each is reported with its
 // reason; a recreation whose entry is removed from the journal (or the journal deleted) is dropped.
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AuditLog } from '../harness/audit.ts';
 import { KubeJson, KubeJsonError, recordAt, stringAt } from '../harness/crds.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
@@ -19,7 +19,7 @@ import {
   journalData,
   journalPath,
   releaseHeldJob,
-  resetJournal,
+  useFreshJournal,
   TIMEOUT_MS,
 } from './job-journal-support.ts';
 
@@ -109,14 +109,7 @@ async function writeJournal(data: Record<string, string>): Promise<void> {
   });
 }
 
-beforeAll(async () => {
-  await resetJournal(client, KRELOAD_NAMESPACE);
-});
-
-afterEach(async () => {
-  await fixture.kill9();
-  await resetJournal(client, KRELOAD_NAMESPACE);
-});
+useFreshJournal(fixture, client);
 
 describe('the Job recreation journal is not trusted input', () => {
   it('hand-written entries create no Job, and each is reported with its reason', async () => {

@@ -14,15 +14,9 @@ import {
   stringAt,
   type CustomApi,
 } from '../harness/crds.ts';
-import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
-import {
-  createPolicy,
-  installPolicyCrd,
-  readPolicy,
-  POLICY_RBAC_RULES,
-} from '../harness/reload-policies.ts';
+import { createPolicy, policyIdentity, readPolicy } from '../harness/reload-policies.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
 import {
@@ -315,13 +309,7 @@ describe('ReloadPolicy with strategy restart on an Argo Rollout', () => {
       '--is-Argo-Rollouts=true',
       '--enable-reload-policies=true',
     ],
-    identity: async (identityCluster) => {
-      await installPolicyCrd(identityCluster);
-      return installCustomIdentity(identityCluster, {
-        name: 'kreload-e2e-adapters-policy',
-        rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES],
-      });
-    },
+    identity: policyIdentity('kreload-e2e-adapters-policy'),
   });
 
   it('spec.restartAt set, template untouched, the policy status records time and hash', async () => {

@@ -13,16 +13,10 @@ import {
   recordAt,
   valueAt,
 } from '../harness/crds.ts';
-import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { scrapeMetrics, waitUntilSettled } from '../harness/metrics.ts';
 import { pollUntil } from '../harness/poll.ts';
-import {
-  createPolicy,
-  installPolicyCrd,
-  readPolicy,
-  POLICY_RBAC_RULES,
-} from '../harness/reload-policies.ts';
+import { createPolicy, policyIdentity, readPolicy } from '../harness/reload-policies.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import {
   APP,
@@ -216,13 +210,7 @@ describe('ReloadPolicy: a SecretProviderClass source by selector', () => {
       '--enable-csi-integration=true',
       '--enable-reload-policies=true',
     ],
-    identity: async (identityCluster) => {
-      await installPolicyCrd(identityCluster);
-      return installCustomIdentity(identityCluster, {
-        name: 'kreload-e2e-csi-policy',
-        rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES],
-      });
-    },
+    identity: policyIdentity('kreload-e2e-csi-policy'),
   });
 
   it('a labelled SPC is found and bound; a rotation rolls the unannotated target', async () => {

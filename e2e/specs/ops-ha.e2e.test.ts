@@ -22,6 +22,7 @@ import {
   type CompletedRequest,
 } from '../harness/ops-audit.ts';
 import { pollUntil } from '../harness/poll.ts';
+import { readLease } from '../harness/leases.ts';
 import { installKreloadIdentity, KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
@@ -66,11 +67,7 @@ async function readyz(kreload: KreloadProcess): Promise<{ status: number; body: 
 }
 
 async function leaseHolder(): Promise<string | undefined> {
-  const lease = await coordination.readNamespacedLease({
-    namespace: KRELOAD_NAMESPACE,
-    name: LEASE_ID,
-  });
-  return lease.spec?.holderIdentity;
+  return (await readLease(cluster.kc, LEASE_ID)).holder;
 }
 
 function isLeaseWrite(request: CompletedRequest): boolean {

@@ -9,22 +9,15 @@ import { AppsV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node
 import { describe, expect, it } from 'vitest';
 import { KubeJson, arrayAt } from '../harness/crds.ts';
 import { waitForBaseline, waitForView } from '../harness/expectations.ts';
-import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
-import {
-  createPolicy,
-  installPolicyCrd,
-  readPolicy,
-  POLICY_RBAC_RULES,
-} from '../harness/reload-policies.ts';
+import { createPolicy, policyIdentity, readPolicy } from '../harness/reload-policies.ts';
 import { sourceHash, sourceKey, type ConfigMapSpec } from '../harness/sources.ts';
 import { scrapeMetrics } from '../harness/metrics.ts';
 import { podSpec } from '../harness/workloads.ts';
 
 const SNAPSHOTS = 'kreload.io/snapshots';
 const RULES = [
-  ...POLICY_RBAC_RULES,
   // What --enable-config-revisions needs (docs/config-revisions.md#rbac).
   { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['create', 'patch', 'delete'] },
   { apiGroups: ['apps'], resources: ['replicasets', 'controllerrevisions'], verbs: ['list'] },
@@ -38,13 +31,7 @@ const fixture = useKreload({
     '--enable-config-revisions',
     '--sync-delay=0',
   ],
-  identity: async (cluster) => {
-    await installPolicyCrd(cluster);
-    return installCustomIdentity(cluster, {
-      name: 'kreload-e2e-policy-revisions',
-      rules: [...clusterRulesWith((rule) => rule), ...RULES],
-    });
-  },
+  identity: policyIdentity('kreload-e2e-policy-revisions', RULES),
 });
 
 const configMap = (version: string): ConfigMapSpec => ({

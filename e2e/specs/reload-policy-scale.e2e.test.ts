@@ -6,17 +6,12 @@
 import { readFile } from 'node:fs/promises';
 import { AppsV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cpuTicksOf, TICKS_PER_SECOND } from '../cluster/proc-stat.ts';
 import { BASELINE } from '../harness/annotations.ts';
 import { arrayAt, isRecord, stringAt } from '../harness/crds.ts';
-import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
-import {
-  createPolicy,
-  installPolicyCrd,
-  POLICY_RBAC_RULES,
-  readPolicy,
-} from '../harness/reload-policies.ts';
+import { createPolicy, policyIdentity, readPolicy } from '../harness/reload-policies.ts';
 import { envVarName } from '../harness/sources.ts';
 import { APP, podSpec } from '../harness/workloads.ts';
 import { KubeJson } from '../harness/crds.ts';
@@ -26,8 +21,6 @@ const POLICIES = 10;
 /** The chart's livenessProbe timeoutSeconds. */
 const PROBE_TIMEOUT_MS = 5_000;
 const CREATE_BATCH = 20;
-/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
-const TICKS_PER_SECOND = 100;
 const WAIT_MS = Math.max(120_000, SIZE * 400);
 
 const fixture = useKreload({
@@ -38,13 +31,7 @@ const fixture = useKreload({
     '--enable-reload-policies=true',
     '--sync-delay=0',
   ],
-  identity: async (cluster) => {
-    await installPolicyCrd(cluster);
-    return installCustomIdentity(cluster, {
-      name: 'kreload-e2e-policy-scale',
-      rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES],
-    });
-  },
+  identity: policyIdentity('kreload-e2e-policy-scale'),
 });
 
 /** Polls /live every 250 ms; keeps the slowest answer (a timeout counts as the probe timeout). */
@@ -77,10 +64,9 @@ class LiveProbe {
 }
 
 async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${String(pid)}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command.
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  const ticks = cpuTicksOf(await readFile(`/proc/${String(pid)}/stat`, 'utf8'));
+  if (ticks === undefined) throw new Error(`cannot read the CPU time of pid ${String(pid)}`);
+  return ticks / TICKS_PER_SECOND;
 }
 
 const names = (prefix: string): string[] =>

@@ -21,7 +21,6 @@ import {
   stringAt,
 } from '../harness/crds.ts';
 import { waitForBaseline, waitForEnv, waitForView } from '../harness/expectations.ts';
-import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { EventReader } from '../harness/kube-events.ts';
 import { scrapeMetrics } from '../harness/metrics.ts';
@@ -29,10 +28,9 @@ import { pollUntil } from '../harness/poll.ts';
 import { KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 import {
   createPolicy,
-  installPolicyCrd,
+  policyIdentity,
   policyPath,
   readPolicy,
-  POLICY_RBAC_RULES,
 } from '../harness/reload-policies.ts';
 import {
   envVarName,
@@ -53,13 +51,7 @@ const fixture = useKreload({
     '--enable-reload-policies=true',
     '--sync-delay=0',
   ],
-  identity: async (cluster) => {
-    await installPolicyCrd(cluster);
-    return installCustomIdentity(cluster, {
-      name: IDENTITY,
-      rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES],
-    });
-  },
+  identity: policyIdentity(IDENTITY),
 });
 
 function client(): KubeJson {

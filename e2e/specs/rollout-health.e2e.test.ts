@@ -50,7 +50,7 @@ function workloadUsing(
 type Rollout = NonNullable<NonNullable<ExplainJson['workload']>['facts']['rollout']>;
 
 /** Waits until /debug/explain shows the rollout kreload started on `ref` ended. */
-function rolloutEnded(ref: WorkloadRef): Promise<Rollout> {
+function rolloutEnded(ref: WorkloadRef, timeoutMs = 30_000): Promise<Rollout> {
   return pollUntil(
     async () => {
       const reply = await askController(fixture.kreload, {
@@ -63,7 +63,7 @@ function rolloutEnded(ref: WorkloadRef): Promise<Rollout> {
       throw new Error(`last seen: ${reply.body.slice(0, 2000)}`);
     },
     {
-      timeoutMs: 30_000,
+      timeoutMs,
       intervalMs: 250,
       describe: `kreload to report the rollout of ${ref.name}`,
     },
@@ -187,5 +187,69 @@ describe('rollouts on kwok nodes', () => {
         message: expect.stringContaining('failed: ProgressDeadlineExceeded') as unknown,
       },
     ]);
+  });
+
+  it('kill -9 mid-rollout: the restarted kreload follows it again and reports its failure', async () => {
+    const { namespace, workloads, sources, cluster } = fixture;
+    const pods = new PodLifecycle({ kc: cluster.kc });
+    const config: ConfigMapSpec = { type: 'CONFIGMAP', name: 'crash', data: { level: 'info' } };
+    const bad: ConfigMapSpec = { ...config, data: { level: 'no-such-level' } };
+    await sources.create(namespace, config);
+    const ref = await workloads.create(
+      'Deployment',
+      workloadUsing(namespace, 'Deployment', config, {
+        // Long enough for kreload to die and come back before the deadline passes.
+        progressDeadlineSeconds: 20,
+        templateAnnotations: crashOnConfig(sourceHash(bad)),
+      }),
+    );
+    await waitForBaseline(workloads, ref, { [sourceKey(config)]: sourceHash(config) });
+    await pods.waitComplete(ref);
+
+    await sources.replace(namespace, bad);
+    await waitForEnv(workloads, ref, {
+      container: APP,
+      name: envVarName(bad),
+      value: sourceHash(bad),
+    });
+    await fixture.kill9();
+    await fixture.start();
+
+    // Nothing but the cluster told the new process about the rollout: no write, no file.
+    const inProgress = await pollUntil(
+      async () => {
+        const value = (await scrapeMetrics(fixture.kreload)).value('kreload_rollouts_in_progress');
+        if (value === 1) return value;
+        throw new Error(`kreload_rollouts_in_progress is ${String(value)}`);
+      },
+      { timeoutMs: 15_000, describe: 'the restarted kreload to count the rollout in progress' },
+    );
+    expect(inProgress).toBe(1);
+    expect(await rolloutEnded(ref, 60_000)).toMatchObject({
+      of: 'kreload',
+      adopted: true,
+      state: 'failed',
+      reason: 'ProgressDeadlineExceeded',
+      result: 'failed',
+    });
+    const metrics = await scrapeMetrics(fixture.kreload);
+    expect(metrics.value('kreload_rollouts_in_progress')).toBe(0);
+    expect(
+      metrics.value('kreload_rollout_duration_seconds_count', {
+        kind: 'Deployment',
+        result: 'failed',
+      }),
+    ).toBe(1);
+    const failed = await pollUntil(
+      async () => {
+        const found = (await fixture.events.about(ref)).filter(
+          (event) => event.reason === 'RolloutFailed',
+        );
+        if (found.length > 0) return found;
+        throw new Error('no RolloutFailed Event yet');
+      },
+      { timeoutMs: 20_000, describe: 'the RolloutFailed Event' },
+    );
+    expect(failed).toMatchObject([{ type: 'Warning' }]);
   });
 });

@@ -89,6 +89,12 @@ export interface Pipeline {
   readonly policyStatus: PolicyStatusWriter | undefined;
   /** The rollouts kreload started, followed to complete or failed. */
   readonly rollouts: RolloutTracker;
+  /**
+   * On taking the lead (a start without HA included): follows again the rollouts kreload started
+   * before a restart or before another replica led, still in progress (rollout-tracker.ts). Not in
+   * dry-run or webhook mode, where kreload rolls nothing.
+   */
+  readonly adoptRollouts: () => void;
 }
 
 /** The reconciler's options from the configuration. */
@@ -164,6 +170,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     metrics,
     events,
     logger: deps.logger,
+    carriesRollMarker: (key) => reconciler.appliedHashes(key).size > 0,
   });
   const reconciler: Reconciler = new Reconciler({
     workloads: caches.store,
@@ -223,5 +230,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   });
   deps.watch.subscribe(router);
   if (policyStatus) deps.watch.subscribe(policyStatus);
-  return { queue, router, reconciler, marks, policyStatus, rollouts };
+  const adoptRollouts = (): void => {
+    if (deps.webhook !== undefined || deps.reconcile.dryRun) return;
+    rollouts.adoptInProgress(caches.store.keys());
+  };
+  return { queue, router, reconciler, marks, policyStatus, rollouts, adoptRollouts };
 }

@@ -9,9 +9,11 @@ import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPipeline } from '../app/pipeline.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
+import type { ReconcileOptions } from '../reconcile/reconciler.ts';
+import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { WorkloadRef, WorkloadView } from '../core/types.ts';
-import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
+import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS, LAST_RELOADED_FROM } from '../core/types.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
 import { createLogger } from '../log/logger.ts';
 import { createMetrics } from '../metrics/metrics.ts';
@@ -112,7 +114,13 @@ class ServerWithWatch implements WorkloadWriter {
   instantiate: WorkloadWriter['instantiate'] = (ref, body) => this.api.instantiate(ref, body);
 }
 
-function pipeline(options: { readonly workerThreads: number; readonly selector?: boolean }) {
+function pipeline(options: {
+  readonly workerThreads: number;
+  readonly selector?: boolean;
+  readonly reconcile?: Partial<ReconcileOptions>;
+  /** Deployments the initial list holds besides api and web. */
+  readonly listed?: readonly WorkloadView[];
+}) {
   const registry = new Registry();
   const metrics = createMetrics(registry, { countByNamespace: false });
   const logger = createLogger({
@@ -142,7 +150,7 @@ function pipeline(options: { readonly workerThreads: number; readonly selector?:
   );
   const { store, byType: caches } = watched;
   const server = new ServerWithWatch(store);
-  const { queue } = createPipeline({
+  const { queue, adoptRollouts } = createPipeline({
     watch: {
       caches: watched,
       subscribe: (handler) => {
@@ -151,7 +159,7 @@ function pipeline(options: { readonly workerThreads: number; readonly selector?:
     },
     writes,
     writer: server,
-    reconcile: DEFAULT_RECONCILE_OPTIONS,
+    reconcile: { ...DEFAULT_RECONCILE_OPTIONS, ...options.reconcile },
     concurrency: options.workerThreads,
     debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
     metrics,
@@ -172,8 +180,10 @@ function pipeline(options: { readonly workerThreads: number; readonly selector?:
   if (options.selector === true) watched.namespaces.replace([NS]);
   caches.CONFIGMAP?.replace([sources.configMap(H1)]);
   caches.SECRET?.replace([sources.secret(H2)]);
-  for (const view of [API, WEB]) server.api.put(view);
-  store.replace('Deployment', [API, WEB]);
+  const listed = [API, WEB, ...(options.listed ?? [])];
+  for (const view of listed) server.api.put(view);
+  store.replace('Deployment', listed);
+  adoptRollouts();
   queue.start();
 
   const value = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
@@ -356,5 +366,63 @@ describe('the pipeline from source events to PATCHes', () => {
     await advance(1_000);
     // both were reconciled at once, not debounced, and rolled to the edited ConfigMap
     expect(p.server.sent.map((write) => write.key).sort()).toEqual([API_KEY, WEB_KEY]);
+  });
+});
+
+describe('rollouts in progress when the pipeline starts leading', () => {
+  const PROGRESSING: ReplicaSetStatusView = {
+    model: 'replica-set',
+    observedGeneration: 5,
+    desired: 3,
+    replicas: 4,
+    updated: 1,
+    available: 3,
+    unavailable: 1,
+    progressing: { status: 'True', reason: 'ReplicaSetUpdated' },
+  };
+  const lastReloadedFrom = JSON.stringify({
+    type: 'CONFIGMAP',
+    name: 'app-config',
+    namespace: NS,
+    hash: H1,
+    containerRefs: ['app'],
+    observedAt: 1767225600,
+  });
+  const rolling = (
+    name: string,
+    marker: (container: ReturnType<typeof aContainer>) => ReturnType<typeof aContainer>,
+    templateAnnotations: Record<string, string> = {},
+  ): WorkloadView => ({
+    ...aWorkload('Deployment', NS, name)
+      .withGeneration(5)
+      .withAnnotation(KEYS.auto, 'true')
+      .withTemplateAnnotations(templateAnnotations)
+      .withContainer(marker(aContainer('app').withEnvFrom('configmap', 'app-config')))
+      .build(),
+    rolloutStatus: PROGRESSING,
+  });
+  const byEnvVar = rolling('by-env', (c) => c.withStakaterEnv('STAKATER_APP_CONFIG_CONFIGMAP', H1));
+  const byAnnotation = rolling('by-annotation', (c) => c, {
+    [LAST_RELOADED_FROM]: lastReloadedFrom,
+  });
+  const byOther = rolling('by-someone-else', (c) => c);
+
+  it.each([
+    ['env-vars', byEnvVar],
+    ['annotations', byAnnotation],
+  ] as const)(
+    '%s strategy: the one whose template carries the roll marker is followed, no write',
+    async (strategy, marked) => {
+      const p = pipeline({ workerThreads: 1, reconcile: { strategy }, listed: [marked, byOther] });
+      expect(await p.value('kreload_rollouts_in_progress')).toBe(1);
+      await advance(SYNC_DELAY_MS * 2);
+      expect(patchesTo(p.server.sent, workloadKey(marked.ref))).toEqual([]);
+      expect(p.events).toEqual([]);
+    },
+  );
+
+  it('dry-run: nothing is followed, since kreload rolls nothing', async () => {
+    const p = pipeline({ workerThreads: 1, reconcile: { dryRun: true }, listed: [byEnvVar] });
+    expect(await p.value('kreload_rollouts_in_progress')).toBe(0);
   });
 });

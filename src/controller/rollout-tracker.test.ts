@@ -53,7 +53,7 @@ class Workloads {
   }
 }
 
-function setup() {
+function setup(marked: ReadonlySet<WorkloadKey> = new Set()) {
   let now = 1_000_000;
   const workloads = new Workloads();
   const gauge: number[] = [];
@@ -68,6 +68,7 @@ function setup() {
     },
     events: { record: (request) => events.push(request) },
     logger: new RecordingLogger(),
+    carriesRollMarker: (key) => marked.has(key),
   });
   const base = aWorkload('Deployment', 'team-a', 'web').build();
   const view = (generation: number, status: Partial<ReplicaSetStatusView>): WorkloadView => ({
@@ -206,5 +207,99 @@ describe('RolloutTracker', () => {
     t.tracker.close();
     expect(t.gauge.at(-1)).toBe(0);
     expect(t.workloads.listeners(t.key)).toBe(0);
+  });
+
+  describe("after a restart: rollouts in progress that carry kreload's marker", () => {
+    const WEB = workloadKey(aWorkload('Deployment', 'team-a', 'web').build().ref);
+
+    it('adopts one and reports its failure: gauge, duration since adoption, Event', () => {
+      const t = setup(new Set([WEB]));
+      t.workloads.put(t.view(5, NEW_RS_SCALING));
+      expect(t.tracker.adoptInProgress([t.key])).toBe(1);
+      expect(t.gauge.at(-1)).toBe(1);
+      expect(t.tracker.lastRollout(t.key)).toMatchObject({
+        generation: 5,
+        adopted: true,
+        startedAt: 1_000_000,
+        health: { state: 'progressing' },
+        ended: undefined,
+      });
+      expect(t.workloads.listeners(t.key)).toBe(1);
+      t.advance(7_000);
+      t.workloads.put(t.view(5, DEADLINE_EXCEEDED));
+      expect(t.ended).toEqual([{ kind: 'Deployment', result: 'failed', seconds: 7 }]);
+      expect(t.gauge.at(-1)).toBe(0);
+      expect(t.events).toMatchObject([
+        {
+          reason: 'RolloutFailed',
+          type: 'Warning',
+          message: expect.stringContaining('failed: ProgressDeadlineExceeded') as unknown,
+        },
+      ]);
+    });
+
+    it('adopts one whose new generation the controller has not observed yet', () => {
+      const t = setup(new Set([WEB]));
+      t.workloads.put(t.view(5, { observedGeneration: 4 }));
+      expect(t.tracker.adoptInProgress([t.key])).toBe(1);
+      t.workloads.put(t.view(5, { observedGeneration: 5 }));
+      expect(t.ended).toEqual([{ kind: 'Deployment', result: 'complete', seconds: 0 }]);
+    });
+
+    it.each([
+      ['a complete rollout', new Set([WEB]), { observedGeneration: 5 }, false],
+      ['a failed one (its Event may already exist)', new Set([WEB]), DEADLINE_EXCEEDED, false],
+      ['a paused Deployment', new Set([WEB]), NEW_RS_SCALING, true],
+      [
+        "one without kreload's marker (someone else rolled it)",
+        new Set<WorkloadKey>(),
+        NEW_RS_SCALING,
+        false,
+      ],
+    ] as const)('leaves %s alone', (_name, marked, status, paused) => {
+      const t = setup(marked);
+      t.workloads.put({ ...t.view(5, status), paused });
+      expect(t.tracker.adoptInProgress([t.key])).toBe(0);
+      expect(t.tracker.lastRollout(t.key)).toBeUndefined();
+      expect(t.workloads.listeners(t.key)).toBe(0);
+      expect(t.gauge).toEqual([]);
+    });
+
+    it('leaves a workload without a status, a Job, and one that is gone alone', () => {
+      const job = aWorkload('Job', 'team-a', 'batch').build();
+      const t = setup(new Set([WEB, workloadKey(job.ref)]));
+      t.workloads.put({ ...t.view(5, {}), rolloutStatus: undefined });
+      t.workloads.put(job);
+      expect(
+        t.tracker.adoptInProgress([
+          t.key,
+          workloadKey(job.ref),
+          workloadKey(aWorkload('Deployment', 'team-a', 'gone').build().ref),
+        ]),
+      ).toBe(0);
+      expect(t.gauge).toEqual([]);
+    });
+
+    it('keeps a rollout it already follows, and counts each workload once', () => {
+      const t = setup(new Set([WEB]));
+      t.workloads.put(t.view(4, {}));
+      t.tracker.started(t.rolled(5));
+      t.workloads.put(t.view(5, NEW_RS_SCALING));
+      expect(t.tracker.adoptInProgress([t.key, t.key])).toBe(0);
+      expect(t.tracker.lastRollout(t.key)).toMatchObject({ adopted: false, generation: 5 });
+      expect(t.gauge.at(-1)).toBe(1);
+      expect(t.workloads.listeners(t.key)).toBe(1);
+    });
+
+    it("an adopted rollout is superseded by kreload's next roll", () => {
+      const t = setup(new Set([WEB]));
+      t.workloads.put(t.view(5, NEW_RS_SCALING));
+      t.tracker.adoptInProgress([t.key]);
+      t.advance(1_000);
+      t.tracker.started(t.rolled(6));
+      expect(t.ended).toEqual([{ kind: 'Deployment', result: 'superseded', seconds: 1 }]);
+      expect(t.tracker.lastRollout(t.key)).toMatchObject({ adopted: false, generation: 6 });
+      expect(t.gauge.at(-1)).toBe(1);
+    });
   });
 });

@@ -4,6 +4,10 @@
  * its own. It keeps the last rollout per workload for explain, sets `kreload_rollouts_in_progress`,
  * records `kreload_rollout_duration_seconds` when one ends and a `RolloutFailed` Warning Event when
  * one fails. A rollout kreload starts on a workload whose previous one has not ended supersedes it.
+ *
+ * Nothing is kept outside the process: after a restart (or when another replica takes the lead),
+ * adoptInProgress() finds again, in the watch's caches, the rollouts still progressing on workloads
+ * whose pod template carries kreload's roll marker, and follows them from then on.
  */
 import { workloadKey } from '../core/keys.ts';
 import type { WorkloadKey, WorkloadRef, WorkloadView } from '../core/types.ts';
@@ -13,7 +17,7 @@ import { workloadObjectRef } from '../events/object-refs.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Metrics, RolloutResult } from '../metrics/metrics.ts';
 import type { RolledEvent } from '../reconcile/ports.ts';
-import { judgeStartedRollout, type RolloutHealth } from '../rollout/health.ts';
+import { judgeRollout, judgeStartedRollout, type RolloutHealth } from '../rollout/health.ts';
 import { findKindRow } from '../rollout/kinds.ts';
 
 /** The last rollout kreload started on a workload, as explain shows it. */
@@ -22,8 +26,13 @@ export interface TrackedRollout {
   readonly uid: string;
   /** The generation kreload's PATCH produced. */
   readonly generation: number;
-  /** ms since the epoch. */
+  /** ms since the epoch; for an adopted rollout, when this process found it. */
   readonly startedAt: number;
+  /**
+   * Found in progress when this process started or took the lead, not seen being started: the
+   * generation is the one the watch showed then, and the duration counts from then.
+   */
+  readonly adopted: boolean;
   /** The last judgement; undefined until the watch delivered a status to judge. */
   readonly health: RolloutHealth | undefined;
   readonly ended: { readonly at: number; readonly result: RolloutResult } | undefined;
@@ -39,6 +48,12 @@ export interface RolloutTrackerDeps {
   readonly metrics: Pick<Metrics, 'setRolloutsInProgress' | 'recordRolloutEnded'>;
   readonly events: { record(request: EventRequest): void };
   readonly logger: Logger;
+  /**
+   * The workload's pod template carries kreload's roll marker (an applied hash, in the
+   * annotation or the `STAKATER_*` env var of the reload strategy): kreload (or Reloader before it)
+   * rolled it for a config change.
+   */
+  readonly carriesRollMarker: (key: WorkloadKey) => boolean;
 }
 
 interface Followed {
@@ -68,24 +83,36 @@ export class RolloutTracker {
       previous.unsubscribe?.();
       this.#stop(previous, 'superseded');
     }
-    const followed: Followed = {
-      rollout: {
-        ref: view.ref,
-        uid: view.uid,
-        generation,
-        startedAt: this.#deps.now(),
-        health: undefined,
-        ended: undefined,
-      },
-      unsubscribe: undefined,
-    };
-    followed.unsubscribe = this.#deps.workloads.onUpdate(key, () => {
-      this.#observe(key, followed);
-    });
-    this.#rollouts.set(key, followed);
-    this.#inProgress += 1;
-    this.#publish();
-    this.#observe(key, followed);
+    this.#follow(key, { view, generation, adopted: false });
+  }
+
+  /**
+   * After a restart or on taking the lead: follows the rollouts of `keys` that are progressing now
+   * on a workload whose template carries kreload's roll marker and that no rollout is followed for
+   * yet. Reads only the watch's caches and writes nothing. A rollout that already failed is left
+   * alone: this process cannot tell whether its Event was recorded before. Returns how many it
+   * adopted.
+   */
+  adoptInProgress(keys: Iterable<WorkloadKey>): number {
+    let adopted = 0;
+    for (const key of keys) {
+      if (this.#rollouts.has(key)) continue;
+      const view = this.#deps.workloads.get(key);
+      if (view?.rolloutStatus === undefined || view.generation === undefined) continue;
+      if (findKindRow(view.ref.kind)?.health === undefined) continue;
+      const health = judgeRollout({
+        generation: view.generation,
+        paused: view.paused,
+        status: view.rolloutStatus,
+      });
+      if (health.state !== 'progressing' || !this.#deps.carriesRollMarker(key)) continue;
+      this.#follow(key, { view, generation: view.generation, adopted: true });
+      adopted += 1;
+    }
+    if (adopted > 0) {
+      this.#deps.logger.info('following rollouts in progress at start', { rollouts: adopted });
+    }
+    return adopted;
   }
 
   /** The last rollout kreload started on the workload, while the workload exists. */
@@ -99,6 +126,31 @@ export class RolloutTracker {
     this.#rollouts.clear();
     this.#inProgress = 0;
     this.#publish();
+  }
+
+  #follow(
+    key: WorkloadKey,
+    from: { view: WorkloadView; generation: number; adopted: boolean },
+  ): void {
+    const followed: Followed = {
+      rollout: {
+        ref: from.view.ref,
+        uid: from.view.uid,
+        generation: from.generation,
+        startedAt: this.#deps.now(),
+        adopted: from.adopted,
+        health: undefined,
+        ended: undefined,
+      },
+      unsubscribe: undefined,
+    };
+    followed.unsubscribe = this.#deps.workloads.onUpdate(key, () => {
+      this.#observe(key, followed);
+    });
+    this.#rollouts.set(key, followed);
+    this.#inProgress += 1;
+    this.#publish();
+    this.#observe(key, followed);
   }
 
   #observe(key: WorkloadKey, followed: Followed): void {

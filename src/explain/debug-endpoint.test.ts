@@ -336,6 +336,27 @@ describe('GET /debug/explain: the controller answers from its caches', () => {
     expect(table.body).toContain('rollout kreload started (generation 7): unknown');
   });
 
+  it('says when the rollout was found in progress at start rather than seen being started', async () => {
+    const adopted = {
+      generation: 7,
+      startedAt: NOW,
+      adopted: true,
+      health: { state: 'progressing', detail: '1 of 3 replicas updated' },
+      ended: undefined,
+    } as const;
+    const reply = await ask({ cfg: { hash: HASH }, rollout: adopted }, DEPLOYMENT);
+    expect((JSON.parse(reply.body) as ExplainReport).workload?.facts.rollout).toMatchObject({
+      of: 'kreload',
+      state: 'progressing',
+      adopted: true,
+      startedAt: '2026-06-01T12:00:00.000Z',
+    });
+    const table = await ask({ cfg: { hash: HASH }, rollout: adopted }, `${DEPLOYMENT}&o=table`);
+    expect(table.body).toContain(
+      'progressing: 1 of 3 replicas updated; in progress when this controller started, followed since 2026-06-01T12:00:00.000Z',
+    );
+  });
+
   it('explains a source: the workloads a change rolls', async () => {
     const reply = await ask({ cfg: { hash: HASH } }, `kind=cm&namespace=${NS}&name=cfg`);
     const report = JSON.parse(reply.body) as ExplainReport;

@@ -81,6 +81,8 @@ export interface StartedRollout {
   readonly generation: number;
   /** ms since the epoch. */
   readonly startedAt: number;
+  /** Found in progress when the controller started or took the lead (then `startedAt`). */
+  readonly adopted?: boolean;
   /** Undefined until the watch delivered a status to judge. */
   readonly health: RolloutHealth | undefined;
   readonly ended:
@@ -104,6 +106,7 @@ function rolloutFacts(input: WorkloadInput): RolloutFacts | undefined {
       reason: health.state === 'failed' ? health.reason : undefined,
       detail: health.detail,
       startedAt: iso(started.startedAt),
+      ...(started.adopted === true ? { adopted: true } : {}),
       endedAt: started.ended === undefined ? undefined : iso(started.ended.at),
       result: started.ended?.result,
     };

@@ -252,6 +252,11 @@ export interface RolloutFacts {
   readonly detail: string;
   /** RFC 3339; `kreload` only. */
   readonly startedAt?: string | undefined;
+  /**
+   * `kreload` only: found in progress, carrying kreload's roll marker, when this controller started
+   * or took the lead; followed since `startedAt`.
+   */
+  readonly adopted?: boolean | undefined;
   /** RFC 3339, once it ended; `kreload` only. */
   readonly endedAt?: string | undefined;
   /** How it ended: `superseded` when kreload rolled the workload again first. */

@@ -158,7 +158,10 @@ function rolloutLines(rollout: RolloutFacts | undefined): string[] {
   const state =
     rollout.reason === undefined ? rollout.state : `${rollout.state} (${rollout.reason})`;
   const when = [
-    rollout.startedAt !== undefined && `started ${rollout.startedAt}`,
+    rollout.startedAt !== undefined &&
+      (rollout.adopted === true
+        ? `in progress when this controller started, followed since ${rollout.startedAt}`
+        : `started ${rollout.startedAt}`),
     rollout.endedAt !== undefined && `ended ${rollout.endedAt}`,
     rollout.result === 'superseded' && 'superseded by a later roll',
   ].filter((text) => typeof text === 'string');
