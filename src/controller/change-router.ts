@@ -57,6 +57,11 @@ export interface ChangeRouterDeps {
   readonly onFanout: (start: FanoutStart) => void;
   /** `--webhook-url` mode: changes are posted instead of rolled (§13.7). */
   readonly webhook?: WebhookMode | undefined;
+  /**
+   * kreload's own acknowledged patches (the write ledger): a workload change that is exactly the
+   * echo of one needs no reconcile, the one that sent it already accounted for it.
+   */
+  readonly ownPatches?: { isOwnEcho(key: WorkloadKey, from: string, to: string): boolean };
 }
 
 export class ChangeRouter implements WatchHandler {
@@ -110,7 +115,14 @@ export class ChangeRouter implements WatchHandler {
       return;
     }
     if (!this.#writesWorkloads() || !this.#deps.acceptsNamespace(event.view.ref.namespace)) return;
+    if (event.kind === 'changed' && this.#isOwnEcho(event)) return;
     this.#deps.queue.trigger(event.key, { debounced: true });
+  }
+
+  #isOwnEcho(event: Extract<WorkloadStoreEvent, { kind: 'changed' }>): boolean {
+    const { ownPatches } = this.#deps;
+    const from = event.prev.resourceVersion;
+    return ownPatches?.isOwnEcho(event.key, from, event.view.resourceVersion) === true;
   }
 
   /** Entering the `--namespace-selector` set: reconcile its workloads at once (§5.2). */

@@ -333,6 +333,31 @@ describe('the pipeline from source events to PATCHes', () => {
     expect(await p.value('reloader_retries_total')).toBe(1);
   });
 
+  it("the watch echo of kreload's own PATCH is not planned again; a later edit by another is", async () => {
+    const p = pipeline({ workerThreads: 3 });
+    p.editConfigMap(hashOf(1));
+    await advance(SYNC_DELAY_MS + 60_000);
+    await p.queue.idle();
+    // one reconcile per dependent: the roll; the echo (10 → 11) reached the store and was not planned
+    expect(await p.value('reloader_reconcile_total')).toBe(2);
+    expect(p.store.get(API_KEY)?.resourceVersion).toBe('11');
+    // another writer edits api after the roll: that change is planned (nothing to roll: unchanged)
+    const rolled = p.server.api.server(API.ref);
+    if (rolled === undefined) throw new Error('api is gone');
+    const edited = {
+      ...rolled,
+      resourceVersion: '12',
+      annotations: { ...rolled.annotations, team: 'b' },
+    };
+    p.server.api.put(edited);
+    p.server.deliver(API.ref, 0);
+    await advance(SYNC_DELAY_MS + 1_000);
+    await p.queue.idle();
+    expect(await p.value('reloader_reconcile_total')).toBe(3);
+    expect(await p.value('reloader_reconcile_total', { result: 'skipped' })).toBe(1);
+    expect(p.server.sent).toHaveLength(2);
+  });
+
   it('stop during a retry wait: no further attempt', async () => {
     const p = pipeline({ workerThreads: 1 });
     p.server.failPatchesOf(API_KEY, status(429, 5_000));

@@ -53,7 +53,10 @@ export class KubeWorkloadWriter implements WorkloadWriter {
 
   async patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
     const patched = await mapped(() => this.#deps.client.patch(ref, patch));
-    return { generation: numberAt(patched, ['metadata', 'generation']) };
+    return {
+      generation: numberAt(patched, ['metadata', 'generation']),
+      resourceVersion: stringAt(patched, ['metadata', 'resourceVersion']),
+    };
   }
 
   /** Undefined when the workload is gone (404) or the answer is not a workload. */
