@@ -13,12 +13,14 @@ function isKept(code: number): boolean {
  * because every non-ASCII unit is dropped either way.
  */
 export function sanitiseEnvVarName(text: string): string {
+  // Planned for every tracked source at every reconcile: code units, no string per character.
   let result = '';
   let previousKept = false;
-  for (const char of text) {
-    const upper = char >= 'a' && char <= 'z' ? char.toUpperCase() : char;
-    if (upper.length === 1 && isKept(upper.charCodeAt(0))) {
-      result += upper;
+  for (let index = 0; index < text.length; index += 1) {
+    const unit = text.charCodeAt(index);
+    const upper = unit >= 0x61 && unit <= 0x7a ? unit - 0x20 : unit;
+    if (isKept(upper)) {
+      result += String.fromCharCode(upper);
       previousKept = true;
     } else {
       if (previousKept) result += '_';

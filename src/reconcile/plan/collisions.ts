@@ -13,7 +13,8 @@ export function findCollisions(tracked: readonly TrackedSource[]): EnvVarCollisi
   for (const source of tracked) {
     if (source.container === undefined) continue;
     const envVar = envVarOf(source);
-    const id = JSON.stringify([source.container, envVar]);
+    // Container names are DNS labels and env var names [A-Z0-9_]: a space separates them.
+    const id = `${source.container} ${envVar}`;
     const group = groups.get(id) ?? { envVar, container: source.container, keys: [] };
     group.keys.push(source.key);
     groups.set(id, group);
