@@ -55,6 +55,7 @@ import type {
   WorkloadWriter,
 } from './ports.ts';
 import { adoptSnapshots, snapshotOwners } from './snapshot-writes.ts';
+import { HashMapCache } from '../core/state.ts';
 import { ApiError } from '../core/api-error.ts';
 import { uniqueProblems } from './plan/tracking.ts';
 import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
@@ -66,7 +67,7 @@ import {
 } from './write-actions.ts';
 import { SOURCE_TYPES } from '../core/source-types.ts';
 
-export interface ReconcileOptions extends Omit<PlanOptions, 'reloadLists'> {
+export interface ReconcileOptions extends Omit<PlanOptions, 'reloadLists' | 'stateMaps'> {
   /** `--dry-run`: plan and report, never write (§13.8). */
   readonly dryRun: boolean;
 }
@@ -296,6 +297,8 @@ export class Reconciler {
    * they opted out (docs/adr/0036). Opted-in workloads are adopted at every reconcile regardless.
    */
   readonly #adoptionOwed = new Set<WorkloadKey>();
+  /** The state annotations, parsed once per distinct value (workloads bound alike share them). */
+  readonly #stateMaps = new HashMapCache();
   /**
    * Per namespace, the UIDs of workloads that still owned a snapshot when this process first
    * reconciled there: an adoption owed before a restart is found again from cluster state (ADR 0037).
@@ -414,7 +417,12 @@ export class Reconciler {
     return planReconcile({
       view,
       row: pass.row,
-      options: { ...options, strategy: strategyUnder(binding, options.strategy), reloadLists },
+      options: {
+        ...options,
+        strategy: strategyUnder(binding, options.strategy),
+        reloadLists,
+        stateMaps: this.#stateMaps,
+      },
       candidates: this.#listCandidates(view),
       facts: (key) => this.#facts(pass, view, key),
       marks: pass.marks,

@@ -4,6 +4,7 @@
  * ports depend on this module and never on each other (docs/adr/0027-planner-model-and-read-ports.md).
  */
 import type { ReloadListCache } from '../../core/annotation-values.ts';
+import type { HashMapCache } from '../../core/state.ts';
 import type { Mark } from '../../core/marks.ts';
 import type {
   AnnotationKeys,
@@ -53,6 +54,8 @@ export interface PlanOptions {
   readonly keys: AnnotationKeys;
   readonly autoReloadAll: boolean;
   readonly reloadLists?: ReloadListCache | undefined;
+  /** Parsed state annotations shared between reconciles. */
+  readonly stateMaps?: HashMapCache | undefined;
 }
 
 export interface PlanInput {
