@@ -14,7 +14,6 @@ import {
   rfc3339,
   statusFields,
   keyedSourceHashes,
-  type KeyedSourceHash,
   STATUS_LIMITS,
   statusPatchFrom,
   targetId,
@@ -84,7 +83,7 @@ function sameRecord(a: PolicyTargetStatus, b: PolicyTargetStatus): boolean {
  */
 function recordOf(
   target: Pick<PolicyTargetStatus, 'kind' | 'name' | 'lastReloadTime'>,
-  carried: readonly KeyedSourceHash[],
+  carried: readonly { readonly key: SourceKey; readonly hash: string }[],
   own: ReadonlySet<SourceKey>,
 ): PolicyTargetStatus {
   const sourceHashes: PolicySourceHash[] = [];
@@ -92,7 +91,11 @@ function recordOf(
   for (const entry of carried) {
     if (!own.has(entry.key)) continue;
     count += 1;
-    if (sourceHashes.length < STATUS_LIMITS.sourceHashes) sourceHashes.push(entry.hash);
+    if (sourceHashes.length < STATUS_LIMITS.sourceHashes) {
+      const [keyed] = keyedSourceHashes([entry]);
+      if (keyed === undefined) count -= 1;
+      else sourceHashes.push(keyed.hash);
+    }
   }
   const unlisted = count - sourceHashes.length;
   return unlisted > 0
@@ -137,10 +140,12 @@ export class PolicyStatusWriter implements WatchHandler {
     const binding = policies.bindingOf(view);
     if (binding.policies.length === 0) return;
     const at = rfc3339(this.#deps.now());
-    // Parsed and sorted once for every binding policy (they often bind the same hundreds of keys).
-    const carried = keyedSourceHashes(
-      plan.keys.map((key) => ({ key: key.key, hash: key.desired ?? key.applied })),
-    );
+    // The plan's keys are sorted, which is the kind-and-name order of the records: each policy
+    // parses only the hashes it lists (they often bind the same hundreds of keys).
+    const carried = plan.keys.flatMap((key) => {
+      const hash = key.desired ?? key.applied;
+      return hash === undefined ? [] : [{ key: key.key, hash }];
+    });
     for (const ref of binding.policies) {
       const policy = policies.get(ref.namespace, ref.name);
       if (policy === undefined) continue;
