@@ -19,6 +19,15 @@ interface LedgerEntry {
   readonly patches: readonly OwnPatch[];
 }
 
+/** A PATCH sent with a resourceVersion precondition and not answered yet. */
+interface PatchInFlight {
+  readonly key: WorkloadKey;
+  /** The precondition. */
+  readonly from: string;
+  /** Settles once the answer is in the ledger (recorded, or refused and so never an echo). */
+  readonly answered: Promise<void>;
+}
+
 /** More unmatched patches than this per workload means their events were coalesced: forget them. */
 const MAX_PENDING_PATCHES = 4;
 
@@ -33,10 +42,13 @@ const MAX_PENDING_PATCHES = 4;
  * The patches: a watch event that moves a workload from exactly the version a patch was planned on
  * to exactly the version the API server returned for it shows nothing but that patch (the
  * precondition guarantees no other write came between), and the reconcile that sent it already
- * accounted for it: planning again would find nothing to do.
+ * accounted for it: planning again would find nothing to do. The watch may deliver that event
+ * before the PATCH's answer is read: a change from the precondition of a patch still in flight is
+ * decided once the answer is in, so whether an echo is planned never depends on that race.
  */
 export class WriteLedger {
   readonly #entries = new Map<WorkloadKey, LedgerEntry>();
+  readonly #inFlight = new Set<PatchInFlight>();
 
   record(key: WorkloadKey, basisAt: number): void {
     const entry = this.#entries.get(key);
@@ -57,9 +69,36 @@ export class WriteLedger {
 
   /**
    * Whether a watched change of `key` from version `from` to version `to` is the echo of one of
-   * kreload's own patches. A match is consumed, and so are the patches older than it.
+   * kreload's own patches. A match is consumed, and so are the patches older than it. While a
+   * patch of `key` planned on `from` awaits its answer, the verdict is a promise of it.
    */
-  isOwnEcho(key: WorkloadKey, from: string, to: string): boolean {
+  isOwnEcho(key: WorkloadKey, from: string, to: string): boolean | Promise<boolean> {
+    if (this.#consumeEcho(key, from, to)) return true;
+    for (const patch of this.#inFlight) {
+      if (patch.key === key && patch.from === from) {
+        return patch.answered.then(() => this.#consumeEcho(key, from, to));
+      }
+    }
+    return false;
+  }
+
+  /**
+   * `answer` settles with the version the API server returned for a PATCH of `key` planned on
+   * version `from`, or with undefined when it was refused. Until then a change from `from` waits.
+   */
+  patchSent(key: WorkloadKey, from: string, answer: Promise<string | undefined>): void {
+    const patch: PatchInFlight = {
+      key,
+      from,
+      answered: answer.then((to) => {
+        this.#inFlight.delete(patch);
+        if (to !== undefined) this.recordPatch(key, { from, to });
+      }),
+    };
+    this.#inFlight.add(patch);
+  }
+
+  #consumeEcho(key: WorkloadKey, from: string, to: string): boolean {
     const entry = this.#entries.get(key);
     const index = entry?.patches.findIndex((p) => p.from === from && p.to === to) ?? -1;
     if (entry === undefined || index < 0) return false;
@@ -75,13 +114,17 @@ export class WriteLedger {
 /** `writer`, with each acknowledged PATCH that carried a resourceVersion precondition recorded. */
 export function recordingOwnPatches(writer: WorkloadWriter, ledger: WriteLedger): WorkloadWriter {
   return {
-    patch: async (ref, patch) => {
-      const result = await writer.patch(ref, patch);
+    patch: (ref, patch) => {
+      const sent = writer.patch(ref, patch);
       const from = stringAt(patch.body, ['metadata', 'resourceVersion']);
-      if (from !== undefined && result.resourceVersion !== undefined) {
-        ledger.recordPatch(workloadKey(ref), { from, to: result.resourceVersion });
+      if (from !== undefined) {
+        const answer = sent.then(
+          (result) => result.resourceVersion,
+          () => undefined,
+        );
+        ledger.patchSent(workloadKey(ref), from, answer);
       }
-      return result;
+      return sent;
     },
     get: (ref) => writer.get(ref),
     getObject: (ref) => writer.getObject(ref),
