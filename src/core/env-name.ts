@@ -1,5 +1,5 @@
 /** `STAKATER_*` env-var names (§4.3), as Reloader's `ConvertToEnvVarName` builds them. */
-import type { SourceType } from './types.ts';
+import type { SourceKey, SourceType } from './types.ts';
 
 const ENV_VAR_PREFIX = 'STAKATER_';
 
@@ -32,4 +32,26 @@ export function sanitiseEnvVarName(text: string): string {
 
 export function envVarName(type: SourceType, sourceName: string): string {
   return `${ENV_VAR_PREFIX}${sanitiseEnvVarName(sourceName)}_${type}`;
+}
+
+/** How many names an `EnvVarNames` keeps before it starts over. */
+const ENV_VAR_NAMES_KEPT = 20_000;
+
+/**
+ * `envVarName`, built once per source: a reconcile names every source it tracks, and a workload
+ * bound to hundreds of sources is planned at every change of any of them. Looked up by source key
+ * (`key` is `type`/`name`'s key): the planner passes the same key strings at every reconcile.
+ */
+export class EnvVarNames {
+  readonly #names = new Map<SourceKey, string>();
+
+  of(key: SourceKey, type: SourceType, sourceName: string): string {
+    let name = this.#names.get(key);
+    if (name === undefined) {
+      if (this.#names.size >= ENV_VAR_NAMES_KEPT) this.#names.clear();
+      name = envVarName(type, sourceName);
+      this.#names.set(key, name);
+    }
+    return name;
+  }
 }

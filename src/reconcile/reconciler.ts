@@ -56,6 +56,7 @@ import type {
 } from './ports.ts';
 import { adoptSnapshots, snapshotOwners } from './snapshot-writes.ts';
 import { HashMapCache } from '../core/state.ts';
+import { EnvVarNames } from '../core/env-name.ts';
 import { ApiError } from '../core/api-error.ts';
 import { uniqueProblems } from './plan/tracking.ts';
 import type { FollowUp, Target, WriteMemo } from './write-actions.ts';
@@ -67,7 +68,10 @@ import {
 } from './write-actions.ts';
 import { SOURCE_TYPES } from '../core/source-types.ts';
 
-export interface ReconcileOptions extends Omit<PlanOptions, 'reloadLists' | 'stateMaps'> {
+export interface ReconcileOptions extends Omit<
+  PlanOptions,
+  'reloadLists' | 'stateMaps' | 'envVarNames'
+> {
   /** `--dry-run`: plan and report, never write (§13.8). */
   readonly dryRun: boolean;
 }
@@ -299,6 +303,8 @@ export class Reconciler {
   readonly #adoptionOwed = new Set<WorkloadKey>();
   /** The state annotations, parsed once per distinct value (workloads bound alike share them). */
   readonly #stateMaps = new HashMapCache();
+  /** Env var names, built once per source (every tracked source is named at every reconcile). */
+  readonly #envVarNames = new EnvVarNames();
   /**
    * Per namespace, the UIDs of workloads that still owned a snapshot when this process first
    * reconciled there: an adoption owed before a restart is found again from cluster state (ADR 0037).
@@ -422,6 +428,7 @@ export class Reconciler {
         strategy: strategyUnder(binding, options.strategy),
         reloadLists,
         stateMaps: this.#stateMaps,
+        envVarNames: this.#envVarNames,
       },
       candidates: this.#listCandidates(view),
       facts: (key) => this.#facts(pass, view, key),

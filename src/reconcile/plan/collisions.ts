@@ -1,10 +1,9 @@
 /** Env-var name collisions (§6.3): tracked sources whose names sanitise to one variable. */
-import { envVarName } from '../../core/env-name.ts';
 import type { SourceKey } from '../../core/types.ts';
 import type { EnvVarCollision, TrackedSource } from './model.ts';
 
-export function envVarOf(source: Pick<TrackedSource, 'type' | 'name'>): string {
-  return envVarName(source.type, source.name);
+export function envVarOf(source: Pick<TrackedSource, 'envVar'>): string {
+  return source.envVar;
 }
 
 /** Groups of two or more tracked keys sharing one env var in one selected container. */
