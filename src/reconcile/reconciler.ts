@@ -456,8 +456,10 @@ export class Reconciler {
       { key: pass.key, namespace: view.ref.namespace },
       key,
     );
-    if (facts.status.state === 'unknown') return facts;
-    return { ...facts, observedAt: pass.trigger.observedAt?.get(key) ?? facts.lastChange };
+    // Only the keys of the triggering changes were observed apart from their last change.
+    const observedAt = pass.trigger.observedAt?.get(key);
+    if (facts.status.state === 'unknown' || observedAt === undefined) return facts;
+    return { ...facts, observedAt };
   }
 
   #reportDiagnostics(target: Target): void {
