@@ -129,7 +129,7 @@ describe('Events of successful rolls (§13.3)', () => {
   });
 
   it('records no Event for first-sight baselines', async () => {
-    // Barrier: both baselines written and their echoes reconciled.
+    // Barrier: both baselines written (their echoes are not planned).
     await waitUntilSettled(kreload, { since: PROCESS_START, minReconciles: DEPLOYMENTS.length });
     expect(await kreloadEvents(namespace)).toEqual([]);
   });

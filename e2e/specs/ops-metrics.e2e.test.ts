@@ -245,7 +245,7 @@ describe('metrics after a scenario (§13.2): exact deltas', () => {
     await sources.replace(namespace, { type: 'CONFIGMAP', name: APP_CONFIG, data: { mode: 'v2' } });
     const after = await settleAfter(before, [
       { resource: 'configmaps', event: 'update', atLeast: 1 },
-      // kreload's own patches come back as workload updates; their reconciles must be over too.
+      // kreload's own patches come back as workload updates: all three are received (not planned).
       { resource: 'deployments', event: 'update', atLeast: 3 },
     ]);
 
@@ -263,12 +263,11 @@ describe('metrics after a scenario (§13.2): exact deltas', () => {
         'reloader_action_latency_seconds_count{workload_kind="Deployment"}': 3,
         'reloader_reload_latency_seconds_count{workload_kind="Deployment"}': 3,
         'reloader_workloads_matched_total{kind="Deployment"}': 3,
-        // Three rolls, then one reconcile per roll's echo (the env var is part of the projection,
-        // §9.2.4) that finds nothing to do. Echoes are not source triggers: no strategy_not_updated.
+        // Three rolls, and no reconcile of their echoes: an update from exactly the version a
+        // roll's PATCH was planned on to exactly the one it returned is that PATCH alone (§9.2.4).
         'reloader_reconcile_total{result="success"}': 3,
-        'reloader_reconcile_total{result="skipped"}': 3,
-        reloader_reconcile_duration_seconds_count: 6,
-        reloader_workqueue_latency_seconds_count: 6,
+        reloader_reconcile_duration_seconds_count: 3,
+        reloader_workqueue_latency_seconds_count: 3,
         'reloader_events_received_total{resource_type="configmaps"}': 1,
         'reloader_events_processed_total{resource_type="configmaps",event_type="update",result="success"}': 1,
       }),

@@ -9,7 +9,7 @@ import { ReloadListCache } from '../core/annotation-values.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { SourceKey } from '../core/types.ts';
 import { ChangeRouter } from '../controller/change-router.ts';
-import type { WriteLedger } from '../controller/write-ledger.ts';
+import { type WriteLedger, recordingOwnPatches } from '../controller/write-ledger.ts';
 import { ReconcileReporter, type ReconcileReporterDeps } from '../controller/reconcile-reporter.ts';
 import { RolloutTracker } from '../controller/rollout-tracker.ts';
 import { TrackingTally } from '../controller/tracking-tally.ts';
@@ -177,7 +177,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     sources: caches.sources,
     policies: caches.policies,
     marks,
-    writer: deps.writer,
+    writer: recordingOwnPatches(deps.writer, writes),
     observer: new ReconcileReporter({
       logger: deps.logger,
       metrics,
@@ -211,6 +211,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   });
   const router = new ChangeRouter({
     webhook: deps.webhook,
+    ownPatches: writes,
     store: caches.store,
     policies: caches.policies,
     marks,

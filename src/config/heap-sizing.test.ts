@@ -67,7 +67,7 @@ describe('heapFlags', () => {
     ],
     [
       'semi-space set by the operator',
-      { memoryLimitBytes: 512 * MIB, nodeOptions: '--max-semi-space-size=8' },
+      { memoryLimitBytes: 512 * MIB, nodeOptions: '--max-semi-space-size=2' },
       [GROW, `--max-old-space-size=${512 - RESERVED_MIB}`],
     ],
     [

@@ -1,12 +1,14 @@
 /**
- * V8 sized to the container (ADRs 0033, 0039), the counterpart of Reloader's `GOMEMLIMIT`. V8 fixes its
+ * V8 sized to the container (ADRs 0033, 0039, 0042), the counterpart of Reloader's `GOMEMLIMIT`. V8 fixes its
  * heap limits when the isolate starts, so main.ts asks this module which flags the controller should
  * run with and, when some are missing, re-executes itself with them (`process.execve`: same PID,
  * same signals, nothing left running).
  *
- * - The young generation (`--max-semi-space-size`) is capped at a small size whatever the limit:
- *   kreload allocates in bursts (list pages, watch events) that V8 would otherwise meet by growing
- *   the new space to 3 × 16 MiB and keeping it committed.
+ * - The young generation (`--max-semi-space-size`) is capped whatever the limit: kreload allocates
+ *   in bursts (list pages, watch events) that V8 would otherwise meet by growing the new space to
+ *   3 × 64 MiB and keeping it committed. The cap is not the smallest that works: a roll of hundreds
+ *   of policy-bound workloads keeps each in-flight plan alive across its PATCH, and a young
+ *   generation smaller than those plans copies them at every scavenge (ADR 0042).
  * - The old generation grows by a fixed 20 % after each full collection (`--heap-growing-percent`),
  *   like Go's `GOGC` fixes Reloader's: V8's own factor, chosen from GC speed, lets a heap of 17 MiB
  *   of live data fill with 25 MiB of promoted garbage before it collects, and keeps the pages.
@@ -23,7 +25,7 @@ const MIB = 1024 * 1024;
 /** Measured, not folklore: docs/performance.md "V8 flags" and "Heap growth". */
 export const HEAP_SIZING = {
   /** Semi-space cap in MiB. */
-  maxSemiSpaceMiB: 2,
+  maxSemiSpaceMiB: 8,
   /** Old-generation growth after a full GC, in percent (V8's own factor is 10–300 %). */
   heapGrowingPercent: 20,
   /** Memory outside the V8 heap (Node, its libraries, TLS, buffers): 73 MiB measured, rounded up. */

@@ -57,6 +57,13 @@ export interface ChangeRouterDeps {
   readonly onFanout: (start: FanoutStart) => void;
   /** `--webhook-url` mode: changes are posted instead of rolled (§13.7). */
   readonly webhook?: WebhookMode | undefined;
+  /**
+   * kreload's own acknowledged patches (the write ledger): a workload change that is exactly the
+   * echo of one needs no reconcile, the one that sent it already accounted for it.
+   */
+  readonly ownPatches?: {
+    isOwnEcho(key: WorkloadKey, from: string, to: string): boolean | Promise<boolean>;
+  };
 }
 
 export class ChangeRouter implements WatchHandler {
@@ -109,8 +116,30 @@ export class ChangeRouter implements WatchHandler {
       this.#deps.marks.dropWorkload(event.key);
       return;
     }
-    if (!this.#writesWorkloads() || !this.#deps.acceptsNamespace(event.view.ref.namespace)) return;
+    if (!this.#triggersFor(event.view)) return;
+    const own =
+      event.kind === 'changed'
+        ? this.#deps.ownPatches?.isOwnEcho(
+            event.key,
+            event.prev.resourceVersion,
+            event.view.resourceVersion,
+          )
+        : false;
+    if (own === true) return;
+    if (own instanceof Promise) {
+      // The echo came before the PATCH's answer: decided once the answer is in.
+      void own.then((isOwn) => {
+        if (!isOwn && this.#triggersFor(event.view)) {
+          this.#deps.queue.trigger(event.key, { debounced: true });
+        }
+      });
+      return;
+    }
     this.#deps.queue.trigger(event.key, { debounced: true });
+  }
+
+  #triggersFor(view: WorkloadView): boolean {
+    return this.#writesWorkloads() && this.#deps.acceptsNamespace(view.ref.namespace);
   }
 
   /** Entering the `--namespace-selector` set: reconcile its workloads at once (§5.2). */

@@ -74,6 +74,8 @@ class ServerWithWatch implements WorkloadWriter {
   readonly api = new RecordingWriter();
   readonly sent: SentWrite[] = [];
   watchLagMs = 5;
+  /** How long after the watch event the PATCH's answer is read (0: at once). */
+  answerLagMs = 0;
   readonly #store: WorkloadStore;
   readonly #failures = new Map<string, ApiError[]>();
 
@@ -95,6 +97,9 @@ class ServerWithWatch implements WorkloadWriter {
     if (failure) throw failure;
     const result = await this.api.patch(ref, patch);
     this.deliver(ref, this.watchLagMs);
+    if (this.answerLagMs > 0) {
+      await new Promise((resolve) => setTimeout(resolve, this.watchLagMs + this.answerLagMs));
+    }
     return result;
   }
 
@@ -341,6 +346,42 @@ describe('the pipeline from source events to PATCHes', () => {
     expect(p.server.api.getCount).toBe(0);
     expect(patchesTo(p.server.sent, WEB_KEY).map((write) => write.at - due)).toEqual([0]);
     expect(await p.value('reloader_retries_total')).toBe(1);
+  });
+
+  it("the watch echo of kreload's own PATCH is not planned again; a later edit by another is", async () => {
+    const p = pipeline({ workerThreads: 3 });
+    p.editConfigMap(hashOf(1));
+    await advance(SYNC_DELAY_MS + 60_000);
+    await p.queue.idle();
+    // one reconcile per dependent: the roll; the echo (10 → 11) reached the store and was not planned
+    expect(await p.value('reloader_reconcile_total')).toBe(2);
+    expect(p.store.get(API_KEY)?.resourceVersion).toBe('11');
+    // another writer edits api after the roll: that change is planned (nothing to roll: unchanged)
+    const rolled = p.server.api.server(API.ref);
+    if (rolled === undefined) throw new Error('api is gone');
+    const edited = {
+      ...rolled,
+      resourceVersion: '12',
+      annotations: { ...rolled.annotations, team: 'b' },
+    };
+    p.server.api.put(edited);
+    p.server.deliver(API.ref, 0);
+    await advance(SYNC_DELAY_MS + 1_000);
+    await p.queue.idle();
+    expect(await p.value('reloader_reconcile_total')).toBe(3);
+    expect(await p.value('reloader_reconcile_total', { result: 'skipped' })).toBe(1);
+    expect(p.server.sent).toHaveLength(2);
+  });
+
+  it("the echo of kreload's own PATCH delivered before its answer is not planned either", async () => {
+    const p = pipeline({ workerThreads: 3 });
+    p.server.answerLagMs = 50;
+    p.editConfigMap(hashOf(1));
+    await advance(SYNC_DELAY_MS + 60_000);
+    await p.queue.idle();
+    expect(p.store.get(API_KEY)?.resourceVersion).toBe('11');
+    expect(await p.value('reloader_reconcile_total')).toBe(2);
+    expect(p.server.sent).toHaveLength(2);
   });
 
   it('stop during a retry wait: no further attempt', async () => {

@@ -9,16 +9,17 @@ import PQueue from 'p-queue';
 import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import {
-  boundedRecord,
   desiredStatus,
   recoveredRecord,
   rfc3339,
-  sameStatus,
+  statusFields,
   keyedSourceHashes,
-  statusPatch,
+  STATUS_LIMITS,
+  statusPatchFrom,
   targetId,
 } from '../core/reload-policy-status.ts';
 import type {
+  PolicySourceHash,
   PolicyStatusView,
   PolicyTargetStatus,
   ReloadPolicyView,
@@ -76,6 +77,32 @@ function sameRecord(a: PolicyTargetStatus, b: PolicyTargetStatus): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/**
+ * The record of a roll for one policy: the hashes of its sources, the first `STATUS_LIMITS`
+ * of them listed (as `boundedRecord` keeps them) and the rest only counted.
+ */
+function recordOf(
+  target: Pick<PolicyTargetStatus, 'kind' | 'name' | 'lastReloadTime'>,
+  carried: readonly { readonly key: SourceKey; readonly hash: string }[],
+  own: ReadonlySet<SourceKey>,
+): PolicyTargetStatus {
+  const sourceHashes: PolicySourceHash[] = [];
+  let count = 0;
+  for (const entry of carried) {
+    if (!own.has(entry.key)) continue;
+    count += 1;
+    if (sourceHashes.length < STATUS_LIMITS.sourceHashes) {
+      const [keyed] = keyedSourceHashes([entry]);
+      if (keyed === undefined) count -= 1;
+      else sourceHashes.push(keyed.hash);
+    }
+  }
+  const unlisted = count - sourceHashes.length;
+  return unlisted > 0
+    ? { ...target, sourceHashes, unlistedSourceHashes: unlisted }
+    : { ...target, sourceHashes };
+}
+
 export class PolicyStatusWriter implements WatchHandler {
   readonly #deps: PolicyStatusWriterDeps;
   readonly #queue = new PQueue({ concurrency: 1 });
@@ -100,6 +127,8 @@ export class PolicyStatusWriter implements WatchHandler {
    * policies bind the workload.
    */
   readonly #applied = new WeakMap<WorkloadView, ReadonlyMap<SourceKey, string>>();
+  /** `statusFields` of a stored status (statuses are replaced, never changed). */
+  readonly #statusFields = new WeakMap<PolicyStatusView, ReadonlyMap<string, string>>();
 
   constructor(deps: PolicyStatusWriterDeps) {
     this.#deps = deps;
@@ -111,20 +140,18 @@ export class PolicyStatusWriter implements WatchHandler {
     const binding = policies.bindingOf(view);
     if (binding.policies.length === 0) return;
     const at = rfc3339(this.#deps.now());
-    // Parsed and sorted once for every binding policy (they often bind the same hundreds of keys).
-    const carried = keyedSourceHashes(
-      plan.keys.map((key) => ({ key: key.key, hash: key.desired ?? key.applied })),
-    );
+    // The plan's keys are sorted, which is the kind-and-name order of the records: each policy
+    // parses only the hashes it lists (they often bind the same hundreds of keys).
+    const carried = plan.keys.flatMap((key) => {
+      const hash = key.desired ?? key.applied;
+      return hash === undefined ? [] : [{ key: key.key, hash }];
+    });
     for (const ref of binding.policies) {
       const policy = policies.get(ref.namespace, ref.name);
       if (policy === undefined) continue;
       const own = policies.boundSourcesOf(policy);
-      const record = boundedRecord({
-        kind: view.ref.kind,
-        name: view.ref.name,
-        lastReloadTime: at,
-        sourceHashes: carried.filter((entry) => own.has(entry.key)).map((entry) => entry.hash),
-      });
+      const target = { kind: view.ref.kind, name: view.ref.name, lastReloadTime: at };
+      const record = recordOf(target, carried, own);
       const id = policyId(policy);
       const pending = this.#pending.get(id) ?? new Map<string, PolicyTargetStatus>();
       pending.set(targetId(record), record);
@@ -245,18 +272,24 @@ export class PolicyStatusWriter implements WatchHandler {
     });
     this.#announceConflict(current, desired);
     this.#dropUnlisted(id, desired);
-    if (sameStatus(current.status, desired)) return;
-    const patch = statusPatch(current.status, desired);
-    const body = JSON.stringify(patch);
+    const patch = statusPatchFrom(
+      {
+        fields: this.#fieldsOf(current.status),
+        written: current.status.observedGeneration !== undefined,
+      },
+      desired,
+    );
+    if (patch === undefined) return;
     // The API server refused this very patch: sending it again would only be refused again.
-    if (this.#rejected.get(id) === body) return;
+    const refused = this.#rejected.get(id);
+    if (refused !== undefined && refused === JSON.stringify(patch)) return;
     try {
       await this.#deps.client.patchStatus(namespace, name, patch);
       this.#rejected.delete(id);
     } catch (error) {
       const failure = error as ApiError;
       if (failure.status !== undefined && REFUSED.has(failure.status)) {
-        this.#rejected.set(id, body);
+        this.#rejected.set(id, JSON.stringify(patch));
       }
       this.#failed(id, failure);
     }
@@ -298,6 +331,16 @@ export class PolicyStatusWriter implements WatchHandler {
       if (record !== undefined) records.set(targetId(record), record);
     }
     return records;
+  }
+
+  /** The stored status as JSON fields, once per status the watch delivers (not per write). */
+  #fieldsOf(status: PolicyStatusView): ReadonlyMap<string, string> {
+    let fields = this.#statusFields.get(status);
+    if (fields === undefined) {
+      fields = statusFields(status);
+      this.#statusFields.set(status, fields);
+    }
+    return fields;
   }
 
   #appliedOf(view: WorkloadView): ReadonlyMap<SourceKey, string> {

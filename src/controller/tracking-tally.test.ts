@@ -29,6 +29,22 @@ describe('TrackingTally', () => {
     expect(Object.fromEntries(g.workloads)).toEqual({ Deployment: 2, StatefulSet: 1 });
   });
 
+  it('a reconcile that finds the same list sets no gauge', () => {
+    let sets = 0;
+    const tally = new TrackingTally({
+      gauges: {
+        setTrackedSources: () => (sets += 1),
+        setTrackedWorkloads: () => (sets += 1),
+      },
+    });
+    tally.record('Deployment/a/api', ['configmap/cfg', 'secret/db']);
+    sets = 0;
+    tally.record('Deployment/a/api', ['configmap/cfg', 'secret/db']);
+    expect(sets).toBe(0);
+    tally.record('Deployment/a/api', ['configmap/cfg']);
+    expect(sets).toBeGreaterThan(0);
+  });
+
   it('forgets workloads that stop tracking or disappear', () => {
     const g = recordingGauges();
     const tally = new TrackingTally({ gauges: g.gauges });

@@ -15,6 +15,8 @@ export interface TrackingGauges {
 
 interface Tracked {
   readonly kind: WorkloadKind;
+  /** As recorded: a reconcile that finds the same list changes nothing. */
+  readonly keys: readonly SourceKey[];
   /** Distinct `TYPE|namespace/name` of the sources the workload tracks. */
   readonly sources: ReadonlySet<string>;
 }
@@ -26,7 +28,11 @@ function trackedOf(key: WorkloadKey, sources: readonly SourceKey[]): Tracked {
     const parsed = parseSourceKey(source);
     if (parsed) names.add(`${parsed.type}|${namespace}/${parsed.name}`);
   }
-  return { kind, sources: names };
+  return { kind, keys: sources, sources: names };
+}
+
+function sameKeys(a: readonly SourceKey[], b: readonly SourceKey[]): boolean {
+  return a.length === b.length && a.every((key, index) => key === b[index]);
 }
 
 function typeOf(reference: string): SourceType {
@@ -47,6 +53,8 @@ export class TrackingTally {
 
   record(key: WorkloadKey, tracked: readonly SourceKey[]): void {
     const previous = this.#byWorkload.get(key);
+    // Every reconcile records its workload's list, hundreds of keys long under a policy selector.
+    if (previous !== undefined && sameKeys(previous.keys, tracked)) return;
     const next = tracked.length === 0 ? undefined : trackedOf(key, tracked);
     if (next === undefined) this.#byWorkload.delete(key);
     else this.#byWorkload.set(key, next);

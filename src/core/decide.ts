@@ -233,6 +233,19 @@ function reloadListProblems(
  */
 function problemsOf(input: DecideInput, set: ChosenSet): AnnotationProblem[] {
   const { keys, type } = input;
+  const ignore = valueOf(input.sourceAnnotations, keys.ignore);
+  const match = valueOf(input.sourceAnnotations, keys.match);
+  // Decided for every tracked source at every reconcile: nothing to check, nothing allocated.
+  if (
+    ignore === undefined &&
+    match === undefined &&
+    set.reloadList === undefined &&
+    set.search === undefined &&
+    set.auto === undefined &&
+    set.typedAuto === undefined
+  ) {
+    return [];
+  }
   const typed = typedKeys(keys, type);
   const autoConsequence = input.autoReloadAll
     ? 'counts as false, and --auto-reload-all does not apply to this workload'
@@ -240,12 +253,8 @@ function problemsOf(input: DecideInput, set: ChosenSet): AnnotationProblem[] {
   const source = { type, name: input.name };
   const onSource = (problem: AnnotationProblem): AnnotationProblem => ({ ...problem, source });
   return [
-    ...exactProblem('source', keys.ignore, valueOf(input.sourceAnnotations, keys.ignore)).map(
-      onSource,
-    ),
-    ...exactProblem('source', keys.match, valueOf(input.sourceAnnotations, keys.match)).map(
-      onSource,
-    ),
+    ...exactProblem('source', keys.ignore, ignore).map(onSource),
+    ...exactProblem('source', keys.match, match).map(onSource),
     ...reloadListProblems(input, typed.reload, set.reloadList),
     ...exactProblem('workload', keys.search, set.search),
     ...boolProblem(keys.auto, set.auto, autoConsequence),

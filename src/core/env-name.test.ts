@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { envVarName, sanitiseEnvVarName } from './env-name.ts';
+import { envVarName, sanitiseEnvVarName, EnvVarNames } from './env-name.ts';
 
 describe('envVarName (§4.3)', () => {
   it.each([
@@ -35,5 +35,25 @@ describe('sanitiseEnvVarName', () => {
     { name: 'a\u0131b', expected: 'A_B' },
   ])('$name → $expected', ({ name, expected }) => {
     expect(sanitiseEnvVarName(name)).toBe(expected);
+  });
+});
+
+describe('EnvVarNames: envVarName built once per source', () => {
+  it('names each source as envVarName does, per type, past its bound', () => {
+    const names = new EnvVarNames();
+    const sources = Array.from(
+      { length: 20_050 },
+      (_unused, index) => `app.config-${String(index)}`,
+    );
+    for (const round of [1, 2]) {
+      for (const name of sources) {
+        expect(names.of(`configmap/${name}`, 'CONFIGMAP', name), `round ${String(round)}`).toBe(
+          envVarName('CONFIGMAP', name),
+        );
+      }
+    }
+    expect(names.of('secret/app.config-1', 'SECRET', 'app.config-1')).toBe(
+      'STAKATER_APP_CONFIG_1_SECRET',
+    );
   });
 });

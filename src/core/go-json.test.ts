@@ -23,4 +23,14 @@ describe('goJsonString (Go json.Marshal with HTML escaping)', () => {
     const text = 'a<b>&"\\\n\u2028😀';
     expect(JSON.parse(goJsonString(text))).toBe(text);
   });
+
+  it('each printable ASCII character alone and inside a plain name', () => {
+    const html: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026' };
+    for (let code = 0x20; code <= 0x7e; code += 1) {
+      const char = String.fromCharCode(code);
+      const escaped = html[char] ?? JSON.stringify(char).slice(1, -1);
+      expect(goJsonString(char)).toBe(`"${escaped}"`);
+      expect(goJsonString(`configmap/a${char}b`)).toBe(`"configmap/a${escaped}b"`);
+    }
+  });
 });

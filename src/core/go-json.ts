@@ -42,8 +42,13 @@ function isLoneSurrogate(text: string, index: number): boolean {
   return false;
 }
 
+/** Printable ASCII that Go writes as is: no `"`, `\\`, `<`, `>` or `&`. */
+const VERBATIM = /^[\x20\x21\x23-\x25\x27-\x3b\x3d\x3f-\x5b\x5d-\x7e]*$/;
+
 /** A quoted JSON string; a lone surrogate becomes `\ufffd`, as Go writes invalid UTF-8. */
 export function goJsonString(text: string): string {
+  // Source keys and hashes, formatted by the hundred per state annotation: one test, no walk.
+  if (VERBATIM.test(text)) return `"${text}"`;
   let out = '"';
   for (let index = 0; index < text.length; index++) {
     const char = text.charAt(index);

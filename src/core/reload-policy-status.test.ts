@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  keyedSourceHashes,
   desiredStatus,
   recoveredRecord,
   rfc3339,
@@ -12,7 +13,7 @@ import {
 } from './reload-policy-status.ts';
 import type { PolicyCondition, PolicyTargetStatus } from './reload-policy.ts';
 import { aPolicy, EMPTY_STATUS } from '../testing/policies.ts';
-import { formatLastReloadedFrom } from './state.ts';
+import { compareUtf8, formatLastReloadedFrom } from './state.ts';
 import type { SourceKey } from './types.ts';
 
 const NOW = '2026-12-02T03:00:00Z';
@@ -410,5 +411,23 @@ describe('statusPatch', () => {
   it('sends every field to a status kreload never wrote, so empty lists show', () => {
     const first = desiredStatus(facts());
     expect(statusPatch(EMPTY_STATUS, first)).toEqual(statusBody(first));
+  });
+});
+
+describe('keyedSourceHashes', () => {
+  it('orders records as source keys sort (the status writer relies on it)', () => {
+    const keys: SourceKey[] = [
+      'secretproviderclass/a',
+      'secret/z',
+      'configmap/b-1',
+      'secret/a.b',
+      'configmap/b',
+      'configmap/a',
+      'secretproviderclass/0',
+      'secret/a',
+    ];
+    const sorted = [...keys].sort(compareUtf8);
+    const carried = keys.map((key) => ({ key, hash: 'a'.repeat(40) }));
+    expect(keyedSourceHashes(carried).map((entry) => entry.key)).toEqual(sorted);
   });
 });

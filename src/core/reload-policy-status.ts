@@ -76,13 +76,15 @@ function compareHashes(a: PolicySourceHash, b: PolicySourceHash): number {
 export function keyedSourceHashes(
   carried: readonly { readonly key: SourceKey; readonly hash: string | undefined }[],
 ): KeyedSourceHash[] {
-  const keyed: KeyedSourceHash[] = [];
+  // Hundreds of hashes under a policy selector: each id is built once, not per comparison.
+  const keyed: { readonly id: string; readonly entry: KeyedSourceHash }[] = [];
   for (const { key, hash } of carried) {
     const parsed = parseSourceKey(key);
     if (parsed === undefined || hash === undefined) continue;
-    keyed.push({ key, hash: { kind: sourceTypeRow(parsed.type).kind, name: parsed.name, hash } });
+    const entry = { key, hash: { kind: sourceTypeRow(parsed.type).kind, name: parsed.name, hash } };
+    keyed.push({ id: targetId(entry.hash), entry });
   }
-  return keyed.sort((a, b) => compareHashes(a.hash, b.hash));
+  return keyed.sort((a, b) => compareUtf8(a.id, b.id)).map(({ entry }) => entry);
 }
 
 /** The hashes of the policy's sources that a roll left on a workload, sorted by kind and name. */
@@ -329,24 +331,46 @@ export function statusBody(status: PolicyStatusView): JsonObject {
   };
 }
 
+/** Each field of `statusBody(status)` as JSON: what decides whether writing a field changes it. */
+export function statusFields(status: PolicyStatusView): ReadonlyMap<string, string> {
+  return new Map(
+    Object.entries(statusBody(status)).map(([field, value]) => [field, JSON.stringify(value)]),
+  );
+}
+
 /**
- * The merge patch from `current` to `next`: only the fields that change, so a roll of one target
- * does not resend every condition, and a condition change does not resend the records. A status
- * kreload never wrote gets every field.
+ * The merge patch from a status whose fields are `current` (`statusFields`) to `next`: only the
+ * fields that change, so a roll of one target does not resend every condition, and a condition
+ * change does not resend the records. A status kreload never wrote (`written` false) gets every
+ * field. Undefined when writing `next` would change nothing the API server holds.
+ */
+export function statusPatchFrom(
+  current: { readonly fields: ReadonlyMap<string, string>; readonly written: boolean },
+  next: PolicyStatusView,
+): JsonObject | undefined {
+  const after = statusBody(next);
+  const patch: JsonObject = {};
+  let changed = false;
+  for (const [field, value] of Object.entries(after)) {
+    if (current.fields.get(field) !== JSON.stringify(value)) {
+      patch[field] = value;
+      changed = true;
+    }
+  }
+  if (!changed) return undefined;
+  return current.written ? patch : after;
+}
+
+/**
+ * The merge patch from `current` to `next` (see `statusPatchFrom`); every field when kreload never
+ * wrote `current` (or wrote it with another CRD version), so that empty lists show.
  */
 export function statusPatch(current: PolicyStatusView, next: PolicyStatusView): JsonObject {
-  const after = statusBody(next);
-  // Never written by kreload (or by this CRD version): every field, so that empty lists show.
-  if (current.observedGeneration === undefined) return after;
-  const before = statusBody(current);
-  const patch: JsonObject = {};
-  for (const [field, value] of Object.entries(after)) {
-    if (JSON.stringify(before[field]) !== JSON.stringify(value)) patch[field] = value;
-  }
-  return patch;
+  if (current.observedGeneration === undefined) return statusBody(next);
+  return statusPatchFrom({ fields: statusFields(current), written: true }, next) ?? {};
 }
 
 /** Whether writing `next` would change what the API server holds. */
 export function sameStatus(current: PolicyStatusView, next: PolicyStatusView): boolean {
-  return JSON.stringify(statusBody(current)) === JSON.stringify(statusBody(next));
+  return statusPatchFrom({ fields: statusFields(current), written: true }, next) === undefined;
 }

@@ -3,6 +3,7 @@ import {
   compareUtf8,
   formatHashMap,
   formatLastReloadedFrom,
+  HashMapCache,
   type LastReloadedFrom,
   parseHashMap,
   parseLastReloadedFrom,
@@ -256,5 +257,32 @@ describe('compareUtf8', () => {
         expect([a, b, Math.sign(compareUtf8(a, b))]).toEqual([a, b, bytes]);
       }
     }
+  });
+});
+
+describe('HashMapCache', () => {
+  const value = (n: number): string => `{"configmap/c${String(n)}":"${'a'.repeat(40)}"}`;
+
+  it('parses each distinct value once, as parseHashMap does', () => {
+    const cache = new HashMapCache();
+    const first = cache.parse(value(1));
+    // An equal value read from another workload: the same parsed map.
+    expect(cache.parse(value(1).slice(0))).toBe(first);
+    expect(first).toEqual(parseHashMap(value(1)));
+    expect(cache.parse('{bad')).toEqual({ map: undefined, malformed: true });
+    expect(cache.parse(undefined)).toEqual({ map: undefined, malformed: false });
+  });
+
+  it('keeps the 16 most recently used values', () => {
+    const cache = new HashMapCache();
+    const kept = cache.parse(value(0));
+    const oldest = cache.parse(value(1));
+    for (let n = 2; n <= 20; n += 1) {
+      cache.parse(value(n));
+      expect(cache.parse(value(0))).toBe(kept);
+    }
+    expect(cache.size).toBe(16);
+    expect(cache.parse(value(1))).not.toBe(oldest);
+    expect(cache.parse(value(20))).toBe(cache.parse(value(20)));
   });
 });

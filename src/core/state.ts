@@ -52,6 +52,40 @@ export function parseHashMap(v: string | undefined): ParsedHashMap {
   return { map, malformed: false };
 }
 
+/** How many distinct values a `HashMapCache` keeps. */
+const HASH_MAP_CACHE_ENTRIES = 16;
+
+/**
+ * Memoises `parseHashMap` per distinct value. Under a policy selector hundreds of workloads hold the
+ * same `kreload.io/baseline` of hundreds of entries, each re-planned at every reconcile: parsed once,
+ * not per pass. Owned by the caller; the most recently used values are kept.
+ */
+export class HashMapCache {
+  readonly #entries = new Map<string, ParsedHashMap>();
+
+  parse(v: string | undefined): ParsedHashMap {
+    if (v === undefined) return parseHashMap(v);
+    const cached = this.#entries.get(v);
+    if (cached !== undefined) {
+      // Re-inserting moves the value to the end of the Map's order: most recently used.
+      this.#entries.delete(v);
+      this.#entries.set(v, cached);
+      return cached;
+    }
+    const parsed = parseHashMap(v);
+    this.#entries.set(v, parsed);
+    for (const oldest of this.#entries.keys()) {
+      if (this.#entries.size <= HASH_MAP_CACHE_ENTRIES) break;
+      this.#entries.delete(oldest);
+    }
+    return parsed;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}
+
 /**
  * A UTF-16 code unit ranked in code point order: surrogates (D800–DFFF) stand for code points above
  * FFFF, so they come after E000–FFFF, which move down into their place.

@@ -45,15 +45,19 @@ describe('WorkloadClient as the WorkloadWriter port', () => {
   });
 
   it.each([
-    [{ metadata: { name: 'db', generation: 8 } }, 8],
-    [{ metadata: { name: 'db', generation: '8' } }, undefined],
-    [{}, undefined],
-  ])('answers the generation of the patched object %j', async (answer, generation) => {
-    server.handle((_request, response) => {
-      sendJson(response, 200, answer);
-    });
-    expect(await writer.patch(REF, { type: 'strategic', body: {} })).toEqual({ generation });
-  });
+    [{ metadata: { name: 'db', generation: 8, resourceVersion: '41' } }, 8, '41'],
+    [{ metadata: { name: 'db', generation: '8', resourceVersion: 41 } }, undefined, undefined],
+    [{}, undefined, undefined],
+  ])(
+    'answers the generation and resourceVersion of the patched object %j',
+    async (answer, generation, resourceVersion) => {
+      server.handle((_request, response) => {
+        sendJson(response, 200, answer);
+      });
+      const result = await writer.patch(REF, { type: 'strategic', body: {} });
+      expect(result).toEqual({ generation, resourceVersion });
+    },
+  );
 
   it.each([
     [409, 'Conflict', true, undefined],

@@ -60,7 +60,10 @@ export class WorkloadClient implements WorkloadWriter {
       contentType: CONTENT_TYPES[patch.type],
     });
     const patched = asObject(answer, `PATCH ${ref.kind}`);
-    return { generation: numberAt(patched, ['metadata', 'generation']) };
+    return {
+      generation: numberAt(patched, ['metadata', 'generation']),
+      resourceVersion: stringAt(patched, ['metadata', 'resourceVersion']),
+    };
   }
 
   /** Undefined when the workload is gone (404) or the answer is not a workload. */

@@ -96,6 +96,8 @@ export interface PatchResult {
    * identifies the rollout it started (rollout/health.ts). Undefined when the answer has none.
    */
   readonly generation: number | undefined;
+  /** `metadata.resourceVersion` of the patched object; undefined when the answer has none. */
+  readonly resourceVersion: string | undefined;
 }
 
 /** What the API returned for a created object. */

@@ -45,7 +45,10 @@ import { Targets } from './targets.ts';
 import type { FollowUp, Target } from './write-actions.ts';
 import { LeadershipLostError, writeStrategyOf } from './write-actions.ts';
 
-export interface ReconcileOptions extends Omit<PlanOptions, 'reloadLists'> {
+export interface ReconcileOptions extends Omit<
+  PlanOptions,
+  'reloadLists' | 'stateMaps' | 'envVarNames'
+> {
   /** `--dry-run`: plan and report, never write (§13.8). */
   readonly dryRun: boolean;
 }

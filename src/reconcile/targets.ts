@@ -11,7 +11,9 @@ import {
   strategyUnder,
   withPolicySettings,
 } from '../core/reload-policy.ts';
+import { EnvVarNames } from '../core/env-name.ts';
 import { SOURCE_TYPES } from '../core/source-types.ts';
+import { HashMapCache } from '../core/state.ts';
 import type { SourceKey, SourceType, WorkloadKey, WorkloadView } from '../core/types.ts';
 import { kindRow } from '../rollout/kinds.ts';
 import { planPause } from '../rollout/pause.ts';
@@ -28,7 +30,7 @@ export interface TargetsDeps {
   readonly sources: SourceLookup;
   readonly policies?: PolicyLookup | undefined;
   readonly observer: ReconcileObserver;
-  readonly options: Omit<PlanOptions, 'reloadLists'>;
+  readonly options: Omit<PlanOptions, 'reloadLists' | 'stateMaps' | 'envVarNames'>;
   readonly reloadLists?: ReloadListCache | undefined;
   /** ms since the epoch. */
   readonly now: () => number;
@@ -38,6 +40,10 @@ export class Targets {
   readonly #deps: TargetsDeps;
   /** UIDs already warned about a pause-period on a kind without it (§3.1: once per workload). */
   readonly #pauseIgnoredWarned = new Set<string>();
+  /** The state annotations, parsed once per distinct value (workloads bound alike share them). */
+  readonly #stateMaps = new HashMapCache();
+  /** Env var names, built once per source (every tracked source is named at every reconcile). */
+  readonly #envVarNames = new EnvVarNames();
 
   constructor(deps: TargetsDeps) {
     this.#deps = deps;
@@ -89,7 +95,13 @@ export class Targets {
     return planReconcile({
       view,
       row: pass.row,
-      options: { ...options, strategy: strategyUnder(binding, options.strategy), reloadLists },
+      options: {
+        ...options,
+        strategy: strategyUnder(binding, options.strategy),
+        reloadLists,
+        stateMaps: this.#stateMaps,
+        envVarNames: this.#envVarNames,
+      },
       candidates: this.#listCandidates(view),
       facts: (key) => this.#facts(pass, view, key),
       marks: pass.marks,
@@ -116,7 +128,9 @@ export class Targets {
       { key: pass.key, namespace: view.ref.namespace },
       key,
     );
-    if (facts.status.state === 'unknown') return facts;
-    return { ...facts, observedAt: pass.trigger.observedAt?.get(key) ?? facts.lastChange };
+    // Only the keys of the triggering changes were observed apart from their last change.
+    const observedAt = pass.trigger.observedAt?.get(key);
+    if (facts.status.state === 'unknown' || observedAt === undefined) return facts;
+    return { ...facts, observedAt };
   }
 }

@@ -218,7 +218,10 @@ export class RecordingWriter implements WorkloadWriter {
     const object = this.#objects.get(key);
     const metadata = objectAt(object, ['metadata']);
     if (metadata) metadata.resourceVersion = next.resourceVersion;
-    return this.#answer('patch', { generation: next.generation });
+    return this.#answer('patch', {
+      generation: next.generation,
+      resourceVersion: next.resourceVersion,
+    });
   }
 
   get(ref: WorkloadRef): Promise<WorkloadView | undefined> {

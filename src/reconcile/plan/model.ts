@@ -4,6 +4,8 @@
  * ports depend on this module and never on each other (docs/adr/0027-planner-model-and-read-ports.md).
  */
 import type { ReloadListCache } from '../../core/annotation-values.ts';
+import type { EnvVarNames } from '../../core/env-name.ts';
+import type { HashMapCache } from '../../core/state.ts';
 import type { Mark } from '../../core/marks.ts';
 import type {
   AnnotationKeys,
@@ -53,6 +55,10 @@ export interface PlanOptions {
   readonly keys: AnnotationKeys;
   readonly autoReloadAll: boolean;
   readonly reloadLists?: ReloadListCache | undefined;
+  /** Parsed state annotations shared between reconciles. */
+  readonly stateMaps?: HashMapCache | undefined;
+  /** Env var names shared between reconciles. */
+  readonly envVarNames?: EnvVarNames | undefined;
 }
 
 export interface PlanInput {
@@ -95,6 +101,8 @@ export interface TrackedSource {
   /** D(K); undefined = unknown. */
   readonly desired: string | undefined;
   readonly facts: SourceFacts;
+  /** The `STAKATER_*` variable of the source (§4.3). */
+  readonly envVar: string;
 }
 
 /** One tracked key with D, A, B and the rule that decided it. */

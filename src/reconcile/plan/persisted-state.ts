@@ -1,6 +1,6 @@
 /** The state kreload persisted on a workload (§3.2, §5.1), read back from its current view. */
 import { sourceKey } from '../../core/keys.ts';
-import { parseHashMap, parseLastReloadedFrom } from '../../core/state.ts';
+import { type HashMapCache, parseHashMap, parseLastReloadedFrom } from '../../core/state.ts';
 import type { AnnotationProblem, Annotations, SourceKey, WorkloadView } from '../../core/types.ts';
 import { BASELINE, LAST_RELOADED_FROM, SOURCE_HASHES } from '../../core/types.ts';
 
@@ -40,9 +40,10 @@ function readHashMap(
   annotations: Annotations,
   key: string,
   problems: AnnotationProblem[],
+  cache: HashMapCache | undefined,
 ): { map: HashMap; raw: string | undefined } {
   const raw = annotations[key];
-  const parsed = parseHashMap(raw);
+  const parsed = cache === undefined ? parseHashMap(raw) : cache.parse(raw);
   if (parsed.malformed && raw !== undefined) problems.push(malformed(key, raw));
   return { map: parsed.map ?? EMPTY, raw };
 }
@@ -59,11 +60,12 @@ function readLastReloadedFrom(
   return { key: sourceKey(value.type, value.name), hash: value.hash };
 }
 
-export function readPersistedState(view: WorkloadView): PersistedState {
+/** `cache`: parsed maps shared with other reconciles (the maps are read, never changed). */
+export function readPersistedState(view: WorkloadView, cache?: HashMapCache): PersistedState {
   const problems: AnnotationProblem[] = [];
-  const template = readHashMap(view.templateAnnotations, SOURCE_HASHES, problems);
-  const workload = readHashMap(view.annotations, SOURCE_HASHES, problems);
-  const baseline = readHashMap(view.annotations, BASELINE, problems);
+  const template = readHashMap(view.templateAnnotations, SOURCE_HASHES, problems, cache);
+  const workload = readHashMap(view.annotations, SOURCE_HASHES, problems, cache);
+  const baseline = readHashMap(view.annotations, BASELINE, problems, cache);
   return {
     templateHashes: template.map,
     workloadHashes: workload.map,

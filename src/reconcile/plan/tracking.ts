@@ -1,6 +1,7 @@
 /** Which sources a workload tracks (§3.5 Tracked) and their desired hash D (§5.1). */
 import type { ReloadListCache } from '../../core/annotation-values.ts';
 import { decide, trackedContainer } from '../../core/decide.ts';
+import { envVarName, type EnvVarNames } from '../../core/env-name.ts';
 import { parseSourceKey, sourceKey } from '../../core/keys.ts';
 import { referencedSources } from '../../core/references.ts';
 import { compareUtf8 } from '../../core/state.ts';
@@ -23,6 +24,7 @@ export interface TrackingOptions {
   /** The kind can roll for a deletion (not Job or CronJob, §5.1 D11). */
   readonly rollsOnDelete: boolean;
   readonly reloadLists?: ReloadListCache | undefined;
+  readonly envVarNames?: EnvVarNames | undefined;
 }
 
 export interface TrackingInput {
@@ -125,6 +127,9 @@ function evaluateKey(input: TrackingInput, key: SourceKey): Evaluation {
       container: tracking.container,
       desired: desiredHash(facts, deleteMark !== undefined, input.options),
       facts,
+      envVar:
+        input.options.envVarNames?.of(key, parsed.type, parsed.name) ??
+        envVarName(parsed.type, parsed.name),
     },
   };
 }
