@@ -48,6 +48,21 @@ echo "image: base (${packages[*]} from Debian's package lists)" >&2
 for deb in "$work"/debs/*.deb; do
   dpkg-deb -x "$deb" "$rootfs"
 done
+# What scanners (syft, trivy, grype) read to see the Debian packages the image holds files of, in
+# distroless's layout: a control paragraph per package in /var/lib/dpkg/status.d/ (there is no dpkg
+# database), and /etc/os-release from Debian's base-files.
+mkdir -p "$rootfs/var/lib/dpkg/status.d" "$work/base-files"
+for deb in "$work"/debs/*.deb; do
+  name=$(dpkg-deb -f "$deb" Package)
+  dpkg-deb -f "$deb" | awk 'NR == 1 { print; print "Status: install ok installed"; next } { print }' \
+    >"$rootfs/var/lib/dpkg/status.d/$name"
+done
+(cd "$work/base-files" && apt-get -o APT::Sandbox::User=root download base-files >&2)
+dpkg-deb --fsys-tarfile "$work"/base-files/base-files_*.deb |
+  tar -x -C "$rootfs" ./usr/lib/os-release ./etc/os-release
+dpkg-deb -f "$work"/base-files/base-files_*.deb |
+  awk 'NR == 1 { print; print "Status: install ok installed"; next } { print }' \
+  >"$rootfs/var/lib/dpkg/status.d/base-files"
 # Documentation, locales and iconv modules: Node bundles ICU and never loads them.
 rm -rf "$rootfs"/usr/share/{doc,man,info,lintian,locale,gcc} "$rootfs"/usr/lib/x86_64-linux-gnu/gconv \
   "$rootfs"/usr/lib/x86_64-linux-gnu/gconv "$rootfs"/lib/x86_64-linux-gnu/gconv
@@ -78,6 +93,13 @@ node_license=$(dirname "$(readlink -f "$node24")")/../LICENSE
 # The runtime check of the base: the image's node loads with only the image's libraries.
 "$rootfs/lib64/ld-linux-x86-64.so.2" --library-path "$rootfs/lib/x86_64-linux-gnu:$rootfs/usr/lib/x86_64-linux-gnu" \
   "$rootfs/usr/local/bin/node" --version >/dev/null
+
+echo "image: SBOM (cyclonedx-npm for /app's npm packages, plus the Debian packages and Node.js)" >&2
+sbom="$out/kreload-$version.sbom.cdx.json"
+(cd "$root" && npx --no-install cyclonedx-npm --omit dev --output-reproducible --output-format JSON \
+  --output-file "$work/npm.cdx.json" >&2)
+"$node24" "$root/scripts/sbom.ts" "$work/npm.cdx.json" "$rootfs" "$("$node24" -p process.versions.node)" \
+  amd64 "$sbom"
 
 find "$rootfs" -exec touch -h -d "@$epoch" {} +
 
@@ -134,6 +156,7 @@ IMAGE_TAG=$version
 IMAGE_REF=$ref
 IMAGE_COMPRESSED_BYTES=$compressed
 IMAGE_ROOTFS_BYTES=$uncompressed
+IMAGE_SBOM=$sbom
 ENV
 echo "image: $ref -> $archive ($((compressed / 1000000)) MB compressed, $((uncompressed / 1000000)) MB unpacked)" >&2
 echo "$archive"
