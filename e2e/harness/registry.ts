@@ -1,9 +1,10 @@
 // A real OCI registry for the specs that publish: distribution/distribution's `registry` (built from
 // the Go module proxy by scripts/registry.sh), serving plain HTTP on a free loopback port with its
 // storage in a directory of the caller's. Charts are pushed to it with `helm push` and installed
-// from it with `helm install oci://…`.
+// from it with `helm install oci://…`; images are pushed and pulled with the distribution API.
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -92,4 +93,107 @@ export async function startRegistry(dir: string): Promise<Registry> {
     await sleep(100);
   }
   return { host, logPath, stop: () => stopProcess(child) };
+}
+
+interface Descriptor {
+  readonly mediaType: string;
+  readonly digest: string;
+  readonly size: number;
+}
+
+const sha256Of = (bytes: Buffer): string =>
+  `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+
+async function expectStatus(response: Response, status: number, what: string): Promise<Response> {
+  if (response.status !== status) {
+    throw new Error(`${what}: HTTP ${String(response.status)} ${await response.text()}`);
+  }
+  return response;
+}
+
+/**
+ * Pushes the image manifest of an OCI layout (its index's only manifest) to `repository:tag` with
+ * the distribution API, blobs first; returns the manifest's digest as the registry reports it.
+ */
+export async function pushImageLayout(
+  registry: Registry,
+  layout: string,
+  repository: string,
+): Promise<{ digest: string; tag: string }> {
+  const blob = (digest: string) => readFile(path.join(layout, 'blobs', ...digest.split(':')));
+  const index = JSON.parse(await readFile(path.join(layout, 'index.json'), 'utf8')) as {
+    manifests: (Descriptor & { annotations?: Record<string, string> })[];
+  };
+  const [top] = index.manifests;
+  if (top === undefined) throw new Error(`${layout} lists no manifest`);
+  const tag = top.annotations?.['org.opencontainers.image.ref.name'] ?? 'latest';
+  const manifestBytes = await blob(top.digest);
+  const manifest = JSON.parse(manifestBytes.toString('utf8')) as {
+    config: Descriptor;
+    layers: Descriptor[];
+  };
+  const base = `http://${registry.host}/v2/${repository}`;
+  for (const descriptor of [manifest.config, ...manifest.layers]) {
+    const start = await fetch(`${base}/blobs/uploads/`, { method: 'POST' });
+    await expectStatus(start, 202, `start of the upload of ${descriptor.digest}`);
+    const location = new URL(start.headers.get('location') ?? '', base);
+    location.searchParams.set('digest', descriptor.digest);
+    const put = await fetch(location, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: await blob(descriptor.digest),
+    });
+    await expectStatus(put, 201, `upload of ${descriptor.digest}`);
+  }
+  const put = await fetch(`${base}/manifests/${tag}`, {
+    method: 'PUT',
+    headers: { 'content-type': top.mediaType },
+    body: manifestBytes,
+  });
+  await expectStatus(put, 201, `manifest ${repository}:${tag}`);
+  return { digest: put.headers.get('docker-content-digest') ?? '', tag };
+}
+
+/**
+ * Pulls `repository@digest` (manifest, config and layers, each checked against its digest) and
+ * unpacks its layers in order into `rootfs`.
+ */
+export async function pullAndUnpack(
+  registry: Registry,
+  repository: string,
+  digest: string,
+  rootfs: string,
+): Promise<{ config: unknown }> {
+  const base = `http://${registry.host}/v2/${repository}`;
+  const checked = async (url: string, expected: string, accept?: string): Promise<Buffer> => {
+    const response = await expectStatus(
+      await fetch(url, accept === undefined ? {} : { headers: { accept } }),
+      200,
+      url,
+    );
+    const bytes = Buffer.from(await response.arrayBuffer());
+    if (sha256Of(bytes) !== expected) throw new Error(`${url} does not match ${expected}`);
+    return bytes;
+  };
+  const manifest = JSON.parse(
+    (
+      await checked(
+        `${base}/manifests/${digest}`,
+        digest,
+        'application/vnd.oci.image.manifest.v1+json',
+      )
+    ).toString('utf8'),
+  ) as { config: Descriptor; layers: Descriptor[] };
+  const config: unknown = JSON.parse(
+    (await checked(`${base}/blobs/${manifest.config.digest}`, manifest.config.digest)).toString(
+      'utf8',
+    ),
+  );
+  await mkdir(rootfs, { recursive: true });
+  for (const layer of manifest.layers) {
+    const file = path.join(path.dirname(rootfs), `${layer.digest.replace(':', '-')}.tar.gz`);
+    await writeFile(file, await checked(`${base}/blobs/${layer.digest}`, layer.digest));
+    await run('tar', ['-xzf', file, '-C', rootfs]);
+  }
+  return { config };
 }

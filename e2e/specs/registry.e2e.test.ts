@@ -1,9 +1,10 @@
 // The chart served as an OCI artifact from a real registry (distribution/distribution's `registry`,
 // built from the Go module proxy): `helm package`, `helm push` to the registry, then
 // `helm show` and `helm install oci://…/kreload --version …` against the real control plane, as a
-// user installs a published chart.
+// user installs a published chart. The image (scripts/image.sh) is pushed there too, pulled back by
+// digest and unpacked, and its Node.js runs its entrypoint.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,7 +17,14 @@ import {
   parseYaml,
 } from '../../helm/kreload/tests/chart-harness.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
-import { REGISTRY_BUILD_TIMEOUT_MS, startRegistry, type Registry } from '../harness/registry.ts';
+import { buildImage } from '../harness/image.ts';
+import {
+  REGISTRY_BUILD_TIMEOUT_MS,
+  pullAndUnpack,
+  pushImageLayout,
+  startRegistry,
+  type Registry,
+} from '../harness/registry.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 
 const run = promisify(execFile);
@@ -47,6 +55,8 @@ describe('the chart from an OCI registry', () => {
   beforeAll(
     async () => {
       dir = await mkdtemp(path.join(tmpdir(), 'kreload-oci-'));
+      // scripts/image.sh checks the entrypoint as UID 65532, which must reach the image's files.
+      await chmod(dir, 0o755);
       [helm, registry] = await Promise.all([locateHelm(), startRegistry(dir)]);
       const manifest = JSON.parse(await readFile(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
         version: string;
@@ -141,4 +151,31 @@ describe('the chart from an OCI registry', () => {
       'deployed',
     );
   });
+
+  it(
+    'takes the image pushed, and gives it back by digest: unpacked, its Node.js runs the entrypoint',
+    async () => {
+      const served = registry;
+      if (served === undefined) throw new Error('no registry');
+      const image = await buildImage(path.join(dir, 'image'));
+      const { digest, tag } = await pushImageLayout(served, image.layout, 'kreload');
+      expect(tag).toBe(version);
+      expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+      const rootfs = path.join(dir, 'pulled', 'rootfs');
+      const { config } = await pullAndUnpack(served, 'kreload', digest, rootfs);
+      expect(config).toMatchObject({ architecture: 'amd64', os: 'linux' });
+      const libs = ['lib/x86_64-linux-gnu', 'usr/lib/x86_64-linux-gnu'].map((dir) =>
+        path.join(rootfs, dir),
+      );
+      const { stdout } = await run(path.join(rootfs, 'lib64', 'ld-linux-x86-64.so.2'), [
+        '--library-path',
+        libs.join(':'),
+        path.join(rootfs, 'usr', 'local', 'bin', 'node'),
+        path.join(rootfs, 'app', 'dist', 'main.js'),
+        '--version',
+      ]);
+      expect(stdout.trim()).toBe(`kreload ${version}`);
+    },
+    10 * 60_000,
+  );
 });
