@@ -110,9 +110,24 @@ umoci new --image "$layout:$version"
 bundle="$work/bundle"
 umoci unpack --image "$layout:$version" "$bundle" >/dev/null
 rmdir "$bundle/rootfs"
+# Three layers, so an upgrade pulls only what changed: the Debian base, Node.js, then kreload (/app).
+staged="$work/staged"
+mkdir -p "$staged"
+mv "$rootfs/app" "$staged/app"
+mv "$rootfs/usr/local/bin/node" "$staged/node"
+mv "$rootfs/usr/local/share/doc/node" "$staged/node-doc"
 mv "$rootfs" "$bundle/rootfs"
-umoci repack --image "$layout:$version" --history.created "$created" \
-  --history.created_by "scripts/image.sh" "$bundle"
+layer() { # what the layer holds
+  find "$bundle/rootfs" -exec touch -h -d "@$epoch" {} +
+  umoci repack --refresh-bundle --image "$layout:$version" --history.created "$created" \
+    --history.created_by "scripts/image.sh: $1" "$bundle"
+}
+layer "Debian ${packages[*]}, CA bundle, passwd"
+mv "$staged/node" "$bundle/rootfs/usr/local/bin/node"
+mv "$staged/node-doc" "$bundle/rootfs/usr/local/share/doc/node"
+layer "Node.js $("$node24" --version)"
+mv "$staged/app" "$bundle/rootfs/app"
+layer "kreload $version (/app)"
 label() { printf -- '--config.label=org.opencontainers.image.%s=%s\n' "$1" "$2"; }
 mapfile -t labels < <(
   label title kreload

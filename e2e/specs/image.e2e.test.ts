@@ -184,6 +184,26 @@ describe('the kreload image (npm run image)', () => {
     expect(purls.some((purl) => purl.startsWith('pkg:npm/typescript@'))).toBe(false);
   });
 
+  it('is layered Debian base, Node.js, kreload, so a kreload upgrade pulls only the last', async () => {
+    const index = (await readJson(path.join(image.layout, 'index.json'))) as {
+      manifests: { digest: string }[];
+    };
+    const blob = (digest: string) => path.join(image.layout, 'blobs', ...digest.split(':'));
+    const manifest = (await readJson(blob(index.manifests[0]?.digest ?? ''))) as {
+      layers: { size: number }[];
+    };
+    const sizes = manifest.layers.map((layer) => layer.size);
+    process.stdout.write(
+      `kreload image layers (compressed): ${sizes.map((size) => `${(size / 1e6).toFixed(1)} MB`).join(', ')}\n`,
+    );
+    expect(sizes).toHaveLength(3);
+    const [base = 0, node = 0, app = 0] = sizes;
+    // Node.js is most of the image; kreload's layer is a fraction of it.
+    expect(node).toBeGreaterThan(30e6);
+    expect(app).toBeLessThan(node / 2);
+    expect(base).toBeLessThan(node / 2);
+  });
+
   it('is as small as Node allows: under 60 MB compressed', () => {
     // Node 24's binary alone is about 40 MB gzip-compressed; Reloader's Go image is about 25 MB.
     expect(image.compressedBytes).toBeLessThan(60e6);
