@@ -12,7 +12,7 @@ import { narrowBarrelSource, narrowBarrelUrl } from './src/kube/narrow-client-no
  * The bundle-time form of `loadClientNodeNarrowly`: the same two functions decide which import is
  * narrowed and what it becomes, so the bundle and an unbundled run load the same client-node code.
  */
-const narrowClientNode: Plugin = {
+export const narrowClientNode: Plugin = {
   name: 'kreload-narrow-client-node',
   resolveId(source, importer) {
     const url = narrowBarrelUrl(source, importer && pathToFileURL(importer).href);

@@ -48,6 +48,21 @@ echo "image: base (${packages[*]} from Debian's package lists)" >&2
 for deb in "$work"/debs/*.deb; do
   dpkg-deb -x "$deb" "$rootfs"
 done
+# What scanners (syft, trivy, grype) read to see the Debian packages the image holds files of, in
+# distroless's layout: a control paragraph per package in /var/lib/dpkg/status.d/ (there is no dpkg
+# database), and /etc/os-release from Debian's base-files.
+mkdir -p "$rootfs/var/lib/dpkg/status.d" "$work/base-files"
+for deb in "$work"/debs/*.deb; do
+  name=$(dpkg-deb -f "$deb" Package)
+  dpkg-deb -f "$deb" | awk 'NR == 1 { print; print "Status: install ok installed"; next } { print }' \
+    >"$rootfs/var/lib/dpkg/status.d/$name"
+done
+(cd "$work/base-files" && apt-get -o APT::Sandbox::User=root download base-files >&2)
+dpkg-deb --fsys-tarfile "$work"/base-files/base-files_*.deb |
+  tar -x -C "$rootfs" ./usr/lib/os-release ./etc/os-release
+dpkg-deb -f "$work"/base-files/base-files_*.deb |
+  awk 'NR == 1 { print; print "Status: install ok installed"; next } { print }' \
+  >"$rootfs/var/lib/dpkg/status.d/base-files"
 # Documentation, locales and iconv modules: Node bundles ICU and never loads them.
 rm -rf "$rootfs"/usr/share/{doc,man,info,lintian,locale,gcc} "$rootfs"/usr/lib/x86_64-linux-gnu/gconv \
   "$rootfs"/usr/lib/x86_64-linux-gnu/gconv "$rootfs"/lib/x86_64-linux-gnu/gconv
@@ -79,6 +94,13 @@ node_license=$(dirname "$(readlink -f "$node24")")/../LICENSE
 "$rootfs/lib64/ld-linux-x86-64.so.2" --library-path "$rootfs/lib/x86_64-linux-gnu:$rootfs/usr/lib/x86_64-linux-gnu" \
   "$rootfs/usr/local/bin/node" --version >/dev/null
 
+echo "image: SBOM (cyclonedx-npm for /app's npm packages, plus the Debian packages and Node.js)" >&2
+sbom="$out/kreload-$version.sbom.cdx.json"
+(cd "$root" && npx --no-install cyclonedx-npm --omit dev --output-reproducible --output-format JSON \
+  --output-file "$work/npm.cdx.json" >&2)
+"$node24" "$root/scripts/sbom.ts" "$work/npm.cdx.json" "$rootfs" "$("$node24" -p process.versions.node)" \
+  amd64 "$sbom"
+
 find "$rootfs" -exec touch -h -d "@$epoch" {} +
 
 echo "image: OCI layout (umoci)" >&2
@@ -88,9 +110,24 @@ umoci new --image "$layout:$version"
 bundle="$work/bundle"
 umoci unpack --image "$layout:$version" "$bundle" >/dev/null
 rmdir "$bundle/rootfs"
+# Three layers, so an upgrade pulls only what changed: the Debian base, Node.js, then kreload (/app).
+staged="$work/staged"
+mkdir -p "$staged"
+mv "$rootfs/app" "$staged/app"
+mv "$rootfs/usr/local/bin/node" "$staged/node"
+mv "$rootfs/usr/local/share/doc/node" "$staged/node-doc"
 mv "$rootfs" "$bundle/rootfs"
-umoci repack --image "$layout:$version" --history.created "$created" \
-  --history.created_by "scripts/image.sh" "$bundle"
+layer() { # what the layer holds
+  find "$bundle/rootfs" -exec touch -h -d "@$epoch" {} +
+  umoci repack --refresh-bundle --image "$layout:$version" --history.created "$created" \
+    --history.created_by "scripts/image.sh: $1" "$bundle"
+}
+layer "Debian ${packages[*]}, CA bundle, passwd"
+mv "$staged/node" "$bundle/rootfs/usr/local/bin/node"
+mv "$staged/node-doc" "$bundle/rootfs/usr/local/share/doc/node"
+layer "Node.js $("$node24" --version)"
+mv "$staged/app" "$bundle/rootfs/app"
+layer "kreload $version (/app)"
 label() { printf -- '--config.label=org.opencontainers.image.%s=%s\n' "$1" "$2"; }
 mapfile -t labels < <(
   label title kreload
@@ -134,6 +171,7 @@ IMAGE_TAG=$version
 IMAGE_REF=$ref
 IMAGE_COMPRESSED_BYTES=$compressed
 IMAGE_ROOTFS_BYTES=$uncompressed
+IMAGE_SBOM=$sbom
 ENV
 echo "image: $ref -> $archive ($((compressed / 1000000)) MB compressed, $((uncompressed / 1000000)) MB unpacked)" >&2
 echo "$archive"

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
  * The kubectl plugin entry (`kubectl kreload explain …`, `kubectl kreload history …`; kubectl's
- * PATH convention for a binary named kubectl-kreload): the same CLI as `kreload`, limited to the read-only commands, so a
- * plugin call never starts a controller.
+ * PATH convention for a binary named kubectl-kreload): the same CLI as `kreload`, limited to the
+ * read-only commands, so a plugin call never starts a controller. It checks the Node.js version
+ * before it loads the rest, which an unsupported Node cannot load.
  */
+import { unsupportedNodeMessage } from './node-support.ts';
+
 const PLUGIN_COMMANDS: ReadonlySet<string> = new Set([
   'explain',
   'history',
@@ -13,12 +16,18 @@ const PLUGIN_COMMANDS: ReadonlySet<string> = new Set([
   '--version',
 ]);
 
+const unsupported = unsupportedNodeMessage('kubectl-kreload', process.versions.node);
+if (unsupported !== undefined) {
+  process.stderr.write(`${unsupported}\n`);
+  process.exit(1);
+}
 const command = process.argv[2];
 if (command === undefined || !PLUGIN_COMMANDS.has(command)) {
   process.stderr.write(
-    'Usage: kubectl kreload explain <kind>/<name> [-n <namespace>] [-o table|json|yaml]\n' +
-      '       kubectl kreload history <kind>/<name> [-n <namespace>] [-o table|json|yaml] [--show-values]\n' +
-      '       kubectl kreload hash -f <manifest.yaml>\n',
+    'Usage: kubectl kreload explain <kind>/<name> | <kind> <name> [-n <namespace>] [-o table|wide|json|yaml]\n' +
+      '       kubectl kreload history <kind>/<name> | <kind> <name> [-n <namespace>] [-o table|wide|json|yaml] [--show-values]\n' +
+      '       kubectl kreload hash -f <manifest.yaml>\n' +
+      '       (explain and history also take --context <name> and --kubeconfig <path>)\n',
   );
   process.exit(2);
 }

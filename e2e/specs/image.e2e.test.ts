@@ -155,6 +155,55 @@ describe('the kreload image (npm run image)', () => {
     }
   });
 
+  it('shows scanners its Debian packages (dpkg status.d, os-release) and ships an SBOM', async () => {
+    const statusDir = path.join(rootfs, 'var', 'lib', 'dpkg', 'status.d');
+    const packages = (await readdir(statusDir)).sort();
+    expect(packages).toEqual(['base-files', 'ca-certificates', 'libc6', 'libgcc-s1', 'libstdc++6']);
+    const libc = await readFile(path.join(statusDir, 'libc6'), 'utf8');
+    expect(libc).toMatch(/^Package: libc6\nStatus: install ok installed\n/);
+    expect(libc).toMatch(/^Version: 2\.36-/m);
+    expect(libc).toMatch(/^Architecture: amd64$/m);
+    const osRelease = await readFile(path.join(rootfs, 'usr', 'lib', 'os-release'), 'utf8');
+    expect(osRelease).toMatch(/^ID=debian$/m);
+    expect(osRelease).toMatch(/^VERSION_ID="12"$/m);
+    expect(await exists(path.join(rootfs, 'etc', 'os-release'))).toBe(true);
+
+    const sbomFile = path.join(path.dirname(image.archive), `kreload-${image.tag}.sbom.cdx.json`);
+    const sbom = (await readJson(sbomFile)) as {
+      bomFormat: string;
+      components: { name: string; version: string; purl: string }[];
+    };
+    expect(sbom.bomFormat).toBe('CycloneDX');
+    const purls = sbom.components.map((component) => component.purl);
+    expect(purls.some((purl) => purl.startsWith('pkg:deb/debian/libc6@2.36-'))).toBe(true);
+    expect(purls.some((purl) => purl.startsWith('pkg:generic/node@24.'))).toBe(true);
+    const dependencies = isRecord(packageJson) ? packageJson.dependencies : undefined;
+    for (const [name, version] of Object.entries(isRecord(dependencies) ? dependencies : {})) {
+      expect(purls, name).toContain(`pkg:npm/${name.replace('@', '%40')}@${String(version)}`);
+    }
+    expect(purls.some((purl) => purl.startsWith('pkg:npm/typescript@'))).toBe(false);
+  });
+
+  it('is layered Debian base, Node.js, kreload, so a kreload upgrade pulls only the last', async () => {
+    const index = (await readJson(path.join(image.layout, 'index.json'))) as {
+      manifests: { digest: string }[];
+    };
+    const blob = (digest: string) => path.join(image.layout, 'blobs', ...digest.split(':'));
+    const manifest = (await readJson(blob(index.manifests[0]?.digest ?? ''))) as {
+      layers: { size: number }[];
+    };
+    const sizes = manifest.layers.map((layer) => layer.size);
+    process.stdout.write(
+      `kreload image layers (compressed): ${sizes.map((size) => `${(size / 1e6).toFixed(1)} MB`).join(', ')}\n`,
+    );
+    expect(sizes).toHaveLength(3);
+    const [base = 0, node = 0, app = 0] = sizes;
+    // Node.js is most of the image; kreload's layer is a fraction of it.
+    expect(node).toBeGreaterThan(30e6);
+    expect(app).toBeLessThan(node / 2);
+    expect(base).toBeLessThan(node / 2);
+  });
+
   it('is as small as Node allows: under 60 MB compressed', () => {
     // Node 24's binary alone is about 40 MB gzip-compressed; Reloader's Go image is about 25 MB.
     expect(image.compressedBytes).toBeLessThan(60e6);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ANNOTATION_KEYS as K } from '../core/types.ts';
+import { KubeConfig } from '../kube/client-node.ts';
 import { encodeEntry } from '../kube/recreation-journal.ts';
 import { createKubeTransport } from '../kube/transport.ts';
 import type { RecordedRequest, TestApiServer } from '../testing/test-api-server.ts';
@@ -83,9 +84,14 @@ const methods = (requests: readonly RecordedRequest[]) => [
 describe('kreload explain (CLI)', () => {
   it.each([
     [['widget/x'], 'unknown kind "widget"'],
-    [['deployment'], 'expected <kind>/<name>'],
+    [['deployment'], 'expected <kind>/<name> or <kind> <name>, got only "deployment"'],
+    [[], 'expected <kind>/<name> or <kind> <name>'],
     [['deployment/a', 'deployment/b'], 'unexpected argument "deployment/b"'],
-    [['deployment/a', '-o', 'xml'], '-o must be one of table, json, yaml'],
+    [['deployment', 'a', 'b'], 'unexpected argument "b"'],
+    [['deployment', 'A'], 'name "A" is not a valid object name'],
+    [['widget', 'a'], 'unknown kind "widget"'],
+    [['deployment/a', '-o', 'xml'], '-o must be one of table, wide, json, yaml'],
+    [['deployment/a', '--context'], '--context needs a value'],
     [['deployment/a', '--from', 'x/y', '--', '--dry-run'], 'alternatives'],
     [['deployment/a', '--bogus'], 'unknown flag "--bogus"'],
     // A slash in the name would reach a subresource: `deployments/a/status` is the Deployment.
@@ -103,6 +109,99 @@ describe('kreload explain (CLI)', () => {
     expect(result.code).toBe(EXPLAIN_EXIT.usage);
     expect(result.stderr).toContain(message);
     expect(server.requests).toEqual([]);
+  });
+
+  const FORBIDDEN_SECRET_ROUTES: Routes = {
+    [`/apis/apps/v1/namespaces/${NS}/deployments/api`]: (r) => {
+      sendJson(r, 200, deployment('api', { annotations: { [K.auto]: 'true' } }));
+    },
+    [`/api/v1/namespaces/${NS}/configmaps/cfg`]: (r) => {
+      sendJson(r, 200, CONFIG_MAP);
+    },
+    [`/api/v1/namespaces/${NS}/secrets/creds`]: (r) => {
+      sendStatus(r, 403, 'Forbidden', 'secrets "creds" is forbidden');
+    },
+  };
+
+  it('takes kubectl\'s "<kind> <name>" form as "<kind>/<name>"', async () => {
+    serve(FORBIDDEN_SECRET_ROUTES);
+    const slash = await run(['deployment/api', '-n', NS]);
+    const spaced = await run(['deployment', 'api', '-n', NS]);
+    expect(spaced.code, spaced.stderr).toBe(EXPLAIN_EXIT.cannotTell);
+    expect(spaced.stdout).toBe(slash.stdout);
+    expect(spaced.stdout).toContain(`Deployment ${NS}/api`);
+  });
+
+  it('-o wide prints whole hashes where the table shortens them', async () => {
+    serve(FORBIDDEN_SECRET_ROUTES);
+    const table = await run(['deployment/api', '-n', NS]);
+    const wide = await run(['deployment/api', '-n', NS, '-o', 'wide']);
+    expect(wide.code, wide.stderr).toBe(EXPLAIN_EXIT.cannotTell);
+    const hash = /configmap\/cfg .*? ([0-9a-f]{12}) /.exec(table.stdout)?.[1] ?? 'none';
+    const whole = new RegExp(`configmap/cfg .*? (${hash}[0-9a-f]{28}) `).exec(wide.stdout)?.[1];
+    expect(whole).toHaveLength(40);
+    expect(table.stdout).not.toContain(whole);
+  });
+
+  describe('--context', () => {
+    /** A kubeconfig whose current context points nowhere; context `test` (namespace shop) works. */
+    function twoContexts(): string {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [
+          {
+            name: 'test',
+            server: server.kubeConfig().getCurrentCluster()?.server ?? '',
+            skipTLSVerify: true,
+          },
+          { name: 'nowhere', server: 'http://127.0.0.1:9', skipTLSVerify: true },
+        ],
+        users: [{ name: 'test', token: 'test-token' }],
+        contexts: [
+          { name: 'test', cluster: 'test', user: 'test', namespace: NS },
+          { name: 'nowhere', cluster: 'nowhere', user: 'test' },
+        ],
+        currentContext: 'nowhere',
+      });
+      const file = path.join(mkdtempSync(path.join(tmpdir(), 'explain-ctx-')), 'config');
+      writeFileSync(file, kc.exportConfig());
+      return file;
+    }
+
+    /** Connects where the kubeconfig (after --context) points, as the real command does. */
+    async function runWith(argv: readonly string[]) {
+      let stdout = '';
+      let stderr = '';
+      const config = twoContexts();
+      const code = await runExplainCommand([`--kubeconfig=${config}`, ...argv], {
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: (text: string) => (stderr += text) },
+        env: {},
+        fileExists: (file) => file === config,
+        connect: (kubeConfig) => createKubeTransport({ kubeConfig }),
+        now: () => new Date('2026-06-01T00:00:00Z'),
+      });
+      return { code, stdout, stderr };
+    }
+
+    it("reads the named context's cluster and namespace, not the current context's", async () => {
+      serve(FORBIDDEN_SECRET_ROUTES);
+      const result = await runWith(['deployment', 'api', '--context', 'test']);
+      expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.cannotTell);
+      expect(result.stdout).toContain(`Deployment ${NS}/api`);
+      const current = await runWith(['deployment', 'api', '-n', NS]);
+      expect(current.code).toBe(EXPLAIN_EXIT.failure);
+      expect(current.stdout).toBe('');
+    });
+
+    it('an unknown context is a usage error naming the contexts there are, with no request', async () => {
+      const result = await runWith(['deployment/api', '--context=prod']);
+      expect(result.code).toBe(EXPLAIN_EXIT.usage);
+      expect(result.stderr).toMatch(
+        /^kreload explain: context "prod" is not in \S+ \(contexts: test, nowhere\)\n$/,
+      );
+      expect(server.requests).toEqual([]);
+    });
   });
 
   it('rejects controller flags kreload would reject (exit 2)', async () => {

@@ -1,5 +1,5 @@
 /**
- * `kreload explain <kind>/<name> [-n ns] [-o table|json|yaml] [--from ns/name] [-- <flags>]`:
+ * `kreload explain <kind>/<name> [-n ns] [-o table|wide|json|yaml] [--from ns/name] [-- <flags>]`:
  * "why did (or didn't) it reload?" (docs/explain.md). Read-only, with the user's kubeconfig. The
  * controller's options come from the running kreload's Deployment (`--from`, default
  * kreload-system/kreload), or from the controller flags after `--`; the report says which.
@@ -27,7 +27,7 @@ import { OUTPUT_FORMATS, renderReport } from '../explain/render.ts';
 import { explainTargetOf } from '../explain/targets.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import { createKubeTransport } from '../kube/transport.ts';
-import { namespaceProblem, splitKindAndName } from './object-argument.ts';
+import { namespaceProblem, objectArgument } from './object-argument.ts';
 import { KubeconfigError, contextNamespace, loadUserKubeConfig } from './user-kubeconfig.ts';
 
 /** docs/explain.md "Exit codes". */
@@ -54,8 +54,10 @@ export interface ExplainCommandIo {
 export const DEFAULT_FROM = 'kreload-system/kreload';
 
 const USAGE = [
-  'Usage: kreload explain <kind>/<name> [-n <namespace>] [-o table|json|yaml]',
-  '                       [--kubeconfig <path>] [--from <namespace>/<deployment>] [-- <kreload flags>]',
+  'Usage: kreload explain <kind>/<name> [-n <namespace>] [-o table|wide|json|yaml]',
+  '       kreload explain <kind> <name> …',
+  '                       [--kubeconfig <path>] [--context <name>]',
+  '                       [--from <namespace>/<deployment>] [-- <kreload flags>]',
   '                       [--via-controller <url of its metrics port>]',
   '  <kind>: deployment, daemonset, statefulset, cronjob, job, rollout, deploymentconfig',
   '          (a workload), or configmap, secret, secretproviderclass (a source)',
@@ -65,12 +67,14 @@ type Target =
   | { readonly what: 'workload'; readonly kind: WorkloadKind; readonly name: string }
   | { readonly what: 'source'; readonly type: SourceType; readonly name: string };
 
-function targetOf(text: string): Target | string {
-  const split = splitKindAndName(text);
+function targetOf(
+  positionals: readonly string[],
+): { target: Target; rest: readonly string[] } | string {
+  const split = objectArgument(positionals);
   if (typeof split === 'string') return split;
-  const { word, name } = split;
+  const { word, name, rest } = split;
   const target = explainTargetOf(word);
-  return target === undefined ? `unknown kind "${word}"` : { ...target, name };
+  return target === undefined ? `unknown kind "${word}"` : { target: { ...target, name }, rest };
 }
 
 interface ExplainArgs {
@@ -78,6 +82,7 @@ interface ExplainArgs {
   readonly namespace: string | undefined;
   readonly output: OutputFormat;
   readonly kubeconfig: string | undefined;
+  readonly context: string | undefined;
   readonly from: string | undefined;
   readonly viaController: string | undefined;
   readonly controllerArgs: readonly string[] | undefined;
@@ -89,6 +94,7 @@ const VALUE_FLAGS: Readonly<Record<string, ValueField>> = {
   '-o': 'output',
   '--output': 'output',
   '--kubeconfig': 'kubeconfig',
+  '--context': 'context',
   '--from': 'from',
   '--via-controller': 'viaController',
 };
@@ -99,7 +105,7 @@ function splitFlag(token: string): { flag: string; value: string | undefined } {
   return { flag: token.slice(0, equals), value: token.slice(equals + 1) };
 }
 
-type ValueField = 'namespace' | 'output' | 'kubeconfig' | 'from' | 'viaController';
+type ValueField = 'namespace' | 'output' | 'kubeconfig' | 'context' | 'from' | 'viaController';
 
 interface Tokens {
   readonly values: Partial<Record<ValueField, string>>;
@@ -175,13 +181,14 @@ function crossChecks(tokens: Tokens): string[] {
 function parseArgs(argv: readonly string[]): ExplainArgs | 'help' | string[] {
   const tokens = tokenize(argv);
   if (tokens.help) return 'help';
-  const [first, ...rest] = tokens.positional;
-  const target = first === undefined ? 'expected a <kind>/<name>' : targetOf(first);
+  const target = targetOf(tokens.positional);
   const output = tokens.values.output ?? 'table';
   const problems = [
     ...tokens.problems,
     ...(typeof target === 'string' ? [target] : []),
-    ...rest.map((extra) => `unexpected argument "${extra}"`),
+    ...(typeof target === 'string' ? [] : target.rest).map(
+      (extra) => `unexpected argument "${extra}"`,
+    ),
     ...(isOutputFormat(output)
       ? []
       : [`-o must be one of ${OUTPUT_FORMATS.join(', ')}, got "${output}"`]),
@@ -189,10 +196,11 @@ function parseArgs(argv: readonly string[]): ExplainArgs | 'help' | string[] {
   ];
   if (problems.length > 0 || typeof target === 'string' || !isOutputFormat(output)) return problems;
   return {
-    target,
+    target: target.target,
     namespace: tokens.values.namespace,
     output,
     kubeconfig: tokens.values.kubeconfig,
+    context: tokens.values.context,
     from: tokens.values.from,
     viaController: tokens.values.viaController,
     controllerArgs: tokens.controllerArgs,
@@ -297,7 +305,7 @@ function cannotTell(report: ExplainReport): boolean {
 }
 
 async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number> {
-  const kc = loadUserKubeConfig(args.kubeconfig, io);
+  const kc = loadUserKubeConfig(args, io);
   const transport = (io.connect ?? ((kubeConfig) => createKubeTransport({ kubeConfig })))(kc);
   const reader = new ExplainReader({ transport });
   const resolved = await resolveOptions(args, reader);

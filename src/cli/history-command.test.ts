@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KubeConfig } from '../kube/client-node.ts';
 import { createKubeTransport } from '../kube/transport.ts';
 import type { TestApiServer } from '../testing/test-api-server.ts';
 import {
@@ -188,6 +189,66 @@ describe('kreload history: a Deployment', () => {
     expect(new Set(server.requests.map((r) => r.method))).toEqual(new Set(['GET']));
   });
 
+  it('takes kubectl\'s "<kind> <name>" form; -o wide prints whole hashes', async () => {
+    serve();
+    const slash = await run(['deployment/web', '-n', NS]);
+    const spaced = await run(['deployment', 'web', '-n', NS]);
+    expect(spaced.code, spaced.stderr).toBe(HISTORY_EXIT.ok);
+    expect(spaced.stdout).toBe(slash.stdout);
+    const wide = await run(['deployment', 'web', '-n', NS, '-o', 'wide']);
+    expect(wide.code, wide.stderr).toBe(HISTORY_EXIT.ok);
+    expect(wide.stdout).toContain(`  configmap/app -> app-3333333333  hash ${'3'.repeat(40)}\n`);
+    expect(wide.stdout).toBe(
+      slash.stdout.replace(
+        /hash (\d)\1{11}\n/g,
+        (_, digit: string) => `hash ${digit.repeat(40)}\n`,
+      ),
+    );
+  });
+
+  it('--context picks the cluster and the namespace of that context', async () => {
+    serve();
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        {
+          name: 'test',
+          server: server.kubeConfig().getCurrentCluster()?.server ?? '',
+          skipTLSVerify: true,
+        },
+        { name: 'nowhere', server: 'http://127.0.0.1:9', skipTLSVerify: true },
+      ],
+      users: [{ name: 'test', token: 'test-token' }],
+      contexts: [
+        { name: 'shop', cluster: 'test', user: 'test', namespace: NS },
+        { name: 'nowhere', cluster: 'nowhere', user: 'test' },
+      ],
+      currentContext: 'nowhere',
+    });
+    const config = path.join(mkdtempSync(path.join(tmpdir(), 'history-ctx-')), 'config');
+    writeFileSync(config, kc.exportConfig());
+    const runIn = async (argv: readonly string[]) => {
+      let stdout = '';
+      let stderr = '';
+      const code = await runHistoryCommand([`--kubeconfig=${config}`, ...argv], {
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: (text: string) => (stderr += text) },
+        env: {},
+        fileExists: (file) => file === config,
+        connect: (kubeConfig) => createKubeTransport({ kubeConfig }),
+      });
+      return { code, stdout, stderr };
+    };
+    const viaContext = await runIn(['deployment/web', '--context', 'shop']);
+    expect(viaContext.code, viaContext.stderr).toBe(HISTORY_EXIT.ok);
+    expect(viaContext.stdout).toMatch(/^deployment\/web in shop: 3 revision\(s\)/);
+    const current = await runIn(['deployment/web', '-n', NS]);
+    expect(current.code).toBe(HISTORY_EXIT.failure);
+    const unknown = await runIn(['deployment/web', '--context=prod']);
+    expect(unknown.code).toBe(HISTORY_EXIT.usage);
+    expect(unknown.stderr).toContain('context "prod" is not in');
+  });
+
   it('--show-values prints ConfigMap values and never a Secret value', async () => {
     serve();
     const { code, stdout } = await run(['deploy/web', '-n', NS, '--show-values']);
@@ -324,9 +385,12 @@ describe('kreload history: usage', () => {
     [['cronjob/nightly'], 'a CronJob keeps no revision history'],
     [['configmap/app'], 'unknown kind "configmap"'],
     [['widget/x'], 'unknown kind "widget"'],
-    [['web'], 'expected <kind>/<name>, got "web"'],
-    [[], 'expected a <kind>/<name>'],
-    [['deployment/web', '-o', 'wide'], '-o must be one of table, json, yaml, got "wide"'],
+    [['web'], 'expected <kind>/<name> or <kind> <name>, got only "web"'],
+    [[], 'expected <kind>/<name> or <kind> <name>'],
+    [['deployment', 'web', 'extra'], 'unexpected argument "extra"'],
+    [['cronjob', 'nightly'], 'a CronJob keeps no revision history'],
+    [['deployment/web', '-o', 'tree'], '-o must be one of table, wide, json, yaml, got "tree"'],
+    [['deployment/web', '--context'], "Option '--context <value>' argument missing"],
     [['deployment/web', '--frobnicate'], "Unknown option '--frobnicate'"],
     [['deployment/web', 'extra'], 'unexpected argument "extra"'],
     // A slash in the name would reach a subresource: `deployments/web/status` is the Deployment.

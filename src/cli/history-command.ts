@@ -1,5 +1,5 @@
 /**
- * `kreload history <kind>/<name> [-n ns] [-o table|json|yaml] [--show-values]`: the revisions of a
+ * `kreload history <kind>/<name> [-n ns] [-o table|wide|json|yaml] [--show-values]`: the revisions of a
  * Deployment, StatefulSet or DaemonSet with the config snapshots each runs (docs/config-revisions.md
  * "History"). Read-only, with the user's kubeconfig; no controller options are needed.
  */
@@ -15,7 +15,7 @@ import type { KubeTransport } from '../kube/transport.ts';
 import { createKubeTransport } from '../kube/transport.ts';
 import { findKindRow } from '../rollout/kinds.ts';
 import { HistoryTargetError, KubeHistoryReads, gatherHistory } from './history/gather.ts';
-import { namespaceProblem, splitKindAndName } from './object-argument.ts';
+import { namespaceProblem, objectArgument } from './object-argument.ts';
 import { KubeconfigError, contextNamespace, loadUserKubeConfig } from './user-kubeconfig.ts';
 
 /** docs/config-revisions.md "Exit codes". */
@@ -38,8 +38,9 @@ export interface HistoryCommandIo {
 }
 
 const USAGE = [
-  'Usage: kreload history <kind>/<name> [-n <namespace>] [-o table|json|yaml] [--show-values]',
-  '                       [--kubeconfig <path>]',
+  'Usage: kreload history <kind>/<name> [-n <namespace>] [-o table|wide|json|yaml] [--show-values]',
+  '       kreload history <kind> <name> …',
+  '                       [--kubeconfig <path>] [--context <name>]',
   '  <kind>: deployment, statefulset or daemonset',
   '  --show-values: print the values of changed ConfigMap keys (never of Secrets)',
 ].join('\n');
@@ -50,6 +51,7 @@ interface HistoryArgs {
   readonly namespace: string | undefined;
   readonly output: OutputFormat;
   readonly kubeconfig: string | undefined;
+  readonly context: string | undefined;
   readonly showValues: boolean;
 }
 
@@ -57,6 +59,7 @@ const OPTIONS = {
   namespace: { type: 'string', short: 'n' },
   output: { type: 'string', short: 'o' },
   kubeconfig: { type: 'string' },
+  context: { type: 'string' },
   'show-values': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -65,17 +68,18 @@ function isOutputFormat(value: string): value is OutputFormat {
   return (OUTPUT_FORMATS as readonly string[]).includes(value);
 }
 
-function targetProblem(text: string | undefined): string | { kind: WorkloadKind; name: string } {
-  if (text === undefined) return 'expected a <kind>/<name>';
-  const split = splitKindAndName(text);
+function targetProblem(
+  positionals: readonly string[],
+): string | { kind: WorkloadKind; name: string; rest: readonly string[] } {
+  const split = objectArgument(positionals);
   if (typeof split === 'string') return split;
-  const { word, name } = split;
+  const { word, name, rest } = split;
   const target = explainTargetOf(word);
   if (target?.what !== 'workload') return `unknown kind "${word}"`;
   if (findKindRow(target.kind)?.revisionKind === undefined) {
     return `a ${target.kind} keeps no revision history: history needs a deployment, statefulset or daemonset`;
   }
-  return { kind: target.kind, name };
+  return { kind: target.kind, name, rest };
 }
 
 /** The arguments, 'help', or the usage problems. */
@@ -88,12 +92,13 @@ function parseHistoryArgs(argv: readonly string[]): HistoryArgs | 'help' | strin
   }
   const { values, positionals } = parsed;
   if (values.help === true) return 'help';
-  const [first, ...rest] = positionals;
-  const target = targetProblem(first);
+  const target = targetProblem(positionals);
   const output = values.output ?? 'table';
   const problems = [
     ...(typeof target === 'string' ? [target] : []),
-    ...rest.map((extra) => `unexpected argument "${extra}"`),
+    ...(typeof target === 'string' ? [] : target.rest).map(
+      (extra) => `unexpected argument "${extra}"`,
+    ),
     ...[namespaceProblem(values.namespace)].filter((problem) => problem !== undefined),
     ...(isOutputFormat(output)
       ? []
@@ -101,10 +106,12 @@ function parseHistoryArgs(argv: readonly string[]): HistoryArgs | 'help' | strin
   ];
   if (problems.length > 0 || typeof target === 'string' || !isOutputFormat(output)) return problems;
   return {
-    ...target,
+    kind: target.kind,
+    name: target.name,
     namespace: values.namespace,
     output,
     kubeconfig: values.kubeconfig,
+    context: values.context,
     showValues: values['show-values'] === true,
   };
 }
@@ -114,7 +121,7 @@ function causeText(error: Error): string {
 }
 
 async function history(args: HistoryArgs, io: HistoryCommandIo): Promise<number> {
-  const kc = loadUserKubeConfig(args.kubeconfig, io);
+  const kc = loadUserKubeConfig(args, io);
   const transport = (io.connect ?? ((kubeConfig) => createKubeTransport({ kubeConfig })))(kc);
   const report = await gatherHistory(
     new KubeHistoryReads({ transport }),

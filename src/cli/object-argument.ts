@@ -14,6 +14,24 @@ export function splitKindAndName(text: string): { word: string; name: string } |
   return { word: text.slice(0, slash), name };
 }
 
+/**
+ * The object the positional arguments name, in either of kubectl's forms: `<kind>/<name>` or
+ * `<kind> <name>`; `rest` are the arguments left over (a usage error for the caller).
+ */
+export function objectArgument(
+  positionals: readonly string[],
+): { word: string; name: string; rest: readonly string[] } | string {
+  const [first, second, ...others] = positionals;
+  if (first === undefined) return 'expected <kind>/<name> or <kind> <name>';
+  if (first.includes('/')) {
+    const split = splitKindAndName(first);
+    return typeof split === 'string' ? split : { ...split, rest: positionals.slice(1) };
+  }
+  if (second === undefined) return `expected <kind>/<name> or <kind> <name>, got only "${first}"`;
+  const split = splitKindAndName(`${first}/${second}`);
+  return typeof split === 'string' ? split : { ...split, rest: others };
+}
+
 /** A `-n` value: a namespace name, for the same reason as the object name. */
 export function namespaceProblem(namespace: string | undefined): string | undefined {
   if (namespace === undefined) return undefined;

@@ -1,6 +1,7 @@
 /**
  * The user's kubeconfig for the read-only commands (`explain`, `history`): `--kubeconfig`, else the
- * controller's own search (KUBECONFIG, ~/.kube/config, in-cluster), and the context's namespace.
+ * controller's own search (KUBECONFIG, ~/.kube/config, in-cluster), switched to `--context` when
+ * given, and that context's namespace.
  */
 import { KubeConfig } from '../kube/client-node.ts';
 import { readEnvSettings } from '../config/env-settings.ts';
@@ -15,7 +16,7 @@ export class KubeconfigError extends Error {
 }
 
 export function loadUserKubeConfig(
-  kubeconfig: string | undefined,
+  choice: { readonly kubeconfig: string | undefined; readonly context: string | undefined },
   io: {
     readonly env: Readonly<Record<string, string | undefined>>;
     readonly fileExists: (path: string) => boolean;
@@ -23,7 +24,7 @@ export function loadUserKubeConfig(
 ): KubeConfig {
   const { settings } = readEnvSettings(io.env);
   const lookup = resolveKubeconfig(
-    { kubeconfig, kubeconfigSearch: settings.kubeconfigSearch },
+    { kubeconfig: choice.kubeconfig, kubeconfigSearch: settings.kubeconfigSearch },
     io.fileExists,
   );
   if (lookup.source === undefined) throw new KubeconfigError(lookup.problems.join('; '));
@@ -33,6 +34,17 @@ export function loadUserKubeConfig(
     else kc.loadFromFile(lookup.source.path);
   } catch (error) {
     throw new KubeconfigError('cannot load the kubeconfig', { cause: error });
+  }
+  const { context } = choice;
+  if (context !== undefined) {
+    const where =
+      lookup.source.kind === 'in-cluster' ? 'the in-cluster config' : lookup.source.path;
+    const known = kc.getContexts().map((entry) => entry.name);
+    if (!known.includes(context)) {
+      const names = known.length === 0 ? 'none' : known.join(', ');
+      throw new KubeconfigError(`context "${context}" is not in ${where} (contexts: ${names})`);
+    }
+    kc.setCurrentContext(context);
   }
   return kc;
 }

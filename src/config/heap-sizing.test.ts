@@ -87,6 +87,8 @@ describe('heapFlags', () => {
     ],
     ['hash is one-shot', { memoryLimitBytes: 512 * MIB, argv: ['hash', '-f', 'x.yaml'] }, []],
     ['explain is one-shot', { memoryLimitBytes: 512 * MIB, argv: ['explain', 'deploy/a'] }, []],
+    // A re-exec of the single-file plugin would hand the V8 flags to it as arguments.
+    ['history is one-shot', { memoryLimitBytes: 512 * MIB, argv: ['history', 'deploy/a'] }, []],
     ['--version', { memoryLimitBytes: 512 * MIB, argv: ['--version'] }, []],
     ['--help after flags', { memoryLimitBytes: 512 * MIB, argv: ['--namespaces=a', '--help'] }, []],
     ['-h', { argv: ['-h'] }, []],

@@ -46,7 +46,7 @@ export interface HeapSizingInput {
   readonly argv: readonly string[];
 }
 
-const ONE_SHOT_COMMANDS: ReadonlySet<string> = new Set(['hash', 'explain']);
+const ONE_SHOT_COMMANDS: ReadonlySet<string> = new Set(['hash', 'explain', 'history']);
 const INFO_FLAGS: ReadonlySet<string> = new Set(['--help', '-h', '--version']);
 
 function isControllerRun(argv: readonly string[]): boolean {

@@ -135,7 +135,7 @@ describe('GET /debug/explain: bad queries are 4xx with a JSON error', () => {
     ['an unknown kind', `kind=Pod&namespace=${NS}&name=api`, 400, 'unknown kind "Pod"'],
     ['a misspelt parameter', `kind=Deployment&nmespace=${NS}&name=api`, 400, '"nmespace"'],
     ['a repeated parameter', `${DEPLOYMENT}&name=web`, 400, '"name" given more than once'],
-    ['an unknown format', `${DEPLOYMENT}&o=xml`, 400, 'o must be one of table, json, yaml'],
+    ['an unknown format', `${DEPLOYMENT}&o=xml`, 400, 'o must be one of table, wide, json, yaml'],
     [
       'a workload not in the cache',
       `kind=Deployment&namespace=${NS}&name=web`,

@@ -19,6 +19,7 @@ const CONTENT_TYPES: Readonly<Record<OutputFormat, string>> = {
   json: JSON_TYPE,
   yaml: 'application/yaml',
   table: 'text/plain; charset=utf-8',
+  wide: 'text/plain; charset=utf-8',
 };
 const PARAMETERS = ['kind', 'namespace', 'name', 'o'] as const;
 

@@ -13,15 +13,19 @@ import type {
 } from './model.ts';
 import { REASONS, VERDICTS } from './model.ts';
 
-export const OUTPUT_FORMATS = ['table', 'json', 'yaml'] as const;
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** How wide a table is: `-o wide` prints whole hashes and more columns, as kubectl's does. */
+export type TableWidth = 'table' | 'wide';
 
 /** YAML comes from the edge (client-node's dumper), so this module stays free of I/O libraries. */
 export type YamlDumper = (value: unknown) => string;
 
-/** Short enough for a table column, long enough to compare with `kreload hash`. */
-function shortHash(hash: string | undefined): string {
-  return hash === undefined ? '-' : hash.slice(0, 12);
+/** Short enough for a table column, long enough to compare with `kreload hash`; whole when wide. */
+function hashText(hash: string | undefined, width: TableWidth): string {
+  if (hash === undefined) return '-';
+  return width === 'wide' ? hash : hash.slice(0, 12);
 }
 
 function siteText(site: ReferenceSite): string {
@@ -51,12 +55,13 @@ function ruleText(source: SourceExplanation): string {
   return `${decision.result} ${decision.rule}${policies}${element}${from}`;
 }
 
-function stateText(source: SourceExplanation): string {
+function stateText(source: SourceExplanation, width: TableWidth): string {
   const applied =
     source.applied === undefined
       ? ''
-      : `applied ${shortHash(source.applied.hash)} (${source.applied.from})`;
-  const baseline = source.baseline === undefined ? '' : `baseline ${shortHash(source.baseline)}`;
+      : `applied ${hashText(source.applied.hash, width)} (${source.applied.from})`;
+  const baseline =
+    source.baseline === undefined ? '' : `baseline ${hashText(source.baseline, width)}`;
   const snapshot = source.snapshot === undefined ? '' : `runs snapshot ${source.snapshot}`;
   const parts = [applied, baseline, source.stateRule ?? '', snapshot].filter((part) => part !== '');
   return parts.length === 0 ? '-' : parts.join(', ');
@@ -96,7 +101,11 @@ export function configText(config: ConfigOrigin): string {
   }
 }
 
-function sourceRows(sources: readonly SourceExplanation[]): string[] {
+function currentText(source: SourceExplanation, width: TableWidth): string {
+  return source.status === 'absent' ? 'missing' : hashText(source.currentHash, width);
+}
+
+function sourceRows(sources: readonly SourceExplanation[], width: TableWidth): string[] {
   const header = ['SOURCE', 'REFERENCED', 'DECISION', 'CURRENT', 'STATE', 'VERDICT'];
   return table([
     header,
@@ -104,8 +113,8 @@ function sourceRows(sources: readonly SourceExplanation[]): string[] {
       source.key,
       whereText(source),
       ruleText(source),
-      source.status === 'absent' ? 'missing' : shortHash(source.currentHash),
-      stateText(source),
+      currentText(source, width),
+      stateText(source, width),
       verdictText(source),
     ]),
   ]);
@@ -170,7 +179,7 @@ function rolloutLines(rollout: RolloutFacts | undefined): string[] {
   ];
 }
 
-function workloadLines(workload: WorkloadExplanation): string[] {
+function workloadLines(workload: WorkloadExplanation, width: TableWidth): string[] {
   const { facts } = workload;
   const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
   if (workload.gate !== undefined) lines.push(`  not rolled at all: ${REASONS[workload.gate]}`);
@@ -197,30 +206,38 @@ function workloadLines(workload: WorkloadExplanation): string[] {
   }
   lines.push('');
   if (workload.sources.length === 0) lines.push('  no source is referenced or listed');
-  else lines.push(...sourceRows(workload.sources).map((line) => `  ${line}`));
+  else lines.push(...sourceRows(workload.sources, width).map((line) => `  ${line}`));
   for (const problem of workload.problems) {
     lines.push(`  invalid annotation ${problem.key}: ${problem.problem}; ${problem.consequence}`);
   }
   return lines;
 }
 
-function usageRows(usages: readonly SourceUsage[]): string[] {
+function usageRows(usages: readonly SourceUsage[], width: TableWidth): string[] {
+  // Wide adds what the workload form shows per source: the current hash and the workload's state.
+  const wide = width === 'wide';
   return table([
-    ['WORKLOAD', 'REFERENCED', 'DECISION', 'VERDICT'],
+    ['WORKLOAD', 'REFERENCED', 'DECISION', ...(wide ? ['CURRENT', 'STATE'] : []), 'VERDICT'],
     ...usages.map((usage) => [
       `${usage.kind}/${usage.name}`,
       whereText(usage.source),
       ruleText(usage.source),
+      ...(wide ? [currentText(usage.source, width), stateText(usage.source, width)] : []),
       verdictText(usage.source),
     ]),
   ]).map((line) => `  ${line}`);
 }
 
-function sourceQueryLines(report: NonNullable<ExplainReport['source']>): string[] {
+function sourceQueryLines(
+  report: NonNullable<ExplainReport['source']>,
+  width: TableWidth,
+): string[] {
   const lines = [`${report.key} in ${report.namespace}`, '', 'A change rolls:'];
-  lines.push(...(report.rolls.length === 0 ? ['  (none)'] : usageRows(report.rolls)));
+  lines.push(...(report.rolls.length === 0 ? ['  (none)'] : usageRows(report.rolls, width)));
   lines.push('', 'Referenced or listed, but a change does not roll:');
-  lines.push(...(report.doesNotRoll.length === 0 ? ['  (none)'] : usageRows(report.doesNotRoll)));
+  lines.push(
+    ...(report.doesNotRoll.length === 0 ? ['  (none)'] : usageRows(report.doesNotRoll, width)),
+  );
   if (report.unexplained !== undefined && report.unexplained > 0) {
     lines.push(
       '',
@@ -230,10 +247,10 @@ function sourceQueryLines(report: NonNullable<ExplainReport['source']>): string[
   return lines;
 }
 
-function renderTable(report: ExplainReport): string {
+function renderTable(report: ExplainReport, width: TableWidth): string {
   const lines = [configText(report.config), ''];
-  if (report.workload !== undefined) lines.push(...workloadLines(report.workload));
-  if (report.source !== undefined) lines.push(...sourceQueryLines(report.source));
+  if (report.workload !== undefined) lines.push(...workloadLines(report.workload, width));
+  if (report.source !== undefined) lines.push(...sourceQueryLines(report.source, width));
   if (report.assumptions.length > 0) {
     lines.push('', 'explain assumes:', ...report.assumptions.map((text) => `  - ${text}`));
   }
@@ -247,7 +264,8 @@ export function renderReport(
 ): string {
   switch (format) {
     case 'table':
-      return renderTable(report);
+    case 'wide':
+      return renderTable(report, format);
     case 'json':
       return `${JSON.stringify(report, null, 2)}\n`;
     case 'yaml':

@@ -1,5 +1,5 @@
 /** Renderers of a HistoryReport: readable blocks per revision (default), JSON and YAML. */
-import type { OutputFormat, YamlDumper } from '../explain/render.ts';
+import type { OutputFormat, TableWidth, YamlDumper } from '../explain/render.ts';
 import type { Comparison, HistoryReport, HistoryRevision, PinnedSnapshot } from './model.ts';
 
 const CONFIG_REVISIONS_TEXT: Readonly<Record<HistoryReport['configRevisions'], string>> = {
@@ -49,7 +49,16 @@ function comparisonLines(comparison: Comparison): string[] {
   }
 }
 
-function revisionLines(report: HistoryReport, revision: HistoryRevision): string[] {
+/** Wide prints whole hashes. */
+function hashText(hash: string, width: TableWidth): string {
+  return width === 'wide' ? hash : hash.slice(0, 12);
+}
+
+function revisionLines(
+  report: HistoryReport,
+  revision: HistoryRevision,
+  width: TableWidth,
+): string[] {
   const live = revision.live ? '  LIVE' : '';
   const head =
     `REVISION ${String(revision.revision)}  ${revision.createdAt ?? '-'}  ` +
@@ -60,7 +69,7 @@ function revisionLines(report: HistoryReport, revision: HistoryRevision): string
   }
   for (const pinned of revision.snapshots) {
     lines.push(
-      `  ${pinned.source} -> ${pinned.snapshot}  hash ${pinned.hash.slice(0, 12)}` +
+      `  ${pinned.source} -> ${pinned.snapshot}  hash ${hashText(pinned.hash, width)}` +
         STATE_TEXT[pinned.state],
     );
     for (const line of comparisonLines(pinned.comparison)) lines.push(`    ${line}`);
@@ -69,7 +78,7 @@ function revisionLines(report: HistoryReport, revision: HistoryRevision): string
   return lines;
 }
 
-function renderTable(report: HistoryReport): string {
+function renderTable(report: HistoryReport, width: TableWidth): string {
   const { workload } = report;
   const header = [
     `${workload.kind.toLowerCase()}/${workload.name} in ${workload.namespace}: ` +
@@ -77,7 +86,9 @@ function renderTable(report: HistoryReport): string {
       CONFIG_REVISIONS_TEXT[report.configRevisions],
   ];
   if (report.revisions.length === 0) header.push('no revisions yet');
-  const blocks = report.revisions.map((revision) => revisionLines(report, revision).join('\n'));
+  const blocks = report.revisions.map((revision) =>
+    revisionLines(report, revision, width).join('\n'),
+  );
   const tail = report.incomplete
     ? ['', 'incomplete: some snapshots may not be read with these credentials']
     : [];
@@ -95,6 +106,7 @@ export function renderHistory(
     case 'yaml':
       return dumpYaml(report);
     case 'table':
-      return renderTable(report);
+    case 'wide':
+      return renderTable(report, format);
   }
 }

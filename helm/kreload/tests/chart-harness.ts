@@ -187,6 +187,8 @@ export interface ChartInput {
   values?: Record<string, unknown>;
   /** Release namespace; NAMESPACE by default. */
   namespace?: string;
+  /** Release name; RELEASE by default. */
+  release?: string;
   /**
    * API versions the cluster serves beyond the built-in ones (`--api-versions`), e.g.
    * `monitoring.coreos.com/v1` for a cluster with the Prometheus Operator CRDs.
@@ -220,7 +222,7 @@ export async function templateChart(helm: string, input: ChartInput = {}): Promi
   return withValueArgs(input, (valueArgs) =>
     runHelm(helm, [
       'template',
-      RELEASE,
+      input.release ?? RELEASE,
       chartDir,
       '--namespace',
       input.namespace ?? NAMESPACE,

@@ -366,6 +366,8 @@ describe('helm/kreload values matrix', () => {
   it.each(CASES)('$name: helm lint --strict passes', async ({ name }) => {
     const result = await lintChart(helm, { files: [valuesFile(name)] });
     expect(result.stderr + result.stdout).toContain('0 chart(s) failed');
+    // Not even an [INFO] (e.g. "icon is recommended"): the chart's metadata is complete.
+    expect(result.stderr + result.stdout).not.toMatch(/\[(INFO|WARNING|ERROR)\]/);
     expect(result.ok).toBe(true);
   });
 

@@ -99,6 +99,7 @@ const CHART_ONLY = [
   'serviceAccount',
   'serviceMonitor',
   'podMonitor',
+  'prometheusRule',
   'podDisruptionBudget',
   'netpol',
   'grafanaDashboard',

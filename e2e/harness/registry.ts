@@ -1,0 +1,199 @@
+// A real OCI registry for the specs that publish: distribution/distribution's `registry` (built from
+// the Go module proxy by scripts/registry.sh), serving plain HTTP on a free loopback port with its
+// storage in a directory of the caller's. Charts are pushed to it with `helm push` and installed
+// from it with `helm install oci://…`; images are pushed and pulled with the distribution API.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '../cluster/paths.ts';
+import { freeLoopbackPort } from '../cluster/ports.ts';
+import { spawnDetached, tailFile, type SpawnedProcess } from '../cluster/processes.ts';
+
+const run = promisify(execFile);
+const READY_TIMEOUT_MS = 30_000;
+
+/** The first build compiles it from the Go module proxy; later runs reuse the cache. */
+export const REGISTRY_BUILD_TIMEOUT_MS = 20 * 60_000;
+
+export interface Registry {
+  /** `127.0.0.1:<port>`, as `oci://` references and image names use it. */
+  readonly host: string;
+  readonly logPath: string;
+  stop(): Promise<void>;
+}
+
+async function locateRegistry(): Promise<string> {
+  const { stdout } = await run('bash', [path.join(REPO_ROOT, 'scripts', 'registry.sh')], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const binary = stdout.trim().split('\n').at(-1);
+  if (!binary) throw new Error('scripts/registry.sh printed no path');
+  return binary;
+}
+
+async function answersV2(host: string): Promise<boolean> {
+  try {
+    const response = await fetch(`http://${host}/v2/`, { signal: AbortSignal.timeout(2000) });
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+async function stopProcess(child: SpawnedProcess): Promise<void> {
+  if (child.exitInfo !== undefined) return;
+  child.signal('SIGTERM');
+  const exited = await Promise.race([child.exit.then(() => true), sleep(10_000, false)]);
+  if (!exited) {
+    child.signal('SIGKILL');
+    await child.exit;
+  }
+}
+
+/** Starts a registry storing into `dir`/storage; its log is `dir`/registry.log. */
+export async function startRegistry(dir: string): Promise<Registry> {
+  const binary = await locateRegistry();
+  const port = await freeLoopbackPort();
+  const host = `127.0.0.1:${String(port)}`;
+  const config = path.join(dir, 'registry.yaml');
+  await writeFile(
+    config,
+    [
+      'version: 0.1',
+      'log:',
+      '  level: info',
+      'storage:',
+      '  filesystem:',
+      `    rootdirectory: ${path.join(dir, 'storage')}`,
+      '  delete:',
+      '    enabled: true',
+      'http:',
+      `  addr: ${host}`,
+      '',
+    ].join('\n'),
+  );
+  const logPath = path.join(dir, 'registry.log');
+  const child = await spawnDetached({
+    name: 'registry',
+    command: binary,
+    args: ['serve', config],
+    logPath,
+    // No tracing exporter to reach.
+    env: { ...process.env, OTEL_TRACES_EXPORTER: 'none' },
+  });
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!(await answersV2(host))) {
+    if (child.exitInfo !== undefined || Date.now() > deadline) {
+      await stopProcess(child);
+      throw new Error(`the registry did not serve /v2/ on ${host}:\n${tailFile(logPath, 20)}`);
+    }
+    await sleep(100);
+  }
+  return { host, logPath, stop: () => stopProcess(child) };
+}
+
+interface Descriptor {
+  readonly mediaType: string;
+  readonly digest: string;
+  readonly size: number;
+}
+
+const sha256Of = (bytes: Buffer): string =>
+  `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+
+async function expectStatus(response: Response, status: number, what: string): Promise<Response> {
+  if (response.status !== status) {
+    throw new Error(`${what}: HTTP ${String(response.status)} ${await response.text()}`);
+  }
+  return response;
+}
+
+/**
+ * Pushes the image manifest of an OCI layout (its index's only manifest) to `repository:tag` with
+ * the distribution API, blobs first; returns the manifest's digest as the registry reports it.
+ */
+export async function pushImageLayout(
+  registry: Registry,
+  layout: string,
+  repository: string,
+): Promise<{ digest: string; tag: string }> {
+  const blob = (digest: string) => readFile(path.join(layout, 'blobs', ...digest.split(':')));
+  const index = JSON.parse(await readFile(path.join(layout, 'index.json'), 'utf8')) as {
+    manifests: (Descriptor & { annotations?: Record<string, string> })[];
+  };
+  const [top] = index.manifests;
+  if (top === undefined) throw new Error(`${layout} lists no manifest`);
+  const tag = top.annotations?.['org.opencontainers.image.ref.name'] ?? 'latest';
+  const manifestBytes = await blob(top.digest);
+  const manifest = JSON.parse(manifestBytes.toString('utf8')) as {
+    config: Descriptor;
+    layers: Descriptor[];
+  };
+  const base = `http://${registry.host}/v2/${repository}`;
+  for (const descriptor of [manifest.config, ...manifest.layers]) {
+    const start = await fetch(`${base}/blobs/uploads/`, { method: 'POST' });
+    await expectStatus(start, 202, `start of the upload of ${descriptor.digest}`);
+    const location = new URL(start.headers.get('location') ?? '', base);
+    location.searchParams.set('digest', descriptor.digest);
+    const put = await fetch(location, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: await blob(descriptor.digest),
+    });
+    await expectStatus(put, 201, `upload of ${descriptor.digest}`);
+  }
+  const put = await fetch(`${base}/manifests/${tag}`, {
+    method: 'PUT',
+    headers: { 'content-type': top.mediaType },
+    body: manifestBytes,
+  });
+  await expectStatus(put, 201, `manifest ${repository}:${tag}`);
+  return { digest: put.headers.get('docker-content-digest') ?? '', tag };
+}
+
+/**
+ * Pulls `repository@digest` (manifest, config and layers, each checked against its digest) and
+ * unpacks its layers in order into `rootfs`.
+ */
+export async function pullAndUnpack(
+  registry: Registry,
+  repository: string,
+  digest: string,
+  rootfs: string,
+): Promise<{ config: unknown }> {
+  const base = `http://${registry.host}/v2/${repository}`;
+  const checked = async (url: string, expected: string, accept?: string): Promise<Buffer> => {
+    const response = await expectStatus(
+      await fetch(url, accept === undefined ? {} : { headers: { accept } }),
+      200,
+      url,
+    );
+    const bytes = Buffer.from(await response.arrayBuffer());
+    if (sha256Of(bytes) !== expected) throw new Error(`${url} does not match ${expected}`);
+    return bytes;
+  };
+  const manifest = JSON.parse(
+    (
+      await checked(
+        `${base}/manifests/${digest}`,
+        digest,
+        'application/vnd.oci.image.manifest.v1+json',
+      )
+    ).toString('utf8'),
+  ) as { config: Descriptor; layers: Descriptor[] };
+  const config: unknown = JSON.parse(
+    (await checked(`${base}/blobs/${manifest.config.digest}`, manifest.config.digest)).toString(
+      'utf8',
+    ),
+  );
+  await mkdir(rootfs, { recursive: true });
+  for (const layer of manifest.layers) {
+    const file = path.join(path.dirname(rootfs), `${layer.digest.replace(':', '-')}.tar.gz`);
+    await writeFile(file, await checked(`${base}/blobs/${layer.digest}`, layer.digest));
+    await run('tar', ['-xzf', file, '-C', rootfs]);
+  }
+  return { config };
+}
