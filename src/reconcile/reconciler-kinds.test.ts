@@ -19,7 +19,8 @@ import {
 } from '../core/types.ts';
 import type { JsonObject } from '../core/json.ts';
 import { cronJobRunName } from '../rollout/jobs.ts';
-import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
+import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
+import { WORKLOAD_KINDS, kindRow } from '../rollout/kinds.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
 import { aPolicy, policyStoreOver } from '../testing/policies.ts';
 import { InMemorySources } from '../testing/in-memory-sources.ts';
@@ -133,16 +134,37 @@ function meta(view: WorkloadView): JsonObject {
 
 const POD_SPEC = { containers: [{ name: 'app', image: 'img:1', envFrom: ENV_FROM }] };
 
-/** The objects a write GETs in full (§9.2 item 3); the other kinds are patched from their view. */
-const WIRE_OBJECTS: Partial<Record<WorkloadKind, (view: WorkloadView) => JsonObject>> = {
-  Rollout: (view) => ({ metadata: meta(view), spec: { template: { spec: POD_SPEC } } }),
-  CronJob: (view) => ({
-    metadata: meta(view),
-    spec: { schedule: '@hourly', jobTemplate: { spec: { template: { spec: POD_SPEC } } } },
-  }),
-  Job: (view) => ({
-    apiVersion: 'batch/v1',
-    kind: 'Job',
+/** `value` placed at `path` inside an otherwise empty object. */
+function nestedAt(path: readonly string[], value: JsonObject): JsonObject {
+  return path.reduceRight<JsonObject>((inner, segment) => ({ [segment]: inner }), value);
+}
+
+/** The pod template of the kind's wire object, at the row's template path. */
+function wireTemplate(row: WorkloadKindRow, template: JsonObject): JsonObject {
+  return nestedAt(row.templatePath, template);
+}
+
+/**
+ * The objects a write GETs in full (§9.2 item 3), by the row's roll: a merge-patch template sends
+ * the live containers (§10), a CronJob's run is built from it, a Job is re-created from it. The
+ * strategic-patch template kinds are patched from their view.
+ */
+const WIRE_OBJECTS: Record<
+  RollActionType,
+  (view: WorkloadView, row: WorkloadKindRow) => JsonObject | undefined
+> = {
+  'template-patch': (view, row) =>
+    row.templatePatchType === 'merge'
+      ? { metadata: meta(view), ...wireTemplate(row, { spec: POD_SPEC }) }
+      : undefined,
+  'rollout-restart': () => undefined,
+  'create-job-from-cronjob': (view, row) => {
+    const { spec } = wireTemplate(row, { spec: POD_SPEC });
+    return { metadata: meta(view), spec: { schedule: '@hourly', ...(spec as JsonObject) } };
+  },
+  'recreate-job': (view, row) => ({
+    apiVersion: row.apiVersion,
+    kind: row.kind,
     metadata: { ...meta(view), annotations: { ...view.annotations } },
     spec: {
       selector: { matchLabels: { 'batch.kubernetes.io/controller-uid': view.uid } },
@@ -156,7 +178,8 @@ const WIRE_OBJECTS: Partial<Record<WorkloadKind, (view: WorkloadView) => JsonObj
 };
 
 function wireObject(view: WorkloadView): JsonObject | undefined {
-  return WIRE_OBJECTS[view.ref.kind]?.(view);
+  const row = kindRow(view.ref.kind);
+  return WIRE_OBJECTS[row.rollAction](view, row);
 }
 
 function givenTracked(kind: WorkloadKind): WorkloadView {
@@ -202,27 +225,28 @@ function templatePatch(strategy: ReloadStrategy, containers: 'partial' | 'live')
   return { spec: { containers: [container] } };
 }
 
-function templateKindWrites(kind: WorkloadKind, strategy: ReloadStrategy): RecordedWrite[] {
-  const key = workloadKey({ kind, namespace: NS, name: 'w' });
-  const merge = kind === 'Rollout';
-  const instantiates = kind === 'DeploymentConfig';
+function templateKindWrites(row: WorkloadKindRow, strategy: ReloadStrategy): RecordedWrite[] {
+  const key = workloadKey({ kind: row.kind, namespace: NS, name: 'w' });
+  const merge = row.templatePatchType === 'merge';
+  // The tracked views have no ConfigChange trigger: a kind that needs one instantiates (§7.6).
+  const instantiates = row.instantiatesWithoutConfigChangeTrigger;
   // A DeploymentConfig owes its instantiate from the template patch on (docs/adr/0019).
   const owed: JsonObject = instantiates ? { [INSTANTIATE_PENDING]: '2026-01-01T00:00:00Z' } : {};
   const patch: RecordedWrite = {
     verb: 'patch',
     key,
     patch: {
-      type: merge ? 'merge' : 'strategic',
+      type: row.templatePatchType,
       body: {
         metadata: { resourceVersion: '10', annotations: { [BASELINE]: null, ...owed } },
-        spec: { template: templatePatch(strategy, merge ? 'live' : 'partial') },
+        ...wireTemplate(row, templatePatch(strategy, merge ? 'live' : 'partial')),
       },
     },
   };
   if (!instantiates) return [patch];
   const body = {
     kind: 'DeploymentRequest',
-    apiVersion: 'apps.openshift.io/v1',
+    apiVersion: row.apiVersion,
     name: 'w',
     latest: true,
     force: true,
@@ -325,10 +349,23 @@ function jobWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWrite[
   ];
 }
 
+/** The writes of each kind's roll, by the row's roll action. */
+const ROLL_WRITES: Record<
+  RollActionType,
+  (view: WorkloadView, row: WorkloadKindRow, strategy: ReloadStrategy) => RecordedWrite[]
+> = {
+  'template-patch': (_view, row, strategy) => templateKindWrites(row, strategy),
+  // Only a Rollout with `rollout-strategy: restart` rolls so: never a kind's own action here.
+  'rollout-restart': (_view, row) => {
+    throw new Error(`${row.kind}: no expected writes for a kind whose own roll is a restart`);
+  },
+  'create-job-from-cronjob': (view, _row, strategy) => cronJobWrites(view, strategy),
+  'recreate-job': (view, _row, strategy) => jobWrites(view, strategy),
+};
+
 function expectedRollWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWrite[] {
-  if (view.ref.kind === 'CronJob') return cronJobWrites(view, strategy);
-  if (view.ref.kind === 'Job') return jobWrites(view, strategy);
-  return templateKindWrites(view.ref.kind, strategy);
+  const row = kindRow(view.ref.kind);
+  return ROLL_WRITES[row.rollAction](view, row, strategy);
 }
 
 const KIND_STRATEGIES = WORKLOAD_KINDS.flatMap((row) =>
@@ -360,7 +397,7 @@ describe('a roll of every kind × strategy: the exact API writes', () => {
           verb: 'patch',
           key: workloadKey(view.ref),
           patch: {
-            type: kind === 'Rollout' ? 'merge' : 'strategic',
+            type: kindRow(kind).metadataPatchType,
             body: {
               metadata: { resourceVersion: '10', annotations: { [BASELINE]: NEW_HASHES } },
             },
