@@ -13,6 +13,7 @@ import { parseOptions } from '../config/parse-options.ts';
 import { ApiError } from '../core/api-error.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
+import { kindRow, rollsByRecreation } from '../rollout/kinds.ts';
 import { JOURNAL_NAME, parseEntry, readJournalData } from '../kube/recreation-journal.ts';
 import { controllerCommandLine, optionsOfCommandLine } from './explain/controller-config.ts';
 import type { JournalledRecreation } from './explain/gather.ts';
@@ -313,7 +314,9 @@ async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number>
   const { target } = args;
   const journal = await readJournal(
     transport,
-    target.what === 'source' || target.kind === 'Job' ? resolved.options.podNamespace : undefined,
+    target.what === 'source' || rollsByRecreation(kindRow(target.kind))
+      ? resolved.options.podNamespace
+      : undefined,
   );
   const context = {
     reader,

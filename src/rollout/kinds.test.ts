@@ -5,7 +5,9 @@ import {
   appliedStatePlacement,
   isReconciled,
   kindRow,
+  recreatedKindRow,
   rollActionOf,
+  rollsByRecreation,
   UnsupportedKindError,
   WORKLOAD_KINDS,
 } from './kinds.ts';
@@ -280,5 +282,24 @@ describe('isReconciled', () => {
     ['Deployment controlled by a CronJob-named kind', 'Deployment', owner('CronJob'), true],
   ] as const)('%s', (_name, kind, controller, expected) => {
     expect(isReconciled(kindRow(kind), controller)).toBe(expected);
+  });
+});
+
+describe('rollsByRecreation and recreatedKindRow', () => {
+  it.each([
+    ['Deployment', false],
+    ['DaemonSet', false],
+    ['StatefulSet', false],
+    ['CronJob', false],
+    ['Job', true],
+    ['Rollout', false],
+    ['DeploymentConfig', false],
+  ] as const)('%s rolls by re-creation: %s', (kind, expected) => {
+    expect(rollsByRecreation(kindRow(kind))).toBe(expected);
+  });
+
+  it('the journal holds entries of the one kind rolled by re-creation', () => {
+    expect(WORKLOAD_KINDS.filter(rollsByRecreation)).toEqual([recreatedKindRow()]);
+    expect(recreatedKindRow()).toMatchObject({ kind: 'Job', apiVersion: 'batch/v1' });
   });
 });

@@ -336,6 +336,21 @@ export function rollActionOf(
     : row.rollAction;
 }
 
+/**
+ * Whether the kind's roll deletes the object and creates it again: the rolls the recreation journal
+ * covers between the two writes (docs/adr/0019).
+ */
+export function rollsByRecreation(row: WorkloadKindRow): boolean {
+  return row.rollAction === 'recreate-job';
+}
+
+/** The kind the recreation journal holds entries of: the one whose roll re-creates it. */
+export function recreatedKindRow(): WorkloadKindRow {
+  const row = WORKLOAD_KINDS.find(rollsByRecreation);
+  if (!row) throw new UnsupportedKindError('rolled by re-creation');
+  return row;
+}
+
 /** §7.4 item 5: a Job controlled by a CronJob is left to its CronJob. */
 export function isReconciled(
   row: WorkloadKindRow,
