@@ -20,6 +20,7 @@ import { isJsonObject } from '../core/json.ts';
 import { OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
+import { recreatedKindRow } from '../rollout/kinds.ts';
 import { FIELD_MANAGER } from './workload-client.ts';
 import {
   JOURNAL_KEY_SECRET,
@@ -102,8 +103,9 @@ export function parseEntry(dataKey: string, text: string): StoredEntry | string 
     return 'namespace, name or deletedUid missing';
   }
   if (typeof since !== 'number' || !isJsonObject(manifest)) return 'since or manifest missing';
-  const ref = { kind: 'Job' as const, namespace, name };
-  if (dataKey !== journalKey(ref)) return `the key does not name Job ${namespace}/${name}`;
+  const { kind } = recreatedKindRow();
+  const ref = { kind, namespace, name };
+  if (dataKey !== journalKey(ref)) return `the key does not name ${kind} ${namespace}/${name}`;
   const notTheJob = manifestMismatch(manifest, namespace, name);
   if (notTheJob !== undefined) return notTheJob;
   return {
@@ -138,8 +140,9 @@ function manifestMismatch(
   namespace: string,
   name: string,
 ): string | undefined {
-  if (manifest.apiVersion !== 'batch/v1' || manifest.kind !== 'Job') {
-    return 'the manifest is not a batch/v1 Job';
+  const { apiVersion, kind } = recreatedKindRow();
+  if (manifest.apiVersion !== apiVersion || manifest.kind !== kind) {
+    return `the manifest is not a ${apiVersion} ${kind}`;
   }
   const metadata = manifest.metadata;
   if (!isJsonObject(metadata) || metadata.name !== name) {
