@@ -1,5 +1,12 @@
+import { createSecretKey } from 'node:crypto';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { journalNamespace } from './leader-term.ts';
+import { parseOptions } from '../config/parse-options.ts';
+import { encodeEntry } from '../kube/recreation-journal.ts';
+import type { KubeTransport } from '../kube/transport.ts';
+import { createMetrics } from '../metrics/metrics.ts';
+import { RecordingLogger } from '../testing/recording-logger.ts';
+import { journalNamespace, recreationJournal } from './leader-term.ts';
 
 describe('journalNamespace: where Job recreations are journalled', () => {
   const rows: [string, string | undefined, string | undefined, string, RegExp][] = [
@@ -12,5 +19,55 @@ describe('journalNamespace: where Job recreations are journalled', () => {
     const placed = journalNamespace(podNamespace, contextNamespace);
     expect(placed.namespace).toBe(namespace);
     expect(placed.from).toMatch(from);
+  });
+});
+
+describe('recreationJournal: a forged entry left in the journal', () => {
+  const SECRET_PATH = '/api/v1/namespaces/kreload-system/secrets/kreload-job-recreations-key';
+  const FORGED = encodeEntry(
+    {
+      ref: { kind: 'Job', namespace: 'team-a', name: 'migrate' },
+      deletedUid: 'old-uid',
+      since: 1,
+      manifest: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'migrate' }, spec: {} },
+    },
+    createSecretKey(Buffer.alloc(32, 8)),
+  );
+
+  /** Serves kreload's key and a journal holding one entry signed with another key. */
+  const transport: KubeTransport = {
+    request: ({ path }) =>
+      Promise.resolve(
+        path === SECRET_PATH
+          ? { data: { 'hmac-sha256': Buffer.alloc(32, 7).toString('base64') } }
+          : { data: { 'team-a.migrate': FORGED } },
+      ),
+  };
+
+  it('two replays: one log line, counted once', async () => {
+    const options = await parseOptions([], { POD_NAMESPACE: 'kreload-system' });
+    const logger = new RecordingLogger();
+    const registry = new Registry();
+    const metrics = createMetrics(registry, { countByNamespace: false });
+    const journal = recreationJournal(
+      { options, transport, logger, metrics, version: 'test' },
+      { contextNamespace: undefined, isSelected: () => true },
+    );
+    await expect(journal?.entries()).resolves.toEqual([]);
+    await expect(journal?.entries()).resolves.toEqual([]);
+    expect(logger.written).toEqual([
+      {
+        level: 'warn',
+        message: 'refusing a Job recreation journal entry: no Job is created from it',
+        fields: {
+          journal: 'kreload-system/kreload-job-recreations',
+          key: 'team-a.migrate',
+          reason: "not signed with kreload's key (the Secret kreload-job-recreations-key)",
+        },
+      },
+    ]);
+    expect(await registry.metrics()).toContain(
+      'kreload_job_recreations_refused_total{reason="bad_signature"} 1',
+    );
   });
 });

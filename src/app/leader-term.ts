@@ -10,6 +10,7 @@ import { JournalKey } from '../kube/journal-key.ts';
 import { JOURNAL_NAME, KubeRecreationJournal } from '../kube/recreation-journal.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { RecreationJournal } from '../reconcile/ports.ts';
 import type { Reconciler } from '../reconcile/reconciler.ts';
 import { type BuildInfo, META_INFO_NAME, metaInfoConfigMap } from './meta-info.ts';
@@ -18,6 +19,7 @@ export interface LeaderTermContext {
   readonly options: Options;
   readonly transport: KubeTransport;
   readonly logger: Logger;
+  readonly metrics: Pick<Metrics, 'recordJournalRefusal'>;
   readonly version: string;
 }
 
@@ -60,7 +62,7 @@ export function recreationJournal(
   context: LeaderTermContext,
   placement: JournalPlacement,
 ): RecreationJournal | undefined {
-  const { options, logger, transport } = context;
+  const { options, logger, metrics, transport } = context;
   if (options.ignoredWorkloadTypes.includes('jobs')) return undefined;
   const { namespace, from } = journalNamespace(options.podNamespace, placement.contextNamespace);
   if (options.podNamespace === undefined) {
@@ -75,12 +77,13 @@ export function recreationJournal(
     key: new JournalKey({ transport, namespace }),
     refuseNamespace: (candidate) =>
       namespaceRefusal(options.scope, candidate, placement.isSelected),
-    onInvalidEntry: (key, reason) => {
+    onInvalidEntry: (key, { refused, message }) => {
       logger.warn('refusing a Job recreation journal entry: no Job is created from it', {
         journal: `${namespace}/${JOURNAL_NAME}`,
         key,
-        reason,
+        reason: message,
       });
+      metrics.recordJournalRefusal(refused);
     },
   });
 }

@@ -269,8 +269,8 @@ async function readJournal(
     const recreations = new Map<WorkloadKey, JournalledRecreation>();
     const invalid: string[] = [];
     for (const [key, text] of data) {
-      const stored = typeof text === 'string' ? parseEntry(key, text) : 'not a string';
-      if (typeof stored === 'string') invalid.push(key);
+      const stored = typeof text === 'string' ? parseEntry(key, text) : undefined;
+      if (stored === undefined || !('entry' in stored)) invalid.push(key);
       else {
         const { entry } = stored;
         recreations.set(workloadKey(entry.ref), {

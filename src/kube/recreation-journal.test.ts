@@ -1,6 +1,6 @@
 import { createSecretKey } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JournalEntry } from '../reconcile/ports.ts';
+import type { JournalEntry, JournalRefusalReason } from '../reconcile/ports.ts';
 import { ApiError } from '../core/api-error.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
 import type { TestApiServer, TestHandler } from '../testing/test-api-server.ts';
@@ -12,7 +12,8 @@ import {
   KubeRecreationJournal,
   parseEntry,
 } from './recreation-journal.ts';
-import { createKubeTransport } from './transport.ts';
+import { createKubeTransport, type KubeTransport } from './transport.ts';
+import { REPORTED_REFUSALS_LIMIT } from './reported-refusals.ts';
 
 const COLLECTION = '/api/v1/namespaces/kreload-system/configmaps';
 const PATH = `${COLLECTION}/kreload-job-recreations`;
@@ -36,7 +37,7 @@ const CHECKS: EntryChecks = {
 };
 
 let server: TestApiServer;
-let invalid: [string, string][];
+let invalid: [string, JournalRefusalReason, string][];
 let journal: KubeRecreationJournal;
 
 function answer(handler: TestHandler): void {
@@ -53,7 +54,7 @@ beforeEach(async () => {
     namespace: 'kreload-system',
     key: { get: () => Promise.resolve(KEY) },
     refuseNamespace: CHECKS.refuseNamespace,
-    onInvalidEntry: (key, reason) => invalid.push([key, reason]),
+    onInvalidEntry: (key, { refused, message }) => invalid.push([key, refused, message]),
   });
 });
 afterEach(async () => {
@@ -148,9 +149,9 @@ describe('KubeRecreationJournal', () => {
     });
     await expect(journal.entries()).resolves.toEqual([ENTRY]);
     expect(invalid).toEqual([
-      ['team-b.x', 'not a signed entry of version 2'],
-      ['bad', 'not JSON'],
-      ['kube-system.pwn', 'namespace kube-system is ignored'],
+      ['team-b.x', 'malformed', 'not a signed entry of version 2'],
+      ['bad', 'malformed', 'not JSON'],
+      ['kube-system.pwn', 'namespace_refused', 'namespace kube-system is ignored'],
     ]);
   });
 
@@ -202,7 +203,7 @@ function tampered(entry: JournalEntry, edit: (stored: Record<string, unknown>) =
 }
 
 describe('decodeEntry: what kreload refuses to replay', () => {
-  const rows: [string, string, string, string][] = [
+  const rows: [string, string, string, string, JournalRefusalReason][] = [
     [
       'unsigned (an older or hand-written entry)',
       'team-a.migrate',
@@ -212,6 +213,7 @@ describe('decodeEntry: what kreload refuses to replay', () => {
         signature: undefined,
       }),
       'not a signed entry of version 2',
+      'malformed',
     ],
     [
       'no signature',
@@ -220,12 +222,14 @@ describe('decodeEntry: what kreload refuses to replay', () => {
         delete e.signature;
       }),
       "not signed with kreload's key (the Secret kreload-job-recreations-key)",
+      'bad_signature',
     ],
     [
       'signed with another key',
       'team-a.migrate',
       encodeEntry(ENTRY, OTHER_KEY),
       "not signed with kreload's key (the Secret kreload-job-recreations-key)",
+      'bad_signature',
     ],
     [
       'a manifest edited after signing',
@@ -234,6 +238,7 @@ describe('decodeEntry: what kreload refuses to replay', () => {
         (e.manifest as Record<string, unknown>).spec = { parallelism: 9 };
       }),
       "not signed with kreload's key (the Secret kreload-job-recreations-key)",
+      'bad_signature',
     ],
     [
       'another deleted UID',
@@ -242,18 +247,21 @@ describe('decodeEntry: what kreload refuses to replay', () => {
         e.deletedUid = 'x';
       }),
       "not signed with kreload's key (the Secret kreload-job-recreations-key)",
+      'bad_signature',
     ],
     [
       'a key naming another Job',
       'team-a.other',
       encodeEntry(ENTRY, KEY),
       'the key does not name Job team-a/migrate',
+      'wrong_key',
     ],
     [
       'a namespace kreload does not act on',
       'kube-system.pwn',
       encodeEntry(jobEntry('kube-system', 'pwn'), KEY),
       'namespace kube-system is ignored',
+      'namespace_refused',
     ],
     [
       'not a Job',
@@ -263,12 +271,14 @@ describe('decodeEntry: what kreload refuses to replay', () => {
         KEY,
       ),
       'the manifest is not a batch/v1 Job',
+      'wrong_manifest',
     ],
     [
       'a manifest for another name',
       'team-a.migrate',
       encodeEntry({ ...ENTRY, manifest: { ...ENTRY.manifest, metadata: { name: 'x' } } }, KEY),
       'the manifest is not named migrate',
+      'wrong_manifest',
     ],
     [
       'a manifest for another namespace',
@@ -281,12 +291,13 @@ describe('decodeEntry: what kreload refuses to replay', () => {
         KEY,
       ),
       'the manifest is not in namespace team-a',
+      'wrong_manifest',
     ],
-    ['not JSON', 'team-a.migrate', '{', 'not JSON'],
-    ['not an object', 'team-a.migrate', '[]', 'not a JSON object'],
+    ['not JSON', 'team-a.migrate', '{', 'not JSON', 'malformed'],
+    ['not an object', 'team-a.migrate', '[]', 'not a JSON object', 'malformed'],
   ];
-  it.each(rows)('%s', (_name, dataKey, text, reason) => {
-    expect(decodeEntry(dataKey, text, CHECKS)).toBe(reason);
+  it.each(rows)('%s', (_name, dataKey, text, message, refused) => {
+    expect(decodeEntry(dataKey, text, CHECKS)).toEqual({ refused, message });
   });
 
   it('parseEntry checks the shape only: a reader without the key sees the entry', () => {
@@ -295,5 +306,64 @@ describe('decodeEntry: what kreload refuses to replay', () => {
     ).toMatchObject({
       entry: { ref: { namespace: 'kube-system', name: 'pwn' } },
     });
+  });
+});
+
+describe('a refused entry left in place', () => {
+  /** The journal's ConfigMap as an in-memory transport serves it: `data` as it is at each read. */
+  function journalOver(data: () => Record<string, string>): {
+    readonly journal: KubeRecreationJournal;
+    readonly reported: [string, JournalRefusalReason][];
+  } {
+    const reported: [string, JournalRefusalReason][] = [];
+    const transport: KubeTransport = {
+      request: () =>
+        Promise.resolve({ metadata: { name: 'kreload-job-recreations' }, data: data() }),
+    };
+    const journal = new KubeRecreationJournal({
+      transport,
+      namespace: 'kreload-system',
+      key: { get: () => Promise.resolve(KEY) },
+      refuseNamespace: CHECKS.refuseNamespace,
+      onInvalidEntry: (key, { refused }) => reported.push([key, refused]),
+    });
+    return { journal, reported };
+  }
+
+  const FORGED = encodeEntry(ENTRY, OTHER_KEY);
+
+  it('is reported once, however many replays read it', async () => {
+    const { journal, reported } = journalOver(() => ({ 'team-a.migrate': FORGED }));
+    await expect(journal.entries()).resolves.toEqual([]);
+    await expect(journal.entries()).resolves.toEqual([]);
+    await expect(journal.entries()).resolves.toEqual([]);
+    expect(reported).toEqual([['team-a.migrate', 'bad_signature']]);
+  });
+
+  it('is reported again when its content changes, or once removed and written again', async () => {
+    let data: Record<string, string> = { 'team-a.migrate': FORGED };
+    const { journal, reported } = journalOver(() => data);
+    await journal.entries();
+    data = { 'team-a.migrate': tampered(ENTRY, (e) => (e.deletedUid = 'other')) };
+    await journal.entries();
+    data = {};
+    await journal.entries();
+    data = { 'team-a.migrate': FORGED };
+    await journal.entries();
+    expect(reported).toEqual([
+      ['team-a.migrate', 'bad_signature'],
+      ['team-a.migrate', 'bad_signature'],
+      ['team-a.migrate', 'bad_signature'],
+    ]);
+  });
+
+  it('keeps at most REPORTED_REFUSALS_LIMIT digests: the rest are reported at each read', async () => {
+    const many = Object.fromEntries(
+      Array.from({ length: REPORTED_REFUSALS_LIMIT + 2 }, (_, i) => [`k${String(i)}`, '{']),
+    );
+    const { journal, reported } = journalOver(() => many);
+    await journal.entries();
+    await journal.entries();
+    expect(reported).toHaveLength(REPORTED_REFUSALS_LIMIT + 2 + 2);
   });
 });

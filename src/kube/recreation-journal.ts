@@ -12,7 +12,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { WorkloadRef } from '../core/types.ts';
-import type { JournalEntry, RecreationJournal } from '../reconcile/ports.ts';
+import type { JournalEntry, JournalRefusalReason, RecreationJournal } from '../reconcile/ports.ts';
 import { ApiError } from '../core/api-error.ts';
 import { toApiError } from './api-error.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
@@ -21,6 +21,7 @@ import { OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
 import { recreatedKindRow } from '../rollout/kinds.ts';
+import { type Refusal, ReportedRefusals } from './reported-refusals.ts';
 import { FIELD_MANAGER } from './workload-client.ts';
 import {
   JOURNAL_KEY_SECRET,
@@ -46,8 +47,25 @@ export interface KubeRecreationJournalDeps {
    * undefined when it does.
    */
   readonly refuseNamespace: (namespace: string) => string | undefined;
-  /** A data key that does not hold an entry kreload may replay: reported and left in place. */
-  readonly onInvalidEntry: (key: string, reason: string) => void;
+  /**
+   * A data key that does not hold an entry kreload may replay: reported once while it stays in the
+   * journal (not at every replay), and left in place.
+   */
+  readonly onInvalidEntry: (key: string, refusal: EntryRefusal) => void;
+}
+
+/** An entry kreload does not replay: the reason, and a message for the log. */
+export interface EntryRefusal {
+  readonly refused: JournalRefusalReason;
+  readonly message: string;
+}
+
+function refusal(refused: JournalRefusalReason, message: string): EntryRefusal {
+  return { refused, message };
+}
+
+function isRefusal(value: object): value is EntryRefusal {
+  return 'refused' in value;
 }
 
 /** The ConfigMap data key of a Job. */
@@ -88,26 +106,31 @@ export interface StoredEntry {
  * The entry stored under data key `dataKey`, unverified, or the reason it is not one: not an entry
  * of this version, a key other than its Job's, or a manifest that is not that Job.
  */
-export function parseEntry(dataKey: string, text: string): StoredEntry | string {
+export function parseEntry(dataKey: string, text: string): StoredEntry | EntryRefusal {
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;
   } catch {
-    return 'not JSON';
+    return refusal('malformed', 'not JSON');
   }
-  if (!isJsonObject(value)) return 'not a JSON object';
-  if (value.version !== ENTRY_VERSION)
-    return `not a signed entry of version ${String(ENTRY_VERSION)}`;
+  if (!isJsonObject(value)) return refusal('malformed', 'not a JSON object');
+  if (value.version !== ENTRY_VERSION) {
+    return refusal('malformed', `not a signed entry of version ${String(ENTRY_VERSION)}`);
+  }
   const { namespace, name, deletedUid, since, manifest, signature } = value;
   if (typeof namespace !== 'string' || typeof name !== 'string' || typeof deletedUid !== 'string') {
-    return 'namespace, name or deletedUid missing';
+    return refusal('malformed', 'namespace, name or deletedUid missing');
   }
-  if (typeof since !== 'number' || !isJsonObject(manifest)) return 'since or manifest missing';
+  if (typeof since !== 'number' || !isJsonObject(manifest)) {
+    return refusal('malformed', 'since or manifest missing');
+  }
   const { kind } = recreatedKindRow();
   const ref = { kind, namespace, name };
-  if (dataKey !== journalKey(ref)) return `the key does not name ${kind} ${namespace}/${name}`;
+  if (dataKey !== journalKey(ref)) {
+    return refusal('wrong_key', `the key does not name ${kind} ${namespace}/${name}`);
+  }
   const notTheJob = manifestMismatch(manifest, namespace, name);
-  if (notTheJob !== undefined) return notTheJob;
+  if (notTheJob !== undefined) return refusal('wrong_manifest', notTheJob);
   return {
     entry: { ref, deletedUid, since, manifest },
     signature: typeof signature === 'string' ? signature : undefined,
@@ -122,14 +145,17 @@ export function decodeEntry(
   dataKey: string,
   text: string,
   checks: EntryChecks,
-): JournalEntry | string {
+): JournalEntry | EntryRefusal {
   const stored = parseEntry(dataKey, text);
-  if (typeof stored === 'string') return stored;
+  if (isRefusal(stored)) return stored;
   const { entry, signature } = stored;
   const refused = checks.refuseNamespace(entry.ref.namespace);
-  if (refused !== undefined) return refused;
+  if (refused !== undefined) return refusal('namespace_refused', refused);
   if (signature === undefined || !verifiesPayload(checks.key, signedPayload(entry), signature)) {
-    return `not signed with kreload's key (the Secret ${JOURNAL_KEY_SECRET})`;
+    return refusal(
+      'bad_signature',
+      `not signed with kreload's key (the Secret ${JOURNAL_KEY_SECRET})`,
+    );
   }
   return entry;
 }
@@ -206,6 +232,7 @@ export async function readJournalData(
 
 export class KubeRecreationJournal implements RecreationJournal {
   readonly #deps: KubeRecreationJournalDeps;
+  readonly #reported = new ReportedRefusals();
 
   constructor(deps: KubeRecreationJournalDeps) {
     this.#deps = deps;
@@ -247,10 +274,17 @@ export class KubeRecreationJournal implements RecreationJournal {
     if (data.size === 0) return [];
     const checks = { key: await this.#deps.key.get(), refuseNamespace: this.#deps.refuseNamespace };
     const entries: JournalEntry[] = [];
-    for (const [key, text] of data) {
-      const entry = typeof text === 'string' ? decodeEntry(key, text, checks) : 'not a string';
-      if (typeof entry === 'string') this.#deps.onInvalidEntry(key, entry);
+    const refusals: (Refusal<JournalRefusalReason> & { readonly refusal: EntryRefusal })[] = [];
+    for (const [key, stored] of data) {
+      const entry =
+        typeof stored === 'string'
+          ? decodeEntry(key, stored, checks)
+          : refusal('malformed', 'not a string');
+      if (isRefusal(entry)) refusals.push({ key, stored, reason: entry.refused, refusal: entry });
       else entries.push(entry);
+    }
+    for (const refused of this.#reported.unreported(refusals)) {
+      this.#deps.onInvalidEntry(refused.key, refused.refusal);
     }
     return entries;
   }

@@ -325,6 +325,20 @@ describe('createMetrics: one occasion, exact series', () => {
       'kreload_rollout_duration_seconds_count',
       ['kreload_rollout_duration_seconds_count{kind="StatefulSet",result="failed"} 1'],
     ],
+    [
+      'recordJournalRefusal',
+      (m) => {
+        m.recordJournalRefusal('bad_signature');
+      },
+      'kreload_job_recreations_refused_total',
+      [
+        'kreload_job_recreations_refused_total{reason="malformed"} 0',
+        'kreload_job_recreations_refused_total{reason="wrong_key"} 0',
+        'kreload_job_recreations_refused_total{reason="wrong_manifest"} 0',
+        'kreload_job_recreations_refused_total{reason="namespace_refused"} 0',
+        'kreload_job_recreations_refused_total{reason="bad_signature"} 1',
+      ],
+    ],
   ])('%s writes exactly its series', async (_name, record, family, expected) => {
     const { metrics, text } = setup();
     record(metrics);

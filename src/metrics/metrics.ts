@@ -4,6 +4,7 @@ import type { SkipReason, SourceType, WorkloadKind } from '../core/types.ts';
 import type { WatchStatus } from '../http/readiness.ts';
 import type { WorkloadPlural } from '../rollout/kinds.ts';
 import { sourceTypeRow } from '../core/source-types.ts';
+import { JOURNAL_REFUSAL_REASONS, type JournalRefusalReason } from '../reconcile/ports.ts';
 
 /** `result` of `reloader_reconcile_total` and `reloader_reconcile_duration_seconds`. */
 export type ReconcileResult = 'success' | 'skipped' | 'error';
@@ -107,6 +108,11 @@ export interface Metrics {
   setRolloutsInProgress(count: number): void;
   /** One rollout kreload started ended: from its PATCH to complete, failed or superseded. */
   recordRolloutEnded(kind: WorkloadKind, result: RolloutResult, seconds: number): void;
+  /**
+   * One refused Job recreation journal entry, first seen: an entry left in place is not counted
+   * again at each replay.
+   */
+  recordJournalRefusal(reason: JournalRefusalReason): void;
 }
 
 export interface MetricsOptions {
@@ -307,6 +313,15 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
     registers,
   });
 
+  const journalRefusals = new Counter({
+    name: 'kreload_job_recreations_refused_total',
+    help: 'Job recreation journal entries refused (not replayed), each counted once while it stays.',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  // Every reason is exported from the start, so that an alert on increase() sees the first one.
+  for (const reason of JOURNAL_REFUSAL_REASONS) journalRefusals.inc({ reason }, 0);
+
   return {
     recordRoll({ kind, namespace, success, latencySeconds }) {
       const successLabel = String(success);
@@ -383,6 +398,9 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
     },
     recordRolloutEnded(kind, result, seconds) {
       rolloutDuration.observe({ kind, result }, seconds);
+    },
+    recordJournalRefusal(reason) {
+      journalRefusals.inc({ reason });
     },
   };
 }

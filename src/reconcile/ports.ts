@@ -224,6 +224,22 @@ export interface RecreationJournal {
   entries(): Promise<readonly JournalEntry[]>;
 }
 
+/**
+ * Why an entry is not replayed, the `reason` of `kreload_job_recreations_refused_total`:
+ * `malformed` (not an entry of this version), `wrong_key` (stored under another Job's key),
+ * `wrong_manifest` (its manifest is not that Job), `namespace_refused` (a namespace kreload does
+ * not act on), `bad_signature` (not signed with kreload's key).
+ */
+export const JOURNAL_REFUSAL_REASONS = [
+  'malformed',
+  'wrong_key',
+  'wrong_manifest',
+  'namespace_refused',
+  'bad_signature',
+] as const;
+
+export type JournalRefusalReason = (typeof JOURNAL_REFUSAL_REASONS)[number];
+
 /** A step of a journalled Job recreation (§7.4 item 4, docs/adr/0019). */
 export type RecreationRetryEvent =
   | { readonly key: WorkloadKey; readonly result: 'created'; readonly createdJob: CreatedObject }
