@@ -366,4 +366,15 @@ describe('a refused entry left in place', () => {
     await journal.entries();
     expect(reported).toHaveLength(REPORTED_REFUSALS_LIMIT + 2 + 2);
   });
+
+  it('is reported again once the journal was emptied and it is written again', async () => {
+    let data: Record<string, string> = { 'team-a.migrate': FORGED };
+    const { journal, reported } = journalOver(() => data);
+    await journal.entries();
+    data = {};
+    await journal.entries();
+    data = { 'team-a.migrate': FORGED };
+    await journal.entries();
+    expect(reported).toHaveLength(2);
+  });
 });

@@ -271,7 +271,11 @@ export class KubeRecreationJournal implements RecreationJournal {
 
   async entries(): Promise<readonly JournalEntry[]> {
     const data = await readJournalData(this.#deps.transport, this.#deps.namespace);
-    if (data.size === 0) return [];
+    if (data.size === 0) {
+      // Nothing is refused any more: an entry written again later is reported again.
+      this.#reported.unreported([]);
+      return [];
+    }
     const checks = { key: await this.#deps.key.get(), refuseNamespace: this.#deps.refuseNamespace };
     const entries: JournalEntry[] = [];
     const refusals: (Refusal<JournalRefusalReason> & { readonly refusal: EntryRefusal })[] = [];
