@@ -8,9 +8,9 @@
 #
 # Usage: scripts/image-smoke.sh [--dist DIR] [--app-dir DIR]
 #   --dist DIR     copy this compiled output (dist/ after `npm run build`) instead of compiling src/
-#   --app-dir DIR  copy into DIR (created; must be absent or empty) and keep it there, so that a
-#                  caller can start the copy (scripts/image.sh makes it the image's /app). Run as
-#                  root, the copy is made read-only and DIR's parents must be traversable by UID 65532.
+#   --app-dir DIR  then copy the checked files into DIR (created; must be absent or empty), so that
+#                  a caller can start them (scripts/image.sh makes DIR the image's /app). Run as
+#                  root, the files are made read-only.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 usage="usage: $0 [--dist DIR] [--app-dir DIR]"
@@ -30,20 +30,22 @@ node24=$(cd "$root" && npx --no-install node -p process.execPath)
 npm_cli=$(readlink -f "$(command -v npm)")
 version=$("$node24" -p "require('$root/package.json').version")
 
+target=''
 if [ -n "$app" ]; then
   mkdir -p "$app"
   if [ -n "$(ls -A "$app")" ]; then
     echo "image-smoke: --app-dir $app is not empty" >&2
     exit 2
   fi
-  app=$(cd "$app" && pwd)
-else
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-  chmod 755 "$work"
-  app="$work/app"
-  mkdir -p "$app"
+  target=$(cd "$app" && pwd)
 fi
+# The copy is checked in a fresh temporary directory, away from the repository's node_modules, and
+# moved to --app-dir once it passed.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+app="$work/app"
+mkdir -p "$app"
 chmod 755 "$app"
 
 if [ -n "$dist" ]; then
@@ -94,5 +96,8 @@ output=$(cd "$app" && "${run[@]}" "$node24" dist/main.js --version)
 if ! grep -qF "$version" <<<"$output"; then
   echo "image-smoke: expected the version $version in the output of --version, got: $output" >&2
   exit 1
+fi
+if [ -n "$target" ]; then
+  cp -a "$app/." "$target/"
 fi
 echo "image-smoke: ok ($output)" >&2
