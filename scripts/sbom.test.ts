@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type Component,
   BUNDLED_PROPERTY,
   bundledComponents,
   bundledPackagePaths,
@@ -8,7 +9,7 @@ import {
 
 const PATH = 'cdx:npm:package:path';
 
-const component = (name: string, installedAt: string, nested?: ReturnType<typeof component>[]) => ({
+const component = (name: string, installedAt: string, nested?: Component[]): Component => ({
   type: 'library',
   name,
   version: '1.0.0',

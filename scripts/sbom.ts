@@ -17,7 +17,7 @@ interface Property {
   value: string;
 }
 
-interface Component {
+export interface Component {
   type: string;
   name: string;
   version: string;
