@@ -10,24 +10,18 @@ ARG BASE_IMAGE=gcr.io/distroless/cc-debian12:nonroot
 
 # Compiles TypeScript and bundles it (rolldown) with the locked dev dependencies. --ignore-scripts skips the `node` package's
 # download of a second Node binary: the image's Node 24 builds and runs kreload.
+# dist/ imports only Node's built-ins (docs/adr/0040-ship-a-bundle.md), so no node_modules is shipped;
+# of dist/, only the kubectl plugin's entry is never imported by dist/main.js.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json rolldown.config.ts ./
 COPY src ./src
-RUN npm run build
+RUN npm run build && rm dist/kubectl-kreload.js
 # Node's release binary carries debug symbols (about 18 MB) that nothing at run time reads.
 RUN apt-get update && apt-get install -y --no-install-recommends binutils \
  && strip -o /node /usr/local/bin/node
-
-# Production dependencies only, from the same lockfile. Type declarations and source maps are never
-# loaded at run time and are over a third of the install (scripts/image-smoke.sh drops the same).
-FROM ${NODE_IMAGE} AS deps
-WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
- && find node_modules -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete
 
 FROM ${BASE_IMAGE} AS runtime
 ARG BASE_IMAGE
@@ -46,8 +40,8 @@ ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HOME=/tmp
 COPY --from=build --chown=0:0 /node /usr/local/bin/node
 WORKDIR /app
-COPY --from=deps --chown=0:0 /app/node_modules ./node_modules
 COPY --from=build --chown=0:0 /app/dist ./dist
+# package.json makes dist/*.js ES modules and gives `kreload --version` its version.
 COPY --chown=0:0 package.json LICENSE ./
 USER 65532:65532
 EXPOSE 9090

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Reproduces the Dockerfile's runtime stage without a container engine: compiles src/ into a clean
-# directory, installs production dependencies from the lockfile the way the `deps` stage does
-# (`npm ci --omit=dev --ignore-scripts`), then runs `node dist/main.js --version` on the project's
-# Node 24 from that directory, as UID 65532 with read-only application files when run as root.
-# Fails when a production dependency is missing, a dev dependency leaks in, or the entrypoint breaks.
+# Reproduces the Dockerfile's runtime /app without a container engine: compiles src/ into the
+# rolldown bundle, copies what dist/main.js loads (every file of dist/ but the kubectl plugin's
+# entry), package.json (the bundle's ESM type and its version) and LICENSE into a clean directory,
+# then runs `node dist/main.js --version` on the project's Node 24 from that directory, as UID 65532
+# with read-only application files when run as root. There is no node_modules: the bundle imports
+# only Node's built-ins (docs/adr/0040-ship-a-bundle.md), and this fails if it needs anything else.
 #
 # Usage: scripts/image-smoke.sh [--dist DIR] [--app-dir DIR]
 #   --dist DIR     copy this compiled output (dist/ after `npm run build`) instead of compiling src/
-#   --app-dir DIR  install into DIR (created; must be absent or empty) and keep it there, so that a
-#                  caller can start the copy (e2e/specs/image.e2e.test.ts). Run as root, the copy is
-#                  made read-only and DIR's parents must be traversable by UID 65532.
+#   --app-dir DIR  then copy the checked files into DIR (created; must be absent or empty), so that
+#                  a caller can start them (scripts/image.sh makes DIR the image's /app). Run as
+#                  root, the files are made read-only.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 usage="usage: $0 [--dist DIR] [--app-dir DIR]"
@@ -29,20 +30,22 @@ node24=$(cd "$root" && npx --no-install node -p process.execPath)
 npm_cli=$(readlink -f "$(command -v npm)")
 version=$("$node24" -p "require('$root/package.json').version")
 
+target=''
 if [ -n "$app" ]; then
   mkdir -p "$app"
   if [ -n "$(ls -A "$app")" ]; then
     echo "image-smoke: --app-dir $app is not empty" >&2
     exit 2
   fi
-  app=$(cd "$app" && pwd)
-else
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-  chmod 755 "$work"
-  app="$work/app"
-  mkdir -p "$app"
+  target=$(cd "$app" && pwd)
 fi
+# The copy is checked in a fresh temporary directory, away from the repository's node_modules, and
+# moved to --app-dir once it passed.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"
+app="$work/app"
+mkdir -p "$app"
 chmod 755 "$app"
 
 if [ -n "$dist" ]; then
@@ -57,25 +60,20 @@ else
   (cd "$root" && "$node24" "$npm_cli" run build --silent >&2)
   cp -R "$root/dist" "$app/dist"
 fi
-cp "$root/package.json" "$root/package-lock.json" "$root/LICENSE" "$app/"
-
-echo "image-smoke: deps stage (npm ci --omit=dev --ignore-scripts)" >&2
-(cd "$app" && "$node24" "$npm_cli" ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-# Packages the lockfile marks as dev-only must not be installed (e.g. typescript, vitest, `node`).
-leaked=$(cd "$app" && "$node24" -e '
-  const { packages } = require("./package-lock.json");
-  const devOnly = Object.entries(packages).filter(([path, entry]) => path && entry.dev === true);
-  console.log(devOnly.filter(([path]) => require("node:fs").existsSync(path)).map(([path]) => path).join(" "));
-')
-rm -f "$app/package-lock.json"
-if [ -n "$leaked" ]; then
-  echo "image-smoke: dev-only packages in the runtime install: $leaked" >&2
-  exit 1
-fi
-
-# Type declarations and source maps are never loaded at run time; they are over a third of the
-# install (the Dockerfile's deps stage drops the same files).
-find "$app/node_modules" -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete
+# The kubectl plugin's entry: the one file of dist/ that dist/main.js never imports.
+rm "$app/dist/kubectl-kreload.js"
+cp "$root/package.json" "$root/LICENSE" "$app/"
+# Node resolves a bare import through every node_modules above the importing file: none may exist,
+# so that --version below fails if the bundle imports a package.
+dir=$app
+while :; do
+  if [ -e "$dir/node_modules" ]; then
+    echo "image-smoke: $dir/node_modules exists; the copy must not see one" >&2
+    exit 1
+  fi
+  [ "$dir" = / ] && break
+  dir=$(dirname "$dir")
+done
 
 # The runtime image runs as 65532 with a read-only root filesystem and HOME=/tmp.
 run=(env -i PATH=/usr/bin:/bin HOME=/tmp NODE_ENV=production)
@@ -84,11 +82,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   run=(setpriv --reuid 65532 --regid 65532 --clear-groups "${run[@]}")
 fi
 
-echo "image-smoke: every production dependency resolves" >&2
+# --version loads the entry and the CLI; the commands' chunks load on use. Every chunk is linked here,
+# so an import that only node_modules could satisfy fails now rather than in a cluster.
+echo "image-smoke: every chunk of dist/ links" >&2
 (cd "$app" && "${run[@]}" "$node24" --input-type=module -e '
-  import { readFileSync } from "node:fs";
-  const { dependencies = {} } = JSON.parse(readFileSync("package.json", "utf8"));
-  for (const name of Object.keys(dependencies)) await import(name);
+  import { readdirSync } from "node:fs";
+  import { pathToFileURL } from "node:url";
+  for (const file of readdirSync("dist/chunks")) await import(pathToFileURL(`dist/chunks/${file}`).href);
 ')
 
 echo "image-smoke: node dist/main.js --version" >&2
@@ -96,5 +96,8 @@ output=$(cd "$app" && "${run[@]}" "$node24" dist/main.js --version)
 if ! grep -qF "$version" <<<"$output"; then
   echo "image-smoke: expected the version $version in the output of --version, got: $output" >&2
   exit 1
+fi
+if [ -n "$target" ]; then
+  cp -a "$app/." "$target/"
 fi
 echo "image-smoke: ok ($output)" >&2

@@ -3,8 +3,9 @@
 # OCI image archive. The image is the Dockerfile's runtime stage (docs/adr/0025-image-build-and-values-compatibility.md):
 # a distroless-style root made of Debian bookworm's libc6, libgcc-s1, libstdc++6 and ca-certificates,
 # the project's Node 24 (the `node` devDependency, stripped) at /usr/local/bin/node, and /app with
-# dist/ and the production dependencies (scripts/image-smoke.sh installs and checks them). It runs
-# as 65532:65532 and needs nothing writable but /tmp.
+# the rolldown bundle dist/ (which imports only Node's built-ins), package.json and LICENSE, and no
+# node_modules (scripts/image-smoke.sh copies and checks them). It runs as 65532:65532 and needs
+# nothing writable but /tmp.
 #
 # Needs: apt-get (Debian's package lists: run `apt-get update` once), dpkg-deb, umoci, tar, and
 # strip (binutils; optional). Outputs in .cache/image/ (or $1):
@@ -40,7 +41,7 @@ rootfs="$work/rootfs"
 mkdir -p "$rootfs"
 chmod 755 "$rootfs"
 
-echo "image: app (scripts/image-smoke.sh: build, production dependencies, --version as 65532)" >&2
+echo "image: app (scripts/image-smoke.sh: build, the bundle without node_modules, --version as 65532)" >&2
 bash "$root/scripts/image-smoke.sh" --app-dir "$rootfs/app"
 
 echo "image: base (${packages[*]} from Debian's package lists)" >&2
@@ -94,12 +95,19 @@ node_license=$(dirname "$(readlink -f "$node24")")/../LICENSE
 "$rootfs/lib64/ld-linux-x86-64.so.2" --library-path "$rootfs/lib/x86_64-linux-gnu:$rootfs/usr/lib/x86_64-linux-gnu" \
   "$rootfs/usr/local/bin/node" --version >/dev/null
 
-echo "image: SBOM (cyclonedx-npm for /app's npm packages, plus the Debian packages and Node.js)" >&2
+echo "image: SBOM (cyclonedx-npm's packages the bundle holds code of, the Debian packages, Node.js)" >&2
 sbom="$out/kreload-$version.sbom.cdx.json"
 (cd "$root" && npx --no-install cyclonedx-npm --omit dev --output-reproducible --output-format JSON \
   --output-file "$work/npm.cdx.json" >&2)
-"$node24" "$root/scripts/sbom.ts" "$work/npm.cdx.json" "$rootfs" "$("$node24" -p process.versions.node)" \
-  amd64 "$sbom"
+# The same bundle again, with source maps: their sources name the npm packages /app/dist holds code of.
+(cd "$root" && npx --no-install rolldown -c rolldown.config.ts --sourcemap --dir "$work/sourcemaps" >/dev/null)
+if ! diff <(cd "$work/sourcemaps" && find . -name '*.js' ! -name kubectl-kreload.js | sort) \
+  <(cd "$rootfs/app/dist" && find . -name '*.js' | sort) >&2; then
+  echo "image: the source-mapped bundle differs from /app/dist" >&2
+  exit 1
+fi
+"$node24" "$root/scripts/sbom.ts" "$work/npm.cdx.json" "$work/sourcemaps" "$rootfs" \
+  "$("$node24" -p process.versions.node)" amd64 "$sbom"
 
 find "$rootfs" -exec touch -h -d "@$epoch" {} +
 
