@@ -9,11 +9,11 @@ import { mkdir, mkdtemp, open, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { AppsV1Api, CoreV1Api, loadYaml } from '@kubernetes/client-node';
+import { loadYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../cluster/paths.ts';
+import { createExplainedWorkload, deleteExplainedWorkload } from '../harness/plugin-fixture.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
-import { TEST_IMAGE } from '../harness/workloads.ts';
 
 const run = promisify(execFile);
 const BUILD_TIMEOUT_MS = 20 * 60_000;
@@ -95,37 +95,11 @@ describe('the kubectl-kreload executables and krew manifest', () => {
     );
     path_ = `${kubectlOnly}:${path.join(krewRoot, 'bin')}`;
 
-    const core = cluster.kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await core.createNamespacedConfigMap({
-      namespace,
-      body: { metadata: { name: 'cfg' }, data: { a: '1' } },
-    });
-    await cluster.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-      namespace,
-      body: {
-        metadata: { name: 'web', annotations: { 'reloader.stakater.com/auto': 'true' } },
-        spec: {
-          replicas: 0,
-          selector: { matchLabels: { app: 'web' } },
-          template: {
-            metadata: { labels: { app: 'web' } },
-            spec: {
-              containers: [
-                { name: 'app', image: TEST_IMAGE, envFrom: [{ configMapRef: { name: 'cfg' } }] },
-              ],
-            },
-          },
-        },
-      },
-    });
+    await createExplainedWorkload(cluster.kc, namespace);
   }, BUILD_TIMEOUT_MS);
 
   afterAll(async () => {
-    await cluster.kc
-      .makeApiClient(CoreV1Api)
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined);
+    await deleteExplainedWorkload(cluster.kc, namespace);
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 

@@ -7,11 +7,11 @@ import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../cluster/paths.ts';
+import { createExplainedWorkload, deleteExplainedWorkload } from '../harness/plugin-fixture.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
-import { TEST_IMAGE } from '../harness/workloads.ts';
 
 const run = promisify(execFile);
 const PLUGIN_ENTRY = path.join(REPO_ROOT, 'dist', 'kubectl-kreload.js');
@@ -79,37 +79,11 @@ describe('kubectl kreload (the plugin)', () => {
     kubeconfig = path.join(bin, 'kubeconfig');
     await writeFile(kubeconfig, twoContextKubeconfig());
 
-    const core = cluster.kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await core.createNamespacedConfigMap({
-      namespace,
-      body: { metadata: { name: 'cfg' }, data: { a: '1' } },
-    });
-    await cluster.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-      namespace,
-      body: {
-        metadata: { name: 'web', annotations: { 'reloader.stakater.com/auto': 'true' } },
-        spec: {
-          replicas: 0,
-          selector: { matchLabels: { app: 'web' } },
-          template: {
-            metadata: { labels: { app: 'web' } },
-            spec: {
-              containers: [
-                { name: 'app', image: TEST_IMAGE, envFrom: [{ configMapRef: { name: 'cfg' } }] },
-              ],
-            },
-          },
-        },
-      },
-    });
+    await createExplainedWorkload(cluster.kc, namespace);
   });
 
   afterAll(async () => {
-    await cluster.kc
-      .makeApiClient(CoreV1Api)
-      .deleteNamespace({ name: namespace })
-      .catch(() => undefined);
+    await deleteExplainedWorkload(cluster.kc, namespace);
   });
 
   it('--context reads that context (and its namespace); the current one points nowhere', async () => {

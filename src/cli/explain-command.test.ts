@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ANNOTATION_KEYS as K } from '../core/types.ts';
-import { KubeConfig } from '../kube/client-node.ts';
 import { encodeEntry } from '../kube/recreation-journal.ts';
 import { createKubeTransport } from '../kube/transport.ts';
 import type { RecordedRequest, TestApiServer } from '../testing/test-api-server.ts';
+import { writeTwoContextKubeconfig } from '../testing/two-context-kubeconfig.ts';
 import {
   routeByPath,
   sendJson,
@@ -144,29 +144,8 @@ describe('kreload explain (CLI)', () => {
   });
 
   describe('--context', () => {
-    /** A kubeconfig whose current context points nowhere; context `test` (namespace shop) works. */
-    function twoContexts(): string {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [
-          {
-            name: 'test',
-            server: server.kubeConfig().getCurrentCluster()?.server ?? '',
-            skipTLSVerify: true,
-          },
-          { name: 'nowhere', server: 'http://127.0.0.1:9', skipTLSVerify: true },
-        ],
-        users: [{ name: 'test', token: 'test-token' }],
-        contexts: [
-          { name: 'test', cluster: 'test', user: 'test', namespace: NS },
-          { name: 'nowhere', cluster: 'nowhere', user: 'test' },
-        ],
-        currentContext: 'nowhere',
-      });
-      const file = path.join(mkdtempSync(path.join(tmpdir(), 'explain-ctx-')), 'config');
-      writeFileSync(file, kc.exportConfig());
-      return file;
-    }
+    const twoContexts = (): string =>
+      writeTwoContextKubeconfig(server.kubeConfig().getCurrentCluster()?.server ?? '', 'test', NS);
 
     /** Connects where the kubeconfig (after --context) points, as the real command does. */
     async function runWith(argv: readonly string[]) {

@@ -2,9 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KubeConfig } from '../kube/client-node.ts';
 import { createKubeTransport } from '../kube/transport.ts';
 import type { TestApiServer } from '../testing/test-api-server.ts';
+import { writeTwoContextKubeconfig } from '../testing/two-context-kubeconfig.ts';
 import {
   routeByPath,
   sendJson,
@@ -208,25 +208,11 @@ describe('kreload history: a Deployment', () => {
 
   it('--context picks the cluster and the namespace of that context', async () => {
     serve();
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        {
-          name: 'test',
-          server: server.kubeConfig().getCurrentCluster()?.server ?? '',
-          skipTLSVerify: true,
-        },
-        { name: 'nowhere', server: 'http://127.0.0.1:9', skipTLSVerify: true },
-      ],
-      users: [{ name: 'test', token: 'test-token' }],
-      contexts: [
-        { name: 'shop', cluster: 'test', user: 'test', namespace: NS },
-        { name: 'nowhere', cluster: 'nowhere', user: 'test' },
-      ],
-      currentContext: 'nowhere',
-    });
-    const config = path.join(mkdtempSync(path.join(tmpdir(), 'history-ctx-')), 'config');
-    writeFileSync(config, kc.exportConfig());
+    const config = writeTwoContextKubeconfig(
+      server.kubeConfig().getCurrentCluster()?.server ?? '',
+      'shop',
+      NS,
+    );
     const runIn = async (argv: readonly string[]) => {
       let stdout = '';
       let stderr = '';
