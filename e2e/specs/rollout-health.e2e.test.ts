@@ -70,6 +70,52 @@ function rolloutEnded(ref: WorkloadRef, timeoutMs = 30_000): Promise<Rollout> {
   );
 }
 
+/**
+ * Creates a Deployment on ConfigMap `name` whose pods crash on a bad value (pod-lifecycle.ts's
+ * recipe), waits for its first rollout to complete, then writes the bad value and waits until
+ * kreload has rolled it in: the new pods crash-loop from then on.
+ */
+async function rollIntoBadConfig(
+  name: string,
+  progressDeadlineSeconds: number,
+): Promise<{ readonly ref: WorkloadRef; readonly pods: PodLifecycle }> {
+  const { namespace, workloads, sources, cluster } = fixture;
+  const pods = new PodLifecycle({ kc: cluster.kc });
+  const config: ConfigMapSpec = { type: 'CONFIGMAP', name, data: { level: 'info' } };
+  const bad: ConfigMapSpec = { ...config, data: { level: 'no-such-level' } };
+  await sources.create(namespace, config);
+  const ref = await workloads.create(
+    'Deployment',
+    workloadUsing(namespace, 'Deployment', config, {
+      progressDeadlineSeconds,
+      templateAnnotations: crashOnConfig(sourceHash(bad)),
+    }),
+  );
+  await waitForBaseline(workloads, ref, { [sourceKey(config)]: sourceHash(config) });
+  await pods.waitComplete(ref);
+  await sources.replace(namespace, bad);
+  await waitForEnv(workloads, ref, {
+    container: APP,
+    name: envVarName(bad),
+    value: sourceHash(bad),
+  });
+  return { ref, pods };
+}
+
+/** The RolloutFailed Events about `ref`, once there is one. */
+function rolloutFailedEvents(ref: WorkloadRef) {
+  return pollUntil(
+    async () => {
+      const found = (await fixture.events.about(ref)).filter(
+        (event) => event.reason === 'RolloutFailed',
+      );
+      if (found.length > 0) return found;
+      throw new Error('no RolloutFailed Event yet');
+    },
+    { timeoutMs: 20_000, describe: 'the RolloutFailed Event' },
+  );
+}
+
 describe('rollouts on kwok nodes', () => {
   it('a good change rolls a Deployment, a StatefulSet and a DaemonSet to complete', async () => {
     const { namespace, workloads, sources, cluster } = fixture;
@@ -131,27 +177,7 @@ describe('rollouts on kwok nodes', () => {
   });
 
   it('a bad change leaves the new pods crash-looping until the progress deadline passes', async () => {
-    const { namespace, workloads, sources, cluster } = fixture;
-    const pods = new PodLifecycle({ kc: cluster.kc });
-    const config: ConfigMapSpec = { type: 'CONFIGMAP', name: 'bad', data: { level: 'info' } };
-    const bad: ConfigMapSpec = { ...config, data: { level: 'no-such-level' } };
-    await sources.create(namespace, config);
-    const ref = await workloads.create(
-      'Deployment',
-      workloadUsing(namespace, 'Deployment', config, {
-        progressDeadlineSeconds: 5,
-        templateAnnotations: crashOnConfig(sourceHash(bad)),
-      }),
-    );
-    await waitForBaseline(workloads, ref, { [sourceKey(config)]: sourceHash(config) });
-    await pods.waitComplete(ref);
-
-    await sources.replace(namespace, bad);
-    await waitForEnv(workloads, ref, {
-      container: APP,
-      name: envVarName(bad),
-      value: sourceHash(bad),
-    });
+    const { ref, pods } = await rollIntoBadConfig('bad', 5);
     const status = await pods.waitProgressDeadlineExceeded(ref);
     // The old ReplicaSet keeps serving: maxUnavailable 25 % of 3 rounds down to 0.
     expect(status).toMatchObject({ desired: 3, available: 3, updated: 1 });
@@ -171,16 +197,7 @@ describe('rollouts on kwok nodes', () => {
         result: 'failed',
       }),
     ).toBe(1);
-    const failed = await pollUntil(
-      async () => {
-        const found = (await fixture.events.about(ref)).filter(
-          (event) => event.reason === 'RolloutFailed',
-        );
-        if (found.length > 0) return found;
-        throw new Error('no RolloutFailed Event yet');
-      },
-      { timeoutMs: 20_000, describe: 'the RolloutFailed Event' },
-    );
+    const failed = await rolloutFailedEvents(ref);
     expect(failed).toMatchObject([
       {
         type: 'Warning',
@@ -190,28 +207,8 @@ describe('rollouts on kwok nodes', () => {
   });
 
   it('kill -9 mid-rollout: the restarted kreload follows it again and reports its failure', async () => {
-    const { namespace, workloads, sources, cluster } = fixture;
-    const pods = new PodLifecycle({ kc: cluster.kc });
-    const config: ConfigMapSpec = { type: 'CONFIGMAP', name: 'crash', data: { level: 'info' } };
-    const bad: ConfigMapSpec = { ...config, data: { level: 'no-such-level' } };
-    await sources.create(namespace, config);
-    const ref = await workloads.create(
-      'Deployment',
-      workloadUsing(namespace, 'Deployment', config, {
-        // Long enough for kreload to die and come back before the deadline passes.
-        progressDeadlineSeconds: 20,
-        templateAnnotations: crashOnConfig(sourceHash(bad)),
-      }),
-    );
-    await waitForBaseline(workloads, ref, { [sourceKey(config)]: sourceHash(config) });
-    await pods.waitComplete(ref);
-
-    await sources.replace(namespace, bad);
-    await waitForEnv(workloads, ref, {
-      container: APP,
-      name: envVarName(bad),
-      value: sourceHash(bad),
-    });
+    // Long enough for kreload to die and come back before the deadline passes.
+    const { ref } = await rollIntoBadConfig('crash', 20);
     await fixture.kill9();
     await fixture.start();
 
@@ -240,16 +237,7 @@ describe('rollouts on kwok nodes', () => {
         result: 'failed',
       }),
     ).toBe(1);
-    const failed = await pollUntil(
-      async () => {
-        const found = (await fixture.events.about(ref)).filter(
-          (event) => event.reason === 'RolloutFailed',
-        );
-        if (found.length > 0) return found;
-        throw new Error('no RolloutFailed Event yet');
-      },
-      { timeoutMs: 20_000, describe: 'the RolloutFailed Event' },
-    );
+    const failed = await rolloutFailedEvents(ref);
     expect(failed).toMatchObject([{ type: 'Warning' }]);
   });
 });
