@@ -5,6 +5,7 @@
  * them from the cluster's caches, so a restarted or newly elected leader decides the same.
  */
 import type { WorkloadKey, WorkloadRef } from '../core/types.ts';
+import type { RolloutHealth } from './health.ts';
 
 /** `--canary`: a count of workloads, or a percentage of the change's members. */
 export type CountOrPercent = { readonly count: number } | { readonly percent: number };
@@ -155,7 +156,68 @@ function waveGate(question: AdmissionQuestion): Admission | undefined {
   if (index < 0) return undefined;
   const wave = waveOf(index, order.length, settings);
   const earlier = order.filter((_, i) => i < index && waveOf(i, order.length, settings) < wave);
-  const waitingOn = earlier.filter((member) => member.status.state !== 'complete');
+  // Without halting, a failed member's rollout is over too: the gate does not wait on it.
+  const waitingOn = earlier.filter(
+    (member) => member.status.state === 'pending' || member.status.state === 'progressing',
+  );
   if (waitingOn.length > 0) return { answer: 'later', reason: 'wave', waitingOn, wave };
   return undefined;
+}
+
+/** The deadline when `--rollout-deadline` is not set: the default progress deadline + a margin. */
+export const DEFAULT_ROLLOUT_DEADLINE_MS = 600_000 + 30_000;
+
+/** What the caches say about one member, for memberStatus. */
+export interface MemberFacts {
+  /** Its applied hash for the source is the change's hash. */
+  readonly rolled: boolean;
+  /** Its rollout's health; undefined for a kind without a health model, or no status yet. */
+  readonly health: RolloutHealth | undefined;
+  /** When its roll for this change started (ms), if this process knows. */
+  readonly rolledAt: number | undefined;
+  /** It carries the halt marker of this change. */
+  readonly haltMarked: boolean;
+  /** A user resumed this change after it failed (removed the marker): its failure is accepted. */
+  readonly resumed: boolean;
+}
+
+/**
+ * A member's state: its halt marker or a failed rollout make it failed, as does a rollout still not
+ * complete `deadlineMs` after its roll; a kind whose rollouts cannot be judged counts as complete.
+ */
+export function memberStatus(facts: MemberFacts, deadlineMs: number, now: number): MemberState {
+  if (facts.haltMarked) {
+    return { state: 'failed', reason: 'Halted', detail: 'carries the halt marker of this change' };
+  }
+  if (!facts.rolled) return { state: 'pending' };
+  const { health } = facts;
+  if (health === undefined || health.state === 'complete' || health.state === 'unknown') {
+    return { state: 'complete' };
+  }
+  if (facts.resumed) return { state: 'complete' };
+  if (health.state === 'failed') {
+    return { state: 'failed', reason: health.reason, detail: health.detail };
+  }
+  if (facts.rolledAt !== undefined && now - facts.rolledAt > deadlineMs) {
+    return {
+      state: 'failed',
+      reason: 'RolloutDeadlineExceeded',
+      detail: `not complete ${String(Math.round(deadlineMs / 1000))}s after its roll: ${health.detail}`,
+    };
+  }
+  return { state: 'progressing' };
+}
+
+/** `kreload.io/rollout-priority`: an integer; anything else is 0 with a problem to report. */
+export function parsePriority(value: string | undefined): {
+  readonly priority: number;
+  readonly problem?: string;
+} {
+  if (value === undefined) return { priority: 0 };
+  const trimmed = value.trim();
+  if (/^[+-]?\d{1,9}$/.test(trimmed)) return { priority: Number(trimmed) };
+  return {
+    priority: 0,
+    problem: `invalid rollout priority "${value.slice(0, 64)}": expected an integer of at most 9 digits; read as 0`,
+  };
 }
