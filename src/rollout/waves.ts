@@ -167,6 +167,9 @@ function waveGate(question: AdmissionQuestion): Admission | undefined {
 /** The deadline when `--rollout-deadline` is not set: the default progress deadline + a margin. */
 export const DEFAULT_ROLLOUT_DEADLINE_MS = 600_000 + 30_000;
 
+/** The reason of a member failed because it carries the halt marker. */
+export const HALTED_REASON = 'Halted';
+
 /** What the caches say about one member, for memberStatus. */
 export interface MemberFacts {
   /** Its applied hash for the source is the change's hash. */
@@ -187,7 +190,11 @@ export interface MemberFacts {
  */
 export function memberStatus(facts: MemberFacts, deadlineMs: number, now: number): MemberState {
   if (facts.haltMarked) {
-    return { state: 'failed', reason: 'Halted', detail: 'carries the halt marker of this change' };
+    return {
+      state: 'failed',
+      reason: HALTED_REASON,
+      detail: 'carries the halt marker of this change',
+    };
   }
   if (!facts.rolled) return { state: 'pending' };
   const { health } = facts;
@@ -220,4 +227,54 @@ export function parsePriority(value: string | undefined): {
     priority: 0,
     problem: `invalid rollout priority "${value.slice(0, 64)}": expected an integer of at most 9 digits; read as 0`,
   };
+}
+
+/** The halted change a workload's `kreload.io/rollout-halted` names. */
+export interface HaltMarker {
+  /** `<type>/<namespace>/<name>` of the source, e.g. `secret/team-a/db`. */
+  readonly source: string;
+  readonly hash: string;
+  /** RFC 3339. */
+  readonly at: string;
+  readonly reason: string;
+}
+
+/** The marker's source field for a source of `namespace` with key `configmap/app`. */
+export function haltMarkerSource(namespace: string, sourceKey: string): string {
+  const slash = sourceKey.indexOf('/');
+  return `${sourceKey.slice(0, slash)}/${namespace}/${sourceKey.slice(slash + 1)}`;
+}
+
+export function formatHaltMarker(marker: HaltMarker): string {
+  return JSON.stringify({
+    source: marker.source,
+    hash: marker.hash,
+    at: marker.at,
+    reason: marker.reason,
+  });
+}
+
+/** The marker as written; undefined when absent or not one (edited by hand): it then halts nothing. */
+export function parseHaltMarker(value: string | undefined): HaltMarker | undefined {
+  if (value === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { source, hash, at, reason } = parsed as Record<string, unknown>;
+  if (typeof source !== 'string' || typeof hash !== 'string') return undefined;
+  return {
+    source,
+    hash,
+    at: typeof at === 'string' ? at : '',
+    reason: typeof reason === 'string' ? reason : '',
+  };
+}
+
+/** The command that resumes a change halted by the marker on `ref`. */
+export function resumeCommand(ref: WorkloadRef): string {
+  return `kubectl annotate -n ${ref.namespace} ${ref.kind.toLowerCase()}/${ref.name} kreload.io/rollout-halted-`;
 }
