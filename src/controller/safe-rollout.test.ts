@@ -63,17 +63,25 @@ function rolloutStatus(
   };
 }
 
-function deployment(name: string, annotations: Record<string, string> = {}): WorkloadView {
+function deployment(
+  name: string,
+  annotations: Record<string, string> = {},
+  rolledFor?: { readonly hash: string; readonly outcome: 'complete' | 'failed' | 'progressing' },
+): WorkloadView {
+  const container = aContainer('app').withEnvFrom('secret', 'db');
   let builder = aWorkload('Deployment', NS, name)
     .withResourceVersion('10')
-    .withGeneration(1)
+    .withGeneration(rolledFor ? 2 : 1)
     .withAnnotation(KEYS.auto, 'true')
-    .withAnnotation(BASELINE, `{"secret/db":"${OLD}"}`)
-    .withContainer(aContainer('app').withEnvFrom('secret', 'db'));
+    .withContainer(
+      rolledFor ? container.withStakaterEnv('STAKATER_DB_SECRET', rolledFor.hash) : container,
+    );
+  if (!rolledFor) builder = builder.withAnnotation(BASELINE, `{"secret/db":"${OLD}"}`);
   for (const [key, value] of Object.entries(annotations)) {
     builder = builder.withAnnotation(key, value);
   }
-  return { ...builder.build(), rolloutStatus: rolloutStatus(1, 'complete') };
+  const status = rolledFor ? rolloutStatus(2, rolledFor.outcome) : rolloutStatus(1, 'complete');
+  return { ...builder.build(), rolloutStatus: status };
 }
 
 interface SentPatch {
@@ -149,7 +157,11 @@ class Server implements WorkloadWriter {
   instantiate: WorkloadWriter['instantiate'] = (ref, body) => this.api.instantiate(ref, body);
 }
 
-function cluster(settings: RolloutSettings | undefined, workloads: readonly WorkloadView[]) {
+function cluster(
+  settings: RolloutSettings | undefined,
+  workloads: readonly WorkloadView[],
+  secretHash = OLD,
+) {
   const registry = new Registry();
   const metrics = createMetrics(registry, { countByNamespace: false });
   const logger = createLogger({
@@ -202,7 +214,7 @@ function cluster(settings: RolloutSettings | undefined, workloads: readonly Work
     rollouts: settings,
   });
   const secret = (hash: string) => aSecret(NS, 'db').withHash(hash).withUid('secret-uid').build();
-  caches.SECRET?.replace([secret(OLD)]);
+  caches.SECRET?.replace([secret(secretHash)]);
   for (const view of workloads) server.api.put(view);
   store.replace('Deployment', [...workloads]);
   adoptRollouts();
@@ -250,6 +262,7 @@ function cluster(settings: RolloutSettings | undefined, workloads: readonly Work
     });
   return {
     queue,
+    store,
     server,
     events,
     gauge,
@@ -398,5 +411,84 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     c.editSecret(BAD);
     await advance(SYNC_DELAY_MS + 1_000);
     expect(c.rolled().sort()).toEqual(NAMES);
+  });
+
+  it('two workers, one slot left: one PATCH, the other once the first is complete', async () => {
+    const budget = { ...UNLIMITED_ROLLOUTS, maxConcurrent: 1 };
+    const c = cluster(budget, [deployment('a'), deployment('b')]);
+    c.editSecret(FIX);
+    await advance(SYNC_DELAY_MS + 100);
+    expect(c.rolled()).toHaveLength(1);
+    await advance(60_000);
+    expect(c.rolled()).toHaveLength(1);
+    c.server.settle(c.rolled()[0] ?? '', 'complete');
+    await advance(100);
+    expect(c.rolled().sort()).toEqual(['a', 'b']);
+    expect(await c.gauge('kreload_rollouts_held_total', { reason: 'budget' })).toBeGreaterThan(0);
+  });
+
+  it('a wave member deleted mid-wave drops out: the next wave starts without it', async () => {
+    const c = cluster(WAVES, TEN);
+    c.editSecret(FIX);
+    await advance(SYNC_DELAY_MS + 100);
+    c.server.settle('w0', 'complete');
+    await advance(100);
+    expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3']);
+    c.store.remove({ kind: 'Deployment', namespace: NS, name: 'w2' });
+    c.server.settle('w1', 'complete');
+    c.server.settle('w3', 'complete');
+    await advance(100);
+    // Wave 1 is now w1, w3, w4: w4 rolls, then wave 2 once it is complete.
+    expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3', 'w4']);
+    c.server.settle('w4', 'complete');
+    await advance(100);
+    expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7']);
+  });
+
+  it('a canary not complete within --rollout-deadline halts the change', async () => {
+    const c = cluster({ ...WAVES, deadlineMs: 60_000 }, TEN);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    expect(c.rolled()).toEqual(['w0']);
+    await advance(59_000);
+    expect(c.halts()).toEqual([]);
+    await advance(31_000);
+    expect(c.rolled()).toEqual(['w0']);
+    expect(c.halts().map((halt) => [halt.name, halt.marker.reason])).toEqual([
+      ['w0', 'RolloutDeadlineExceeded'],
+    ]);
+  });
+
+  it('a new leader resumes at the same wave and rolls no member twice', async () => {
+    // The previous leader rolled the canary (complete) and w1 (still progressing), then died.
+    const workloads = TEN.map((view, i) => {
+      if (i === 0) return deployment('w0', {}, { hash: FIX, outcome: 'complete' });
+      if (i === 1) return deployment('w1', {}, { hash: FIX, outcome: 'progressing' });
+      return view;
+    });
+    const c = cluster(WAVES, workloads, FIX);
+    await advance(100);
+    for (const view of workloads) c.queue.trigger(workloadKey(view.ref), { debounced: false });
+    await advance(100);
+    // Wave 1 is w1, w2, w3; w1 (adopted) holds one of the 3 slots.
+    expect(c.rolled().sort()).toEqual(['w2', 'w3']);
+  });
+
+  it('a new leader finds the halt on the failed canary: nothing is rolled', async () => {
+    const marker = JSON.stringify({
+      source: `secret/${NS}/db`,
+      hash: BAD,
+      at: '2026-12-06T00:00:00Z',
+      reason: 'ProgressDeadlineExceeded',
+    });
+    const workloads = TEN.map((view, i) =>
+      i === 0
+        ? deployment('w0', { [ROLLOUT_HALTED]: marker }, { hash: BAD, outcome: 'failed' })
+        : view,
+    );
+    const c = cluster(WAVES, workloads, BAD);
+    for (const view of workloads) c.queue.trigger(workloadKey(view.ref), { debounced: false });
+    await advance(60_000);
+    expect(c.server.sent).toEqual([]);
   });
 });
