@@ -150,7 +150,15 @@ class KreloadApp implements App {
       options,
       registry,
       logger,
-      readiness: { watch, election: elector, shuttingDown: () => gate.shuttingDown },
+      readiness: {
+        watch,
+        election: elector,
+        shuttingDown: () => gate.shuttingDown,
+        haltedRollouts: () =>
+          pipeline.reconciler
+            .haltedChanges()
+            .map(({ source, hash }) => `${source}@${hash.slice(0, 12)}`),
+      },
       explain: controllerExplainPorts({ options, watch, pipeline, gate }),
     });
     const resync = new PeriodicResync({
