@@ -152,6 +152,13 @@ function admissionReport(metrics: Metrics, logger: Logger): AdmissionReport {
         error: error.message,
       });
     },
+    notUndone: (view, why) => {
+      logger.warn(`failed rollout not undone: ${why}; the halt holds it`, {
+        namespace: view.ref.namespace,
+        kind: view.ref.kind,
+        workload: view.ref.name,
+      });
+    },
     priorityProblem: (view, problem) => {
       logger.warn(problem, {
         namespace: view.ref.namespace,

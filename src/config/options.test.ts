@@ -66,6 +66,7 @@ const CONTRACT_FLAGS = [
   '--canary',
   '--rollout-deadline',
   '--halt-on-failed-rollout',
+  '--undo-failed-rollouts',
   '--dry-run',
   '--leader-election-namespace',
   '--leader-election-id',

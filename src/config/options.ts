@@ -694,6 +694,15 @@ export const OPTION_SPECS = [
     helm: 'reloader.haltOnFailedRollout',
   },
   {
+    name: 'undoFailedRollouts',
+    flag: '--undo-failed-rollouts',
+    env: 'KRELOAD_UNDO_FAILED_ROLLOUTS',
+    type: 'bool',
+    default: 'false',
+    help: 'With --rollout-waves and --enable-config-revisions, a failed wave member opted in to config revisions is rolled back to the revision before the failed roll, and stays there until the source changes again.',
+    helm: 'reloader.undoFailedRollouts',
+  },
+  {
     name: 'dryRun',
     flag: '--dry-run',
     env: 'KRELOAD_DRY_RUN',

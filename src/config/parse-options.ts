@@ -237,6 +237,7 @@ function readRollouts(reader: OptionReader): RolloutSettings {
     canary: reader.countOrPercent('canary'),
     deadlineMs: deadlineMs === 0 ? undefined : deadlineMs,
     haltOnFailure: reader.bool('haltOnFailedRollout'),
+    undoOnFailure: reader.bool('undoFailedRollouts'),
   };
 }
 

@@ -21,6 +21,7 @@ export const EVENT_TYPES = {
   RolloutFailed: 'Warning',
   TooManySources: 'Warning',
   ConfigRolloutHalted: 'Warning',
+  ConfigRolloutUndone: 'Warning',
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_TYPES;
@@ -190,5 +191,26 @@ export function configRolloutHaltedEvent(input: {
     `Rollout of the change of ${sourceTypeRow(source.type).kind} '${source.name}' in namespace ` +
       `'${source.namespace}' (hash ${hash.slice(0, HASH_PREFIX_LENGTH)}) halted: ${list} failed; ` +
       `${String(held)} workload(s) held. Resume with: ${resume}, or change the source again`,
+  );
+}
+
+/** A failed wave member was rolled back to the revision before the failed roll (--undo-failed-rollouts). */
+export function configRolloutUndoneEvent(input: {
+  readonly source: SourceRef;
+  readonly hash: string;
+  readonly revision: { readonly object: string; readonly number: number };
+  /** The config snapshots the restored template runs, by name. */
+  readonly snapshots: readonly string[];
+}): EventContent {
+  const { source, hash, revision, snapshots } = input;
+  const pinned =
+    snapshots.length === 0
+      ? 'no config snapshot'
+      : `snapshot(s) ${[...snapshots].sort(byCodeUnit).join(', ')}`;
+  return content(
+    'ConfigRolloutUndone',
+    `Rolled back to revision ${String(revision.number)} (${revision.object}, ${pinned}) after the ` +
+      `change of ${sourceTypeRow(source.type).kind} '${source.name}' (hash ` +
+      `${hash.slice(0, HASH_PREFIX_LENGTH)}) failed; not rolled forward until the source changes again`,
   );
 }

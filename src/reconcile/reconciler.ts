@@ -40,6 +40,7 @@ import type {
 } from './ports.ts';
 import type { ReconcileStage, StageAnswer } from './stages.ts';
 import { type AdmissionDeps, RollAdmission } from './stages/admission.ts';
+import { FailedRolloutUndo } from './stages/undo.ts';
 import { Instantiate } from './stages/instantiate.ts';
 import { JobRecreation } from './stages/job-recreation.ts';
 import { SnapshotAdoption } from './stages/snapshot-adoption.ts';
@@ -157,6 +158,13 @@ export class Reconciler {
             writer,
             now,
             mayWrite,
+            undo: snapshots
+              ? new FailedRolloutUndo({
+                  writer,
+                  revisions: snapshots,
+                  configRevisions: options.configRevisions,
+                })
+              : undefined,
           })
         : undefined;
     this.#stages = [

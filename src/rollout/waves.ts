@@ -22,6 +22,8 @@ export interface RolloutSettings {
   readonly deadlineMs: number | undefined;
   /** `--halt-on-failed-rollout`. */
   readonly haltOnFailure: boolean;
+  /** `--undo-failed-rollouts`: a halting member opted in to config revisions is also undone. */
+  readonly undoOnFailure: boolean;
 }
 
 /** Reloader's behaviour: every roll now, nothing counted. */
@@ -32,6 +34,7 @@ export const UNLIMITED_ROLLOUTS: RolloutSettings = {
   canary: { count: 1 },
   deadlineMs: undefined,
   haltOnFailure: true,
+  undoOnFailure: false,
 };
 
 /** No flag asks for admission: the stage is not even built. */

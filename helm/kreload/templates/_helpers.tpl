@@ -291,6 +291,7 @@ how the value becomes the flag:
 - { value: canary, flag: canary, type: scalar, omit: 1 }
 - { value: rolloutDeadline, flag: rollout-deadline, type: scalar }
 - { value: haltOnFailedRollout, flag: halt-on-failed-rollout, type: scalar, omit: true }
+- { value: undoFailedRollouts, flag: undo-failed-rollouts, type: bool }
 - { include: kreload.leaderElection, flag: enable-ha, type: bool }
 - { value: leaderElection.namespace, flag: leader-election-namespace, type: scalar, when: ha }
 - { value: leaderElection.id, flag: leader-election-id, type: scalar, when: ha }

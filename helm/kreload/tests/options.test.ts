@@ -75,6 +75,7 @@ const FLAG_VALUES: FlagValue[] = [
   { path: 'canary', probe: '10%' },
   { path: 'rolloutDeadline', probe: '7m' },
   { path: 'haltOnFailedRollout', probe: false },
+  { path: 'undoFailedRollouts', probe: true },
   { path: 'enableHA', probe: true },
   { path: 'leaderElection.namespace', probe: 'probe-ns', with: { enableHA: true } },
   { path: 'leaderElection.id', probe: 'probe-lease', with: { enableHA: true } },

@@ -11,12 +11,13 @@ import type { ApiError } from '../../core/api-error.ts';
 import type { SourceKey, SourceRef, WorkloadKey, WorkloadView } from '../../core/types.ts';
 import { ROLLOUT_HALTED, ROLLOUT_PRIORITY } from '../../core/types.ts';
 import { parseSourceKey } from '../../core/keys.ts';
-import { configRolloutHaltedEvent } from '../../events/event-messages.ts';
+import { configRolloutHaltedEvent, configRolloutUndoneEvent } from '../../events/event-messages.ts';
 import type { EventRequest } from '../../events/event-recorder.ts';
 import { sourceObjectRef, workloadObjectRef } from '../../events/object-refs.ts';
 import { judgeRollout, type RolloutHealth } from '../../rollout/health.ts';
 import { kindRow } from '../../rollout/kinds.ts';
 import { haltMarkerPatch } from '../../rollout/patch.ts';
+import type { FailedRolloutUndo } from './undo.ts';
 import {
   type Admission,
   DEFAULT_ROLLOUT_DEADLINE_MS,
@@ -67,6 +68,8 @@ export interface AdmissionReport {
   haltedChanges(count: number): void;
   /** The halt marker could not be written; the change stays held, the write is tried again. */
   markerFailed(view: WorkloadView, error: ApiError): void;
+  /** A failed member is not undone (not opted in to config revisions, no earlier revision…). */
+  notUndone(view: WorkloadView, why: string): void;
   /** `kreload.io/rollout-priority` is not an integer: read as 0, reported once per value. */
   priorityProblem(view: WorkloadView, problem: string): void;
 }
@@ -89,6 +92,8 @@ export interface AdmissionDeps {
   /** ms since the epoch. */
   readonly now: () => number;
   readonly mayWrite: () => boolean;
+  /** `--undo-failed-rollouts`: the halt PATCH of a member opted in to config revisions undoes it. */
+  readonly undo?: FailedRolloutUndo | undefined;
 }
 
 /** One change of one source: its hash, and what this process knows of its halt. */
@@ -379,7 +384,7 @@ export class RollAdmission implements ReconcileStage {
         reason: member.status.reason,
       });
       try {
-        await this.#deps.writer.patch(view.ref, haltMarkerPatch(kindRow(view.ref.kind), marker));
+        await this.#writeMarker(view, marker, change);
         record.written.add(member.key);
       } catch (error) {
         this.#deps.report.markerFailed(view, asApiError(error));
@@ -389,6 +394,33 @@ export class RollAdmission implements ReconcileStage {
     record.announced = true;
     this.#publishHalts();
     this.#announce(change, failed, members);
+  }
+
+  /**
+   * The halt marker alone, or with --undo-failed-rollouts the undo that carries it: one PATCH, so
+   * the marker is never written without the undo it stands for (nor the other way round).
+   */
+  async #writeMarker(view: WorkloadView, marker: string, change: Change): Promise<void> {
+    const { undo } = this.#deps;
+    const planned =
+      undo && this.#deps.settings.undoOnFailure
+        ? await undo.plan(view, change.source, { [ROLLOUT_HALTED]: marker })
+        : undefined;
+    if (planned === undefined || 'notUndone' in planned) {
+      if (planned) this.#deps.report.notUndone(view, planned.notUndone);
+      await this.#deps.writer.patch(view.ref, haltMarkerPatch(kindRow(view.ref.kind), marker));
+      return;
+    }
+    await this.#deps.writer.patch(view.ref, planned.patch);
+    const parsed = parseSourceKey(change.source);
+    if (parsed === undefined) return;
+    const content = configRolloutUndoneEvent({
+      source: { type: parsed.type, namespace: change.namespace, name: parsed.name },
+      hash: change.hash,
+      revision: planned.revision,
+      snapshots: planned.snapshots,
+    });
+    this.#deps.events.record({ object: workloadObjectRef(view.ref, view.uid), ...content });
   }
 
   #announce(change: Change, failed: readonly Member[], members: readonly Member[]): void {
