@@ -228,11 +228,6 @@ export class Reconciler {
     return this.#admission?.halted() ?? [];
   }
 
-  /** Stops the stages' listeners (shutdown). */
-  close(): void {
-    this.#admission?.close();
-  }
-
   async #reconcileAfresh(key: WorkloadKey, trigger: ReconcileTrigger): Promise<ReconcileResult> {
     if (!this.#mayWrite()) return NOT_LEADER;
     for (const stage of this.#stages) {

@@ -141,7 +141,8 @@ export class RollAdmission implements ReconcileStage {
   readonly #reserved = new Map<WorkloadKey, Reservation>();
   /** Rolls waiting for a slot or a gate: woken when one can move, or when they are stale. */
   readonly #waiters = new Set<Waiter>();
-  #stopListening: (() => void) | undefined;
+  /** Set once a roll first waits: the tracker's rollout ends wake the waiters. */
+  #listening = false;
   /** `uid=value` of the priorities already reported. */
   readonly #warnedPriorities = new Set<string>();
 
@@ -202,13 +203,6 @@ export class RollAdmission implements ReconcileStage {
   /** The reconcile of `key` ended (written, failed or gone): its slot, if any, is free. */
   ended(key: WorkloadKey): void {
     if (this.#reserved.delete(key)) this.#wakeAll();
-  }
-
-  /** Stops listening to the tracker (shutdown). */
-  close(): void {
-    this.#stopListening?.();
-    this.#stopListening = undefined;
-    this.#wakeAll();
   }
 
   /** The change's members still in its order, with their states, from the caches. */
@@ -319,9 +313,12 @@ export class RollAdmission implements ReconcileStage {
    * again meanwhile), so none accumulate.
    */
   #wakeOn(waitingOn: readonly Member[], afterMs: number): Promise<void> {
-    this.#stopListening ??= this.#deps.rollouts.onEnded(() => {
-      this.#wakeAll();
-    });
+    if (!this.#listening) {
+      this.#listening = true;
+      this.#deps.rollouts.onEnded(() => {
+        this.#wakeAll();
+      });
+    }
     const now = this.#deps.now();
     for (const waiter of [...this.#waiters]) {
       if (now >= waiter.until) waiter.wake();
