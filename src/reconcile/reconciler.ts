@@ -25,6 +25,7 @@ import type {
   ReconcileTrigger,
 } from './attempt.ts';
 import { asApiError, earliest, NOT_LEADER } from './attempt.ts';
+import { NO_BINDING, withPolicySettings } from '../core/reload-policy.ts';
 import { FollowUps } from './follow-ups.ts';
 import { Outcomes } from './outcomes.ts';
 import type { PlanOptions } from './plan/model.ts';
@@ -158,6 +159,14 @@ export class Reconciler {
             writer,
             now,
             mayWrite,
+            underPolicy: deps.policies
+              ? (view) =>
+                  withPolicySettings(
+                    view,
+                    deps.policies?.bindingOf(view) ?? NO_BINDING,
+                    options.keys,
+                  )
+              : undefined,
             undo: snapshots
               ? new FailedRolloutUndo({
                   writer,

@@ -92,6 +92,11 @@ export interface AdmissionDeps {
   /** ms since the epoch. */
   readonly now: () => number;
   readonly mayWrite: () => boolean;
+  /**
+   * The workload as its ReloadPolicy binding makes it (`rollout.priority` and `configRevisions` as
+   * the annotations they stand for); absent: policies are off.
+   */
+  readonly underPolicy?: ((view: WorkloadView) => WorkloadView) | undefined;
   /** `--undo-failed-rollouts`: the halt PATCH of a member opted in to config revisions undoes it. */
   readonly undo?: FailedRolloutUndo | undefined;
 }
@@ -276,7 +281,7 @@ export class RollAdmission implements ReconcileStage {
   }
 
   #priority(view: WorkloadView): number {
-    const value = view.annotations[ROLLOUT_PRIORITY];
+    const value = this.#underPolicy(view).annotations[ROLLOUT_PRIORITY];
     const { priority, problem } = parsePriority(value);
     const id = `${view.uid}=${value ?? ''}`;
     if (problem !== undefined && !this.#warnedPriorities.has(id)) {
@@ -284,6 +289,11 @@ export class RollAdmission implements ReconcileStage {
       this.#deps.report.priorityProblem(view, problem);
     }
     return priority;
+  }
+
+  /** The workload with the settings its ReloadPolicy stands for (priority, config revisions). */
+  #underPolicy(view: WorkloadView): WorkloadView {
+    return this.#deps.underPolicy?.(view) ?? view;
   }
 
   #inFlight(namespace: string): { cluster: number; namespace: number } {
@@ -401,7 +411,7 @@ export class RollAdmission implements ReconcileStage {
     const { undo } = this.#deps;
     const planned =
       undo && this.#deps.settings.undoOnFailure
-        ? await undo.plan(view, change.source, { [ROLLOUT_HALTED]: marker })
+        ? await undo.plan(this.#underPolicy(view), change.source, { [ROLLOUT_HALTED]: marker })
         : undefined;
     if (planned === undefined || 'notUndone' in planned) {
       if (planned) this.#deps.report.notUndone(view, planned.notUndone);
