@@ -144,12 +144,21 @@ class KreloadApp implements App {
       policyStatus: options.enableReloadPolicies
         ? new PolicyStatusClient({ transport })
         : undefined,
+      rollouts: options.rollouts,
     });
     const { health, probes, profiling } = createHttpServers({
       options,
       registry,
       logger,
-      readiness: { watch, election: elector, shuttingDown: () => gate.shuttingDown },
+      readiness: {
+        watch,
+        election: elector,
+        shuttingDown: () => gate.shuttingDown,
+        haltedRollouts: () =>
+          pipeline.reconciler
+            .haltedChanges()
+            .map(({ source, hash }) => `${source}@${hash.slice(0, 12)}`),
+      },
       explain: controllerExplainPorts({ options, watch, pipeline, gate }),
     });
     const resync = new PeriodicResync({

@@ -42,6 +42,15 @@ export interface ExplainJson {
         readonly reason?: string;
         readonly result?: string;
       };
+      /** Halted changes this workload is held by (`--rollout-waves`). */
+      readonly halts?: readonly {
+        readonly source: string;
+        readonly hash: string;
+        readonly by: { readonly kind: string; readonly namespace: string; readonly name: string };
+        readonly reason: string;
+        readonly self: boolean;
+        readonly resume: string;
+      }[];
     };
   };
   readonly source?: {

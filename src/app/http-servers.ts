@@ -100,6 +100,10 @@ export function controllerExplainPorts(parts: {
     recreationPendingSince: (key) => pipeline.reconciler.recreationPendingSince(key),
     queue: (key) => queueStateOf(pipeline.queue, key),
     rollout: (key) => pipeline.rollouts.lastRollout(key),
+    workloadsInNamespace: (namespace) =>
+      watch.caches.store
+        .keysInNamespace(namespace)
+        .flatMap((key) => watch.caches.store.get(key) ?? []),
     leading: () => gate.leading,
     now: () => SYSTEM_CLOCK.now(),
     pod: options.podName,

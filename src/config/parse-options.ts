@@ -20,6 +20,7 @@ import {
   RELOAD_STRATEGIES,
   RESOURCE_TYPES,
 } from './options.ts';
+import type { RolloutSettings } from '../rollout/waves.ts';
 import type { Scope } from './scope.ts';
 import { resolveScope } from './scope.ts';
 import type { ListenAddress } from './value-parsers.ts';
@@ -101,6 +102,8 @@ export interface Options {
   readonly includeHelmSecrets: boolean;
   readonly dryRun: boolean;
   readonly enableConfigRevisions: boolean;
+  /** The budget and waves of roll admission (docs/safe-rollouts.md). */
+  readonly rollouts: RolloutSettings;
   readonly podName: string | undefined;
   readonly podNamespace: string | undefined;
   /** `METRICS_COUNT_BY_NAMESPACE=enabled`. */
@@ -222,6 +225,19 @@ function readAlertFlags(reader: OptionReader): AlertFlags {
     proxy: reader.url('alertProxy'),
     additionalInfo: reader.text('alertAdditionalInfo'),
     structured: reader.bool('alertStructured'),
+  };
+}
+
+function readRollouts(reader: OptionReader): RolloutSettings {
+  const deadlineMs = reader.duration('rolloutDeadline');
+  return {
+    maxConcurrent: reader.int('maxConcurrentRollouts'),
+    maxPerNamespace: reader.int('maxConcurrentRolloutsPerNamespace'),
+    waves: reader.bool('rolloutWaves'),
+    canary: reader.countOrPercent('canary'),
+    deadlineMs: deadlineMs === 0 ? undefined : deadlineMs,
+    haltOnFailure: reader.bool('haltOnFailedRollout'),
+    undoOnFailure: reader.bool('undoFailedRollouts'),
   };
 }
 
@@ -387,6 +403,7 @@ export async function parseOptions(
     includeHelmSecrets: reader.bool('includeHelmSecrets'),
     dryRun,
     enableConfigRevisions: reader.bool('enableConfigRevisions'),
+    rollouts: readRollouts(reader),
     podName: settings.podName,
     podNamespace: settings.podNamespace,
     metricsCountByNamespace: settings.metricsCountByNamespace,

@@ -207,6 +207,39 @@ describe('bindingOf (ADR 0034 combination rules)', () => {
   });
 });
 
+describe('bindingOf: rollout.priority', () => {
+  const sources = [{ kind: 'SECRET' as const, name: 's' }];
+
+  it('the oldest policy that sets it wins; another value is a conflict', () => {
+    const binding = bindingOf(
+      input([
+        aPolicy(NS, 'new', { ...newer, sources, targets: [byName], rolloutPriority: 9 }),
+        aPolicy(NS, 'old', { ...older, sources, targets: [byName], rolloutPriority: 2 }),
+      ]),
+    );
+    expect(binding.rolloutPriority).toBe(2);
+    expect(binding.conflicts).toEqual([
+      {
+        policy: { namespace: NS, name: 'new' },
+        field: 'rolloutPriority',
+        message: 'rolloutPriority 9 is not applied to Deployment web: policy old sets it',
+      },
+    ]);
+  });
+
+  it("the workload's own kreload.io/rollout-priority wins over the policy", () => {
+    const binding = bindingOf(
+      input([aPolicy(NS, 'p', { sources, targets: [byName], rolloutPriority: 1 })], {
+        strategy: false,
+        pausePeriod: false,
+        rolloutPriority: true,
+      }),
+    );
+    expect(binding.rolloutPriority).toBeUndefined();
+    expect(binding.conflicts.map((conflict) => conflict.field)).toEqual(['rolloutPriority']);
+  });
+});
+
 describe('bindingOf: configRevisions (one value, ADR 0034 and 0038)', () => {
   const sources = [{ kind: 'CONFIGMAP' as const, name: 'a' }];
   const ON = { configMaps: true, secrets: false };
@@ -271,6 +304,11 @@ describe('withPolicySettings and strategyUnder', () => {
       'pausePeriod: the pause-period annotation',
       { ...base, pausePeriod: '5m' },
       { [KEYS.pausePeriod]: '5m' },
+    ],
+    [
+      'rollout.priority: the rollout-priority annotation',
+      { ...base, rolloutPriority: -3 },
+      { 'kreload.io/rollout-priority': '-3' },
     ],
     [
       'configRevisions: both config-revisions annotations',

@@ -5,7 +5,7 @@
  * planner reads the binding of one workload.
  */
 import { sourceKey } from './keys.ts';
-import { CONFIG_REVISIONS, CONFIG_REVISIONS_SECRETS } from './types.ts';
+import { CONFIG_REVISIONS, CONFIG_REVISIONS_SECRETS, ROLLOUT_PRIORITY } from './types.ts';
 import type {
   AnnotationKeys,
   Labels,
@@ -101,6 +101,8 @@ export interface ReloadPolicyView {
   readonly pausePeriod: string | undefined;
   /** `spec.configRevisions`; undefined: the workload's own annotations decide. */
   readonly configRevisions?: PolicyConfigRevisions | undefined;
+  /** `spec.rollout.priority`, as `kreload.io/rollout-priority`; lower rolls first. */
+  readonly rolloutPriority?: number | undefined;
   readonly suspend: boolean;
   readonly status: PolicyStatusView;
   /** Spec entries kreload could not use (a CRD older than this kreload, or none installed). */
@@ -200,13 +202,15 @@ export interface PolicyBinding {
   readonly pausePeriod: string | undefined;
   /** The configRevisions chosen by the combination rule, undefined when no policy sets it. */
   readonly configRevisions: PolicyConfigRevisions | undefined;
-  /** Binding policies whose strategy, syncDelay, pausePeriod or configRevisions lost. */
+  /** The rollout priority chosen by the combination rule, undefined when no policy sets one. */
+  readonly rolloutPriority: number | undefined;
+  /** Binding policies whose strategy, syncDelay, pausePeriod, configRevisions or priority lost. */
   readonly conflicts: readonly PolicyConflict[];
 }
 
 export interface PolicyConflict {
   readonly policy: PolicyRef;
-  readonly field: 'strategy' | 'syncDelay' | 'pausePeriod' | 'configRevisions';
+  readonly field: 'strategy' | 'syncDelay' | 'pausePeriod' | 'configRevisions' | 'rolloutPriority';
   readonly message: string;
 }
 
@@ -218,6 +222,7 @@ export const NO_BINDING: PolicyBinding = {
   strategyFrom: { from: 'default' },
   syncDelayMs: undefined,
   pausePeriod: undefined,
+  rolloutPriority: undefined,
   configRevisions: undefined,
   conflicts: [],
 };
@@ -268,6 +273,8 @@ export interface BindingInput {
     readonly pausePeriod: boolean;
     /** `kreload.io/config-revisions` or `kreload.io/config-revisions-secrets` is set. */
     readonly configRevisions?: boolean | undefined;
+    /** `kreload.io/rollout-priority` is set. */
+    readonly rolloutPriority?: boolean | undefined;
   };
 }
 
@@ -289,6 +296,8 @@ function valueOf(policy: ReloadPolicyView, field: Field): string | undefined {
       return policy.configRevisions === undefined
         ? undefined
         : describeConfigRevisions(policy.configRevisions);
+    case 'rolloutPriority':
+      return policy.rolloutPriority === undefined ? undefined : String(policy.rolloutPriority);
   }
 }
 
@@ -349,11 +358,18 @@ export function bindingOf(input: BindingInput): PolicyBinding {
     input.annotated.configRevisions === true,
     who,
   );
+  const priority = combine(
+    active,
+    'rolloutPriority',
+    input.annotated.rolloutPriority === true,
+    who,
+  );
   const conflicts = [
     ...strategy.conflicts,
     ...syncDelay.conflicts,
     ...pause.conflicts,
     ...revisions.conflicts,
+    ...priority.conflicts,
   ];
   return {
     sources,
@@ -368,6 +384,7 @@ export function bindingOf(input: BindingInput): PolicyBinding {
     syncDelayMs: syncDelay.winner?.syncDelayMs,
     pausePeriod: pause.winner?.pausePeriod,
     configRevisions: revisions.winner?.configRevisions,
+    rolloutPriority: priority.winner?.rolloutPriority,
     conflicts,
   };
 }
@@ -383,6 +400,7 @@ export function annotatedSettings(
     configRevisions:
       Object.hasOwn(view.annotations, CONFIG_REVISIONS) ||
       Object.hasOwn(view.annotations, CONFIG_REVISIONS_SECRETS),
+    rolloutPriority: Object.hasOwn(view.annotations, ROLLOUT_PRIORITY),
   };
 }
 
@@ -404,7 +422,7 @@ export function bindingOfWorkload(
 
 /**
  * The workload as the planner sees it under its binding: a policy's `strategy: restart`,
- * `pausePeriod` and `configRevisions` act as the annotations they stand for, which the workload
+ * `pausePeriod`, `configRevisions` and `rollout.priority` act as the annotations they stand for, which the workload
  * itself does not carry (when it does, the annotation won in `bindingOf` and the binding leaves
  * them unset). `--enable-config-revisions` is still required, as for the annotation.
  */
@@ -419,6 +437,9 @@ export function withPolicySettings(
   if (binding.configRevisions !== undefined) {
     added[CONFIG_REVISIONS] = String(binding.configRevisions.configMaps);
     added[CONFIG_REVISIONS_SECRETS] = String(binding.configRevisions.secrets);
+  }
+  if (binding.rolloutPriority !== undefined) {
+    added[ROLLOUT_PRIORITY] = String(binding.rolloutPriority);
   }
   if (Object.keys(added).length === 0) return view;
   return { ...view, annotations: { ...view.annotations, ...added } };

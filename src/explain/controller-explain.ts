@@ -19,7 +19,7 @@ import type { MarkLedger, PolicyLookup, SourceLookup, WorkloadLookup } from '../
 import { cachedSourceFacts } from '../reconcile/source-facts.ts';
 import { findKindRow } from '../rollout/kinds.ts';
 import type { SourceRead, StartedRollout, WorkloadInput } from './explain-workload.ts';
-import { explainWorkload, keysToRead, listedTypes } from './explain-workload.ts';
+import { explainWorkload, haltsAmong, keysToRead, listedTypes } from './explain-workload.ts';
 import { explainSource } from './explain-source.ts';
 import type {
   ExplainReport,
@@ -47,6 +47,8 @@ export interface ControllerExplainPorts {
   readonly policies: PolicyLookup | undefined;
   readonly recreationPendingSince: (key: WorkloadKey) => number | undefined;
   readonly queue: (key: WorkloadKey) => QueueState;
+  /** The cached workloads of a namespace (halt markers, with `--rollout-waves`). */
+  readonly workloadsInNamespace: (namespace: string) => readonly WorkloadView[];
   /** The last rollout this kreload started on the workload (controller/rollout-tracker.ts). */
   readonly rollout: (key: WorkloadKey) => StartedRollout | undefined;
   readonly leading: () => boolean;
@@ -109,6 +111,7 @@ function explainCached(
     candidates,
     now: ports.now(),
     recreationPendingSince: ports.recreationPendingSince(key),
+    halts: options.rollouts.waves ? haltsAmong(ports.workloadsInNamespace(namespace)) : undefined,
     // The binding the reconciler's next pass reads, from the same store.
     policies: binding === undefined ? undefined : { state: 'known', binding },
     controller: {

@@ -3,8 +3,14 @@ import { dumpYaml, loadYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parseOptions } from '../config/parse-options.ts';
 import { sourceKey, workloadKey } from '../core/keys.ts';
-import type { SourceKey, SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
-import { BASELINE, DEFAULT_ANNOTATION_KEYS as K } from '../core/types.ts';
+import type {
+  SourceKey,
+  SourceType,
+  WorkloadKey,
+  WorkloadKind,
+  WorkloadView,
+} from '../core/types.ts';
+import { BASELINE, DEFAULT_ANNOTATION_KEYS as K, ROLLOUT_HALTED } from '../core/types.ts';
 import { InMemorySources } from '../testing/in-memory-sources.ts';
 import { InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
 import { aCreateMark, aDeleteMark } from '../testing/marks.ts';
@@ -65,6 +71,8 @@ interface World {
   readonly labels?: Readonly<Record<string, string>>;
   /** The last rollout kreload started on shop/api (the rollout tracker). */
   readonly rollout?: StartedRollout;
+  /** Other workloads of the namespace (halt markers). */
+  readonly others?: readonly WorkloadView[];
 }
 
 const BASELINED = { [K.auto]: 'true', [BASELINE]: JSON.stringify({ [CFG]: HASH }) };
@@ -103,6 +111,7 @@ async function portsOf(world: World): Promise<ControllerExplainPorts> {
     recreationPendingSince: (key) => world.recreations?.get(key),
     queue: () => world.queue ?? { state: 'idle' },
     rollout: (key) => (key === API ? world.rollout : undefined),
+    workloadsInNamespace: () => [view, ...(world.others ?? [])],
     leading: () => true,
     now: () => NOW,
     pod: 'kreload-0',
@@ -334,6 +343,42 @@ describe('GET /debug/explain: the controller answers from its caches', () => {
       `${DEPLOYMENT}&o=table`,
     );
     expect(table.body).toContain('rollout kreload started (generation 7): unknown');
+  });
+
+  it('names the halted change, the failed workload and the resume command (--rollout-waves)', async () => {
+    const marker = {
+      source: `configmap/${NS}/cfg`,
+      hash: OTHER_HASH,
+      at: '2026-06-01T11:50:00Z',
+      reason: 'ProgressDeadlineExceeded',
+    };
+    const canary = aWorkload('Deployment', NS, 'canary')
+      .withAnnotation(ROLLOUT_HALTED, JSON.stringify(marker))
+      .build();
+    const world: World = {
+      flags: ['--rollout-waves'],
+      cfg: { hash: OTHER_HASH },
+      others: [canary],
+    };
+    const report = JSON.parse((await ask(world, DEPLOYMENT)).body) as ExplainReport;
+    expect(report.workload?.facts.halts).toEqual([
+      {
+        ...marker,
+        by: { kind: 'Deployment', namespace: NS, name: 'canary' },
+        self: false,
+        resume: `kubectl annotate -n ${NS} deployment/canary kreload.io/rollout-halted-`,
+      },
+    ]);
+    const table = (await ask(world, `${DEPLOYMENT}&o=table`)).body;
+    expect(table).toContain(
+      `held: the change of configmap/${NS}/cfg (hash ${OTHER_HASH.slice(0, 12)}) is halted by Deployment ${NS}/canary (ProgressDeadlineExceeded)`,
+    );
+    expect(table).toContain(
+      `resume: kubectl annotate -n ${NS} deployment/canary kreload.io/rollout-halted-`,
+    );
+    // The change the marker names is not the one due here (another hash): no hold.
+    const other = await ask({ ...world, cfg: { hash: HASH } }, DEPLOYMENT);
+    expect((JSON.parse(other.body) as ExplainReport).workload?.facts.halts).toBeUndefined();
   });
 
   it('says when the rollout was found in progress at start rather than seen being started', async () => {

@@ -9,11 +9,18 @@ import type { DecideInput } from '../core/decide.ts';
 import { parseSourceKey, sourceKey } from '../core/keys.ts';
 import { referencedSources } from '../core/references.ts';
 import { parseHashMap, parseLastReloadedFrom } from '../core/state.ts';
-import type { SourceKey, SourceType, SourceView, WorkloadView } from '../core/types.ts';
+import type {
+  SourceKey,
+  SourceType,
+  SourceView,
+  WorkloadRef,
+  WorkloadView,
+} from '../core/types.ts';
 import {
   BASELINE,
   INSTANTIATE_PENDING,
   LAST_RELOADED_FROM,
+  ROLLOUT_HALTED,
   SNAPSHOTS,
   SOURCE_HASHES,
 } from '../core/types.ts';
@@ -33,12 +40,19 @@ import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { pauseResumeDue, planPause } from '../rollout/pause.ts';
 import { judgeRollout, type RolloutHealth } from '../rollout/health.ts';
 import { parseSnapshotMap } from '../rollout/snapshots.ts';
+import {
+  haltMarkerSource,
+  type HaltMarker,
+  parseHaltMarker,
+  resumeCommand,
+} from '../rollout/waves.ts';
 import { isNamespaceIgnored } from '../watch/namespace-filter.ts';
 import { SOURCE_RESOURCES, plannedKinds, watchedSourceResources } from '../watch/watch-plan.ts';
 import type {
   AppliedFrom,
   ControllerFacts,
   ExplainReason,
+  HaltFacts,
   PolicyFacts,
   Predictions,
   RolloutFacts,
@@ -146,6 +160,52 @@ export interface WorkloadInput {
   readonly controller?: ControllerKnowledge | undefined;
   /** What the ReloadPolicies give the workload (docs/reload-policy.md); none when not given. */
   readonly policies?: PolicyKnowledge | undefined;
+  /** Halt markers on the namespace's workloads (`--rollout-waves`, docs/safe-rollouts.md). */
+  readonly halts?: readonly HaltSeen[] | undefined;
+}
+
+/** A workload carrying `kreload.io/rollout-halted`, and its marker. */
+export interface HaltSeen {
+  readonly ref: WorkloadRef;
+  readonly marker: HaltMarker;
+}
+
+/** The halt markers among `views` (the namespace's workloads). */
+export function haltsAmong(views: readonly WorkloadView[]): readonly HaltSeen[] {
+  return views.flatMap((view) => {
+    const marker = parseHaltMarker(view.annotations[ROLLOUT_HALTED]);
+    return marker === undefined ? [] : [{ ref: view.ref, marker }];
+  });
+}
+
+function nonEmpty<T>(items: readonly T[]): readonly T[] | undefined {
+  return items.length > 0 ? items : undefined;
+}
+
+/** Halts of the changes this workload is due to roll for, or that its own marker names. */
+function haltFacts(input: WorkloadInput, result: ReconcilePlan): readonly HaltFacts[] {
+  const { view } = input;
+  const due = result.keys.flatMap((entry) =>
+    entry.outcome === 'roll' && entry.desired !== undefined
+      ? [{ source: haltMarkerSource(view.ref.namespace, entry.key), hash: entry.desired }]
+      : [],
+  );
+  return (input.halts ?? []).flatMap(({ ref, marker }) => {
+    const self = ref.kind === view.ref.kind && ref.name === view.ref.name;
+    const held = due.some((d) => d.source === marker.source && d.hash === marker.hash);
+    if (!self && !held) return [];
+    return [
+      {
+        source: marker.source,
+        hash: marker.hash,
+        by: { kind: ref.kind, namespace: ref.namespace, name: ref.name },
+        reason: marker.reason,
+        at: marker.at,
+        self,
+        resume: resumeCommand(ref),
+      },
+    ];
+  });
 }
 
 /**
@@ -583,6 +643,7 @@ export function explainWorkload(given: WorkloadInput): WorkloadExplanation {
       controller: input.controller === undefined ? undefined : controllerFacts(input.controller),
       policy: policyFacts(input),
       rollout: rolloutFacts(input),
+      halts: nonEmpty(haltFacts(input, result)),
     },
     problems: [...result.problems, ...pause.problems].map(
       ({ key, value, problem, consequence }) => ({

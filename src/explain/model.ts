@@ -194,6 +194,24 @@ export interface WorkloadFacts {
   readonly policy?: PolicyFacts | undefined;
   /** Kinds with a health model (not Job, CronJob): the rollout and how it is going. */
   readonly rollout?: RolloutFacts | undefined;
+  /**
+   * Changes due here that are halted (`--rollout-waves`): the failed workload that carries the
+   * halt marker, and how to resume. Empty without waves or halts.
+   */
+  readonly halts?: readonly HaltFacts[] | undefined;
+}
+
+/** A halted change this workload is held by (or, with `self`, that its own failure halted). */
+export interface HaltFacts {
+  /** `<type>/<namespace>/<name>` of the source. */
+  readonly source: string;
+  readonly hash: string;
+  readonly by: { readonly kind: string; readonly namespace: string; readonly name: string };
+  readonly reason: string;
+  readonly at: string;
+  /** This workload carries the marker: its rollout failed. */
+  readonly self: boolean;
+  readonly resume: string;
 }
 
 /**

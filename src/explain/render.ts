@@ -4,6 +4,7 @@ import type {
   ControllerFacts,
   QueueState,
   ExplainReport,
+  HaltFacts,
   PolicyFacts,
   ReferenceSite,
   RolloutFacts,
@@ -179,6 +180,17 @@ function rolloutLines(rollout: RolloutFacts | undefined): string[] {
   ];
 }
 
+function haltLines(halts: readonly HaltFacts[] | undefined): string[] {
+  return (halts ?? []).map((halt) => {
+    const change = `the change of ${halt.source} (hash ${halt.hash.slice(0, 12)})`;
+    const by = `${halt.by.kind} ${halt.by.namespace}/${halt.by.name}`;
+    const what = halt.self
+      ? `  halted ${change}: this workload's rollout failed (${halt.reason})`
+      : `  held: ${change} is halted by ${by} (${halt.reason})`;
+    return `${what} since ${halt.at}; resume: ${halt.resume}, or change the source again`;
+  });
+}
+
 function workloadLines(workload: WorkloadExplanation, width: TableWidth): string[] {
   const { facts } = workload;
   const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
@@ -199,6 +211,7 @@ function workloadLines(workload: WorkloadExplanation, width: TableWidth): string
     );
   }
   lines.push(...rolloutLines(facts.rollout));
+  lines.push(...haltLines(facts.halts));
   lines.push(...controllerLines(facts.controller));
   lines.push(...policyLines(facts.policy));
   for (const collision of facts.collisions) {

@@ -228,6 +228,21 @@ describe('serializeReadinessReport', () => {
     );
   });
 
+  it('lists halted rollouts last, as detail: the report stays ready', () => {
+    const body = serializeReadinessReport(
+      buildReadinessReport({
+        ...base,
+        watches: clusterWide({ configmaps: 'ok', deployments: 'ok' }),
+        haltedRollouts: ['team-a/secret/db@222222222222'],
+      }),
+    );
+    expect(body).toBe(
+      '{"ready":true,"checks":{"cachesSynced":true,"apiServer":"ok","leaderElection":"disabled",' +
+        '"kinds":{"configmaps":"ok","deployments":"ok"},"permitted":true,' +
+        '"haltedRollouts":["team-a/secret/db@222222222222"]}}',
+    );
+  });
+
   it('keeps the field order of a report built in another order', () => {
     const body = serializeReadinessReport({
       checks: {

@@ -30,6 +30,11 @@ export interface ReadinessReport {
     readonly namespaces: Readonly<Record<string, Readonly<Record<string, WatchStatus>>>>;
     /** Some namespace (or the cluster) has a source kind and a workload kind that are `ok`. */
     readonly permitted: boolean;
+    /**
+     * Source changes whose rollout is halted now (`--rollout-waves`), as `<ns>/<type>/<name>@<hash
+     * prefix>`. Detail only: a halt is not unreadiness.
+     */
+    readonly haltedRollouts?: readonly string[] | undefined;
   };
 }
 
@@ -52,6 +57,8 @@ export interface ReadinessInput {
   readonly leaseReadAgoMs: number | undefined;
   /** Shutdown has begun (§13.5 step 1). */
   readonly shuttingDown: boolean;
+  /** Halted source changes (roll admission); undefined or empty: none. */
+  readonly haltedRollouts?: readonly string[] | undefined;
 }
 
 /** A follower that read the Lease within this window is "following correctly" (§13.1). */
@@ -139,6 +146,7 @@ export function buildReadinessReport(input: ReadinessInput): ReadinessReport {
       kinds: summarizeKinds(input),
       namespaces: troubledNamespaces(input.watches),
       permitted,
+      haltedRollouts: input.haltedRollouts,
     },
   };
 }
@@ -157,6 +165,10 @@ export function serializeReadinessReport(report: ReadinessReport): string {
         ? { namespaces: report.checks.namespaces }
         : {}),
       permitted: report.checks.permitted,
+      // Only while a change is halted, so the Reloader-era body stays as it was.
+      ...((report.checks.haltedRollouts?.length ?? 0) > 0
+        ? { haltedRollouts: report.checks.haltedRollouts }
+        : {}),
     },
   });
 }
@@ -181,6 +193,8 @@ export interface ReadinessSources {
   readonly election: ElectionReadiness | undefined;
   readonly shuttingDown: () => boolean;
   readonly monotonicMs: () => number;
+  /** Halted source changes (roll admission), for detail. */
+  readonly haltedRollouts?: (() => readonly string[]) | undefined;
 }
 
 /** The `/readyz` report from the running parts: the watch server and the leadership state. */
@@ -194,5 +208,6 @@ export function aggregateReadiness(sources: ReadinessSources): ReadinessReport {
     leaderElection: election?.state() ?? 'disabled',
     leaseReadAgoMs: lastRead === undefined ? undefined : sources.monotonicMs() - lastRead,
     shuttingDown: sources.shuttingDown(),
+    haltedRollouts: sources.haltedRollouts?.(),
   });
 }

@@ -33,6 +33,7 @@ describe('projectReloadPolicy', () => {
         syncDelay: '1m30s',
         pausePeriod: '5m',
         configRevisions: { configMaps: true, secrets: true },
+        rollout: { priority: -5 },
         suspend: true,
       },
       status: {
@@ -83,6 +84,7 @@ describe('projectReloadPolicy', () => {
       syncDelayMs: 90_000,
       pausePeriod: '5m',
       configRevisions: { configMaps: true, secrets: true },
+      rolloutPriority: -5,
       suspend: true,
       status: {
         observedGeneration: 1,
@@ -129,6 +131,7 @@ describe('projectReloadPolicy', () => {
         strategy: 'rolling',
         syncDelay: '2h',
         pausePeriod: 'soon',
+        rollout: { priority: 1.5 },
       },
     });
     expect(view?.sources).toEqual([{ kind: 'CONFIGMAP', name: 'ok' }]);
@@ -145,6 +148,7 @@ describe('projectReloadPolicy', () => {
       'spec.targets[0] needs a known kind and one of name or selector; ignored',
       'spec.syncDelay "2h" is not a Go duration within bounds; ignored',
       'spec.pausePeriod "soon" is not a Go duration within bounds; ignored',
+      'spec.rollout.priority 1.5 is not an integer of at most 9 digits; ignored',
     ]);
   });
 

@@ -232,6 +232,19 @@ function configRevisionsOf(spec: JsonObject | undefined): PolicyConfigRevisions 
 
 const HOUR_MS = 3_600_000;
 
+/** `spec.rollout.priority`: an integer of at most 9 digits, as the annotation it stands for. */
+function rolloutPriorityOf(spec: JsonObject | undefined, problems: string[]): number | undefined {
+  const value = objectAt(spec, ['rollout'])?.priority;
+  if (value === undefined) return undefined;
+  if (typeof value === 'number' && Number.isInteger(value) && Math.abs(value) <= 999_999_999) {
+    return value;
+  }
+  problems.push(
+    `spec.rollout.priority ${JSON.stringify(value).slice(0, 64)} is not an integer of at most 9 digits; ignored`,
+  );
+  return undefined;
+}
+
 /** Undefined for an object without name, namespace or uid. */
 export function projectReloadPolicy(obj: unknown): ReloadPolicyView | undefined {
   const id = objectIdentity(obj);
@@ -255,6 +268,7 @@ export function projectReloadPolicy(obj: unknown): ReloadPolicyView | undefined 
     syncDelayMs: durationOf(spec, 'syncDelay', HOUR_MS, problems)?.ms,
     pausePeriod: durationOf(spec, 'pausePeriod', 24 * HOUR_MS, problems)?.text,
     configRevisions: configRevisionsOf(spec),
+    rolloutPriority: rolloutPriorityOf(spec, problems),
     suspend: booleanAt(spec, ['suspend']),
     status: statusOf(obj),
     problems,

@@ -3,7 +3,13 @@
  * state and, for a roll, the strategy's template change.
  */
 import type { WorkloadView } from '../core/types.ts';
-import { BASELINE, INSTANTIATE_PENDING, REVISION_DIGEST, SOURCE_HASHES } from '../core/types.ts';
+import {
+  BASELINE,
+  INSTANTIATE_PENDING,
+  REVISION_DIGEST,
+  ROLLOUT_HALTED,
+  SOURCE_HASHES,
+} from '../core/types.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { setAt } from '../core/json.ts';
 import type { PatchType, WorkloadKindRow } from './kinds.ts';
@@ -246,4 +252,12 @@ export function deploymentRequest(name: string): JsonObject {
 /** RFC 3339 UTC with seconds precision (`2026-01-02T03:04:05Z`), the form of paused-at and restartAt. */
 export function rfc3339Seconds(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The halt marker (docs/adr/0043) on a workload's metadata, never its template: it rolls nothing. */
+export function haltMarkerPatch(row: WorkloadKindRow, marker: string): Patch {
+  return {
+    type: row.metadataPatchType,
+    body: { metadata: { annotations: { [ROLLOUT_HALTED]: marker } } },
+  };
 }

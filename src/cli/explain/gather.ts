@@ -11,8 +11,13 @@ import { objectAt } from '../../core/json.ts';
 import { projectWorkload } from '../../kube/workload-projection.ts';
 import { projectionSettings } from '../../kube/projections.ts';
 import { findKindRow, WORKLOAD_KINDS } from '../../rollout/kinds.ts';
-import type { SourceRead, WorkloadInput } from '../../explain/explain-workload.ts';
-import { explainWorkload, keysToRead, listedTypes } from '../../explain/explain-workload.ts';
+import type { HaltSeen, SourceRead, WorkloadInput } from '../../explain/explain-workload.ts';
+import {
+  explainWorkload,
+  haltsAmong,
+  keysToRead,
+  listedTypes,
+} from '../../explain/explain-workload.ts';
 import { explainSource } from '../../explain/explain-source.ts';
 import { referenceSites } from './reference-sites.ts';
 import type { SourceQueryExplanation, WorkloadExplanation } from '../../explain/model.ts';
@@ -51,6 +56,7 @@ class RunCache {
   readonly #names = new Map<SourceType, Promise<readonly string[] | 'forbidden'>>();
   readonly #selected = new Map<string, Promise<boolean | undefined>>();
   #policies: Promise<PolicyList> | undefined;
+  #halts: Promise<readonly HaltSeen[]> | undefined;
   readonly #catalogs = new Map<
     SourceType,
     Promise<readonly NamedObject<SourceType>[] | 'forbidden'>
@@ -89,6 +95,24 @@ class RunCache {
   policies(namespace: string): Promise<PolicyList> {
     this.#policies ??= this.#context.reader.reloadPolicies(namespace);
     return this.#policies;
+  }
+
+  /** The halt markers on the namespace's workloads (docs/safe-rollouts.md). */
+  halts(namespace: string): Promise<readonly HaltSeen[]> {
+    this.#halts ??= this.#listHalts(namespace);
+    return this.#halts;
+  }
+
+  async #listHalts(namespace: string): Promise<readonly HaltSeen[]> {
+    const settings = projectionSettings(this.#context.options);
+    const views: WorkloadView[] = [];
+    for (const row of WORKLOAD_KINDS) {
+      for (const object of await this.#context.reader.listWorkloads(row.kind, namespace)) {
+        const view = projectWorkload(row.kind, object, settings);
+        if (view !== undefined) views.push(view);
+      }
+    }
+    return haltsAmong(views);
   }
 
   catalog(namespace: string, type: SourceType) {
@@ -199,6 +223,7 @@ async function explainObject(
     now: context.now,
     recreationPendingSince: pendingSince(context, view.ref, view.uid),
     policies,
+    halts: context.options.rollouts.waves ? await cache.halts(namespace) : undefined,
   };
   return explainWorkload(input);
 }

@@ -7,14 +7,7 @@
 import { ApiError } from '../../core/api-error.ts';
 import { sha1Hex } from '../../core/hash.ts';
 import type { JsonObject } from '../../core/json.ts';
-import {
-  isJsonObject,
-  numberAt,
-  objectAt,
-  objectsAt,
-  stringAt,
-  stringMapAt,
-} from '../../core/json.ts';
+import { isJsonObject, stringAt, stringMapAt } from '../../core/json.ts';
 import { parseSourceKey } from '../../core/keys.ts';
 import type { WorkloadKind } from '../../core/types.ts';
 import { CONFIG_REVISIONS, CONFIG_REVISIONS_SECRETS, SNAPSHOTS } from '../../core/types.ts';
@@ -36,6 +29,7 @@ import type { KubeTransport } from '../../kube/transport.ts';
 import { HttpMethod } from '../../kube/transport.ts';
 import type { RevisionKind } from '../../rollout/kinds.ts';
 import { kindRow } from '../../rollout/kinds.ts';
+import { liveRevision, ownedRevisions } from '../../rollout/revisions.ts';
 import type { SnapshotType } from '../../rollout/snapshots.ts';
 import { SNAPSHOT_SOURCE_HASH_ANNOTATION, parseSnapshotMap } from '../../rollout/snapshots.ts';
 import type { ObjectRead } from '../explain/reader.ts';
@@ -106,67 +100,13 @@ export interface HistoryTarget {
   readonly name: string;
 }
 
-const DEPLOYMENT_REVISION = 'deployment.kubernetes.io/revision';
-
-/** Where a revision keeps its number and its pod template, per revision kind. */
-const REVISION_FIELDS: Readonly<
-  Record<RevisionKind, { number(o: JsonObject): number | undefined; template: readonly string[] }>
-> = {
-  ReplicaSet: {
-    number: (o) => {
-      const raw = stringAt(o, ['metadata', 'annotations', DEPLOYMENT_REVISION]);
-      return raw === undefined || !/^\d+$/.test(raw) ? undefined : Number(raw);
-    },
-    template: ['spec', 'template'],
-  },
-  ControllerRevision: {
-    number: (o) => numberAt(o, ['revision']),
-    template: ['data', 'spec', 'template'],
-  },
-};
-
-function controlledBy(object: JsonObject, uid: string): boolean {
-  return objectsAt(object, ['metadata', 'ownerReferences']).some(
-    (owner) => owner.uid === uid && owner.controller === true,
-  );
-}
-
 function revisionInputs(list: JsonObject, kind: RevisionKind, uid: string): RevisionInput[] {
-  const fields = REVISION_FIELDS[kind];
-  return objectsAt(list, ['items'])
-    .filter((item) => controlledBy(item, uid))
-    .flatMap((item) => {
-      const revision = fields.number(item);
-      if (revision === undefined) return [];
-      const template = objectAt(item, fields.template);
-      return [
-        {
-          object: stringAt(item, ['metadata', 'name']) ?? '',
-          revision,
-          createdAt: stringAt(item, ['metadata', 'creationTimestamp']),
-          snapshots: parseSnapshotMap(stringAt(template, ['metadata', 'annotations', SNAPSHOTS])),
-        },
-      ];
-    });
-}
-
-/** The live revision, by the rule of the workload's kind row. */
-function liveObject(
-  kind: WorkloadKind,
-  workload: JsonObject,
-  revisions: readonly RevisionInput[],
-): string | undefined {
-  const newest = [...revisions].sort((a, b) => b.revision - a.revision)[0];
-  switch (kindRow(kind).liveRevision) {
-    case 'revision-annotation': {
-      const raw = stringAt(workload, ['metadata', 'annotations', DEPLOYMENT_REVISION]);
-      return revisions.find((r) => String(r.revision) === raw)?.object ?? newest?.object;
-    }
-    case 'update-revision':
-      return stringAt(workload, ['status', 'updateRevision']) ?? newest?.object;
-    case 'newest':
-      return newest?.object;
-  }
+  return ownedRevisions(list, kind, uid).map(({ object, revision, createdAt, template }) => ({
+    object,
+    revision,
+    createdAt,
+    snapshots: parseSnapshotMap(stringAt(template, ['metadata', 'annotations', SNAPSHOTS])),
+  }));
 }
 
 function digests(
@@ -259,7 +199,7 @@ export async function gatherHistory(
     },
     revisionKind,
     revisions,
-    liveObject: liveObject(kind, workload.object, revisions),
+    liveObject: liveRevision(kind, workload.object, revisions)?.object,
     reads: await readSnapshots(reads, namespace, revisions, showValues),
   };
   return buildHistory(input, showValues);
