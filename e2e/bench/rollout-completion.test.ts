@@ -215,6 +215,23 @@ describe('rolloutCompletion', () => {
     expect(pendingRollouts([done, never, stuck])).toBe(2);
     expect(pendingRollouts([done])).toBe(0);
   });
+
+  it.each([
+    { name: 'none expected', rollouts: () => [], expected: null },
+    {
+      name: 'one incomplete',
+      rollouts: () => [rollout(50, [OLD, NEW]), rollout(50, [OLD])],
+      expected: null,
+    },
+    // Complete at 180 (NEW fully available at 170, OLD without pods at 180); 180 − 20.
+    {
+      name: 'all complete: first change to last completion',
+      rollouts: () => [rollout(50, [OLD, NEW]), rollout(20, [OLD, NEW])],
+      expected: 160,
+    },
+  ])('time until all complete: $name → $expected', ({ rollouts, expected }) => {
+    expect(rolloutCompletion(rollouts(), 300).allCompleteMs).toBe(expected);
+  });
 });
 
 describe('expectedRollouts', () => {

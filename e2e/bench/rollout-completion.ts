@@ -167,6 +167,11 @@ export interface RolloutCompletion {
   readonly changeToCompleteMs: Distribution;
   /** Rollouts never completed before observation ended (a missing roll included). */
   readonly incomplete: number;
+  /**
+   * From the first measured write to the moment the last rollout was complete, ms; null while any
+   * is incomplete or none was expected (absent from summaries written before it was measured).
+   */
+  readonly allCompleteMs?: number | null;
   readonly inFlight: InFlightProfile;
 }
 
@@ -185,6 +190,7 @@ export function rolloutCompletion(
   const durations: number[] = [];
   const intervals: Interval[] = [];
   let incomplete = 0;
+  let lastEnd = -Infinity;
   for (const rollout of rollouts) {
     const end = completedAt({
       replicaSets: rollout.replicaSets,
@@ -194,13 +200,19 @@ export function rolloutCompletion(
     });
     const start = startOf(rollout);
     if (end === undefined) incomplete += 1;
-    else durations.push(end - rollout.changedAt);
+    else {
+      durations.push(end - rollout.changedAt);
+      lastEnd = Math.max(lastEnd, end);
+    }
     if (start !== undefined) intervals.push({ start, end });
   }
+  const firstChange = Math.min(...rollouts.map((rollout) => rollout.changedAt));
   return {
     expected: rollouts.length,
     changeToCompleteMs: distribution(durations),
     incomplete,
+    allCompleteMs:
+      rollouts.length === 0 || incomplete > 0 ? null : Math.round(lastEnd - firstChange),
     inFlight: inFlightProfile(intervals, until),
   };
 }
