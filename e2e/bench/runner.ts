@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterClient } from '../harness/cluster.ts';
 import { installKreloadIdentity, KRELOAD_USER } from '../harness/rbac.ts';
 import { AuditLog } from '../harness/audit.ts';
+import { InFlightSampler, type InFlightSeries } from '../harness/rollouts-in-flight.ts';
 import {
   readAuditRange,
   splitByPhase,
@@ -65,6 +66,8 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
 const DEFAULT_SETTLE_MS = 2000;
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
 const PROGRESS_INTERVAL_MS = 5000;
+/** How often the Deployments in flight are counted from ReplicaSet state. */
+const IN_FLIGHT_SAMPLE_MS = 250;
 /** How long the pods of a run whose pods run may take to go away after it. */
 const POD_CLEANUP_TIMEOUT_MS = 120_000;
 /** S5: a workload created just before a write, or deleted just after, need not roll for it. */
@@ -132,6 +135,12 @@ export interface RunResult {
    * absent from summaries written before it was measured).
    */
   readonly rolloutCompletion?: RolloutCompletion | null;
+  /**
+   * Scenarios whose pods run: Deployments in flight counted from ReplicaSet state every 250 ms from
+   * the load's start to the end of the wait for completion; series times are ms from the first
+   * write (null otherwise; absent from summaries written before it was measured).
+   */
+  readonly rolloutsInFlight?: InFlightSeries | null;
   readonly requests: RequestSummary | null;
   readonly resources: ResourceUsage & {
     readonly cpuSecondsStartup: number | null;
@@ -203,6 +212,11 @@ export class ScenarioRun implements ScenarioContext {
   readonly #random: () => number;
   readonly #observer: TemplateObserver;
   readonly #sampler = new ProcessSampler();
+  readonly #inFlight = new InFlightSampler({
+    clock: this.#clock,
+    intervalMs: IN_FLIGHT_SAMPLE_MS,
+  });
+  #inFlightSeries: InFlightSeries | undefined;
   readonly #audit: AuditLog | undefined;
   readonly #writes: WriteRecord[] = [];
   readonly #versions = new Map<string, Map<string, number>>();
@@ -238,6 +252,9 @@ export class ScenarioRun implements ScenarioContext {
       kc: deps.env.cluster.kc,
       labelSelector: `${RUN_LABEL}=${deps.request.runId}`,
       clock: this.#clock,
+      onReplicaSetEvent: (event) => {
+        this.#inFlight.apply(event.type, event.object);
+      },
     });
     const auditPath = deps.env.cluster.auditLogPath;
     this.#audit = auditPath === undefined ? undefined : new AuditLog({ path: auditPath });
@@ -457,6 +474,7 @@ export class ScenarioRun implements ScenarioContext {
       ticker = setInterval(() => {
         this.#reportProgress(loadStart);
       }, PROGRESS_INTERVAL_MS);
+      if (scenario.podsRunMs !== undefined) this.#inFlight.start();
       await scenario.run(this);
       timing.load = this.#clock() - began;
       began = this.#clock();
@@ -467,6 +485,7 @@ export class ScenarioRun implements ScenarioContext {
       this.#say(`failed: ${error}`);
     } finally {
       clearInterval(ticker);
+      this.#stopInFlight();
       await this.stopController().catch((stopError: unknown) => {
         error ??= `stopping the controller: ${errorText(stopError)}`;
       });
@@ -494,11 +513,20 @@ export class ScenarioRun implements ScenarioContext {
 
   #reportProgress(since: number): void {
     const rss = this.#sampler.currentRssMiB();
+    const sampling = this.#request.scenario.podsRunMs !== undefined;
     this.#say(
       `${((this.#clock() - since) / 1000).toFixed(0)} s: ${this.#writes.length} writes, ` +
         `${this.#observer.rollCount()} rollouts seen` +
+        (sampling ? `, ${this.#inFlight.current()} in flight` : '') +
         (rss === null ? '' : `, controller RSS ${rss} MiB`),
     );
+  }
+
+  /** Ends the in-flight sampling once (the end of the wait, or a failure); times from the first write. */
+  #stopInFlight(): void {
+    if (this.#request.scenario.podsRunMs === undefined || this.#inFlightSeries !== undefined)
+      return;
+    this.#inFlightSeries = this.#inFlight.stop(this.#writes[0]?.at ?? this.#clock());
   }
 
   async #serialised(source: SourceSpec, action: () => Promise<void>): Promise<void> {
@@ -738,6 +766,7 @@ export class ScenarioRun implements ScenarioContext {
     const podsRunMs = scenario.podsRunMs?.(this.params);
     if (podsRunMs !== undefined) await this.#awaitRolloutsComplete(podsRunMs);
     this.#observedUntil = this.#clock();
+    this.#stopInFlight();
     await this.sleep(scenario.settleMs?.(this.params) ?? DEFAULT_SETTLE_MS);
     return drained;
   }
@@ -854,6 +883,7 @@ export class ScenarioRun implements ScenarioContext {
         rollouts,
       },
       rolloutCompletion: completion,
+      rolloutsInFlight: this.#inFlightSeries ?? null,
       requests: details.requests,
       resources: {
         ...details.resources,
