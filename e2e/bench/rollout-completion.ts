@@ -109,6 +109,23 @@ export function inFlightProfile(intervals: readonly Interval[], until: number): 
   return { max, p95: max };
 }
 
+/** Overlapping or touching intervals as one; open intervals (no end) absorb every later one. */
+export function mergeOverlapping(intervals: readonly Interval[]): Interval[] {
+  const sorted = [...intervals].sort((a, b) => a.start - b.start);
+  const merged: Interval[] = [];
+  for (const interval of sorted) {
+    const last = merged.at(-1);
+    if (last !== undefined && (last.end === undefined || interval.start <= last.end)) {
+      const end =
+        last.end === undefined || interval.end === undefined
+          ? undefined
+          : Math.max(last.end, interval.end);
+      merged[merged.length - 1] = { start: last.start, end };
+    } else merged.push(interval);
+  }
+  return merged;
+}
+
 /** One Deployment that had to roll for a change. */
 export interface ExpectedRollout {
   readonly changedAt: number;
@@ -188,7 +205,9 @@ export function rolloutCompletion(
   until: number,
 ): RolloutCompletion {
   const durations: number[] = [];
-  const intervals: Interval[] = [];
+  // Rollouts of one Deployment (one per source it uses) share its ReplicaSet list: one Deployment
+  // is one rollout in flight, however many of its sources changed.
+  const intervalsByDeployment = new Map<readonly ReplicaSetHistory[], Interval[]>();
   let incomplete = 0;
   let lastEnd = -Infinity;
   for (const rollout of rollouts) {
@@ -204,7 +223,11 @@ export function rolloutCompletion(
       durations.push(end - rollout.changedAt);
       lastEnd = Math.max(lastEnd, end);
     }
-    if (start !== undefined) intervals.push({ start, end });
+    if (start !== undefined) {
+      const intervals = intervalsByDeployment.get(rollout.replicaSets) ?? [];
+      intervals.push({ start, end });
+      intervalsByDeployment.set(rollout.replicaSets, intervals);
+    }
   }
   const firstChange = Math.min(...rollouts.map((rollout) => rollout.changedAt));
   return {
@@ -213,7 +236,7 @@ export function rolloutCompletion(
     incomplete,
     allCompleteMs:
       rollouts.length === 0 || incomplete > 0 ? null : Math.round(lastEnd - firstChange),
-    inFlight: inFlightProfile(intervals, until),
+    inFlight: inFlightProfile([...intervalsByDeployment.values()].flatMap(mergeOverlapping), until),
   };
 }
 
