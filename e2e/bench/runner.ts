@@ -137,8 +137,7 @@ export interface RunResult {
   readonly rolloutCompletion?: RolloutCompletion | null;
   /**
    * Scenarios whose pods run: Deployments in flight counted from ReplicaSet state every 250 ms from
-   * the load's start to the end of the wait for completion; series times are ms from the first
-   * write (null otherwise; absent from summaries written before it was measured).
+   * the first write to the end of the wait for completion; series times are ms from that write (null otherwise; absent from summaries written before it was measured).
    */
   readonly rolloutsInFlight?: InFlightSeries | null;
   readonly requests: RequestSummary | null;
@@ -371,6 +370,8 @@ export class ScenarioRun implements ScenarioContext {
       this.#versions.set(id, versions);
       const version = (versions.get(key) ?? 0) + 1;
       versions.set(key, version);
+      // Rollouts in flight are sampled from the first write on (no-op once started).
+      if (this.#request.scenario.podsRunMs !== undefined) this.#inFlight.start();
       const writeId = this.#writes.length;
       this.#writes.push({
         id: writeId,
@@ -474,7 +475,6 @@ export class ScenarioRun implements ScenarioContext {
       ticker = setInterval(() => {
         this.#reportProgress(loadStart);
       }, PROGRESS_INTERVAL_MS);
-      if (scenario.podsRunMs !== undefined) this.#inFlight.start();
       await scenario.run(this);
       timing.load = this.#clock() - began;
       began = this.#clock();

@@ -286,7 +286,7 @@ export function renderMarkdown(
       '',
       '## Rollouts in flight, sampled from ReplicaSets',
       '',
-      'Every 250 ms from the load’s start: a Deployment is in flight while more than one of its',
+      'Every 250 ms from the first write: a Deployment is in flight while more than one of its',
       'ReplicaSets has pods or its newest ReplicaSet has fewer available pods than desired. All',
       'complete: first write → the last rollout complete. Writes: the controller’s create, update,',
       'patch and delete requests after ready (audit log); peak: the most in one second.',
