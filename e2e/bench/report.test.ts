@@ -23,6 +23,7 @@ function run(details: {
   error?: string;
   completion?: RolloutCompletion;
   inFlight?: InFlightSeries;
+  command?: string;
 }): RunResult {
   const latency = {
     count: 10,
@@ -37,7 +38,7 @@ function run(details: {
     title: 'burst',
     controller: details.controller,
     profile: details.profile ?? 'kreload',
-    command: 'x',
+    command: details.command ?? 'x',
     repeat: 0,
     runId: 'r',
     params: {},
@@ -125,16 +126,26 @@ describe('rolloutsInFlightTable', () => {
       run({
         scenario: 'R3',
         controller: 'kreload-budget20',
+        command: 'node dist/main.js --max-concurrent-rollouts=20',
         p99: 10,
         completion: completion(90_000, 20),
         inFlight: sampled(20),
+      }),
+      run({
+        scenario: 'R3',
+        controller: 'kreload-budget5',
+        command: 'node dist/main.js --max-concurrent-rollouts=5',
+        p99: 10,
+        completion: completion(90_000, 20),
+        inFlight: sampled(6),
       }),
       run({ scenario: 'R1', controller: 'kreload', p99: 10, completion: completion(6000, 50) }),
     ]);
 
     expect(rolloutsInFlightTable(rows).split('\n').slice(2)).toEqual([
-      '| R3 burst | kreload | 100 | 98 | 61.0 | 8 | 5 | 120 | 0 / 0 / 0 |',
-      '| R3 burst | kreload-budget20 | 20 | 18 | 91.0 | 8 | 5 | 100 | 0 / 0 / 0 |',
+      '| R3 burst | kreload | 100 | 98 | – | 61.0 | 8 | 5 | 120 | 0 / 0 / 0 |',
+      '| R3 burst | kreload-budget20 | 20 | 18 | 20 held | 91.0 | 8 | 5 | 100 | 0 / 0 / 0 |',
+      '| R3 burst | kreload-budget5 | 6 | 4 | 5 **exceeded** | 91.0 | 8 | 5 | 100 | 0 / 0 / 0 |',
     ]);
   });
 

@@ -3,6 +3,7 @@
  * between repeats as the noise margin), ratios to the ideal reactor, `--compare` ratios to the
  * first controller, and `--baseline` regression flags. Pure.
  */
+import { rolloutBudgetOf } from './controllers.ts';
 import type { RunResult } from './runner.ts';
 import { median, ratio, relativeSpread } from './stats.ts';
 
@@ -31,6 +32,7 @@ export const METRICS = [
   'inFlightP95',
   'sampledInFlightMax',
   'sampledInFlightP95',
+  'rolloutBudget',
   'allCompleteMs',
   'rolloutsIncomplete',
   'readyMs',
@@ -74,6 +76,7 @@ export function runMetrics(run: RunResult): Record<MetricName, number | null> {
     inFlightP95: completion?.inFlight.p95 ?? null,
     sampledInFlightMax: run.rolloutsInFlight?.max ?? null,
     sampledInFlightP95: run.rolloutsInFlight?.p95 ?? null,
+    rolloutBudget: rolloutBudgetOf(run.command.split(' ')) ?? null,
     allCompleteMs: completion?.allCompleteMs ?? null,
     rolloutsIncomplete: completion?.incomplete ?? null,
     readyMs: run.timingMs.ready[0] ?? null,
@@ -229,6 +232,12 @@ export function rolloutCompletionTable(rows: readonly Row[]): string {
   return lines.join('\n');
 }
 
+/** The controller's `--max-concurrent-rollouts`, and whether the rollouts in flight kept to it. */
+function budgetCell(max: number | null, budget: number | null): string {
+  if (budget === null) return '–';
+  return max !== null && max > budget ? `${budget} **exceeded**` : `${budget} held`;
+}
+
 /**
  * Scenarios whose pods run, the storm's figures: Deployments in flight sampled from ReplicaSet
  * state, time until every rollout is complete, the controller's peak writes per second (audit
@@ -238,8 +247,8 @@ export function rolloutsInFlightTable(rows: readonly Row[]): string {
   const measured = rows.filter((row) => row.metrics.sampledInFlightMax !== null);
   if (measured.length === 0) return '';
   const lines = [
-    '| scenario | controller | in flight max | in flight p95 | all complete s | writes after ready | peak writes/s | RSS max MiB | incomplete / missed / extra |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| scenario | controller | in flight max | in flight p95 | budget | all complete s | writes after ready | peak writes/s | RSS max MiB | incomplete / missed / extra |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const row of measured) {
     const m = row.metrics;
@@ -248,6 +257,7 @@ export function rolloutsInFlightTable(rows: readonly Row[]): string {
       row.controller + (row.failed.length > 0 ? ` (**${row.failed.length} failed**)` : ''),
       fmt(m.sampledInFlightMax),
       fmt(m.sampledInFlightP95),
+      budgetCell(m.sampledInFlightMax, m.rolloutBudget),
       m.allCompleteMs === null ? '–' : (m.allCompleteMs / 1000).toFixed(1),
       fmt(m.writesAfterReady),
       fmt(m.peakWritesPerSecond),
