@@ -671,7 +671,7 @@ function churnWorkload(namespace: string, index: number): WorkloadSpec {
 }
 
 /**
- * R3 (Reloader #220: thousands of Secrets change at once): in each namespace, Deployment `app-<i>`
+ * R3 (thousands of Secrets change at once): in each namespace, Deployment `app-<i>`
  * reads its own credentials Secret `creds-<i>` (envFrom) and mounts its own certificate Secret
  * `tls-<i>` (volume), two Secrets per Deployment, none shared: what External Secrets refreshing
  * every credential and cert-manager renewing every certificate produce. Sources are listed (and
