@@ -610,9 +610,16 @@ export class ScenarioRun implements ScenarioContext {
           }) === undefined,
       ).length;
     const began = this.#clock();
+    const ticker = setInterval(() => {
+      this.#say(
+        `setup: ${deployments.length - notReady()}/${deployments.length} Deployments Ready`,
+      );
+    }, PROGRESS_INTERVAL_MS);
     const ready = await this.#until(() => notReady() === 0, {
       timeoutMs,
       what: 'every Deployment to have its first pods Ready',
+    }).finally(() => {
+      clearInterval(ticker);
     });
     if (!ready) {
       throw new Error(
