@@ -156,9 +156,16 @@ export function expectedRollouts(
   for (const write of writes) {
     if (write.hash !== undefined) lastWrites.set(write.source, { at: write.at, hash: write.hash });
   }
+  // Indexed by source: a storm of thousands of sources over thousands of Deployments stays linear.
+  const dependents = new Map<string, DependentDeployment[]>();
+  for (const deployment of deployments) {
+    for (const source of deployment.sources.keys()) {
+      dependents.set(source, [...(dependents.get(source) ?? []), deployment]);
+    }
+  }
   const rollouts: ExpectedRollout[] = [];
   for (const [source, write] of lastWrites) {
-    for (const deployment of deployments) {
+    for (const deployment of dependents.get(source) ?? []) {
       const local = deployment.sources.get(source);
       if (local === undefined) continue;
       const carrying = new Set(
