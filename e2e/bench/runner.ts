@@ -143,7 +143,8 @@ export interface RunResult {
   readonly rolloutCompletion?: RolloutCompletion | null;
   /**
    * Scenarios whose pods run: Deployments in flight counted from ReplicaSet state every 250 ms from
-   * the first write to the end of the wait for completion; series times are ms from that write (null otherwise; absent from summaries written before it was measured).
+   * the first write to the end of the wait for completion; series times are ms from that write
+   * (null otherwise; absent from summaries written before it was measured).
    */
   readonly rolloutsInFlight?: InFlightSeries | null;
   readonly requests: RequestSummary | null;
@@ -772,13 +773,16 @@ export class ScenarioRun implements ScenarioContext {
   async #drain(): Promise<boolean> {
     const { scenario } = this.#request;
     const timeoutMs = scenario.drainTimeoutMs?.(this.params) ?? DEFAULT_DRAIN_TIMEOUT_MS;
+    const podsRunMs = scenario.podsRunMs?.(this.params);
     const drained = await this.#until(() => this.#pending() === 0, {
       timeoutMs,
       what: 'every dependent to carry its latest hash',
+      // Latency comes from the observer's timestamps; with pods running (R3: a whole storm behind
+      // a budget) a check of every workload every 100 ms would compete with the control plane.
+      ...(podsRunMs === undefined ? {} : { pollMs: COMPLETION_POLL_MS }),
     });
     if (!drained)
       this.#say(`drain: ${this.#pending()} deliveries still missing after ${timeoutMs / 1000} s`);
-    const podsRunMs = scenario.podsRunMs?.(this.params);
     if (podsRunMs !== undefined) await this.#awaitRolloutsComplete(podsRunMs);
     this.#observedUntil = this.#clock();
     this.#stopInFlight();
