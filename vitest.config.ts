@@ -7,6 +7,7 @@ export default defineConfig({
       'scripts/**/*.test.ts',
       'helm/**/*.test.ts',
       'e2e/bench/**/*.test.ts',
+      'e2e/harness/**/*.test.ts',
       'e2e/cluster/**/*.test.ts',
       'e2e/chaos/**/*.test.ts',
     ],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { splitByPhase, summarisePhase } from './audit-summary.ts';
+import type { AuditEvent } from '../harness/audit.ts';
+import { splitByPhase, summarisePhase, writeRate } from './audit-summary.ts';
 
 const USER = 'system:serviceaccount:kreload-system:kreload';
 
@@ -86,6 +87,60 @@ describe('summarisePhase', () => {
       },
       workloadListGet: 2,
       errors: { 'patch deployments 409': 1 },
+      // Both patches (the 409 too); these lines carry no timestamp.
+      writes: 2,
+      peakWritesPerSecond: 0,
     });
+  });
+});
+
+describe('writeRate', () => {
+  const event = (
+    verb: string,
+    stageTimestamp: string | undefined,
+    details: { stage?: string; user?: string } = {},
+  ): AuditEvent => ({
+    stage: details.stage ?? 'ResponseComplete',
+    verb,
+    user: { username: details.user ?? USER },
+    requestURI: '/x',
+    ...(stageTimestamp === undefined ? {} : { stageTimestamp }),
+  });
+
+  it.each([
+    { name: 'no events', events: [], writes: 0, peak: 0 },
+    {
+      name: 'writes of every verb, bucketed by wall-clock second',
+      events: [
+        event('patch', '2026-12-06T10:00:00.100000Z'),
+        event('create', '2026-12-06T10:00:00.999999Z'),
+        event('delete', '2026-12-06T10:00:01.000001Z'),
+        event('update', '2026-12-06T10:00:01.500000Z'),
+        event('deletecollection', '2026-12-06T10:00:01.900000Z'),
+      ],
+      writes: 5,
+      peak: 3,
+    },
+    {
+      name: 'reads, watches, other users and other stages are not writes',
+      events: [
+        event('get', '2026-12-06T10:00:00.100000Z'),
+        event('list', '2026-12-06T10:00:00.100000Z'),
+        event('watch', '2026-12-06T10:00:00.100000Z', { stage: 'ResponseStarted' }),
+        event('patch', '2026-12-06T10:00:00.100000Z', { user: 'system:kube-controller-manager' }),
+        event('patch', '2026-12-06T10:00:00.100000Z', { stage: 'ResponseStarted' }),
+        event('patch', '2026-12-06T10:00:00.200000Z'),
+      ],
+      writes: 1,
+      peak: 1,
+    },
+    {
+      name: 'a write without a readable timestamp counts, but in no second',
+      events: [event('patch', undefined), event('patch', 'yesterday')],
+      writes: 2,
+      peak: 0,
+    },
+  ])('$name', ({ events, writes, peak }) => {
+    expect(writeRate(events, USER)).toEqual({ writes, peakWritesPerSecond: peak });
   });
 });

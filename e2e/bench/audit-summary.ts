@@ -15,6 +15,9 @@ export interface PhaseRequests {
   readonly workloadListGet: number;
   /** `verb resource code` → count, for answers ≥ 400 (409s are conflicts the controller retried). */
   readonly errors: Readonly<Record<string, number>>;
+  /** Writes (create, update, patch, delete) completed, and the most in one wall-clock second. */
+  readonly writes?: number;
+  readonly peakWritesPerSecond?: number;
 }
 
 export interface RequestSummary {
@@ -133,5 +136,36 @@ export function summarisePhase(events: readonly AuditEvent[], username: string):
     byVerb: Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b))),
     workloadListGet,
     errors,
+    ...writeRate(events, username),
   };
+}
+
+const WRITE_VERBS: ReadonlySet<string> = new Set([
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+]);
+
+/**
+ * The writes `username` completed, and the most of them completed within one wall-clock second
+ * (kube-apiserver's stageTimestamp); events without a readable timestamp count in `writes` only.
+ */
+export function writeRate(
+  events: readonly AuditEvent[],
+  username: string,
+): { writes: number; peakWritesPerSecond: number } {
+  const perSecond = new Map<number, number>();
+  let writes = 0;
+  for (const event of events) {
+    if (event.user.username !== username || event.stage !== 'ResponseComplete') continue;
+    if (!WRITE_VERBS.has(event.verb)) continue;
+    writes += 1;
+    const at = Date.parse(event.stageTimestamp ?? '');
+    if (Number.isNaN(at)) continue;
+    const second = Math.floor(at / 1000);
+    perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+  }
+  return { writes, peakWritesPerSecond: Math.max(0, ...perSecond.values()) };
 }

@@ -5,6 +5,7 @@ import {
   resolvePlaceholders,
   splitCommandLine,
   uniqueLabels,
+  rolloutBudgetOf,
 } from './controllers.ts';
 
 describe('splitCommandLine', () => {
@@ -91,4 +92,19 @@ it('resolvePlaceholders fills in the Node binary and a port', () => {
   expect(
     resolvePlaceholders(['{node}', 'x', '--metrics-port={port}'], { node: '/n', port: 9 }),
   ).toEqual(['/n', 'x', '--metrics-port=9']);
+});
+
+describe('rolloutBudgetOf', () => {
+  it.each([
+    { argv: ['node', 'dist/main.js'], budget: undefined },
+    { argv: ['node', 'dist/main.js', '--max-concurrent-rollouts=20'], budget: 20 },
+    { argv: ['node', 'dist/main.js', '--max-concurrent-rollouts', '5'], budget: 5 },
+    { argv: ['x', '--max-concurrent-rollouts=0'], budget: undefined },
+    { argv: ['x', '--max-concurrent-rollouts=abc'], budget: undefined },
+    { argv: ['x', '--max-concurrent-rollouts'], budget: undefined },
+    { argv: ['x', '--max-concurrent-rollouts-per-namespace=3'], budget: undefined },
+    { argv: ['x', '--max-concurrent-rollouts=4', '--max-concurrent-rollouts=8'], budget: 8 },
+  ])('$argv → $budget', ({ argv, budget }) => {
+    expect(rolloutBudgetOf(argv)).toBe(budget);
+  });
 });

@@ -111,3 +111,21 @@ export function controllerFlags(profile: ControllerProfile, scenario: ScenarioFl
     ...(profile === 'kreload' && !scenario.kreloadDefaults ? ['--sync-delay=0'] : []),
   ];
 }
+
+const ROLLOUT_BUDGET_FLAG = '--max-concurrent-rollouts';
+
+/**
+ * The cluster-wide rollout budget a controller command line sets (`--max-concurrent-rollouts=N`
+ * or `… N`), so the report can check the rollouts in flight against it; undefined when unset or
+ * 0 (no limit).
+ */
+export function rolloutBudgetOf(argv: readonly string[]): number | undefined {
+  let value: string | undefined;
+  argv.forEach((word, index) => {
+    if (word.startsWith(`${ROLLOUT_BUDGET_FLAG}=`))
+      value = word.slice(ROLLOUT_BUDGET_FLAG.length + 1);
+    else if (word === ROLLOUT_BUDGET_FLAG) value = argv[index + 1];
+  });
+  const budget = Number(value);
+  return Number.isInteger(budget) && budget > 0 ? budget : undefined;
+}

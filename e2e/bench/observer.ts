@@ -95,13 +95,22 @@ export class TemplateObserver {
   readonly #replicaSetHistories = new Map<string, Map<string, MutableReplicaSet>>();
   readonly #watches: ListWatch[] = [];
   readonly #listeners = new Set<() => void>();
+  readonly #onReplicaSetEvent: ((event: ListWatchEvent) => void) | undefined;
   #errors = 0;
 
-  constructor(deps: { raw: KubeRaw; kc: KubeConfig; labelSelector: string; clock: () => number }) {
+  constructor(deps: {
+    raw: KubeRaw;
+    kc: KubeConfig;
+    labelSelector: string;
+    clock: () => number;
+    /** Every ReplicaSet event as it arrives (the rollouts-in-flight sampler). */
+    onReplicaSetEvent?: (event: ListWatchEvent) => void;
+  }) {
     this.#raw = deps.raw;
     this.#kc = deps.kc;
     this.#labelSelector = deps.labelSelector;
     this.#clock = deps.clock;
+    this.#onReplicaSetEvent = deps.onReplicaSetEvent;
   }
 
   /** Resolves once every watched kind has been listed. */
@@ -213,6 +222,7 @@ export class TemplateObserver {
   }
 
   #onReplicaSet(event: ListWatchEvent): void {
+    this.#onReplicaSetEvent?.(event);
     const owner = deploymentOwner(event.object);
     if (owner === undefined) return;
     const id = `${event.object.metadata.namespace ?? ''}/${owner}`;

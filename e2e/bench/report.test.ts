@@ -6,8 +6,10 @@ import {
   headlineTable,
   noiseTable,
   rolloutCompletionTable,
+  rolloutsInFlightTable,
   rowsOf,
 } from './report.ts';
+import type { InFlightSeries } from '../harness/rollouts-in-flight.ts';
 import type { RolloutCompletion } from './rollout-completion.ts';
 import type { RunResult } from './runner.ts';
 
@@ -20,6 +22,8 @@ function run(details: {
   missed?: number;
   error?: string;
   completion?: RolloutCompletion;
+  inFlight?: InFlightSeries;
+  command?: string;
 }): RunResult {
   const latency = {
     count: 10,
@@ -34,7 +38,7 @@ function run(details: {
     title: 'burst',
     controller: details.controller,
     profile: details.profile ?? 'kreload',
-    command: 'x',
+    command: details.command ?? 'x',
     repeat: 0,
     runId: 'r',
     params: {},
@@ -65,6 +69,8 @@ function run(details: {
         byVerb: {},
         workloadListGet: 0,
         errors: { 'patch deployments 404': 2 },
+        writes: 8,
+        peakWritesPerSecond: 5,
       },
     },
     resources: {
@@ -77,6 +83,7 @@ function run(details: {
       cpuSecondsAfterReady: 0.5,
     },
     ...(details.completion === undefined ? {} : { rolloutCompletion: details.completion }),
+    ...(details.inFlight === undefined ? {} : { rolloutsInFlight: details.inFlight }),
     logPath: '/dev/null',
   };
 }
@@ -93,9 +100,59 @@ function completion(p99Ms: number, inFlightMax: number): RolloutCompletion {
       mean: p99Ms / 2,
     },
     incomplete: 0,
+    allCompleteMs: p99Ms + 1000,
     inFlight: { max: inFlightMax, p95: inFlightMax - 1 },
   };
 }
+
+describe('rolloutsInFlightTable', () => {
+  it('shows the sampled rollouts in flight, all complete, peak writes and RSS', () => {
+    const sampled = (max: number): InFlightSeries => ({
+      intervalMs: 250,
+      samples: 40,
+      max,
+      p95: max - 2,
+      series: [],
+    });
+    const rows = rowsOf([
+      run({
+        scenario: 'R3',
+        controller: 'kreload',
+        p99: 10,
+        rss: 120,
+        completion: completion(60_000, 100),
+        inFlight: sampled(100),
+      }),
+      run({
+        scenario: 'R3',
+        controller: 'kreload-budget20',
+        command: 'node dist/main.js --max-concurrent-rollouts=20',
+        p99: 10,
+        completion: completion(90_000, 20),
+        inFlight: sampled(20),
+      }),
+      run({
+        scenario: 'R3',
+        controller: 'kreload-budget5',
+        command: 'node dist/main.js --max-concurrent-rollouts=5',
+        p99: 10,
+        completion: completion(90_000, 20),
+        inFlight: sampled(6),
+      }),
+      run({ scenario: 'R1', controller: 'kreload', p99: 10, completion: completion(6000, 50) }),
+    ]);
+
+    expect(rolloutsInFlightTable(rows).split('\n').slice(2)).toEqual([
+      '| R3 burst | kreload | 100 | 98 | – | 61.0 | 8 | 5 | 120 | 0 / 0 / 0 |',
+      '| R3 burst | kreload-budget20 | 20 | 18 | 20 held | 91.0 | 8 | 5 | 100 | 0 / 0 / 0 |',
+      '| R3 burst | kreload-budget5 | 6 | 4 | 5 **exceeded** | 91.0 | 8 | 5 | 100 | 0 / 0 / 0 |',
+    ]);
+  });
+
+  it('is empty when nothing was sampled', () => {
+    expect(rolloutsInFlightTable(rowsOf([run({ controller: 'kreload', p99: 10 })]))).toBe('');
+  });
+});
 
 describe('rolloutCompletionTable', () => {
   it('shows change → complete in seconds, the ratio to the ideal and the rollouts in flight', () => {

@@ -3,6 +3,7 @@
  * between repeats as the noise margin), ratios to the ideal reactor, `--compare` ratios to the
  * first controller, and `--baseline` regression flags. Pure.
  */
+import { rolloutBudgetOf } from './controllers.ts';
 import type { RunResult } from './runner.ts';
 import { median, ratio, relativeSpread } from './stats.ts';
 
@@ -29,6 +30,10 @@ export const METRICS = [
   'completeMax',
   'inFlightMax',
   'inFlightP95',
+  'sampledInFlightMax',
+  'sampledInFlightP95',
+  'rolloutBudget',
+  'allCompleteMs',
   'rolloutsIncomplete',
   'readyMs',
   'settledMs',
@@ -36,6 +41,8 @@ export const METRICS = [
   'requestsStartup',
   'requestsAfterReady',
   'errorsAfterReady',
+  'writesAfterReady',
+  'peakWritesPerSecond',
   'rssAvgMiB',
   'rssMaxMiB',
   'peakMiB',
@@ -67,6 +74,10 @@ export function runMetrics(run: RunResult): Record<MetricName, number | null> {
     completeMax: completion?.changeToCompleteMs.max ?? null,
     inFlightMax: completion?.inFlight.max ?? null,
     inFlightP95: completion?.inFlight.p95 ?? null,
+    sampledInFlightMax: run.rolloutsInFlight?.max ?? null,
+    sampledInFlightP95: run.rolloutsInFlight?.p95 ?? null,
+    rolloutBudget: rolloutBudgetOf(run.command.split(' ')) ?? null,
+    allCompleteMs: completion?.allCompleteMs ?? null,
     rolloutsIncomplete: completion?.incomplete ?? null,
     readyMs: run.timingMs.ready[0] ?? null,
     settledMs: run.timingMs.settled,
@@ -74,6 +85,8 @@ export function runMetrics(run: RunResult): Record<MetricName, number | null> {
     requestsStartup: run.requests?.startup.total ?? null,
     requestsAfterReady: after?.total ?? null,
     errorsAfterReady: after === undefined ? null : sum(after.errors),
+    writesAfterReady: after?.writes ?? null,
+    peakWritesPerSecond: after?.peakWritesPerSecond ?? null,
     rssAvgMiB: run.resources.rssAvgMiB,
     rssMaxMiB: run.resources.rssMaxMiB,
     peakMiB: run.resources.peakMiB,
@@ -213,6 +226,43 @@ export function rolloutCompletionTable(rows: readonly Row[]): string {
       fmt(m.inFlightMax),
       fmt(m.inFlightP95),
       fmt(m.rolloutsIncomplete),
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** The controller's `--max-concurrent-rollouts`, and whether the rollouts in flight kept to it. */
+function budgetCell(max: number | null, budget: number | null): string {
+  if (budget === null) return '–';
+  return max !== null && max > budget ? `${budget} **exceeded**` : `${budget} held`;
+}
+
+/**
+ * Scenarios whose pods run, the storm's figures: Deployments in flight sampled from ReplicaSet
+ * state, time until every rollout is complete, the controller's peak writes per second (audit
+ * log) and its memory. Empty when no such scenario ran.
+ */
+export function rolloutsInFlightTable(rows: readonly Row[]): string {
+  const measured = rows.filter((row) => row.metrics.sampledInFlightMax !== null);
+  if (measured.length === 0) return '';
+  const lines = [
+    '| scenario | controller | in flight max | in flight p95 | budget | all complete s | writes after ready | peak writes/s | RSS max MiB | incomplete / missed / extra |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const row of measured) {
+    const m = row.metrics;
+    const cells = [
+      `${row.scenario} ${row.title}`,
+      row.controller + (row.failed.length > 0 ? ` (**${row.failed.length} failed**)` : ''),
+      fmt(m.sampledInFlightMax),
+      fmt(m.sampledInFlightP95),
+      budgetCell(m.sampledInFlightMax, m.rolloutBudget),
+      m.allCompleteMs === null ? '–' : (m.allCompleteMs / 1000).toFixed(1),
+      fmt(m.writesAfterReady),
+      fmt(m.peakWritesPerSecond),
+      fmt(m.rssMaxMiB),
+      `${fmt(m.rolloutsIncomplete)} / ${fmt(m.missed)} / ${fmt(m.extra)}`,
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }

@@ -3,6 +3,7 @@ import {
   completedAt,
   expectedRollouts,
   inFlightProfile,
+  mergeOverlapping,
   pendingRollouts,
   rolloutCompletion,
   type DependentDeployment,
@@ -193,6 +194,50 @@ describe('inFlightProfile', () => {
   });
 });
 
+describe('mergeOverlapping', () => {
+  it.each([
+    { name: 'none', intervals: [], merged: [] },
+    {
+      name: 'apart stay apart, sorted',
+      intervals: [
+        { start: 30, end: 40 },
+        { start: 0, end: 10 },
+      ],
+      merged: [
+        { start: 0, end: 10 },
+        { start: 30, end: 40 },
+      ],
+    },
+    {
+      name: 'overlapping and touching merge',
+      intervals: [
+        { start: 0, end: 10 },
+        { start: 5, end: 8 },
+        { start: 10, end: 20 },
+      ],
+      merged: [{ start: 0, end: 20 }],
+    },
+    {
+      name: 'an open interval absorbs what follows',
+      intervals: [
+        { start: 0, end: undefined },
+        { start: 5, end: 8 },
+      ],
+      merged: [{ start: 0, end: undefined }],
+    },
+    {
+      name: 'a later open interval overlapping a closed one',
+      intervals: [
+        { start: 0, end: 10 },
+        { start: 5, end: undefined },
+      ],
+      merged: [{ start: 0, end: undefined }],
+    },
+  ])('$name', ({ intervals, merged }) => {
+    expect(mergeOverlapping(intervals)).toEqual(merged);
+  });
+});
+
 describe('rolloutCompletion', () => {
   const rollout = (changedAt: number, replicaSets: ReplicaSetHistory[]): ExpectedRollout => ({
     changedAt,
@@ -214,6 +259,29 @@ describe('rolloutCompletion', () => {
     expect(summary.inFlight).toEqual({ max: 2, p95: 2 });
     expect(pendingRollouts([done, never, stuck])).toBe(2);
     expect(pendingRollouts([done])).toBe(0);
+  });
+
+  it('counts a Deployment rolled for two sources once in flight', () => {
+    const replicaSets = [OLD, NEW];
+    const twoSources = [rollout(50, replicaSets), rollout(60, replicaSets)];
+    expect(rolloutCompletion(twoSources, 300).inFlight).toEqual({ max: 1, p95: 1 });
+  });
+
+  it.each([
+    { name: 'none expected', rollouts: () => [], expected: null },
+    {
+      name: 'one incomplete',
+      rollouts: () => [rollout(50, [OLD, NEW]), rollout(50, [OLD])],
+      expected: null,
+    },
+    // Complete at 180 (NEW fully available at 170, OLD without pods at 180); 180 − 20.
+    {
+      name: 'all complete: first change to last completion',
+      rollouts: () => [rollout(50, [OLD, NEW]), rollout(20, [OLD, NEW])],
+      expected: 160,
+    },
+  ])('time until all complete: $name → $expected', ({ rollouts, expected }) => {
+    expect(rolloutCompletion(rollouts(), 300).allCompleteMs).toBe(expected);
   });
 });
 

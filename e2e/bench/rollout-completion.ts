@@ -109,6 +109,23 @@ export function inFlightProfile(intervals: readonly Interval[], until: number): 
   return { max, p95: max };
 }
 
+/** Overlapping or touching intervals as one; open intervals (no end) absorb every later one. */
+export function mergeOverlapping(intervals: readonly Interval[]): Interval[] {
+  const sorted = [...intervals].sort((a, b) => a.start - b.start);
+  const merged: Interval[] = [];
+  for (const interval of sorted) {
+    const last = merged.at(-1);
+    if (last !== undefined && (last.end === undefined || interval.start <= last.end)) {
+      const end =
+        last.end === undefined || interval.end === undefined
+          ? undefined
+          : Math.max(last.end, interval.end);
+      merged[merged.length - 1] = { start: last.start, end };
+    } else merged.push(interval);
+  }
+  return merged;
+}
+
 /** One Deployment that had to roll for a change. */
 export interface ExpectedRollout {
   readonly changedAt: number;
@@ -139,9 +156,16 @@ export function expectedRollouts(
   for (const write of writes) {
     if (write.hash !== undefined) lastWrites.set(write.source, { at: write.at, hash: write.hash });
   }
+  // Indexed by source: a storm of thousands of sources over thousands of Deployments stays linear.
+  const dependents = new Map<string, DependentDeployment[]>();
+  for (const deployment of deployments) {
+    for (const source of deployment.sources.keys()) {
+      dependents.set(source, [...(dependents.get(source) ?? []), deployment]);
+    }
+  }
   const rollouts: ExpectedRollout[] = [];
   for (const [source, write] of lastWrites) {
-    for (const deployment of deployments) {
+    for (const deployment of dependents.get(source) ?? []) {
       const local = deployment.sources.get(source);
       if (local === undefined) continue;
       const carrying = new Set(
@@ -167,6 +191,11 @@ export interface RolloutCompletion {
   readonly changeToCompleteMs: Distribution;
   /** Rollouts never completed before observation ended (a missing roll included). */
   readonly incomplete: number;
+  /**
+   * From the first measured write to the moment the last rollout was complete, ms; null while any
+   * is incomplete or none was expected (absent from summaries written before it was measured).
+   */
+  readonly allCompleteMs?: number | null;
   readonly inFlight: InFlightProfile;
 }
 
@@ -183,8 +212,11 @@ export function rolloutCompletion(
   until: number,
 ): RolloutCompletion {
   const durations: number[] = [];
-  const intervals: Interval[] = [];
+  // Rollouts of one Deployment (one per source it uses) share its ReplicaSet list: one Deployment
+  // is one rollout in flight, however many of its sources changed.
+  const intervalsByDeployment = new Map<readonly ReplicaSetHistory[], Interval[]>();
   let incomplete = 0;
+  let lastEnd = -Infinity;
   for (const rollout of rollouts) {
     const end = completedAt({
       replicaSets: rollout.replicaSets,
@@ -194,14 +226,24 @@ export function rolloutCompletion(
     });
     const start = startOf(rollout);
     if (end === undefined) incomplete += 1;
-    else durations.push(end - rollout.changedAt);
-    if (start !== undefined) intervals.push({ start, end });
+    else {
+      durations.push(end - rollout.changedAt);
+      lastEnd = Math.max(lastEnd, end);
+    }
+    if (start !== undefined) {
+      const intervals = intervalsByDeployment.get(rollout.replicaSets) ?? [];
+      intervals.push({ start, end });
+      intervalsByDeployment.set(rollout.replicaSets, intervals);
+    }
   }
+  const firstChange = Math.min(...rollouts.map((rollout) => rollout.changedAt));
   return {
     expected: rollouts.length,
     changeToCompleteMs: distribution(durations),
     incomplete,
-    inFlight: inFlightProfile(intervals, until),
+    allCompleteMs:
+      rollouts.length === 0 || incomplete > 0 ? null : Math.round(lastEnd - firstChange),
+    inFlight: inFlightProfile([...intervalsByDeployment.values()].flatMap(mergeOverlapping), until),
   };
 }
 

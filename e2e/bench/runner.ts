@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterClient } from '../harness/cluster.ts';
 import { installKreloadIdentity, KRELOAD_USER } from '../harness/rbac.ts';
 import { AuditLog } from '../harness/audit.ts';
+import { InFlightSampler, type InFlightSeries } from '../harness/rollouts-in-flight.ts';
 import {
   readAuditRange,
   splitByPhase,
@@ -65,6 +66,14 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
 const DEFAULT_SETTLE_MS = 2000;
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
 const PROGRESS_INTERVAL_MS = 5000;
+/**
+ * How often the waits for rollouts check every Deployment's ReplicaSets: completion times come from
+ * the ReplicaSet events' own timestamps, so this only decides when a wait ends, and at 1 000
+ * Deployments a check costs the bench (and the 2 cores it shares with the control plane) real CPU.
+ */
+const COMPLETION_POLL_MS = 1000;
+/** How often the Deployments in flight are counted from ReplicaSet state. */
+const IN_FLIGHT_SAMPLE_MS = 250;
 /** How long the pods of a run whose pods run may take to go away after it. */
 const POD_CLEANUP_TIMEOUT_MS = 120_000;
 /** S5: a workload created just before a write, or deleted just after, need not roll for it. */
@@ -132,6 +141,12 @@ export interface RunResult {
    * absent from summaries written before it was measured).
    */
   readonly rolloutCompletion?: RolloutCompletion | null;
+  /**
+   * Scenarios whose pods run: Deployments in flight counted from ReplicaSet state every 250 ms from
+   * the first write to the end of the wait for completion; series times are ms from that write
+   * (null otherwise; absent from summaries written before it was measured).
+   */
+  readonly rolloutsInFlight?: InFlightSeries | null;
   readonly requests: RequestSummary | null;
   readonly resources: ResourceUsage & {
     readonly cpuSecondsStartup: number | null;
@@ -203,6 +218,11 @@ export class ScenarioRun implements ScenarioContext {
   readonly #random: () => number;
   readonly #observer: TemplateObserver;
   readonly #sampler = new ProcessSampler();
+  readonly #inFlight = new InFlightSampler({
+    clock: this.#clock,
+    intervalMs: IN_FLIGHT_SAMPLE_MS,
+  });
+  #inFlightSeries: InFlightSeries | undefined;
   readonly #audit: AuditLog | undefined;
   readonly #writes: WriteRecord[] = [];
   readonly #versions = new Map<string, Map<string, number>>();
@@ -238,6 +258,9 @@ export class ScenarioRun implements ScenarioContext {
       kc: deps.env.cluster.kc,
       labelSelector: `${RUN_LABEL}=${deps.request.runId}`,
       clock: this.#clock,
+      onReplicaSetEvent: (event) => {
+        this.#inFlight.apply(event.type, event.object);
+      },
     });
     const auditPath = deps.env.cluster.auditLogPath;
     this.#audit = auditPath === undefined ? undefined : new AuditLog({ path: auditPath });
@@ -354,6 +377,8 @@ export class ScenarioRun implements ScenarioContext {
       this.#versions.set(id, versions);
       const version = (versions.get(key) ?? 0) + 1;
       versions.set(key, version);
+      // Rollouts in flight are sampled from the first write on (no-op once started).
+      if (this.#request.scenario.podsRunMs !== undefined) this.#inFlight.start();
       const writeId = this.#writes.length;
       this.#writes.push({
         id: writeId,
@@ -467,6 +492,7 @@ export class ScenarioRun implements ScenarioContext {
       this.#say(`failed: ${error}`);
     } finally {
       clearInterval(ticker);
+      this.#stopInFlight();
       await this.stopController().catch((stopError: unknown) => {
         error ??= `stopping the controller: ${errorText(stopError)}`;
       });
@@ -494,11 +520,20 @@ export class ScenarioRun implements ScenarioContext {
 
   #reportProgress(since: number): void {
     const rss = this.#sampler.currentRssMiB();
+    const sampling = this.#request.scenario.podsRunMs !== undefined;
     this.#say(
       `${((this.#clock() - since) / 1000).toFixed(0)} s: ${this.#writes.length} writes, ` +
         `${this.#observer.rollCount()} rollouts seen` +
+        (sampling ? `, ${this.#inFlight.current()} in flight` : '') +
         (rss === null ? '' : `, controller RSS ${rss} MiB`),
     );
+  }
+
+  /** Ends the in-flight sampling once (the end of the wait, or a failure); times from the first write. */
+  #stopInFlight(): void {
+    if (this.#request.scenario.podsRunMs === undefined || this.#inFlightSeries !== undefined)
+      return;
+    this.#inFlightSeries = this.#inFlight.stop(this.#writes[0]?.at ?? this.#clock());
   }
 
   async #serialised(source: SourceSpec, action: () => Promise<void>): Promise<void> {
@@ -582,9 +617,17 @@ export class ScenarioRun implements ScenarioContext {
           }) === undefined,
       ).length;
     const began = this.#clock();
+    const ticker = setInterval(() => {
+      this.#say(
+        `setup: ${deployments.length - notReady()}/${deployments.length} Deployments Ready`,
+      );
+    }, PROGRESS_INTERVAL_MS);
     const ready = await this.#until(() => notReady() === 0, {
       timeoutMs,
       what: 'every Deployment to have its first pods Ready',
+      pollMs: COMPLETION_POLL_MS,
+    }).finally(() => {
+      clearInterval(ticker);
     });
     if (!ready) {
       throw new Error(
@@ -625,6 +668,7 @@ export class ScenarioRun implements ScenarioContext {
     const complete = await this.#until(() => pendingRollouts(this.#expectedRollouts()) === 0, {
       timeoutMs,
       what: 'every rollout to complete',
+      pollMs: COMPLETION_POLL_MS,
     }).finally(() => {
       clearInterval(ticker);
     });
@@ -678,12 +722,12 @@ export class ScenarioRun implements ScenarioContext {
 
   async #until(
     condition: () => boolean,
-    options: { timeoutMs: number; what: string },
+    options: { timeoutMs: number; what: string; pollMs?: number },
   ): Promise<boolean> {
     const deadline = this.#clock() + options.timeoutMs;
     while (!condition()) {
       if (this.#clock() > deadline) return false;
-      await this.sleep(100);
+      await this.sleep(options.pollMs ?? 100);
     }
     return true;
   }
@@ -729,15 +773,19 @@ export class ScenarioRun implements ScenarioContext {
   async #drain(): Promise<boolean> {
     const { scenario } = this.#request;
     const timeoutMs = scenario.drainTimeoutMs?.(this.params) ?? DEFAULT_DRAIN_TIMEOUT_MS;
+    const podsRunMs = scenario.podsRunMs?.(this.params);
     const drained = await this.#until(() => this.#pending() === 0, {
       timeoutMs,
       what: 'every dependent to carry its latest hash',
+      // Latency comes from the observer's timestamps; with pods running (R3: a whole storm behind
+      // a budget) a check of every workload every 100 ms would compete with the control plane.
+      ...(podsRunMs === undefined ? {} : { pollMs: COMPLETION_POLL_MS }),
     });
     if (!drained)
       this.#say(`drain: ${this.#pending()} deliveries still missing after ${timeoutMs / 1000} s`);
-    const podsRunMs = scenario.podsRunMs?.(this.params);
     if (podsRunMs !== undefined) await this.#awaitRolloutsComplete(podsRunMs);
     this.#observedUntil = this.#clock();
+    this.#stopInFlight();
     await this.sleep(scenario.settleMs?.(this.params) ?? DEFAULT_SETTLE_MS);
     return drained;
   }
@@ -854,6 +902,7 @@ export class ScenarioRun implements ScenarioContext {
         rollouts,
       },
       rolloutCompletion: completion,
+      rolloutsInFlight: this.#inFlightSeries ?? null,
       requests: details.requests,
       resources: {
         ...details.resources,

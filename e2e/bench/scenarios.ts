@@ -510,6 +510,35 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     },
   },
   {
+    id: 'R3',
+    title: 'secret storm',
+    expectation:
+      'both Secrets of every Deployment rotated at once: rollouts in flight (sampled from ReplicaSets), peak write rate, time until all complete',
+    defaults: {
+      namespaces: 10,
+      deploymentsPerNamespace: 100,
+      replicas: 1,
+      completeTimeoutSec: 1800,
+      intervalMs: 1,
+    },
+    ...rolloutToReady,
+    // What a user runs: kreload's default debounce, which folds the two rotations of a Deployment
+    // into one rollout. A budget (--max-concurrent-rollouts) is a flag of the controller's command.
+    kreloadDefaults: true,
+    // With a budget, templates are patched only as slots free up: the drain is the whole storm.
+    drainTimeoutMs: (params) => p(params, 'completeTimeoutSec') * 1000,
+    build: (params, ns) => secretStorm(params, ns),
+    run: async (ctx) => {
+      await ctx.startController();
+      const { sources } = ctx.setup;
+      const intervalMs = p(ctx.params, 'intervalMs');
+      await ctx.every({ intervalMs, durationMs: sources.length * intervalMs }, (tick) => {
+        const spec = sources[tick];
+        return spec === undefined ? Promise.resolve() : ctx.write(spec);
+      });
+    },
+  },
+  {
     id: 'K1',
     title: 'memory at scale',
     expectation:
@@ -639,6 +668,37 @@ function churnWorkload(namespace: string, index: number): WorkloadSpec {
     name: `churn-${index}`,
     uses: [envFrom('configmap', 'shared')],
   };
+}
+
+/**
+ * R3 (thousands of Secrets change at once): in each namespace, Deployment `app-<i>`
+ * reads its own credentials Secret `creds-<i>` (envFrom) and mounts its own certificate Secret
+ * `tls-<i>` (volume), two Secrets per Deployment, none shared: what External Secrets refreshing
+ * every credential and cert-manager renewing every certificate produce. Sources are listed (and
+ * written) every credentials Secret first, then every certificate Secret, namespace by namespace.
+ */
+function secretStorm(params: Params, ns: (index: number) => string): ScenarioSetup {
+  const namespaces = range(p(params, 'namespaces')).map(ns);
+  const perNamespace = range(p(params, 'deploymentsPerNamespace'));
+  const sources = ['creds', 'tls'].flatMap((kind) =>
+    namespaces.flatMap((namespace) =>
+      perNamespace.map((i) => source('secret', namespace, `${kind}-${i}`)),
+    ),
+  );
+  const workloads = namespaces.flatMap((namespace) =>
+    perNamespace.map((i): WorkloadSpec => ({
+      kind: 'Deployment',
+      namespace,
+      name: `app-${i}`,
+      replicas: p(params, 'replicas'),
+      runnable: true,
+      uses: [
+        envFrom('secret', `creds-${i}`),
+        { type: 'secret', name: `tls-${i}`, via: 'volume', container: 'app' },
+      ],
+    })),
+  );
+  return { namespaces, sources, workloads };
 }
 
 function buildScale(params: Params, ns: (index: number) => string): ScenarioSetup {

@@ -20,6 +20,7 @@ import {
   headlineTable,
   noiseTable,
   rolloutCompletionTable,
+  rolloutsInFlightTable,
   regressionSection,
   rowsOf,
 } from './report.ts';
@@ -230,6 +231,9 @@ function oneLine(run: RunResult): string {
       ? ''
       : `change → complete p50 ${String(completion.changeToCompleteMs.p50)} ms, p99 ${String(completion.changeToCompleteMs.p99)} ms, ` +
         `in flight max ${completion.inFlight.max} p95 ${completion.inFlight.p95}, incomplete ${completion.incomplete}; `) +
+    (run.rolloutsInFlight === undefined || run.rolloutsInFlight === null
+      ? ''
+      : `sampled in flight max ${run.rolloutsInFlight.max} p95 ${run.rolloutsInFlight.p95}, all complete ${completion?.allCompleteMs ?? '–'} ms, peak ${requests?.peakWritesPerSecond ?? '–'} writes/s; `) +
     `rollouts ${c.rolls}, missed ${c.missed}, extra ${c.extra}, coalesced ${c.coalesced}; ` +
     `RSS max ${String(run.resources.rssMaxMiB)} MiB, CPU ${run.resources.cpuSeconds} s` +
     (requests === undefined ? '' : `; workload LIST/GET after ready ${requests.workloadListGet}`)
@@ -274,6 +278,20 @@ export function renderMarkdown(
       'ReplicaSet’s creation to then, p95 weighted by time. All from ReplicaSet status.',
       '',
       completion,
+    );
+  }
+  const storm = rolloutsInFlightTable(rows);
+  if (storm !== '') {
+    sections.push(
+      '',
+      '## Rollouts in flight, sampled from ReplicaSets',
+      '',
+      'Every 250 ms from the first write: a Deployment is in flight while more than one of its',
+      'ReplicaSets has pods or its newest ReplicaSet has fewer available pods than desired. All',
+      'complete: first write → the last rollout complete. Writes: the controller’s create, update,',
+      'patch and delete requests after ready (audit log); peak: the most in one second.',
+      '',
+      storm,
     );
   }
   const noise = noiseTable(rows);

@@ -13,6 +13,8 @@ export interface AuditEvent {
   };
   readonly responseStatus?: { readonly code?: number };
   readonly requestURI: string;
+  /** When the stage was reached (RFC 3339, microseconds). */
+  readonly stageTimestamp?: string;
 }
 
 function isAuditEvent(value: unknown): value is AuditEvent {

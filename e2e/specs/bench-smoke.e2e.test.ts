@@ -1,5 +1,7 @@
 // A tiny run of the benchmark suite (S1, 2 ConfigMaps, 5 s) on the shared cluster, so that the
 // bench cannot rot: the ideal reactor always, kreload once dist/main.js is a working controller.
+// And a tiny secret storm (R3, 4 Deployments whose pods run) with the ideal reactor: the rollouts
+// in flight sampled from ReplicaSets, the time until all complete and the peak write rate.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -75,5 +77,39 @@ it('runs S1 (2 ConfigMaps, 5 s) with no missed or extra rollouts and writes the 
   }
   expect(existsSync(written.summaryPath)).toBe(true);
   expect(written.markdown).toContain('| S1 burst | ideal |');
+  expect(live.size).toBe(0);
+}, 180_000);
+
+it('runs R3 (4 Deployments × 2 Secrets, pods on kwok) and measures the storm from ReplicaSets', async () => {
+  const scenario = findScenario('R3');
+  if (scenario === undefined) throw new Error('R3 is not defined');
+  const deployments = 4;
+
+  const result = await runSuite({
+    cluster,
+    scenarios: [scenario],
+    controllers: [parseControllerSpec(IDEAL_REACTOR_COMMAND)],
+    overrides: [
+      { scenario: 'R3', name: 'namespaces', value: 1 },
+      { scenario: 'R3', name: 'deploymentsPerNamespace', value: deployments },
+      { scenario: 'R3', name: 'completeTimeoutSec', value: 60 },
+    ],
+    outDir: path.join(outDir, 'r3'),
+    live,
+  });
+
+  const [run] = result.runs;
+  expect(run?.error, run?.logPath).toBeNull();
+  expect(run?.writes).toBe(2 * deployments);
+  expect(run?.correctness).toMatchObject({ missed: 0 });
+  expect(run?.rolloutCompletion).toMatchObject({ incomplete: 0 });
+  expect(run?.rolloutCompletion?.allCompleteMs).toBeGreaterThan(0);
+  const inFlight = run?.rolloutsInFlight;
+  expect(inFlight?.samples).toBeGreaterThan(0);
+  expect(inFlight?.max).toBeGreaterThanOrEqual(1);
+  expect(inFlight?.max).toBeLessThanOrEqual(deployments);
+  // The wait ends once every rollout is complete: the last sample counts none in flight.
+  expect(inFlight?.series.at(-1)?.inFlight).toBe(0);
+  expect(run?.requests?.afterReady.peakWritesPerSecond).toBeGreaterThanOrEqual(1);
   expect(live.size).toBe(0);
 }, 180_000);
