@@ -3,7 +3,7 @@
 // the image's entrypoint as its user on a read-only root the way a container runtime would (podman
 // and crun cannot start containers in this sandbox; docs/adr/0025-image-build-and-values-compatibility.md).
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { isRecord } from '../../helm/kreload/tests/chart-harness.ts';
@@ -11,16 +11,39 @@ import { REPO_ROOT } from '../cluster/paths.ts';
 
 const run = promisify(execFile);
 
+/** The architectures scripts/image.sh builds, as OCI names them. */
+export const ARCHITECTURES = ['amd64', 'arm64'] as const;
+export type Architecture = (typeof ARCHITECTURES)[number];
+/** The architecture of this machine: the image specs start. */
+export const NATIVE: Architecture = 'amd64';
+
+/** One architecture's image of the index. */
+export interface PlatformImage {
+  /** Its tag in the layout (`<version>-<arch>`). */
+  readonly tag: string;
+  /** Its `docker load` archive (.docker.tar.gz). */
+  readonly dockerArchive: string;
+  readonly sbom: string;
+  /** Its layer blobs (gzip-compressed, as a registry stores them): what a pull transfers. */
+  readonly compressedBytes: number;
+  readonly rootfsBytes: number;
+}
+
 /** What scripts/image.sh wrote (its image.env). */
 export interface BuiltImage {
   readonly archive: string;
   readonly layout: string;
+  /** The index's tag. */
   readonly tag: string;
   /** The name containerd (kind, k3d) gives the imported image. */
   readonly ref: string;
-  /** The archive's size: layers are gzip-compressed, as a registry stores them. */
+  /** The index's digest. */
+  readonly digest: string;
+  /** The OCI archive's size: both architectures. */
   readonly compressedBytes: number;
-  readonly rootfsBytes: number;
+  readonly platforms: Readonly<Record<Architecture, PlatformImage>>;
+  /** `REGISTRY/REPOSITORY:TAG@DIGEST`, when built with `push`. */
+  readonly pushed?: string;
 }
 
 /** The image config's `config` object (OCI image spec), as far as specs read it. */
@@ -53,13 +76,21 @@ function parseEnvFile(text: string): Map<string, string> {
   );
 }
 
-/** Runs scripts/image.sh into `outDir` (minutes: it compiles and installs the dependencies). */
-export async function buildImage(outDir: string): Promise<BuiltImage> {
+/**
+ * Runs scripts/image.sh into `outDir` (minutes: it compiles the bundle and builds both
+ * architectures), then pushes it to `push` (REGISTRY/REPOSITORY:TAG) if given.
+ */
+export async function buildImage(outDir: string, push?: string): Promise<BuiltImage> {
   try {
-    await run('bash', [path.join(REPO_ROOT, 'scripts', 'image.sh'), outDir], {
-      cwd: REPO_ROOT,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    await run(
+      'bash',
+      [
+        path.join(REPO_ROOT, 'scripts', 'image.sh'),
+        outDir,
+        ...(push === undefined ? [] : ['--push', push]),
+      ],
+      { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 },
+    );
   } catch (error) {
     throw new ImageError(`scripts/image.sh failed:\n${outputOf(error)}`, { cause: error });
   }
@@ -69,15 +100,46 @@ export async function buildImage(outDir: string): Promise<BuiltImage> {
     if (found === undefined) throw new ImageError(`image.env has no ${name}`);
     return found;
   };
+  const platform = (arch: Architecture): PlatformImage => {
+    const prefix = `IMAGE_${arch.toUpperCase()}_`;
+    return {
+      tag: value(`${prefix}TAG`),
+      dockerArchive: value(`${prefix}DOCKER_ARCHIVE`),
+      sbom: value(`${prefix}SBOM`),
+      compressedBytes: Number(value(`${prefix}COMPRESSED_BYTES`)),
+      rootfsBytes: Number(value(`${prefix}ROOTFS_BYTES`)),
+    };
+  };
+  const pushed = env.get('IMAGE_PUSHED');
   return {
     archive: value('IMAGE_ARCHIVE'),
     layout: value('IMAGE_LAYOUT'),
     tag: value('IMAGE_TAG'),
     ref: value('IMAGE_REF'),
+    digest: value('IMAGE_DIGEST'),
     compressedBytes: Number(value('IMAGE_COMPRESSED_BYTES')),
-    rootfsBytes: Number(value('IMAGE_ROOTFS_BYTES')),
+    platforms: { amd64: platform('amd64'), arm64: platform('arm64') },
+    ...(pushed !== undefined && { pushed }),
   };
 }
+
+/** The ELF machine of a binary: 62 for x86-64, 183 for AArch64 (64-bit little-endian ELF only). */
+export async function elfMachine(file: string): Promise<number> {
+  const handle = await open(file, 'r');
+  try {
+    const header = Buffer.alloc(20);
+    await handle.read(header, 0, 20, 0);
+    if (header.readUInt32BE(0) !== 0x7f454c46) throw new ImageError(`${file} is not an ELF file`);
+    if (header[4] !== 2 || header[5] !== 1) {
+      throw new ImageError(`${file} is not a 64-bit little-endian ELF file`);
+    }
+    return header.readUInt16LE(18);
+  } finally {
+    await handle.close();
+  }
+}
+
+export const ELF_MACHINE: Readonly<Record<Architecture, number>> = { amd64: 62, arm64: 183 };
 
 async function readBlob(layout: string, digest: string): Promise<unknown> {
   return JSON.parse(await readFile(path.join(layout, 'blobs', ...digest.split(':')), 'utf8'));
@@ -87,19 +149,22 @@ function field(value: unknown, key: string): unknown {
   return isRecord(value) ? value[key] : undefined;
 }
 
-/** The image config of `tag` in the OCI layout, read from its blobs. */
-export async function readImageConfig(image: BuiltImage): Promise<ImageConfig> {
+/** The image config of one architecture's image in the OCI layout, read from its blobs. */
+export async function readImageConfig(
+  image: BuiltImage,
+  arch: Architecture = NATIVE,
+): Promise<ImageConfig> {
+  const tag = image.platforms[arch].tag;
   const index: unknown = JSON.parse(await readFile(path.join(image.layout, 'index.json'), 'utf8'));
   const manifests = field(index, 'manifests');
   const entry: unknown = Array.isArray(manifests)
     ? (manifests as unknown[]).find(
         (manifest) =>
-          field(field(manifest, 'annotations'), 'org.opencontainers.image.ref.name') === image.tag,
+          field(field(manifest, 'annotations'), 'org.opencontainers.image.ref.name') === tag,
       )
     : undefined;
   const manifestDigest = field(entry, 'digest');
-  if (typeof manifestDigest !== 'string')
-    throw new ImageError(`no tag ${image.tag} in ${image.layout}`);
+  if (typeof manifestDigest !== 'string') throw new ImageError(`no tag ${tag} in ${image.layout}`);
   const configDigest = field(
     field(await readBlob(image.layout, manifestDigest), 'config'),
     'digest',
@@ -108,10 +173,18 @@ export async function readImageConfig(image: BuiltImage): Promise<ImageConfig> {
   return field(await readBlob(image.layout, configDigest), 'config') as ImageConfig;
 }
 
-/** `umoci unpack` of the image into `bundleDir` (which must not exist); returns its rootfs. */
-export async function unpackImage(image: BuiltImage, bundleDir: string): Promise<string> {
+/**
+ * `umoci unpack` of one architecture's image into `bundleDir` (which must not exist); returns its
+ * rootfs.
+ */
+export async function unpackImage(
+  image: BuiltImage,
+  bundleDir: string,
+  arch: Architecture = NATIVE,
+): Promise<string> {
+  const tag = image.platforms[arch].tag;
   try {
-    await run('umoci', ['unpack', '--image', `${image.layout}:${image.tag}`, bundleDir], {
+    await run('umoci', ['unpack', '--image', `${image.layout}:${tag}`, bundleDir], {
       maxBuffer: 16 * 1024 * 1024,
     });
   } catch (error) {
@@ -134,7 +207,7 @@ export function imageLauncher(options: {
     'bash',
     path.join(REPO_ROOT, 'scripts', 'image-run.sh'),
     '--image',
-    `${options.image.layout}:${options.image.tag}`,
+    `${options.image.layout}:${options.image.platforms[NATIVE].tag}`,
     '--bundle',
     options.bundleDir,
     '--secret',
