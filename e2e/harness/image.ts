@@ -3,10 +3,13 @@
 // the image's entrypoint as its user on a read-only root the way a container runtime would (podman
 // and crun cannot start containers in this sandbox; docs/adr/0025-image-build-and-values-compatibility.md).
 import { execFile } from 'node:child_process';
-import { open, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
+import { expect } from 'vitest';
 import { isRecord } from '../../helm/kreload/tests/chart-harness.ts';
+import { sha256Of, type Descriptor } from '../../scripts/oci-layout.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
 
 const run = promisify(execFile);
@@ -215,4 +218,79 @@ export function imageLauncher(options: {
     ...Object.entries(options.env).flatMap(([name, value]) => ['--env', `${name}=${value}`]),
     '--',
   ];
+}
+
+async function readJsonFile(file: string): Promise<unknown> {
+  return JSON.parse(await readFile(file, 'utf8'));
+}
+
+/**
+ * Unpacks a `docker load` archive (.docker.tar.gz) into `dir` and checks it against the image tagged
+ * `tag` in the OCI layout: manifest.json lists one image, tagged `repoTag`, whose config is that
+ * image's config named by its digest, and whose layer tars are its layers uncompressed, each named by
+ * its digest, which is the config's diff_id; `repositories` names the top layer; nothing else.
+ */
+export async function expectDockerArchive(options: {
+  readonly archive: string;
+  readonly layout: string;
+  readonly tag: string;
+  readonly repoTag: string;
+  readonly arch: Architecture;
+  readonly dir: string;
+}): Promise<void> {
+  const { archive, layout, tag, repoTag, arch, dir } = options;
+  await mkdir(dir, { recursive: true });
+  await run('tar', ['-xzf', archive, '-C', dir]);
+  const blob = async (digest: string): Promise<Buffer> => {
+    const bytes = await readFile(path.join(layout, 'blobs', ...digest.split(':')));
+    expect(sha256Of(bytes)).toBe(digest);
+    return bytes;
+  };
+  const index = (await readJsonFile(path.join(layout, 'index.json'))) as {
+    manifests: Descriptor[];
+  };
+  const entry = index.manifests.find(
+    (manifest) => manifest.annotations?.['org.opencontainers.image.ref.name'] === tag,
+  );
+  const manifest = JSON.parse((await blob(entry?.digest ?? '')).toString('utf8')) as {
+    config: Descriptor;
+    layers: Descriptor[];
+  };
+  const [image, ...more] = (await readJsonFile(path.join(dir, 'manifest.json'))) as {
+    Config: string;
+    RepoTags: string[];
+    Layers: string[];
+  }[];
+  expect(more).toEqual([]);
+  expect(image?.RepoTags).toEqual([repoTag]);
+  // The config is the image's own, named by its digest.
+  const configBytes = await readFile(path.join(dir, image?.Config ?? ''));
+  expect(`sha256:${path.basename(image?.Config ?? '', '.json')}`).toBe(sha256Of(configBytes));
+  expect(configBytes).toEqual(await blob(manifest.config.digest));
+  const config = JSON.parse(configBytes.toString('utf8')) as {
+    architecture: string;
+    rootfs: { diff_ids: string[] };
+  };
+  expect(config.architecture).toBe(arch);
+  // Each layer.tar is the uncompressed layer: its digest is the config's diff_id.
+  expect(image?.Layers).toHaveLength(manifest.layers.length);
+  for (const [i, layer] of (image?.Layers ?? []).entries()) {
+    const digest = sha256Of(await readFile(path.join(dir, layer)));
+    expect(digest).toBe(config.rootfs.diff_ids[i]);
+    expect(layer).toBe(`${digest.slice('sha256:'.length)}/layer.tar`);
+    const compressed = manifest.layers[i]?.digest ?? '';
+    expect(sha256Of(gunzipSync(await blob(compressed)))).toBe(digest);
+  }
+  const [repository = '', repositoryTag = ''] = repoTag.split(':');
+  expect(await readJsonFile(path.join(dir, 'repositories'))).toEqual({
+    [repository]: { [repositoryTag]: path.dirname(image?.Layers.at(-1) ?? '') },
+  });
+  expect((await readdir(dir)).sort()).toEqual(
+    [
+      'manifest.json',
+      'repositories',
+      image?.Config ?? '',
+      ...(image?.Layers ?? []).map((layer) => path.dirname(layer)),
+    ].sort(),
+  );
 }

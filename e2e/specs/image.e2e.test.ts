@@ -27,6 +27,7 @@ import {
   ELF_MACHINE,
   buildImage,
   elfMachine,
+  expectDockerArchive,
   imageLauncher,
   readImageConfig,
   unpackImage,
@@ -321,45 +322,14 @@ describe('the kreload image (npm run image)', () => {
   it.each(ARCHITECTURES)(
     'writes a docker load archive of linux/%s: manifest.json names the config and layers by digest',
     async (arch) => {
-      const dir = path.join(workDir, `docker-${arch}`);
-      await mkdir(dir);
-      await run('tar', ['-xzf', image.platforms[arch].dockerArchive, '-C', dir]);
-      const manifest = await platformManifest(arch);
-      const [entry, ...more] = (await readJson(path.join(dir, 'manifest.json'))) as {
-        Config: string;
-        RepoTags: string[];
-        Layers: string[];
-      }[];
-      expect(more).toEqual([]);
-      expect(entry?.RepoTags).toEqual([`kreload:${image.tag}`]);
-      // The config is the image's own, named by its digest.
-      const configBytes = await readFile(path.join(dir, entry?.Config ?? ''));
-      expect(`sha256:${path.basename(entry?.Config ?? '', '.json')}`).toBe(sha256Of(configBytes));
-      expect(sha256Of(configBytes)).toBe(manifest.config.digest);
-      const config = JSON.parse(configBytes.toString('utf8')) as {
-        architecture: string;
-        rootfs: { diff_ids: string[] };
-      };
-      expect(config.architecture).toBe(arch);
-      // Each layer.tar is the uncompressed layer: its digest is the config's diff_id.
-      expect(entry?.Layers).toHaveLength(manifest.layers.length);
-      for (const [i, layer] of (entry?.Layers ?? []).entries()) {
-        const digest = sha256Of(await readFile(path.join(dir, layer)));
-        expect(digest).toBe(config.rootfs.diff_ids[i]);
-        expect(layer).toBe(`${digest.slice('sha256:'.length)}/layer.tar`);
-      }
-      const repositories = await readJson(path.join(dir, 'repositories'));
-      expect(repositories).toEqual({
-        kreload: { [image.tag]: path.dirname(entry?.Layers.at(-1) ?? '') },
+      await expectDockerArchive({
+        archive: image.platforms[arch].dockerArchive,
+        layout: image.layout,
+        tag: image.platforms[arch].tag,
+        repoTag: `kreload:${image.tag}`,
+        arch,
+        dir: path.join(workDir, `docker-${arch}`),
       });
-      expect((await readdir(dir)).sort()).toEqual(
-        [
-          'manifest.json',
-          'repositories',
-          entry?.Config ?? '',
-          ...(entry?.Layers ?? []).map((layer) => path.dirname(layer)),
-        ].sort(),
-      );
     },
   );
 
