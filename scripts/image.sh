@@ -200,7 +200,6 @@ build_image() {
   echo "image: $arch SBOM" >&2
   "$node24" "$root/scripts/sbom.ts" "$work/npm.cdx.json" "$work/sourcemaps" "$rootfs" \
     "$("$node24" -p process.versions.node)" "$arch" "$out/kreload-$version-linux-$arch.sbom.cdx.json"
-  du -sb "$rootfs" | cut -f1 >"$dir/rootfs-bytes"
 
   echo "image: $arch layers" >&2
   local tag="$version-$arch" bundle="$dir/bundle" staged="$dir/staged"
@@ -224,6 +223,7 @@ build_image() {
   layer "$tag" "$bundle" "Node.js $("$node24" --version)"
   cp -a "$work/app/app" "$bundle/rootfs/app"
   layer "$tag" "$bundle" "kreload $version (/app)"
+  du -sb "$bundle/rootfs" | cut -f1 >"$dir/rootfs-bytes"
   umoci config --image "$layout:$tag" --created "$created" --history.created "$created" \
     --history.created_by "scripts/image.sh config" \
     --os linux --architecture "$arch" \
