@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `npm run release`: everything a release publishes, in one folder (.cache/release/<version>/, or
 # $1), with SHA256SUMS over it:
-#   kreload-<version>.oci.tar                      the image (scripts/image.sh; linux/amd64)
-#   kreload-<version>.sbom.cdx.json                its SBOM (CycloneDX JSON)
+#   kreload-<version>.oci.tar                      the image: one OCI index of linux/amd64 and
+#                                                  linux/arm64 (scripts/image.sh)
+#   kreload-<version>-linux-<arch>.docker.tar.gz   each architecture's image for `docker load -i`
+#   kreload-<version>-linux-<arch>.sbom.cdx.json   each architecture's SBOM (CycloneDX JSON)
 #   kreload-<version>.tgz                          the packaged chart (helm package; push it with
 #                                                  `helm push kreload-<version>.tgz oci://<registry>/<path>`)
 #   kubectl-kreload-<version>-linux-<arch>.tar.gz  the plugin executables (scripts/plugin.sh)
@@ -27,7 +29,8 @@ cp "$work"/plugin/kubectl-kreload-*.tar.gz "$work/plugin/kreload.yaml" "$out/"
 
 echo "release: image" >&2
 bash "$root/scripts/image.sh" "$work/image" >/dev/null
-cp "$work/image/kreload-$version.oci.tar" "$work/image/kreload-$version.sbom.cdx.json" "$out/"
+cp "$work/image/kreload-$version.oci.tar" "$work"/image/kreload-"$version"-linux-*.docker.tar.gz \
+  "$work"/image/kreload-"$version"-linux-*.sbom.cdx.json "$out/"
 
 echo "release: chart" >&2
 helm=${HELM:-$(bash "$root/scripts/helm.sh" | tail -n 1)}

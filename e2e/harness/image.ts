@@ -3,24 +3,50 @@
 // the image's entrypoint as its user on a read-only root the way a container runtime would (podman
 // and crun cannot start containers in this sandbox; docs/adr/0025-image-build-and-values-compatibility.md).
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
+import { expect } from 'vitest';
 import { isRecord } from '../../helm/kreload/tests/chart-harness.ts';
+import { sha256Of, type Descriptor } from '../../scripts/oci-layout.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
 
 const run = promisify(execFile);
+
+/** The architectures scripts/image.sh builds, as OCI names them. */
+export const ARCHITECTURES = ['amd64', 'arm64'] as const;
+export type Architecture = (typeof ARCHITECTURES)[number];
+/** The architecture of this machine: the image specs start. */
+export const NATIVE: Architecture = 'amd64';
+
+/** One architecture's image of the index. */
+export interface PlatformImage {
+  /** Its tag in the layout (`<version>-<arch>`). */
+  readonly tag: string;
+  /** Its `docker load` archive (.docker.tar.gz). */
+  readonly dockerArchive: string;
+  readonly sbom: string;
+  /** Its layer blobs (gzip-compressed, as a registry stores them): what a pull transfers. */
+  readonly compressedBytes: number;
+  readonly rootfsBytes: number;
+}
 
 /** What scripts/image.sh wrote (its image.env). */
 export interface BuiltImage {
   readonly archive: string;
   readonly layout: string;
+  /** The index's tag. */
   readonly tag: string;
   /** The name containerd (kind, k3d) gives the imported image. */
   readonly ref: string;
-  /** The archive's size: layers are gzip-compressed, as a registry stores them. */
+  /** The index's digest. */
+  readonly digest: string;
+  /** The OCI archive's size: both architectures. */
   readonly compressedBytes: number;
-  readonly rootfsBytes: number;
+  readonly platforms: Readonly<Record<Architecture, PlatformImage>>;
+  /** `REGISTRY/REPOSITORY:TAG@DIGEST`, when built with `push`. */
+  readonly pushed?: string;
 }
 
 /** The image config's `config` object (OCI image spec), as far as specs read it. */
@@ -53,13 +79,21 @@ function parseEnvFile(text: string): Map<string, string> {
   );
 }
 
-/** Runs scripts/image.sh into `outDir` (minutes: it compiles and installs the dependencies). */
-export async function buildImage(outDir: string): Promise<BuiltImage> {
+/**
+ * Runs scripts/image.sh into `outDir` (minutes: it compiles the bundle and builds both
+ * architectures), then pushes it to `push` (REGISTRY/REPOSITORY:TAG) if given.
+ */
+export async function buildImage(outDir: string, push?: string): Promise<BuiltImage> {
   try {
-    await run('bash', [path.join(REPO_ROOT, 'scripts', 'image.sh'), outDir], {
-      cwd: REPO_ROOT,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    await run(
+      'bash',
+      [
+        path.join(REPO_ROOT, 'scripts', 'image.sh'),
+        outDir,
+        ...(push === undefined ? [] : ['--push', push]),
+      ],
+      { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 },
+    );
   } catch (error) {
     throw new ImageError(`scripts/image.sh failed:\n${outputOf(error)}`, { cause: error });
   }
@@ -69,15 +103,46 @@ export async function buildImage(outDir: string): Promise<BuiltImage> {
     if (found === undefined) throw new ImageError(`image.env has no ${name}`);
     return found;
   };
+  const platform = (arch: Architecture): PlatformImage => {
+    const prefix = `IMAGE_${arch.toUpperCase()}_`;
+    return {
+      tag: value(`${prefix}TAG`),
+      dockerArchive: value(`${prefix}DOCKER_ARCHIVE`),
+      sbom: value(`${prefix}SBOM`),
+      compressedBytes: Number(value(`${prefix}COMPRESSED_BYTES`)),
+      rootfsBytes: Number(value(`${prefix}ROOTFS_BYTES`)),
+    };
+  };
+  const pushed = env.get('IMAGE_PUSHED');
   return {
     archive: value('IMAGE_ARCHIVE'),
     layout: value('IMAGE_LAYOUT'),
     tag: value('IMAGE_TAG'),
     ref: value('IMAGE_REF'),
+    digest: value('IMAGE_DIGEST'),
     compressedBytes: Number(value('IMAGE_COMPRESSED_BYTES')),
-    rootfsBytes: Number(value('IMAGE_ROOTFS_BYTES')),
+    platforms: { amd64: platform('amd64'), arm64: platform('arm64') },
+    ...(pushed !== undefined && { pushed }),
   };
 }
+
+/** The ELF machine of a binary: 62 for x86-64, 183 for AArch64 (64-bit little-endian ELF only). */
+export async function elfMachine(file: string): Promise<number> {
+  const handle = await open(file, 'r');
+  try {
+    const header = Buffer.alloc(20);
+    await handle.read(header, 0, 20, 0);
+    if (header.readUInt32BE(0) !== 0x7f454c46) throw new ImageError(`${file} is not an ELF file`);
+    if (header[4] !== 2 || header[5] !== 1) {
+      throw new ImageError(`${file} is not a 64-bit little-endian ELF file`);
+    }
+    return header.readUInt16LE(18);
+  } finally {
+    await handle.close();
+  }
+}
+
+export const ELF_MACHINE: Readonly<Record<Architecture, number>> = { amd64: 62, arm64: 183 };
 
 async function readBlob(layout: string, digest: string): Promise<unknown> {
   return JSON.parse(await readFile(path.join(layout, 'blobs', ...digest.split(':')), 'utf8'));
@@ -87,19 +152,22 @@ function field(value: unknown, key: string): unknown {
   return isRecord(value) ? value[key] : undefined;
 }
 
-/** The image config of `tag` in the OCI layout, read from its blobs. */
-export async function readImageConfig(image: BuiltImage): Promise<ImageConfig> {
+/** The image config of one architecture's image in the OCI layout, read from its blobs. */
+export async function readImageConfig(
+  image: BuiltImage,
+  arch: Architecture = NATIVE,
+): Promise<ImageConfig> {
+  const tag = image.platforms[arch].tag;
   const index: unknown = JSON.parse(await readFile(path.join(image.layout, 'index.json'), 'utf8'));
   const manifests = field(index, 'manifests');
   const entry: unknown = Array.isArray(manifests)
     ? (manifests as unknown[]).find(
         (manifest) =>
-          field(field(manifest, 'annotations'), 'org.opencontainers.image.ref.name') === image.tag,
+          field(field(manifest, 'annotations'), 'org.opencontainers.image.ref.name') === tag,
       )
     : undefined;
   const manifestDigest = field(entry, 'digest');
-  if (typeof manifestDigest !== 'string')
-    throw new ImageError(`no tag ${image.tag} in ${image.layout}`);
+  if (typeof manifestDigest !== 'string') throw new ImageError(`no tag ${tag} in ${image.layout}`);
   const configDigest = field(
     field(await readBlob(image.layout, manifestDigest), 'config'),
     'digest',
@@ -108,10 +176,18 @@ export async function readImageConfig(image: BuiltImage): Promise<ImageConfig> {
   return field(await readBlob(image.layout, configDigest), 'config') as ImageConfig;
 }
 
-/** `umoci unpack` of the image into `bundleDir` (which must not exist); returns its rootfs. */
-export async function unpackImage(image: BuiltImage, bundleDir: string): Promise<string> {
+/**
+ * `umoci unpack` of one architecture's image into `bundleDir` (which must not exist); returns its
+ * rootfs.
+ */
+export async function unpackImage(
+  image: BuiltImage,
+  bundleDir: string,
+  arch: Architecture = NATIVE,
+): Promise<string> {
+  const tag = image.platforms[arch].tag;
   try {
-    await run('umoci', ['unpack', '--image', `${image.layout}:${image.tag}`, bundleDir], {
+    await run('umoci', ['unpack', '--image', `${image.layout}:${tag}`, bundleDir], {
       maxBuffer: 16 * 1024 * 1024,
     });
   } catch (error) {
@@ -134,7 +210,7 @@ export function imageLauncher(options: {
     'bash',
     path.join(REPO_ROOT, 'scripts', 'image-run.sh'),
     '--image',
-    `${options.image.layout}:${options.image.tag}`,
+    `${options.image.layout}:${options.image.platforms[NATIVE].tag}`,
     '--bundle',
     options.bundleDir,
     '--secret',
@@ -142,4 +218,79 @@ export function imageLauncher(options: {
     ...Object.entries(options.env).flatMap(([name, value]) => ['--env', `${name}=${value}`]),
     '--',
   ];
+}
+
+async function readJsonFile(file: string): Promise<unknown> {
+  return JSON.parse(await readFile(file, 'utf8'));
+}
+
+/**
+ * Unpacks a `docker load` archive (.docker.tar.gz) into `dir` and checks it against the image tagged
+ * `tag` in the OCI layout: manifest.json lists one image, tagged `repoTag`, whose config is that
+ * image's config named by its digest, and whose layer tars are its layers uncompressed, each named by
+ * its digest, which is the config's diff_id; `repositories` names the top layer; nothing else.
+ */
+export async function expectDockerArchive(options: {
+  readonly archive: string;
+  readonly layout: string;
+  readonly tag: string;
+  readonly repoTag: string;
+  readonly arch: Architecture;
+  readonly dir: string;
+}): Promise<void> {
+  const { archive, layout, tag, repoTag, arch, dir } = options;
+  await mkdir(dir, { recursive: true });
+  await run('tar', ['-xzf', archive, '-C', dir]);
+  const blob = async (digest: string): Promise<Buffer> => {
+    const bytes = await readFile(path.join(layout, 'blobs', ...digest.split(':')));
+    expect(sha256Of(bytes)).toBe(digest);
+    return bytes;
+  };
+  const index = (await readJsonFile(path.join(layout, 'index.json'))) as {
+    manifests: Descriptor[];
+  };
+  const entry = index.manifests.find(
+    (manifest) => manifest.annotations?.['org.opencontainers.image.ref.name'] === tag,
+  );
+  const manifest = JSON.parse((await blob(entry?.digest ?? '')).toString('utf8')) as {
+    config: Descriptor;
+    layers: Descriptor[];
+  };
+  const [image, ...more] = (await readJsonFile(path.join(dir, 'manifest.json'))) as {
+    Config: string;
+    RepoTags: string[];
+    Layers: string[];
+  }[];
+  expect(more).toEqual([]);
+  expect(image?.RepoTags).toEqual([repoTag]);
+  // The config is the image's own, named by its digest.
+  const configBytes = await readFile(path.join(dir, image?.Config ?? ''));
+  expect(`sha256:${path.basename(image?.Config ?? '', '.json')}`).toBe(sha256Of(configBytes));
+  expect(configBytes).toEqual(await blob(manifest.config.digest));
+  const config = JSON.parse(configBytes.toString('utf8')) as {
+    architecture: string;
+    rootfs: { diff_ids: string[] };
+  };
+  expect(config.architecture).toBe(arch);
+  // Each layer.tar is the uncompressed layer: its digest is the config's diff_id.
+  expect(image?.Layers).toHaveLength(manifest.layers.length);
+  for (const [i, layer] of (image?.Layers ?? []).entries()) {
+    const digest = sha256Of(await readFile(path.join(dir, layer)));
+    expect(digest).toBe(config.rootfs.diff_ids[i]);
+    expect(layer).toBe(`${digest.slice('sha256:'.length)}/layer.tar`);
+    const compressed = manifest.layers[i]?.digest ?? '';
+    expect(sha256Of(gunzipSync(await blob(compressed)))).toBe(digest);
+  }
+  const [repository = '', repositoryTag = ''] = repoTag.split(':');
+  expect(await readJsonFile(path.join(dir, 'repositories'))).toEqual({
+    [repository]: { [repositoryTag]: path.dirname(image?.Layers.at(-1) ?? '') },
+  });
+  expect((await readdir(dir)).sort()).toEqual(
+    [
+      'manifest.json',
+      'repositories',
+      image?.Config ?? '',
+      ...(image?.Layers ?? []).map((layer) => path.dirname(layer)),
+    ].sort(),
+  );
 }

@@ -4,7 +4,7 @@
 // from it with `helm install oci://…`; images are pushed and pulled with the distribution API.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -112,46 +112,35 @@ async function expectStatus(response: Response, status: number, what: string): P
 }
 
 /**
- * Pushes the image manifest of an OCI layout (its index's only manifest) to `repository:tag` with
- * the distribution API, blobs first; returns the manifest's digest as the registry reports it.
+ * The image index `repository:tag` points to, checked against the digest the registry gives for it;
+ * its manifests are the images, one per platform.
  */
-export async function pushImageLayout(
+export async function pullIndex(
   registry: Registry,
-  layout: string,
   repository: string,
-): Promise<{ digest: string; tag: string }> {
-  const blob = (digest: string) => readFile(path.join(layout, 'blobs', ...digest.split(':')));
-  const index = JSON.parse(await readFile(path.join(layout, 'index.json'), 'utf8')) as {
-    manifests: (Descriptor & { annotations?: Record<string, string> })[];
-  };
-  const [top] = index.manifests;
-  if (top === undefined) throw new Error(`${layout} lists no manifest`);
-  const tag = top.annotations?.['org.opencontainers.image.ref.name'] ?? 'latest';
-  const manifestBytes = await blob(top.digest);
-  const manifest = JSON.parse(manifestBytes.toString('utf8')) as {
-    config: Descriptor;
-    layers: Descriptor[];
-  };
-  const base = `http://${registry.host}/v2/${repository}`;
-  for (const descriptor of [manifest.config, ...manifest.layers]) {
-    const start = await fetch(`${base}/blobs/uploads/`, { method: 'POST' });
-    await expectStatus(start, 202, `start of the upload of ${descriptor.digest}`);
-    const location = new URL(start.headers.get('location') ?? '', base);
-    location.searchParams.set('digest', descriptor.digest);
-    const put = await fetch(location, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/octet-stream' },
-      body: await blob(descriptor.digest),
-    });
-    await expectStatus(put, 201, `upload of ${descriptor.digest}`);
+  tag: string,
+): Promise<{
+  digest: string;
+  manifests: (Descriptor & { platform?: { architecture: string; os: string } })[];
+}> {
+  const response = await expectStatus(
+    await fetch(`http://${registry.host}/v2/${repository}/manifests/${tag}`, {
+      headers: { accept: 'application/vnd.oci.image.index.v1+json' },
+    }),
+    200,
+    `${repository}:${tag}`,
+  );
+  const type = response.headers.get('content-type');
+  if (type !== 'application/vnd.oci.image.index.v1+json') {
+    throw new Error(`${repository}:${tag} is ${String(type)}, not an OCI image index`);
   }
-  const put = await fetch(`${base}/manifests/${tag}`, {
-    method: 'PUT',
-    headers: { 'content-type': top.mediaType },
-    body: manifestBytes,
-  });
-  await expectStatus(put, 201, `manifest ${repository}:${tag}`);
-  return { digest: put.headers.get('docker-content-digest') ?? '', tag };
+  const bytes = Buffer.from(await response.arrayBuffer());
+  const digest = response.headers.get('docker-content-digest') ?? '';
+  if (sha256Of(bytes) !== digest) throw new Error(`${repository}:${tag} does not match ${digest}`);
+  const index = JSON.parse(bytes.toString('utf8')) as {
+    manifests: (Descriptor & { platform?: { architecture: string; os: string } })[];
+  };
+  return { digest, manifests: index.manifests };
 }
 
 /**

@@ -17,15 +17,21 @@ import {
   locateHelm,
 } from '../../helm/kreload/tests/chart-harness.ts';
 import { envOf, instructions, runtimeStage } from '../../helm/kreload/tests/dockerfile.ts';
+import { sha256Of, type Descriptor } from '../../scripts/oci-layout.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
 import { AUTO } from '../harness/annotations.ts';
 import { containerCommand } from '../harness/chart.ts';
 import { waitForBaseline, waitForEnv } from '../harness/expectations.ts';
 import {
+  ARCHITECTURES,
+  ELF_MACHINE,
   buildImage,
+  elfMachine,
+  expectDockerArchive,
   imageLauncher,
   readImageConfig,
   unpackImage,
+  type Architecture,
   type BuiltImage,
   type ImageConfig,
 } from '../harness/image.ts';
@@ -97,10 +103,13 @@ describe('the kreload image (npm run image)', () => {
     imageConfig = await readImageConfig(image);
     bundleDir = path.join(workDir, 'bundle');
     rootfs = await unpackImage(image, bundleDir);
-    process.stdout.write(
-      `kreload image ${image.ref}: ${(image.compressedBytes / 1e6).toFixed(1)} MB compressed ` +
-        `(${path.basename(image.archive)}), ${(image.rootfsBytes / 1e6).toFixed(1)} MB unpacked\n`,
-    );
+    for (const arch of ARCHITECTURES) {
+      const { compressedBytes, rootfsBytes } = image.platforms[arch];
+      process.stdout.write(
+        `kreload image ${image.ref} linux/${arch}: ${(compressedBytes / 1e6).toFixed(1)} MB ` +
+          `compressed (layer blobs), ${(rootfsBytes / 1e6).toFixed(1)} MB unpacked\n`,
+      );
+    }
   }, BUILD_TIMEOUT_MS);
 
   afterAll(async () => {
@@ -169,8 +178,7 @@ describe('the kreload image (npm run image)', () => {
     expect(osRelease).toMatch(/^VERSION_ID="12"$/m);
     expect(await exists(path.join(rootfs, 'etc', 'os-release'))).toBe(true);
 
-    const sbomFile = path.join(path.dirname(image.archive), `kreload-${image.tag}.sbom.cdx.json`);
-    const sbom = (await readJson(sbomFile)) as {
+    const sbom = (await readJson(image.platforms.amd64.sbom)) as {
       bomFormat: string;
       components: {
         name: string;
@@ -181,7 +189,9 @@ describe('the kreload image (npm run image)', () => {
     };
     expect(sbom.bomFormat).toBe('CycloneDX');
     const purls = sbom.components.map((component) => component.purl);
-    expect(purls.some((purl) => purl.startsWith('pkg:deb/debian/libc6@2.36-'))).toBe(true);
+    expect(purls.some((purl) => /^pkg:deb\/debian\/libc6@2\.36-.*\?arch=amd64&/.test(purl))).toBe(
+      true,
+    );
     expect(purls.some((purl) => purl.startsWith('pkg:generic/node@24.'))).toBe(true);
     const dependencies = isRecord(packageJson) ? packageJson.dependencies : undefined;
     for (const [name, version] of Object.entries(isRecord(dependencies) ? dependencies : {})) {
@@ -199,32 +209,152 @@ describe('the kreload image (npm run image)', () => {
     expect(purls.some((purl) => purl.startsWith('pkg:npm/%40types/'))).toBe(false);
   });
 
-  it('is layered Debian base, Node.js, kreload, so a kreload upgrade pulls only the last', async () => {
+  /** The layout's blobs, each checked against its digest. */
+  const blob = async (digest: string): Promise<Buffer> => {
+    const bytes = await readFile(path.join(image.layout, 'blobs', ...digest.split(':')));
+    expect(sha256Of(bytes)).toBe(digest);
+    return bytes;
+  };
+  const jsonBlob = async <T>(digest: string): Promise<T> =>
+    JSON.parse((await blob(digest)).toString('utf8')) as T;
+  const platformManifest = async (arch: Architecture) => {
     const index = (await readJson(path.join(image.layout, 'index.json'))) as {
-      manifests: { digest: string }[];
+      manifests: Descriptor[];
     };
-    const blob = (digest: string) => path.join(image.layout, 'blobs', ...digest.split(':'));
-    const manifest = (await readJson(blob(index.manifests[0]?.digest ?? ''))) as {
-      layers: { size: number }[];
-    };
-    const sizes = manifest.layers.map((layer) => layer.size);
-    process.stdout.write(
-      `kreload image layers (compressed): ${sizes.map((size) => `${(size / 1e6).toFixed(1)} MB`).join(', ')}\n`,
+    const entry = index.manifests.find(
+      (manifest) =>
+        manifest.annotations?.['org.opencontainers.image.ref.name'] === image.platforms[arch].tag,
     );
-    expect(sizes).toHaveLength(3);
-    const [base = 0, node = 0, app = 0] = sizes;
-    // Node.js is most of the image; kreload's layer is a fraction of it.
-    expect(node).toBeGreaterThan(30e6);
-    expect(app).toBeLessThan(node / 2);
-    // The bundle alone (about 3 MB, under 1 MB gzip-compressed): a kreload upgrade pulls about that.
-    expect(app).toBeLessThan(1.5e6);
-    expect(base).toBeLessThan(node / 2);
+    return jsonBlob<{ config: Descriptor; layers: Descriptor[] }>(entry?.digest ?? '');
+  };
+
+  it('is one OCI index of linux/amd64 and linux/arm64, tagged with the version', async () => {
+    const index = (await readJson(path.join(image.layout, 'index.json'))) as {
+      manifests: Descriptor[];
+    };
+    const top = index.manifests.find(
+      (manifest) => manifest.annotations?.['org.opencontainers.image.ref.name'] === image.tag,
+    );
+    expect(top).toMatchObject({
+      mediaType: 'application/vnd.oci.image.index.v1+json',
+      digest: image.digest,
+      annotations: { 'io.containerd.image.name': image.ref },
+    });
+    const imageIndex = await jsonBlob<{ manifests: Descriptor[] }>(image.digest);
+    expect(imageIndex.manifests.map((manifest) => manifest.platform)).toEqual([
+      { architecture: 'amd64', os: 'linux' },
+      { architecture: 'arm64', os: 'linux' },
+    ]);
+    for (const [i, arch] of ARCHITECTURES.entries()) {
+      const manifest = imageIndex.manifests[i];
+      const config = await jsonBlob<{ architecture: string; os: string; config: ImageConfig }>(
+        (await jsonBlob<{ config: Descriptor }>(manifest?.digest ?? '')).config.digest,
+      );
+      expect([config.os, config.architecture]).toEqual(['linux', arch]);
+      // Both run the same way.
+      expect(config.config).toEqual(imageConfig);
+    }
   });
 
-  it('is as small as Node allows: under 50 MB compressed', () => {
-    // Node 24's binary alone is about 43 MB gzip-compressed; Reloader's Go image is about 25 MB.
-    expect(image.compressedBytes).toBeLessThan(50e6);
+  it('has an arm64 image that unpacks to an AArch64 node and the arm64 Debian libraries', async () => {
+    const arm64 = await unpackImage(image, path.join(workDir, 'bundle-arm64'), 'arm64');
+    expect(await elfMachine(path.join(arm64, 'usr', 'local', 'bin', 'node'))).toBe(
+      ELF_MACHINE.arm64,
+    );
+    expect(await elfMachine(path.join(rootfs, 'usr', 'local', 'bin', 'node'))).toBe(
+      ELF_MACHINE.amd64,
+    );
+    for (const file of [
+      'lib/ld-linux-aarch64.so.1',
+      'usr/lib/aarch64-linux-gnu/libstdc++.so.6',
+      'etc/ssl/certs/ca-certificates.crt',
+      'app/dist/main.js',
+    ]) {
+      expect(await exists(path.join(arm64, file)), file).toBe(true);
+    }
+    expect(await elfMachine(path.join(arm64, 'lib', 'ld-linux-aarch64.so.1'))).toBe(
+      ELF_MACHINE.arm64,
+    );
+    const statusDir = path.join(arm64, 'var', 'lib', 'dpkg', 'status.d');
+    expect((await readdir(statusDir)).sort()).toEqual(
+      (await readdir(path.join(rootfs, 'var', 'lib', 'dpkg', 'status.d'))).sort(),
+    );
+    expect(await readFile(path.join(statusDir, 'libc6'), 'utf8')).toMatch(/^Architecture: arm64$/m);
+    expect(await readFile(path.join(statusDir, 'ca-certificates'), 'utf8')).toMatch(
+      /^Architecture: all$/m,
+    );
+    const sbom = (await readJson(image.platforms.arm64.sbom)) as { components: { purl: string }[] };
+    const purls = sbom.components.map((component) => component.purl);
+    expect(purls.some((purl) => /^pkg:deb\/debian\/libc6@2\.36-.*\?arch=arm64&/.test(purl))).toBe(
+      true,
+    );
+    expect(purls.some((purl) => /^pkg:generic\/node@24\..*\?arch=arm64&/.test(purl))).toBe(true);
   });
+
+  it.each(ARCHITECTURES)(
+    'linux/%s is layered Debian base, Node.js, kreload, so a kreload upgrade pulls only the last',
+    async (arch) => {
+      const manifest = await platformManifest(arch);
+      const sizes = manifest.layers.map((layer) => layer.size);
+      process.stdout.write(
+        `kreload image linux/${arch} layers (compressed): ${sizes.map((size) => `${(size / 1e6).toFixed(2)} MB`).join(', ')}\n`,
+      );
+      expect(sizes).toHaveLength(3);
+      const [base = 0, node = 0, app = 0] = sizes;
+      // Node.js is most of the image; kreload's layer is a fraction of it.
+      expect(node).toBeGreaterThan(30e6);
+      expect(app).toBeLessThan(node / 2);
+      // The bundle alone (about 3 MB, under 1 MB gzip-compressed): a kreload upgrade pulls about that.
+      expect(app).toBeLessThan(1.5e6);
+      expect(base).toBeLessThan(node / 2);
+      expect(image.platforms[arch].compressedBytes).toBe(sizes.reduce((sum, size) => sum + size));
+      // Node.js 24's binary alone is about 43 MB gzip-compressed; Reloader's Go image is about 25 MB.
+      expect(image.platforms[arch].compressedBytes).toBeLessThan(50e6);
+    },
+  );
+
+  it('shares the kreload layer between the architectures: one blob to push and pull', async () => {
+    const [amd64, arm64] = await Promise.all(ARCHITECTURES.map(platformManifest));
+    expect(amd64?.layers.at(-1)?.digest).toBe(arm64?.layers.at(-1)?.digest);
+    expect(amd64?.layers[1]?.digest).not.toBe(arm64?.layers[1]?.digest);
+  });
+
+  it.each(ARCHITECTURES)(
+    'writes a docker load archive of linux/%s: manifest.json names the config and layers by digest',
+    async (arch) => {
+      await expectDockerArchive({
+        archive: image.platforms[arch].dockerArchive,
+        layout: image.layout,
+        tag: image.platforms[arch].tag,
+        repoTag: `kreload:${image.tag}`,
+        arch,
+        dir: path.join(workDir, `docker-${arch}`),
+      });
+    },
+  );
+
+  it(
+    'is reproducible: a second build of the same commit has the same digest and archives',
+    async () => {
+      const again = await buildImage(path.join(workDir, 'image-again'));
+      // The commit is an input (the revision label, the timestamps): one made during the run
+      // changes the digest rightly.
+      expect((await readImageConfig(again)).Labels?.['org.opencontainers.image.revision']).toBe(
+        imageConfig.Labels?.['org.opencontainers.image.revision'],
+      );
+      expect(again.digest).toBe(image.digest);
+      for (const arch of ARCHITECTURES) {
+        const [first, second] = await Promise.all(
+          [image, again].map(async (built) =>
+            sha256Of(await readFile(built.platforms[arch].dockerArchive)),
+          ),
+        );
+        expect(second, arch).toBe(first);
+      }
+      expect(sha256Of(await readFile(again.archive))).toBe(sha256Of(await readFile(image.archive)));
+    },
+    BUILD_TIMEOUT_MS,
+  );
 
   describe('installed from the packaged chart, run with the installed Deployment’s args', () => {
     const cluster = sharedCluster();

@@ -1,8 +1,9 @@
 // The chart served as an OCI artifact from a real registry (distribution/distribution's `registry`,
 // built from the Go module proxy): `helm package`, `helm push` to the registry, then
 // `helm show` and `helm install oci://…/kreload --version …` against the real control plane, as a
-// user installs a published chart. The image (scripts/image.sh) is pushed there too, pulled back by
-// digest and unpacked, and its Node.js runs its entrypoint.
+// user installs a published chart. The image index (scripts/image.sh, both architectures) is pushed
+// there too by `npm run image -- --push`; each architecture is pulled back by digest and unpacked:
+// amd64's Node.js runs its entrypoint, arm64's node is an AArch64 binary.
 import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,11 +18,11 @@ import {
   parseYaml,
 } from '../../helm/kreload/tests/chart-harness.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
-import { buildImage } from '../harness/image.ts';
+import { ARCHITECTURES, ELF_MACHINE, NATIVE, buildImage, elfMachine } from '../harness/image.ts';
 import {
   REGISTRY_BUILD_TIMEOUT_MS,
   pullAndUnpack,
-  pushImageLayout,
+  pullIndex,
   startRegistry,
   type Registry,
 } from '../harness/registry.ts';
@@ -153,29 +154,51 @@ describe('the chart from an OCI registry', () => {
   });
 
   it(
-    'takes the image pushed, and gives it back by digest: unpacked, its Node.js runs the entrypoint',
+    'npm run image pushes the index; each architecture pulls by digest and unpacks, amd64 runs',
     async () => {
       const served = registry;
       if (served === undefined) throw new Error('no registry');
-      const image = await buildImage(path.join(dir, 'image'));
-      const { digest, tag } = await pushImageLayout(served, image.layout, 'kreload');
-      expect(tag).toBe(version);
-      expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
-      const rootfs = path.join(dir, 'pulled', 'rootfs');
-      const { config } = await pullAndUnpack(served, 'kreload', digest, rootfs);
-      expect(config).toMatchObject({ architecture: 'amd64', os: 'linux' });
-      const libs = ['lib/x86_64-linux-gnu', 'usr/lib/x86_64-linux-gnu'].map((dir) =>
-        path.join(rootfs, dir),
+      const image = await buildImage(path.join(dir, 'image'), `${served.host}/kreload:${version}`);
+      const index = await pullIndex(served, 'kreload', version);
+      expect(index.digest).toBe(image.digest);
+      expect(image.pushed).toBe(`${served.host}/kreload:${version}@${image.digest}`);
+      expect(index.manifests.map((manifest) => manifest.platform)).toEqual(
+        ARCHITECTURES.map((architecture) => ({ architecture, os: 'linux' })),
       );
-      const { stdout } = await run(path.join(rootfs, 'lib64', 'ld-linux-x86-64.so.2'), [
-        '--library-path',
-        libs.join(':'),
-        path.join(rootfs, 'usr', 'local', 'bin', 'node'),
-        path.join(rootfs, 'app', 'dist', 'main.js'),
-        '--version',
-      ]);
-      expect(stdout.trim()).toBe(`kreload ${version}`);
+      for (const [i, arch] of ARCHITECTURES.entries()) {
+        const digest = index.manifests[i]?.digest ?? '';
+        const rootfs = path.join(dir, 'pulled', arch, 'rootfs');
+        const { config } = await pullAndUnpack(served, 'kreload', digest, rootfs);
+        expect(config).toMatchObject({ architecture: arch, os: 'linux' });
+        const node = path.join(rootfs, 'usr', 'local', 'bin', 'node');
+        expect(await elfMachine(node), arch).toBe(ELF_MACHINE[arch]);
+        if (arch !== NATIVE) continue;
+        const libs = ['lib/x86_64-linux-gnu', 'usr/lib/x86_64-linux-gnu'].map((lib) =>
+          path.join(rootfs, lib),
+        );
+        const { stdout } = await run(path.join(rootfs, 'lib64', 'ld-linux-x86-64.so.2'), [
+          '--library-path',
+          libs.join(':'),
+          node,
+          path.join(rootfs, 'app', 'dist', 'main.js'),
+          '--version',
+        ]);
+        expect(stdout.trim()).toBe(`kreload ${version}`);
+      }
+      // A second push of the same build uploads nothing new and gives the same digest.
+      const again = await run(
+        process.execPath,
+        [
+          path.join(REPO_ROOT, 'scripts', 'oci-layout.ts'),
+          'push',
+          image.layout,
+          version,
+          `${served.host}/kreload:${version}`,
+        ],
+        { cwd: REPO_ROOT },
+      );
+      expect(again.stdout.trim()).toBe(image.pushed);
     },
-    10 * 60_000,
+    15 * 60_000,
   );
 });
