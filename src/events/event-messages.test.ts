@@ -34,6 +34,9 @@ describe('EVENT_TYPES', () => {
       ReloadPolicyConflict: 'Warning',
       RolloutFailed: 'Warning',
       TooManySources: 'Warning',
+      PodEvicted: 'Normal',
+      EvictionHeld: 'Warning',
+      EvictionComplete: 'Normal',
     });
   });
 });

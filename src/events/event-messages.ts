@@ -20,6 +20,9 @@ export const EVENT_TYPES = {
   ReloadPolicyConflict: 'Warning',
   RolloutFailed: 'Warning',
   TooManySources: 'Warning',
+  PodEvicted: 'Normal',
+  EvictionHeld: 'Warning',
+  EvictionComplete: 'Normal',
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_TYPES;
@@ -166,4 +169,56 @@ export function dryRunReloadEvent(input: {
 /** On the ReloadPolicy whose setting lost (docs/reload-policy.md): its `Conflict` message. */
 export function reloadPolicyConflictEvent(conflictMessage: string): EventContent {
   return content('ReloadPolicyConflict', conflictMessage);
+}
+
+/** A workload's position in a roll by eviction, for its Events (docs/adr/0043). */
+export interface EvictionProgressWords {
+  readonly old: number;
+  readonly current: number;
+  readonly desired: number;
+}
+
+function progressWords(progress: EvictionProgressWords): string {
+  return (
+    `${String(progress.old)} pod(s) with an older config left, ` +
+    `${String(progress.current)} of ${String(progress.desired)} run the new one`
+  );
+}
+
+/** On the workload, for each pod kreload evicted to roll it (strategy `evict`). */
+export function podEvictedEvent(input: {
+  readonly workload: WorkloadRef;
+  readonly pod: string;
+  readonly progress: EvictionProgressWords;
+}): EventContent {
+  return content(
+    'PodEvicted',
+    `Evicted pod '${input.pod}' of '${input.workload.name}' to reload its config ` +
+      `(strategy 'evict'); ${progressWords(input.progress)}`,
+  );
+}
+
+/** On the workload, when a PodDisruptionBudget (or the workload's spec) holds a roll by eviction. */
+export function evictionHeldEvent(input: {
+  readonly workload: WorkloadRef;
+  readonly pod: string | undefined;
+  readonly reason: string;
+}): EventContent {
+  const what = input.pod === undefined ? 'Roll by eviction' : `Eviction of pod '${input.pod}'`;
+  return content(
+    'EvictionHeld',
+    `${what} of '${input.workload.name}' held (strategy 'evict'): ${input.reason}; retried with backoff`,
+  );
+}
+
+/** On the workload, once no pod with an older config is left. */
+export function evictionCompleteEvent(input: {
+  readonly workload: WorkloadRef;
+  readonly progress: EvictionProgressWords;
+}): EventContent {
+  return content(
+    'EvictionComplete',
+    `Every pod of '${input.workload.name}' with an older config was evicted (strategy 'evict'); ` +
+      `${String(input.progress.current)} of ${String(input.progress.desired)} run the new config`,
+  );
 }

@@ -29,6 +29,7 @@ import { Outcomes } from './outcomes.ts';
 import type { PlanOptions } from './plan/model.ts';
 import type {
   MarkLedger,
+  PodApi,
   PolicyLookup,
   RecreationJournal,
   ReconcileObserver,
@@ -40,6 +41,7 @@ import type {
 import type { ReconcileStage, StageAnswer } from './stages.ts';
 import { Instantiate } from './stages/instantiate.ts';
 import { JobRecreation } from './stages/job-recreation.ts';
+import { PodEviction } from './stages/pod-eviction.ts';
 import { SnapshotAdoption } from './stages/snapshot-adoption.ts';
 import { Targets } from './targets.ts';
 import type { FollowUp, Target } from './write-actions.ts';
@@ -78,6 +80,8 @@ export interface ReconcilerDeps {
   readonly journal?: RecreationJournal | undefined;
   /** ConfigMaps and Secrets for config revisions (docs/adr/0036); absent when they are off. */
   readonly snapshots?: SnapshotApi | undefined;
+  /** Pods, for rolls by eviction (docs/adr/0043); without it a roll by eviction fails. */
+  readonly pods?: PodApi | undefined;
 }
 
 /**
@@ -122,7 +126,7 @@ export class Reconciler {
     this.#deps = deps;
     this.#targets = new Targets(deps);
     this.#outcomes = new Outcomes(deps);
-    const { writer, observer, marks, now, snapshots, options } = deps;
+    const { writer, observer, marks, now, snapshots, options, pods, random } = deps;
     const mayWrite = (): boolean => this.#mayWrite();
     const dryRun = options.dryRun;
     this.#jobs = new JobRecreation({ ...deps, mayWrite });
@@ -137,7 +141,10 @@ export class Reconciler {
     const adoption = snapshots
       ? [new SnapshotAdoption({ api: snapshots, observer, now, mayWrite, dryRun })]
       : [];
-    this.#stages = [this.#jobs, instantiate, ...adoption];
+    const eviction = pods
+      ? [new PodEviction({ pods, writer, observer, now, random, mayWrite, dryRun })]
+      : [];
+    this.#stages = [this.#jobs, instantiate, ...adoption, ...eviction];
     this.#followUps = new FollowUps({
       stages: this.#stages,
       marks,
@@ -261,6 +268,7 @@ export class Reconciler {
         mayWrite: () => this.#mayWrite(),
         recreations: this.#jobs.pending,
         snapshots: this.#deps.snapshots,
+        pods: this.#deps.pods,
       });
     } catch (error) {
       if (error instanceof LeadershipLostError) return { ...NOT_LEADER, attempts: attempt.attempt };
