@@ -29,6 +29,7 @@ import { sourceObjectRef, workloadObjectRef } from '../events/object-refs.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ReconcilePlan } from '../reconcile/plan/model.ts';
+import { rolledBy } from '../reconcile/plan/rolled-by.ts';
 import type { PauseNotice } from '../rollout/pause.ts';
 import type {
   EvictionEvent,
@@ -93,6 +94,7 @@ export class ReconcileReporter implements ReconcileObserver {
 
   onRolled(event: RolledEvent): void {
     const { view, plan } = event;
+    const strategy = rolledBy(plan);
     const { ref } = view;
     this.#deps.rolled?.(event);
     this.#deps.metrics.recordRoll({
@@ -109,11 +111,12 @@ export class ReconcileReporter implements ReconcileObserver {
         kind: ref.kind,
         workload: ref.name,
         source: plan.rolling.join(','),
+        strategy,
       },
     );
     this.#deps.events.record({
       object: workloadObjectRef(ref, view.uid),
-      ...reloadedEvent({ sources: changedSources(plan), workload: ref }),
+      ...reloadedEvent({ sources: changedSources(plan), workload: ref, strategy }),
     });
     this.#deps.alerts?.send({ sources: changedSources(plan), workload: ref });
   }

@@ -32,6 +32,8 @@ export interface EventContent {
   readonly reason: EventReason;
   readonly type: EventType;
   readonly message: string;
+  /** The Event's `action`: for a roll, the strategy that ran (`env-vars`, … `evict`). */
+  readonly action?: string | undefined;
 }
 
 /** A source named in a message. Its namespace is the workload's. */
@@ -61,20 +63,25 @@ function sortedSources(sources: readonly ChangedSource[]): ChangedSource[] {
   );
 }
 
-/** Reloader's text; several sources are listed in one message (D38). */
+/**
+ * Reloader's text; several sources are listed in one message (D38). The strategy that ran goes in
+ * the Event's `action`, so the message stays the one tools written for Reloader match.
+ */
 export function reloadedEvent(input: {
   readonly sources: readonly ChangedSource[];
   readonly workload: WorkloadRef;
+  readonly strategy?: string | undefined;
 }): EventContent {
   const { sources, workload } = input;
   const listed = sortedSources(sources)
     .map((s) => `'${s.name}' of type '${s.type}'`)
     .join(', ');
-  return content(
+  const reloaded = content(
     'Reloaded',
     `Changes detected in ${listed} in namespace '${workload.namespace}', ` +
       `Updated '${workload.name}' of type '${workload.kind}' in namespace '${workload.namespace}'`,
   );
+  return input.strategy === undefined ? reloaded : { ...reloaded, action: input.strategy };
 }
 
 /** Reloader's text. */
@@ -178,6 +185,8 @@ export interface EvictionProgressWords {
   readonly desired: number;
 }
 
+const EVICT_ACTION = { action: 'evict' } as const;
+
 function progressWords(progress: EvictionProgressWords): string {
   return (
     `${String(progress.old)} pod(s) with an older config left, ` +
@@ -191,11 +200,14 @@ export function podEvictedEvent(input: {
   readonly pod: string;
   readonly progress: EvictionProgressWords;
 }): EventContent {
-  return content(
-    'PodEvicted',
-    `Evicted pod '${input.pod}' of '${input.workload.name}' to reload its config ` +
-      `(strategy 'evict'); ${progressWords(input.progress)}`,
-  );
+  return {
+    ...content(
+      'PodEvicted',
+      `Evicted pod '${input.pod}' of '${input.workload.name}' to reload its config ` +
+        `(strategy 'evict'); ${progressWords(input.progress)}`,
+    ),
+    ...EVICT_ACTION,
+  };
 }
 
 /** On the workload, when a PodDisruptionBudget (or the workload's spec) holds a roll by eviction. */
@@ -205,10 +217,13 @@ export function evictionHeldEvent(input: {
   readonly reason: string;
 }): EventContent {
   const what = input.pod === undefined ? 'Roll by eviction' : `Eviction of pod '${input.pod}'`;
-  return content(
-    'EvictionHeld',
-    `${what} of '${input.workload.name}' held (strategy 'evict'): ${input.reason}; retried with backoff`,
-  );
+  return {
+    ...content(
+      'EvictionHeld',
+      `${what} of '${input.workload.name}' held (strategy 'evict'): ${input.reason}; retried with backoff`,
+    ),
+    ...EVICT_ACTION,
+  };
 }
 
 /** On the workload, once no pod with an older config is left. */
@@ -216,9 +231,12 @@ export function evictionCompleteEvent(input: {
   readonly workload: WorkloadRef;
   readonly progress: EvictionProgressWords;
 }): EventContent {
-  return content(
-    'EvictionComplete',
-    `Every pod of '${input.workload.name}' with an older config was evicted (strategy 'evict'); ` +
-      `${String(input.progress.current)} of ${String(input.progress.desired)} run the new config`,
-  );
+  return {
+    ...content(
+      'EvictionComplete',
+      `Every pod of '${input.workload.name}' with an older config was evicted (strategy 'evict'); ` +
+        `${String(input.progress.current)} of ${String(input.progress.desired)} run the new config`,
+    ),
+    ...EVICT_ACTION,
+  };
 }
