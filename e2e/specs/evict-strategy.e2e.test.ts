@@ -97,21 +97,28 @@ function auditLog(): AuditLog {
   return new AuditLog({ path });
 }
 
-/** A Deployment of 3 runnable pods using `secret`, with a PDB of maxUnavailable 1. */
-async function deploymentWithBudget(name: string, secret: SecretSpec): Promise<WorkloadRef> {
+/** A Deployment of runnable pods using `secret`, with a PDB (default: maxUnavailable 1). */
+async function deploymentWithBudget(
+  name: string,
+  secret: SecretSpec,
+  budget: { readonly maxUnavailable?: number; readonly minAvailable?: number } = {
+    maxUnavailable: 1,
+  },
+  replicas = REPLICAS,
+): Promise<WorkloadRef> {
   const { namespace, workloads, sources, cluster } = fixture;
   await sources.create(namespace, secret);
   await cluster.kc.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
     namespace,
     body: {
       metadata: { name },
-      spec: { maxUnavailable: 1, selector: { matchLabels: { app: name } } },
+      spec: { ...budget, selector: { matchLabels: { app: name } } },
     },
   });
   const ref = await workloads.create('Deployment', {
     namespace,
     name,
-    replicas: REPLICAS,
+    replicas,
     podSpec: runnable(podSpec({ app: { envFrom: [{ secretRef: { name: secret.name } }] } })),
   });
   await new PodLifecycle({ kc: cluster.kc }).waitComplete(ref);
@@ -227,5 +234,42 @@ describe('the evict strategy', () => {
 
     const evicted = await evictionsSince(audit, offset);
     expect([...evicted].sort()).toEqual(original.map((pod) => pod.name).sort());
+  });
+
+  it('a budget that never allows an eviction holds the roll, with backoff and a reason', async () => {
+    const { namespace, sources, events } = fixture;
+    const secret: SecretSpec = { type: 'SECRET', name: 'creds-3', data: { password: 'one' } };
+    const ref = await deploymentWithBudget('solo', secret, { minAvailable: 1 }, 1);
+    const [pod] = await new PodLifecycle({ kc: fixture.cluster.kc }).pods(ref);
+    const audit = auditLog();
+    const offset = await audit.mark();
+
+    await sources.replace(namespace, { ...secret, data: { password: 'two' } });
+    const held = await pollUntil(
+      async () => {
+        const about = await events.about({ kind: 'Deployment', namespace, name: 'solo' });
+        return about.find((event) => event.reason === 'EvictionHeld');
+      },
+      { timeoutMs: 30_000, describe: 'an EvictionHeld Event' },
+    );
+    expect(held.type).toBe('Warning');
+    expect(held.message).toContain(`Eviction of pod '${String(pod?.name)}' of 'solo' held`);
+    expect(held.message).toContain('disruption budget');
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+
+    const attempts = (await audit.eventsSince(offset)).filter(
+      (event) =>
+        event.user.username === KRELOAD_USER &&
+        event.stage === 'ResponseComplete' &&
+        event.objectRef?.subresource === 'eviction',
+    );
+    // 1 s, 2 s, 4 s … between tries: a handful in ~10 s, every one refused, never a busy loop.
+    expect(attempts.length).toBeGreaterThanOrEqual(2);
+    expect(attempts.length).toBeLessThanOrEqual(6);
+    expect(attempts.every((event) => event.responseStatus?.code === 429)).toBe(true);
+    const live = await new PodLifecycle({ kc: fixture.cluster.kc }).pods(ref);
+    expect(live.map((p) => p.uid)).toEqual([pod?.uid]);
+    const view = await fixture.workloads.read(ref);
+    expect(view.annotations[EVICT_BEFORE]).toBeDefined();
   });
 });
