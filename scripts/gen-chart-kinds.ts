@@ -101,10 +101,25 @@ function sameGrant(a: ChartKindRule, b: ChartKindRule): boolean {
   return key(a) === key(b);
 }
 
-/** One rule per kind and per further grant, neighbours that differ only in resource merged. */
+/**
+ * One rule per kind and per further grant, duplicates dropped, neighbours that differ only in
+ * resource merged.
+ */
 export function chartKindRules(): ChartKindRule[] {
   const rules: ChartKindRule[] = [];
-  for (const rule of WORKLOAD_KINDS.flatMap(grantRules)) {
+  const always = new Set<string>();
+  const seen = new Set<string>();
+  // Kinds share some grants (the pods an eviction reads): each rule once, where it first appears,
+  // and never again under a switch once it is granted without one.
+  const unique = WORKLOAD_KINDS.flatMap(grantRules).filter((rule) => {
+    const grant = JSON.stringify([rule.apiGroup, rule.resources, rule.verbs]);
+    const key = JSON.stringify(rule);
+    if (always.has(grant) || seen.has(key)) return false;
+    seen.add(key);
+    if (rule.when.length === 0 && rule.unless.length === 0) always.add(grant);
+    return true;
+  });
+  for (const rule of unique) {
     const last = rules.at(-1);
     if (last !== undefined && sameGrant(last, rule)) {
       rules[rules.length - 1] = { ...last, resources: [...last.resources, ...rule.resources] };

@@ -17,6 +17,7 @@ import { WriteLedger } from './controller/write-ledger.ts';
 import { createKubeTransport } from './kube/transport.ts';
 import { PolicyStatusClient } from './kube/policy-status-client.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
+import { KubePodClient } from './kube/pod-client.ts';
 import { KubeSnapshotClient } from './kube/snapshot-client.ts';
 import { projectionSettings } from './kube/projections.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
@@ -137,6 +138,7 @@ class KreloadApp implements App {
         isSelected: (namespace) => watch.caches.namespaces.isSelected(namespace),
       }),
       snapshots: options.enableConfigRevisions ? new KubeSnapshotClient({ transport }) : undefined,
+      pods: new KubePodClient({ transport }),
       webhook: webhook?.mode,
       timers: SYSTEM_TIMERS,
       random: Math.random,

@@ -53,6 +53,7 @@ export const DEFAULT_CONTROLLERS: readonly string[] = [
   'replicaset-controller',
   'statefulset-controller', // new ControllerRevision, status.updateRevision
   'daemonset-controller',
+  'disruption-controller', // PodDisruptionBudget status, which the Eviction API reads (evict strategy)
   'job-controller', // Jobs create Pods
   'cronjob-controller', // CronJobs spawn Jobs
   'garbage-collector-controller', // owner-reference cleanup

@@ -22,7 +22,7 @@ import type { RandomSource } from '../queue/backoff.ts';
 import type { DebounceSettings } from '../queue/debouncer.ts';
 import type { Timers } from '../time/timers.ts';
 import { WorkQueue } from '../queue/work-queue.ts';
-import type { RecreationJournal, SnapshotApi, WorkloadWriter } from '../reconcile/ports.ts';
+import type { PodApi, RecreationJournal, SnapshotApi, WorkloadWriter } from '../reconcile/ports.ts';
 import type { AdmissionReport } from '../reconcile/stages/admission.ts';
 import type { RolloutSettings } from '../rollout/waves.ts';
 import { type ReconcileOptions, Reconciler } from '../reconcile/reconciler.ts';
@@ -71,6 +71,8 @@ export interface PipelineDeps {
   readonly journal?: RecreationJournal | undefined;
   /** `--enable-config-revisions`: the snapshot API (docs/adr/0036). */
   readonly snapshots?: SnapshotApi | undefined;
+  /** Pods, for rolls by eviction (docs/adr/0044). */
+  readonly pods?: PodApi | undefined;
   /** `--webhook-url` mode: changes are posted instead of rolled (§13.7). */
   readonly webhook?: WebhookMode | undefined;
   readonly timers: Timers;
@@ -243,6 +245,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       sourceUid: (ref) => caches.sources.get(ref.namespace, ref.type, ref.name)?.uid,
       report: admissionReport(metrics, deps.logger),
     },
+    pods: deps.pods,
   });
   const runner = new WorkRunner({
     reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),

@@ -17,6 +17,9 @@ import type { EventContent } from '../events/event-messages.ts';
 import {
   dryRunReloadEvent,
   envVarCollisionEvent,
+  evictionCompleteEvent,
+  evictionHeldEvent,
+  podEvictedEvent,
   invalidAnnotationEvent,
   reloadedEvent,
   reloadFailEvent,
@@ -26,8 +29,10 @@ import { sourceObjectRef, workloadObjectRef } from '../events/object-refs.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ReconcilePlan } from '../reconcile/plan/model.ts';
+import { rolledBy } from '../reconcile/plan/rolled-by.ts';
 import type { PauseNotice } from '../rollout/pause.ts';
 import type {
+  EvictionEvent,
   FailedEvent,
   RecreationRetryEvent,
   ReconcileObserver,
@@ -89,6 +94,7 @@ export class ReconcileReporter implements ReconcileObserver {
 
   onRolled(event: RolledEvent): void {
     const { view, plan } = event;
+    const strategy = rolledBy(plan);
     const { ref } = view;
     this.#deps.rolled?.(event);
     this.#deps.metrics.recordRoll({
@@ -105,11 +111,12 @@ export class ReconcileReporter implements ReconcileObserver {
         kind: ref.kind,
         workload: ref.name,
         source: plan.rolling.join(','),
+        strategy,
       },
     );
     this.#deps.events.record({
       object: workloadObjectRef(ref, view.uid),
-      ...reloadedEvent({ sources: changedSources(plan), workload: ref }),
+      ...reloadedEvent({ sources: changedSources(plan), workload: ref, strategy }),
     });
     this.#deps.alerts?.send({ sources: changedSources(plan), workload: ref });
   }
@@ -152,6 +159,35 @@ export class ReconcileReporter implements ReconcileObserver {
       adopted: event.adopted.join(','),
       swept: event.swept.join(','),
     });
+  }
+
+  /** Each step of a roll by eviction: an info line and an Event on the workload; a hold warns. */
+  onEviction(event: EvictionEvent): void {
+    const { view } = event;
+    const fields = { ...workloadFields(view.ref), strategy: 'evict' };
+    const workload = view.ref;
+    switch (event.result) {
+      case 'evicted':
+        this.#deps.logger.info('pod evicted to reload its config', { ...fields, pod: event.pod });
+        this.#recordOn(view, podEvictedEvent({ workload, ...event }));
+        return;
+      case 'held':
+      case 'blocked': {
+        const pod = event.result === 'held' ? event.pod : undefined;
+        this.#deps.logger.warn('roll by eviction held; retried with backoff', {
+          ...fields,
+          ...(pod === undefined ? {} : { pod }),
+          reason: event.reason,
+          retryInMs: Math.round(event.retryInMs),
+        });
+        this.#recordOn(view, evictionHeldEvent({ workload, pod, reason: event.reason }));
+        return;
+      }
+      case 'done':
+        this.#deps.logger.info('roll by eviction complete', fields);
+        this.#recordOn(view, evictionCompleteEvent({ workload, progress: event.progress }));
+        return;
+    }
   }
 
   onPauseNotice(event: { readonly view: WorkloadView; readonly notice: PauseNotice }): void {

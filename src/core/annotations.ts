@@ -168,6 +168,21 @@ const ROWS = [
     },
   },
   {
+    configured: false,
+    setBy: 'user',
+    on: ['W'],
+    tracked: [],
+    kept: true,
+    name: 'podRolloutStrategy',
+    key: 'kreload.io/rollout-strategy',
+    option: undefined,
+    doc: {
+      placement: 'W of a Deployment, StatefulSet, DaemonSet or Argo Rollout',
+      value:
+        '`evict` rolls by evicting the pods through the Eviction API, never touching the template',
+    },
+  },
+  {
     configured: true,
     setBy: 'user',
     on: ['W'],
@@ -291,6 +306,17 @@ const ROWS = [
   },
   {
     ...KRELOAD_STATE,
+    on: ['W'],
+    name: 'evictBefore',
+    key: 'kreload.io/evict-before',
+    option: undefined,
+    doc: {
+      placement: 'W of a workload rolled by eviction, while pods are evicted',
+      value: 'RFC 3339 time: pods created at or before it still run an older config',
+    },
+  },
+  {
+    ...KRELOAD_STATE,
     on: ['PT'],
     name: 'snapshots',
     key: 'kreload.io/snapshots',
@@ -357,6 +383,8 @@ export const CONFIG_REVISIONS_SECRETS = fixedKey('configRevisionsSecrets');
 export const SNAPSHOTS = fixedKey('snapshots');
 export const ROLLOUT_PRIORITY = fixedKey('rolloutPriority');
 export const ROLLOUT_HALTED = fixedKey('rolloutHalted');
+export const POD_ROLLOUT_STRATEGY = fixedKey('podRolloutStrategy');
+export const EVICT_BEFORE = fixedKey('evictBefore');
 
 const placedOn = (placements: readonly AnnotationPlacement[], placement: AnnotationPlacement) =>
   placements.includes(placement);

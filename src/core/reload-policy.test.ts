@@ -287,6 +287,15 @@ describe('bindingOf: configRevisions (one value, ADR 0034 and 0038)', () => {
     const view = { ...aWorkload('Deployment', NS, 'web').build(), annotations };
     expect(annotatedSettings(view, KEYS).configRevisions).toBe(expected);
   });
+
+  it.each([
+    [{}, false],
+    [{ 'reloader.stakater.com/rollout-strategy': 'restart' }, true],
+    [{ 'kreload.io/rollout-strategy': 'evict' }, true],
+  ])('annotatedSettings(%j).strategy → %s', (annotations, expected) => {
+    const view = { ...aWorkload('Deployment', NS, 'web').build(), annotations };
+    expect(annotatedSettings(view, KEYS).strategy).toBe(expected);
+  });
 });
 
 describe('withPolicySettings and strategyUnder', () => {
@@ -299,6 +308,11 @@ describe('withPolicySettings and strategyUnder', () => {
       'restart: the rollout-strategy annotation',
       { ...base, strategy: 'restart' as const },
       { [KEYS.rolloutStrategy]: 'restart' },
+    ],
+    [
+      'evict: the kreload.io/rollout-strategy annotation',
+      { ...base, strategy: 'evict' as const },
+      { 'kreload.io/rollout-strategy': 'evict' },
     ],
     [
       'pausePeriod: the pause-period annotation',
@@ -326,6 +340,7 @@ describe('withPolicySettings and strategyUnder', () => {
     [undefined, 'env-vars'],
     ['annotations', 'annotations'],
     ['restart', 'env-vars'],
+    ['evict', 'env-vars'],
   ] as const)('strategy %s under --reload-strategy=env-vars → %s', (strategy, expected) => {
     expect(strategyUnder({ ...base, strategy }, 'env-vars')).toBe(expected);
   });

@@ -5,7 +5,12 @@
  * planner reads the binding of one workload.
  */
 import { sourceKey } from './keys.ts';
-import { CONFIG_REVISIONS, CONFIG_REVISIONS_SECRETS, ROLLOUT_PRIORITY } from './types.ts';
+import {
+  CONFIG_REVISIONS,
+  CONFIG_REVISIONS_SECRETS,
+  POD_ROLLOUT_STRATEGY,
+  ROLLOUT_PRIORITY,
+} from './types.ts';
 import type {
   AnnotationKeys,
   Labels,
@@ -25,8 +30,11 @@ export interface PolicyConfigRevisions {
   readonly secrets: boolean;
 }
 
-/** `spec.strategy`: a reload strategy, or `restart` (Argo Rollouts, §7.5). */
-export type PolicyStrategy = ReloadStrategy | 'restart';
+/**
+ * `spec.strategy`: a reload strategy, `restart` (Argo Rollouts, §7.5), or `evict` (a roll by pod
+ * eviction, §7.7).
+ */
+export type PolicyStrategy = ReloadStrategy | 'restart' | 'evict';
 
 export interface SelectorRequirement {
   readonly key: string;
@@ -395,7 +403,9 @@ export function annotatedSettings(
   keys: Pick<AnnotationKeys, 'rolloutStrategy' | 'pausePeriod'>,
 ): BindingInput['annotated'] {
   return {
-    strategy: Object.hasOwn(view.annotations, keys.rolloutStrategy),
+    strategy:
+      Object.hasOwn(view.annotations, keys.rolloutStrategy) ||
+      Object.hasOwn(view.annotations, POD_ROLLOUT_STRATEGY),
     pausePeriod: Object.hasOwn(view.annotations, keys.pausePeriod),
     configRevisions:
       Object.hasOwn(view.annotations, CONFIG_REVISIONS) ||
@@ -421,7 +431,7 @@ export function bindingOfWorkload(
 }
 
 /**
- * The workload as the planner sees it under its binding: a policy's `strategy: restart`,
+ * The workload as the planner sees it under its binding: a policy's `strategy: restart` or `evict`,
  * `pausePeriod`, `configRevisions` and `rollout.priority` act as the annotations they stand for, which the workload
  * itself does not carry (when it does, the annotation won in `bindingOf` and the binding leaves
  * them unset). `--enable-config-revisions` is still required, as for the annotation.
@@ -433,6 +443,7 @@ export function withPolicySettings(
 ): WorkloadView {
   const added: Record<string, string> = {};
   if (binding.strategy === 'restart') added[keys.rolloutStrategy] = 'restart';
+  if (binding.strategy === 'evict') added[POD_ROLLOUT_STRATEGY] = 'evict';
   if (binding.pausePeriod !== undefined) added[keys.pausePeriod] = binding.pausePeriod;
   if (binding.configRevisions !== undefined) {
     added[CONFIG_REVISIONS] = String(binding.configRevisions.configMaps);

@@ -4,6 +4,9 @@ import {
   EVENT_TYPES,
   dryRunReloadEvent,
   envVarCollisionEvent,
+  evictionCompleteEvent,
+  evictionHeldEvent,
+  podEvictedEvent,
   invalidAnnotationEvent,
   reloadFailEvent,
   rolloutFailedEvent,
@@ -35,6 +38,9 @@ describe('EVENT_TYPES', () => {
       RolloutFailed: 'Warning',
       TooManySources: 'Warning',
       ConfigRolloutHalted: 'Warning',
+      PodEvicted: 'Normal',
+      EvictionHeld: 'Warning',
+      EvictionComplete: 'Normal',
     });
   });
 });
@@ -213,6 +219,48 @@ describe('dryRunReloadEvent', () => {
       reason: 'DryRunReload',
       type: 'Normal',
       message,
+    });
+  });
+});
+
+describe('the strategy that ran', () => {
+  const workload = { kind: 'Deployment', namespace: 'team-a', name: 'api' } as const;
+
+  it("goes in the action of Reloaded, leaving Reloader's message as it is", () => {
+    const event = reloadedEvent({
+      sources: [{ type: 'SECRET', name: 'db' }],
+      workload,
+      strategy: 'evict',
+    });
+    expect(event.action).toBe('evict');
+    expect(event.message).toBe(
+      "Changes detected in 'db' of type 'SECRET' in namespace 'team-a', Updated 'api' of type 'Deployment' in namespace 'team-a'",
+    );
+  });
+
+  it('is named by every eviction Event', () => {
+    const progress = { old: 2, current: 1, desired: 3 };
+    expect(podEvictedEvent({ workload, pod: 'api-1', progress })).toEqual({
+      reason: 'PodEvicted',
+      type: 'Normal',
+      action: 'evict',
+      message:
+        "Evicted pod 'api-1' of 'api' to reload its config (strategy 'evict'); 2 pod(s) with an older config left, 1 of 3 run the new one",
+    });
+    expect(
+      evictionHeldEvent({ workload, pod: 'api-1', reason: 'violates the disruption budget' }),
+    ).toEqual({
+      reason: 'EvictionHeld',
+      type: 'Warning',
+      action: 'evict',
+      message:
+        "Eviction of pod 'api-1' of 'api' held (strategy 'evict'): violates the disruption budget; retried with backoff",
+    });
+    expect(
+      evictionCompleteEvent({ workload, progress: { old: 0, current: 3, desired: 3 } }),
+    ).toMatchObject({
+      reason: 'EvictionComplete',
+      action: 'evict',
     });
   });
 });

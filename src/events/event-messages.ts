@@ -22,6 +22,9 @@ export const EVENT_TYPES = {
   TooManySources: 'Warning',
   ConfigRolloutHalted: 'Warning',
   ConfigRolloutUndone: 'Warning',
+  PodEvicted: 'Normal',
+  EvictionHeld: 'Warning',
+  EvictionComplete: 'Normal',
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_TYPES;
@@ -31,6 +34,8 @@ export interface EventContent {
   readonly reason: EventReason;
   readonly type: EventType;
   readonly message: string;
+  /** The Event's `action`: for a roll, the strategy that ran (`env-vars`, … `evict`). */
+  readonly action?: string | undefined;
 }
 
 /** A source named in a message. Its namespace is the workload's. */
@@ -60,20 +65,25 @@ function sortedSources(sources: readonly ChangedSource[]): ChangedSource[] {
   );
 }
 
-/** Reloader's text; several sources are listed in one message (D38). */
+/**
+ * Reloader's text; several sources are listed in one message (D38). The strategy that ran goes in
+ * the Event's `action`, so the message stays the one tools written for Reloader match.
+ */
 export function reloadedEvent(input: {
   readonly sources: readonly ChangedSource[];
   readonly workload: WorkloadRef;
+  readonly strategy?: string | undefined;
 }): EventContent {
   const { sources, workload } = input;
   const listed = sortedSources(sources)
     .map((s) => `'${s.name}' of type '${s.type}'`)
     .join(', ');
-  return content(
+  const reloaded = content(
     'Reloaded',
     `Changes detected in ${listed} in namespace '${workload.namespace}', ` +
       `Updated '${workload.name}' of type '${workload.kind}' in namespace '${workload.namespace}'`,
   );
+  return input.strategy === undefined ? reloaded : { ...reloaded, action: input.strategy };
 }
 
 /** Reloader's text. */
@@ -213,4 +223,67 @@ export function configRolloutUndoneEvent(input: {
       `change of ${sourceTypeRow(source.type).kind} '${source.name}' (hash ` +
       `${hash.slice(0, HASH_PREFIX_LENGTH)}) failed; not rolled forward until the source changes again`,
   );
+}
+
+/** A workload's position in a roll by eviction, for its Events (docs/adr/0044). */
+export interface EvictionProgressWords {
+  readonly old: number;
+  readonly current: number;
+  readonly desired: number;
+}
+
+const EVICT_ACTION = { action: 'evict' } as const;
+
+function progressWords(progress: EvictionProgressWords): string {
+  return (
+    `${String(progress.old)} pod(s) with an older config left, ` +
+    `${String(progress.current)} of ${String(progress.desired)} run the new one`
+  );
+}
+
+/** On the workload, for each pod kreload evicted to roll it (strategy `evict`). */
+export function podEvictedEvent(input: {
+  readonly workload: WorkloadRef;
+  readonly pod: string;
+  readonly progress: EvictionProgressWords;
+}): EventContent {
+  return {
+    ...content(
+      'PodEvicted',
+      `Evicted pod '${input.pod}' of '${input.workload.name}' to reload its config ` +
+        `(strategy 'evict'); ${progressWords(input.progress)}`,
+    ),
+    ...EVICT_ACTION,
+  };
+}
+
+/** On the workload, when a PodDisruptionBudget (or the workload's spec) holds a roll by eviction. */
+export function evictionHeldEvent(input: {
+  readonly workload: WorkloadRef;
+  readonly pod: string | undefined;
+  readonly reason: string;
+}): EventContent {
+  const what = input.pod === undefined ? 'Roll by eviction' : `Eviction of pod '${input.pod}'`;
+  return {
+    ...content(
+      'EvictionHeld',
+      `${what} of '${input.workload.name}' held (strategy 'evict'): ${input.reason}; retried with backoff`,
+    ),
+    ...EVICT_ACTION,
+  };
+}
+
+/** On the workload, once no pod with an older config is left. */
+export function evictionCompleteEvent(input: {
+  readonly workload: WorkloadRef;
+  readonly progress: EvictionProgressWords;
+}): EventContent {
+  return {
+    ...content(
+      'EvictionComplete',
+      `Every pod of '${input.workload.name}' with an older config was evicted (strategy 'evict'); ` +
+        `${String(input.progress.current)} of ${String(input.progress.desired)} run the new config`,
+    ),
+    ...EVICT_ACTION,
+  };
 }

@@ -135,8 +135,9 @@ export class EventRecorder {
   }
 
   #draft(request: EventRequest, now: Date): EventDraft {
-    const { object, type, reason, message } = request;
+    const { object, type, reason, message, action } = request;
     return {
+      ...(action === undefined ? {} : { action }),
       name: this.#eventName(object.name, now),
       namespace: object.namespace,
       involvedObject: object,

@@ -21,6 +21,8 @@ export interface EventDraft {
   readonly type: EventType;
   readonly reason: string;
   readonly message: string;
+  /** `action`, when the content has one. */
+  readonly action?: string | undefined;
   readonly count: number;
   readonly firstTimestamp: Date;
   readonly lastTimestamp: Date;

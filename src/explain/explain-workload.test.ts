@@ -520,6 +520,30 @@ describe('explainWorkload: state and predictions', () => {
     expect(text).toContain('Deployment/worker');
   });
 
+  it('names a roll by eviction, and the one under way (docs/adr/0044)', async () => {
+    const view = aWorkload('Deployment', NS, 'api')
+      .withContainer(aContainer('app').withEnvFrom('configmap', 'cfg'))
+      .withAnnotation(K.auto, 'true')
+      .withAnnotation('kreload.io/rollout-strategy', 'evict')
+      .withAnnotation('kreload.io/source-hashes', `{"${CFG}":"${HASH}"}`)
+      .withAnnotation('kreload.io/evict-before', '2026-06-01T00:00:00Z')
+      .build();
+    const workload = await explainCase({ ...caseNamed(AUTO_UP_TO_DATE), workload: view });
+    expect(workload.facts).toMatchObject({
+      rollAction: 'evict-pods',
+      strategy: 'workload',
+      evicting: { before: '2026-06-01T00:00:00Z' },
+    });
+    const text = renderReport(
+      { config: { kind: 'flags', args: [] }, assumptions: ASSUMPTIONS, workload },
+      'table',
+    );
+    expect(text).toContain('rolls by: pod eviction, state in: workload');
+    expect(text).toContain(
+      'pod eviction in progress: pods created at or before 2026-06-01T00:00:00Z still run an older config',
+    );
+  });
+
   it('renders JSON and YAML with the same content', async () => {
     const workload = await explainCase(caseNamed(AUTO_UP_TO_DATE));
     const report = {

@@ -18,6 +18,7 @@ import type {
 } from '../core/types.ts';
 import {
   BASELINE,
+  EVICT_BEFORE,
   INSTANTIATE_PENDING,
   LAST_RELOADED_FROM,
   ROLLOUT_HALTED,
@@ -35,7 +36,7 @@ import {
 } from '../core/reload-policy.ts';
 import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/model.ts';
 import { planReconcile } from '../reconcile/plan/plan.ts';
-import type { WorkloadKindRow } from '../rollout/kinds.ts';
+import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { pauseResumeDue, planPause } from '../rollout/pause.ts';
 import { judgeRollout, type RolloutHealth } from '../rollout/health.ts';
@@ -61,6 +62,7 @@ import type {
   SourceExplanation,
   Verdict,
   WorkloadExplanation,
+  WorkloadFacts,
 } from './model.ts';
 import { SOURCE_TYPES } from '../core/source-types.ts';
 
@@ -600,6 +602,12 @@ function resumesAt(input: WorkloadInput): string | undefined {
   return due === 'now' ? 'now' : new Date(due).toISOString();
 }
 
+/** A roll by eviction under way: its marker on W (docs/adr/0044). */
+function evictingFacts(rollAction: RollActionType, view: WorkloadView): WorkloadFacts['evicting'] {
+  const before = view.annotations[EVICT_BEFORE];
+  return rollAction === 'evict-pods' && before !== undefined ? { before } : undefined;
+}
+
 /** Explains every source the workload references, lists, or tracks through its state. */
 export function explainWorkload(given: WorkloadInput): WorkloadExplanation {
   // A policy's restart strategy and pausePeriod act as the annotations they stand for (ADR 0034).
@@ -635,6 +643,7 @@ export function explainWorkload(given: WorkloadInput): WorkloadExplanation {
       instantiatePending: view.annotations[INSTANTIATE_PENDING],
       collisions: result.collisions.map(({ envVar, keys }) => ({ envVar, keys })),
       rollAction: result.rollAction,
+      evicting: evictingFacts(result.rollAction, view),
       strategy: result.mode,
       recreationPending:
         input.recreationPendingSince === undefined

@@ -3,6 +3,7 @@
  * into a table, JSON or YAML. Every reason explain can give is a row of REASONS, so the unit test
  * can check that each one renders and the docs can list them all.
  */
+import type { RollActionType } from '../rollout/kinds.ts';
 import type { DecisionRule } from '../core/decide.ts';
 import type { DecisionResult, SourceKey, SourceType, WorkloadKind } from '../core/types.ts';
 import type { RolloutState } from '../rollout/health.ts';
@@ -181,7 +182,12 @@ export interface WorkloadFacts {
   readonly instantiatePending?: string | undefined;
   readonly collisions: readonly { readonly envVar: string; readonly keys: readonly SourceKey[] }[];
   /** How this workload rolls. */
-  readonly rollAction: string;
+  readonly rollAction: RollActionType;
+  /**
+   * A roll by eviction is under way (W `kreload.io/evict-before`, docs/adr/0044): pods created at or
+   * before `before` (RFC 3339) still run an older config.
+   */
+  readonly evicting?: { readonly before: string } | undefined;
   readonly strategy: string;
   /**
    * A Job kreload deleted to roll it and has not created again (§7.4 item 4, ADR 0019), from the

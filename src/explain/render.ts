@@ -1,4 +1,5 @@
 /** Renderers of an ExplainReport: a readable table (default), JSON and YAML (`-o json|yaml`). */
+import type { RollActionType } from '../rollout/kinds.ts';
 import type {
   ConfigOrigin,
   ControllerFacts,
@@ -191,11 +192,25 @@ function haltLines(halts: readonly HaltFacts[] | undefined): string[] {
   });
 }
 
+/** How `rolls by:` names each roll. */
+const ROLL_ACTION_WORDS: Readonly<Record<RollActionType, string>> = {
+  'template-patch': 'template-patch',
+  'create-job-from-cronjob': 'create-job-from-cronjob',
+  'recreate-job': 'recreate-job',
+  'rollout-restart': 'rollout-restart',
+  'evict-pods': 'pod eviction',
+};
+
 function workloadLines(workload: WorkloadExplanation, width: TableWidth): string[] {
   const { facts } = workload;
   const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
   if (workload.gate !== undefined) lines.push(`  not rolled at all: ${REASONS[workload.gate]}`);
-  lines.push(`  rolls by: ${facts.rollAction}, state in: ${facts.strategy}`);
+  lines.push(`  rolls by: ${ROLL_ACTION_WORDS[facts.rollAction]}, state in: ${facts.strategy}`);
+  if (facts.evicting !== undefined) {
+    lines.push(
+      `  pod eviction in progress: pods created at or before ${facts.evicting.before} still run an older config; they are evicted as the budget allows, each replacement Ready before the next`,
+    );
+  }
   if (facts.paused) {
     lines.push(
       `  paused${facts.resumesAt === undefined ? ' (not by kreload)' : `, kreload resumes it at ${facts.resumesAt}`}`,

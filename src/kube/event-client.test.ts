@@ -70,6 +70,12 @@ describe('EventClient', () => {
     });
   });
 
+  it('sends the action when the Event has one (the strategy a roll ran)', async () => {
+    await client.create({ ...DRAFT, action: 'evict' });
+    const [request] = server.requests;
+    expect(JSON.parse(request?.body ?? '')).toMatchObject({ reason: 'Reloaded', action: 'evict' });
+  });
+
   it('patches count and lastTimestamp with a merge patch', async () => {
     const result = await client.patchCount(
       { namespace: 'team-a', name: 'api.1881c3a2b1d2e3f4' },

@@ -32,6 +32,7 @@ export function eventBody(event: EventDraft): JsonObject {
     type: event.type,
     reason: event.reason,
     message: event.message,
+    ...(event.action === undefined ? {} : { action: event.action }),
     count: event.count,
     firstTimestamp: formatTime(event.firstTimestamp),
     lastTimestamp: formatTime(event.lastTimestamp),

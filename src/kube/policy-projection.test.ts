@@ -114,6 +114,22 @@ describe('projectReloadPolicy', () => {
     });
   });
 
+  it.each(['env-vars', 'annotations', 'restart', 'evict'] as const)(
+    'keeps strategy %s',
+    (strategy) => {
+      const view = projectReloadPolicy({
+        metadata: METADATA,
+        spec: {
+          sources: [{ kind: 'ConfigMap', name: 'ok' }],
+          targets: [{ kind: 'Deployment', name: 'web' }],
+          strategy,
+        },
+      });
+      expect(view?.strategy).toBe(strategy);
+      expect(view?.problems).toEqual([]);
+    },
+  );
+
   it('drops entries the CRD would have rejected, names each, keeps the rest', () => {
     const view = projectReloadPolicy({
       metadata: METADATA,

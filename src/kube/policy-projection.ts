@@ -39,7 +39,7 @@ const POLICY_SOURCE_KINDS: Readonly<Record<string, SourceType>> = {
   SecretProviderClass: 'SECRETPROVIDERCLASS',
 };
 
-const STRATEGIES: readonly PolicyStrategy[] = ['env-vars', 'annotations', 'restart'];
+const STRATEGIES: readonly PolicyStrategy[] = ['env-vars', 'annotations', 'restart', 'evict'];
 const OPERATORS: readonly SelectorRequirement['operator'][] = [
   'In',
   'NotIn',

@@ -29,6 +29,8 @@ export const OTHER_RESOURCES = {
   secrets: { group: '', version: 'v1', plural: 'secrets', namespaced: true },
   namespaces: { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   events: { group: '', version: 'v1', plural: 'events', namespaced: true },
+  /** Rolls by eviction only (docs/adr/0044): listed per round, never watched. */
+  pods: { group: '', version: 'v1', plural: 'pods', namespaced: true },
   leases: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true },
   secretProviderClasses: {
     group: CSI_GROUP,

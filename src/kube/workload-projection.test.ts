@@ -7,6 +7,8 @@ import {
   SNAPSHOTS,
   ROLLOUT_HALTED,
   ROLLOUT_PRIORITY,
+  POD_ROLLOUT_STRATEGY,
+  EVICT_BEFORE,
   CRONJOB_INSTANTIATE,
   DEFAULT_ANNOTATION_KEYS,
   INSTANTIATE_PENDING,
@@ -516,8 +518,10 @@ describe('keptWorkloadKeys', () => {
         SNAPSHOTS,
         ROLLOUT_PRIORITY,
         ROLLOUT_HALTED,
+        POD_ROLLOUT_STRATEGY,
+        EVICT_BEFORE,
       ]),
     );
-    expect(kept).toHaveLength(KEY_VALUES.length + 10);
+    expect(kept).toHaveLength(KEY_VALUES.length + 12);
   });
 });

@@ -34,6 +34,11 @@ export const BACKOFF_POLICIES = {
    * process); the cap is the wait before the webhook's sixth and last attempt.
    */
   delivery: { baseMs: 1_000, capMs: 16_000, jitter: 0 },
+  /**
+   * A roll by eviction that a PodDisruptionBudget (or the API's 429) holds (docs/adr/0044): 1 s
+   * doubling, capped at 1 min, ±20 %; held as long as the budget says so, never a busy loop.
+   */
+  evictionHold: { baseMs: 1_000, capMs: 60_000, jitter: 0.2 },
 } as const satisfies Record<string, BackoffPolicy | BoundedBackoff>;
 
 /** A `Retry-After` on 429 is honoured up to this long (§10). */

@@ -21,6 +21,7 @@ import type { PauseNotice } from '../rollout/pause.ts';
 import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { Patch } from '../rollout/patch.ts';
+import type { EvictionProgress } from '../rollout/evict.ts';
 import type { EnvVarCollision, ReconcilePlan } from './plan/model.ts';
 
 /** Source caches as the reconciler reads them (§9.2). Times are ms since the epoch. */
@@ -146,6 +147,49 @@ export interface WorkloadWriter {
    */
   instantiate(ref: WorkloadRef, body: JsonObject): Promise<void>;
 }
+
+/**
+ * Pods of a workload rolled by eviction (docs/adr/0044), implemented by kube/pod-client.ts. Every
+ * method rejects with ApiError. Objects are returned as served for one round and dropped.
+ */
+export interface PodApi {
+  /** LIST `pods` in `namespace` with `labelSelector`. */
+  listPods(namespace: string, labelSelector: string): Promise<readonly JsonObject[]>;
+  /** LIST `replicasets` (apps/v1) in `namespace` with `labelSelector`. */
+  listReplicaSets(namespace: string, labelSelector: string): Promise<readonly JsonObject[]>;
+  /**
+   * POST `pods/<name>/eviction` with a policy/v1 Eviction whose deleteOptions require `uid`. A
+   * PodDisruptionBudget that forbids it now rejects with 429, a pod that is gone with 404, a pod of
+   * another UID under the name with 409.
+   */
+  evict(namespace: string, pod: { readonly name: string; readonly uid: string }): Promise<void>;
+}
+
+/** A step of a roll by eviction (docs/adr/0044), for logs, Events and metrics. */
+export type EvictionEvent =
+  | {
+      readonly view: WorkloadView;
+      readonly result: 'evicted';
+      readonly pod: string;
+      readonly progress: EvictionProgress;
+    }
+  /** A PodDisruptionBudget (or the API's 429) refused; tried again after `retryInMs`. */
+  | {
+      readonly view: WorkloadView;
+      readonly result: 'held';
+      readonly pod: string;
+      readonly reason: string;
+      readonly retryInMs: number;
+      readonly progress: EvictionProgress;
+    }
+  /** The workload's own spec stops the roll (no selector): tried again after `retryInMs`. */
+  | {
+      readonly view: WorkloadView;
+      readonly result: 'blocked';
+      readonly reason: string;
+      readonly retryInMs: number;
+    }
+  | { readonly view: WorkloadView; readonly result: 'done'; readonly progress: EvictionProgress };
 
 /** Why a CronJob roll created no Job (§7.3): suspended, or the guard found one already. */
 export type JobCreationSkip = 'suspended' | 'already-created';
@@ -292,6 +336,8 @@ export interface ReconcileObserver {
    * left over (`swept`), or the adoption pass failed (retried at the next reconcile).
    */
   onSnapshots(event: SnapshotsEvent): void;
+  /** A step of a roll by eviction (docs/adr/0044). */
+  onEviction(event: EvictionEvent): void;
 }
 
 export type SnapshotsEvent =

@@ -158,6 +158,7 @@ const WIRE_OBJECTS: Record<
       ? { metadata: meta(view), ...wireTemplate(row, { spec: POD_SPEC }) }
       : undefined,
   'rollout-restart': () => undefined,
+  'evict-pods': () => undefined,
   'create-job-from-cronjob': (view, row) => {
     const { spec } = wireTemplate(row, { spec: POD_SPEC });
     return { metadata: meta(view), spec: { schedule: '@hourly', ...(spec as JsonObject) } };
@@ -361,6 +362,10 @@ const ROLL_WRITES: Record<
   },
   'create-job-from-cronjob': (view, _row, strategy) => cronJobWrites(view, strategy),
   'recreate-job': (view, _row, strategy) => jobWrites(view, strategy),
+  // Only under `kreload.io/rollout-strategy: evict` (pod-eviction.test.ts).
+  'evict-pods': (_view, row) => {
+    throw new Error(`${row.kind}: no expected writes for a kind whose own roll is an eviction`);
+  },
 };
 
 function expectedRollWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWrite[] {

@@ -31,6 +31,7 @@ import { Outcomes } from './outcomes.ts';
 import type { PlanOptions } from './plan/model.ts';
 import type {
   MarkLedger,
+  PodApi,
   PolicyLookup,
   RecreationJournal,
   ReconcileObserver,
@@ -44,6 +45,7 @@ import { type AdmissionDeps, RollAdmission } from './stages/admission.ts';
 import { FailedRolloutUndo } from './stages/undo.ts';
 import { Instantiate } from './stages/instantiate.ts';
 import { JobRecreation } from './stages/job-recreation.ts';
+import { PodEviction } from './stages/pod-eviction.ts';
 import { SnapshotAdoption } from './stages/snapshot-adoption.ts';
 import { Targets } from './targets.ts';
 import type { FollowUp, Target } from './write-actions.ts';
@@ -88,6 +90,8 @@ export interface ReconcilerDeps {
    */
   readonly admission?:
     Omit<AdmissionDeps, 'workloads' | 'tracked' | 'writer' | 'now' | 'mayWrite'> | undefined;
+  /** Pods, for rolls by eviction (docs/adr/0044); without it a roll by eviction fails. */
+  readonly pods?: PodApi | undefined;
 }
 
 /**
@@ -134,7 +138,7 @@ export class Reconciler {
     this.#deps = deps;
     this.#targets = new Targets(deps);
     this.#outcomes = new Outcomes(deps);
-    const { writer, observer, marks, now, snapshots, options } = deps;
+    const { writer, observer, marks, now, snapshots, options, pods, random } = deps;
     const mayWrite = (): boolean => this.#mayWrite();
     const dryRun = options.dryRun;
     this.#jobs = new JobRecreation({ ...deps, mayWrite });
@@ -176,10 +180,14 @@ export class Reconciler {
               : undefined,
           })
         : undefined;
+    const eviction = pods
+      ? [new PodEviction({ pods, writer, observer, now, random, mayWrite, dryRun })]
+      : [];
     this.#stages = [
       this.#jobs,
       instantiate,
       ...adoption,
+      ...eviction,
       ...(this.#admission ? [this.#admission] : []),
     ];
     this.#followUps = new FollowUps({
@@ -329,6 +337,7 @@ export class Reconciler {
         mayWrite: () => this.#mayWrite(),
         recreations: this.#jobs.pending,
         snapshots: this.#deps.snapshots,
+        pods: this.#deps.pods,
       });
     } catch (error) {
       if (error instanceof LeadershipLostError) return { ...NOT_LEADER, attempts: attempt.attempt };

@@ -12,9 +12,11 @@ import type { JsonObject, JsonValue } from '../core/json.ts';
 import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
 import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
 import { kindRow } from '../rollout/kinds.ts';
+import { evictBeforeOf, evictionScopeOf, ownedPods } from '../rollout/evict.ts';
 import type { PausePlan } from '../rollout/pause.ts';
 import type { LiveTemplate, WorkloadChanges } from '../rollout/patch.ts';
 import {
+  buildEvictStartPatch,
   buildPatch,
   buildRestartPatch,
   deploymentRequest,
@@ -26,6 +28,7 @@ import type { ReconcilePlan, RevisionPlan } from './plan/model.ts';
 import type {
   CreatedObject,
   JobCreationSkip,
+  PodApi,
   SnapshotApi,
   WorkloadLookup,
   WorkloadWriter,
@@ -86,6 +89,8 @@ export interface WriteContext {
   readonly recreations: PendingRecreations;
   /** ConfigMaps and Secrets for config revisions (docs/adr/0036); absent when they are off. */
   readonly snapshots?: SnapshotApi | undefined;
+  /** Pods for rolls by eviction (docs/adr/0044). */
+  readonly pods?: PodApi | undefined;
 }
 
 /** Throws LeadershipLostError unless a write may start now. */
@@ -362,11 +367,51 @@ const ROLLOUT_RESTART: WriteStrategy = {
   },
 };
 
+/**
+ * The start of a roll by eviction (docs/adr/0044): GET the workload for its selector, LIST its pods
+ * through the owner chain, and record the applied state with `kreload.io/evict-before` set to the
+ * newest pod's creation time, in one W-only patch. The pods are evicted by the pod-eviction stage.
+ */
+const EVICT_PODS: WriteStrategy = {
+  async write(context) {
+    const { row, target, writer, pods } = context;
+    const { view, plan } = target;
+    const facts = row.podEviction;
+    if (facts === undefined || pods === undefined) {
+      throw new TypeError(`${row.kind} ${view.ref.name} cannot be rolled by eviction here`);
+    }
+    const object = await writer.getObject(view.ref);
+    if (!object) throw vanished(view.ref);
+    const scope = evictionScopeOf(facts, object);
+    if ('problem' in scope) {
+      throw new ApiError(
+        `${view.ref.kind} ${view.ref.namespace}/${view.ref.name}: ${scope.problem}`,
+        { status: 422, retryable: false },
+      );
+    }
+    const { namespace } = view.ref;
+    const replicaSets =
+      facts.owners === 'replica-sets' ? await pods.listReplicaSets(namespace, scope.selector) : [];
+    const owned = ownedPods({
+      facts,
+      workloadUid: view.uid,
+      pods: await pods.listPods(namespace, scope.selector),
+      replicaSets,
+    });
+    const evictBefore = rfc3339Seconds(evictBeforeOf(owned, context.now));
+    ensureLeader(context);
+    // Metadata only: no new generation, so no rollout for the health model to follow.
+    await writer.patch(view.ref, buildEvictStartPatch(row, view, plan, evictBefore));
+    return undefined;
+  },
+};
+
 const ROLL_STRATEGIES: Readonly<Record<RollActionType, WriteStrategy>> = {
   'template-patch': TEMPLATE_PATCH,
   'create-job-from-cronjob': CREATE_JOB_FROM_CRONJOB,
   'recreate-job': RECREATE_JOB,
   'rollout-restart': ROLLOUT_RESTART,
+  'evict-pods': EVICT_PODS,
 };
 
 /** The strategy of a target: its roll action when it rolls, otherwise the metadata write. */

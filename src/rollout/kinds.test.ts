@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OwnerView, WorkloadKind } from '../core/types.ts';
+import { POD_ROLLOUT_STRATEGY } from '../core/types.ts';
 import type { WorkloadKindRow } from './kinds.ts';
 import {
   appliedStatePlacement,
@@ -45,7 +46,19 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: false,
       revisionKind: 'ReplicaSet',
       health: 'replica-set',
-      rbac: { verbs: ['get', 'list', 'watch', 'patch'], also: [] },
+      podEviction: {
+        owners: 'replica-sets',
+        desiredPath: ['spec', 'replicas'],
+        maxUnavailablePath: ['spec', 'strategy', 'rollingUpdate', 'maxUnavailable'],
+      },
+      rbac: {
+        verbs: ['get', 'list', 'watch', 'patch'],
+        also: [
+          { group: '', resource: 'pods', verbs: ['get', 'list'] },
+          { group: '', resource: 'pods/eviction', verbs: ['create'] },
+          { group: 'apps', resource: 'replicasets', verbs: ['list'] },
+        ],
+      },
     },
   ],
   [
@@ -73,7 +86,18 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: false,
       revisionKind: 'ControllerRevision',
       health: 'daemon-set',
-      rbac: { verbs: ['get', 'list', 'watch', 'patch'], also: [] },
+      podEviction: {
+        owners: 'direct',
+        desiredPath: ['status', 'desiredNumberScheduled'],
+        maxUnavailablePath: ['spec', 'updateStrategy', 'rollingUpdate', 'maxUnavailable'],
+      },
+      rbac: {
+        verbs: ['get', 'list', 'watch', 'patch'],
+        also: [
+          { group: '', resource: 'pods', verbs: ['get', 'list'] },
+          { group: '', resource: 'pods/eviction', verbs: ['create'] },
+        ],
+      },
     },
   ],
   [
@@ -101,7 +125,18 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: false,
       revisionKind: 'ControllerRevision',
       health: 'stateful-set',
-      rbac: { verbs: ['get', 'list', 'watch', 'patch'], also: [] },
+      podEviction: {
+        owners: 'direct',
+        desiredPath: ['spec', 'replicas'],
+        maxUnavailablePath: ['spec', 'updateStrategy', 'rollingUpdate', 'maxUnavailable'],
+      },
+      rbac: {
+        verbs: ['get', 'list', 'watch', 'patch'],
+        also: [
+          { group: '', resource: 'pods', verbs: ['get', 'list'] },
+          { group: '', resource: 'pods/eviction', verbs: ['create'] },
+        ],
+      },
     },
   ],
   [
@@ -129,6 +164,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: true,
       revisionKind: undefined,
       health: undefined,
+      podEviction: undefined,
       rbac: {
         verbs: ['get', 'list', 'watch', 'patch'],
         also: [{ group: 'batch', resource: 'jobs', verbs: ['create'] }],
@@ -160,6 +196,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: true,
       revisionKind: undefined,
       health: undefined,
+      podEviction: undefined,
       rbac: { verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'], also: [] },
     },
   ],
@@ -188,7 +225,19 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: false,
       revisionKind: undefined,
       health: 'rollout-phase',
-      rbac: { verbs: ['get', 'list', 'watch', 'patch'], also: [] },
+      podEviction: {
+        owners: 'replica-sets',
+        desiredPath: ['spec', 'replicas'],
+        maxUnavailablePath: ['spec', 'strategy', 'canary', 'maxUnavailable'],
+      },
+      rbac: {
+        verbs: ['get', 'list', 'watch', 'patch'],
+        also: [
+          { group: '', resource: 'pods', verbs: ['get', 'list'] },
+          { group: '', resource: 'pods/eviction', verbs: ['create'] },
+          { group: 'apps', resource: 'replicasets', verbs: ['list'] },
+        ],
+      },
     },
   ],
   [
@@ -216,6 +265,7 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       ignorable: false,
       revisionKind: undefined,
       health: 'replica-set',
+      podEviction: undefined,
       rbac: {
         verbs: ['get', 'list', 'watch', 'patch'],
         also: [
@@ -262,6 +312,21 @@ describe('appliedStatePlacement and rollActionOf', () => {
   ] as const)('%s', (_name, kind, strategy, placement, action) => {
     const annotations: Record<string, string> =
       strategy === undefined ? {} : { [ROLLOUT_STRATEGY]: strategy };
+    expect(appliedStatePlacement(kindRow(kind), annotations, ROLLOUT_STRATEGY)).toBe(placement);
+    expect(rollActionOf(kindRow(kind), annotations, ROLLOUT_STRATEGY)).toBe(action);
+  });
+
+  it.each([
+    ['Deployment', 'evict', 'W', 'evict-pods'],
+    ['StatefulSet', 'evict', 'W', 'evict-pods'],
+    ['DaemonSet', 'evict', 'W', 'evict-pods'],
+    ['Rollout', 'evict', 'W', 'evict-pods'],
+    ['Deployment', 'Evict', 'PT', 'template-patch'],
+    ['CronJob', 'evict', 'W', 'create-job-from-cronjob'],
+    ['Job', 'evict', 'PT', 'recreate-job'],
+    ['DeploymentConfig', 'evict', 'PT', 'template-patch'],
+  ] as const)('kreload.io/rollout-strategy: %s with %s', (kind, value, placement, action) => {
+    const annotations = { [POD_ROLLOUT_STRATEGY]: value };
     expect(appliedStatePlacement(kindRow(kind), annotations, ROLLOUT_STRATEGY)).toBe(placement);
     expect(rollActionOf(kindRow(kind), annotations, ROLLOUT_STRATEGY)).toBe(action);
   });

@@ -1,9 +1,10 @@
 /**
  * The one table of workload kinds (§2.2): every fact that varies by kind is a field of its row, and
  * the `WorkloadKind` union, the metric `resource_type` values and the planned watches derive from
- * it. This module imports only types from rollout-status.ts (which imports nothing), so core/types.ts
- * can take the kind union from here without an import cycle.
+ * it. This module imports only types from rollout-status.ts and one key from core/annotations.ts
+ * (both import nothing), so core/types.ts can take the kind union from here without an import cycle.
  */
+import { POD_ROLLOUT_STRATEGY } from '../core/annotations.ts';
 import type { HealthModel } from './rollout-status.ts';
 
 /** W or PT annotations of one object (the same type as core's `Annotations`). */
@@ -23,10 +24,30 @@ export type AppliedStatePlacement = 'PT' | 'W';
  * - `template-patch`: patch the pod template (Deployment, DaemonSet, StatefulSet, Rollout, DC);
  * - `create-job-from-cronjob`: create one Job from the job template, then record W state (CronJob);
  * - `recreate-job`: delete the Job and create it again under the same name (Job);
- * - `rollout-restart`: set `spec.restartAt` and record W state (Rollout with `restart`).
+ * - `rollout-restart`: set `spec.restartAt` and record W state (Rollout with `restart`);
+ * - `evict-pods`: record W state and evict the pods through the Eviction API, never touching the
+ *   template (W `kreload.io/rollout-strategy: evict`, docs/adr/0044).
  */
 export type RollActionType =
-  'template-patch' | 'create-job-from-cronjob' | 'recreate-job' | 'rollout-restart';
+  'template-patch' | 'create-job-from-cronjob' | 'recreate-job' | 'rollout-restart' | 'evict-pods';
+
+/**
+ * How `evict-pods` treats a kind's pods (docs/adr/0044): how they are found, how many the workload
+ * wants and how many may be unavailable at once.
+ */
+export interface PodEvictionFacts {
+  /**
+   * Pods whose controller is the workload (`direct`), or a ReplicaSet whose controller is the
+   * workload (`replica-sets`).
+   */
+  readonly owners: 'direct' | 'replica-sets';
+  /** Where the object says how many pods it wants (`spec.replicas`, a DaemonSet's status). */
+  readonly desiredPath: readonly string[];
+  /** The workload's own `maxUnavailable` (an int or a percentage); absent: one pod at a time. */
+  readonly maxUnavailablePath: readonly string[];
+}
+
+const REPLICAS = ['spec', 'replicas'] as const;
 
 /**
  * A per-kind spec fact the projection copies onto the view (§9.2 item 3), named as the `WorkloadView`
@@ -99,6 +120,8 @@ interface KindRowFields {
    * roll is not a rollout of pods (Job, CronJob).
    */
   readonly health: HealthModel | undefined;
+  /** How `evict-pods` treats the kind's pods; undefined: the kind is never rolled by eviction. */
+  readonly podEviction: PodEvictionFacts | undefined;
   /**
    * What the chart's RBAC grants for the kind (§13.11): these verbs on its own `plural` in its
    * `group`, and what its roll writes elsewhere. The chart's rules are generated from this field
@@ -138,6 +161,17 @@ const APPS_V1 = { group: 'apps', version: 'v1', apiVersion: 'apps/v1' } as const
 const BATCH_V1 = { group: 'batch', version: 'v1', apiVersion: 'batch/v1' } as const;
 const POD_TEMPLATE = ['spec', 'template'] as const;
 
+/**
+ * What `evict-pods` needs besides the kind's own verbs (docs/adr/0044): find the pods (and, for a
+ * Deployment or Rollout, their ReplicaSets) and evict them through the Eviction subresource.
+ */
+const EVICTION_GRANTS = [
+  { group: '', resource: 'pods', verbs: ['get', 'list'] },
+  { group: '', resource: 'pods/eviction', verbs: ['create'] },
+] as const satisfies readonly RbacGrant[];
+const REPLICA_SET_LIST = { group: 'apps', resource: 'replicasets', verbs: ['list'] } as const;
+const OWN_VERBS = ['get', 'list', 'watch', 'patch'] as const;
+
 /** The template-patching built-in kinds share everything but their names (§7.1). */
 const BUILT_IN_TEMPLATE_KIND = {
   ...APPS_V1,
@@ -161,7 +195,8 @@ const BUILT_IN_TEMPLATE_KIND = {
   liveRevision: 'newest',
   absentApiWarning: undefined,
   health: undefined,
-  rbac: { verbs: ['get', 'list', 'watch', 'patch'], also: [] },
+  podEviction: undefined,
+  rbac: { verbs: OWN_VERBS, also: [] },
 } as const;
 
 /** Supported kinds (§2.2), one row each; `as const` so the unions below derive from it. */
@@ -176,6 +211,12 @@ const ROWS = [
     revisionKind: 'ReplicaSet',
     liveRevision: 'revision-annotation',
     health: 'replica-set',
+    podEviction: {
+      owners: 'replica-sets',
+      desiredPath: REPLICAS,
+      maxUnavailablePath: ['spec', 'strategy', 'rollingUpdate', 'maxUnavailable'],
+    },
+    rbac: { verbs: OWN_VERBS, also: [...EVICTION_GRANTS, REPLICA_SET_LIST] },
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -184,6 +225,12 @@ const ROWS = [
     plural: 'daemonsets',
     revisionKind: 'ControllerRevision',
     health: 'daemon-set',
+    podEviction: {
+      owners: 'direct',
+      desiredPath: ['status', 'desiredNumberScheduled'],
+      maxUnavailablePath: ['spec', 'updateStrategy', 'rollingUpdate', 'maxUnavailable'],
+    },
+    rbac: { verbs: OWN_VERBS, also: EVICTION_GRANTS },
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -193,6 +240,12 @@ const ROWS = [
     revisionKind: 'ControllerRevision',
     liveRevision: 'update-revision',
     health: 'stateful-set',
+    podEviction: {
+      owners: 'direct',
+      desiredPath: REPLICAS,
+      maxUnavailablePath: ['spec', 'updateStrategy', 'rollingUpdate', 'maxUnavailable'],
+    },
+    rbac: { verbs: OWN_VERBS, also: EVICTION_GRANTS },
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -240,6 +293,12 @@ const ROWS = [
     enabledByOption: 'isArgoRollouts',
     absentApiWarning: 'Argo Rollouts API is not served; Rollouts are not watched until it is',
     health: 'rollout-phase',
+    podEviction: {
+      owners: 'replica-sets',
+      desiredPath: REPLICAS,
+      maxUnavailablePath: ['spec', 'strategy', 'canary', 'maxUnavailable'],
+    },
+    rbac: { verbs: OWN_VERBS, also: [...EVICTION_GRANTS, REPLICA_SET_LIST] },
   },
   {
     ...BUILT_IN_TEMPLATE_KIND,
@@ -313,24 +372,45 @@ function usesRestartStrategy(
   return row.supportsRestartStrategy && workloadAnnotations[rolloutStrategyKey] === 'restart';
 }
 
+/** W `kreload.io/rollout-strategy: evict` (docs/adr/0044) on a kind with a pod ownership. */
+export const EVICT_STRATEGY_VALUE = 'evict';
+
+/** Whether this workload rolls by evicting its pods. */
+export function usesEvictStrategy(
+  row: WorkloadKindRow,
+  workloadAnnotations: AnnotationMap,
+): boolean {
+  return (
+    row.podEviction !== undefined &&
+    workloadAnnotations[POD_ROLLOUT_STRATEGY] === EVICT_STRATEGY_VALUE
+  );
+}
+
 /**
  * Where this workload keeps its applied state: the kind's placement, except that an Argo Rollout
- * with `rollout-strategy: restart` keeps it in W (§5.1, §7.5).
+ * with `rollout-strategy: restart` and a workload rolled by eviction keep it in W (§5.1, §7.5).
  */
 export function appliedStatePlacement(
   row: WorkloadKindRow,
   workloadAnnotations: AnnotationMap,
   rolloutStrategyKey: string,
 ): AppliedStatePlacement {
-  return usesRestartStrategy(row, workloadAnnotations, rolloutStrategyKey) ? 'W' : row.appliedState;
+  return usesRestartStrategy(row, workloadAnnotations, rolloutStrategyKey) ||
+    usesEvictStrategy(row, workloadAnnotations)
+    ? 'W'
+    : row.appliedState;
 }
 
-/** The roll of this workload: the kind's, or `rollout-restart` for a Rollout using `restart`. */
+/**
+ * The roll of this workload: the kind's, `evict-pods` under `kreload.io/rollout-strategy: evict`,
+ * or `rollout-restart` for a Rollout using `restart`.
+ */
 export function rollActionOf(
   row: WorkloadKindRow,
   workloadAnnotations: AnnotationMap,
   rolloutStrategyKey: string,
 ): RollActionType {
+  if (usesEvictStrategy(row, workloadAnnotations)) return 'evict-pods';
   return usesRestartStrategy(row, workloadAnnotations, rolloutStrategyKey)
     ? 'rollout-restart'
     : row.rollAction;

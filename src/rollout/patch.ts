@@ -5,6 +5,7 @@
 import type { WorkloadView } from '../core/types.ts';
 import {
   BASELINE,
+  EVICT_BEFORE,
   INSTANTIATE_PENDING,
   REVISION_DIGEST,
   ROLLOUT_HALTED,
@@ -43,6 +44,8 @@ export interface WorkloadChanges extends TemplateChange {
   readonly baseline?: string | null | undefined;
   /** W `kreload.io/instantiate-pending` (a DeploymentConfig without a ConfigChange trigger). */
   readonly instantiatePending?: string | null | undefined;
+  /** W `kreload.io/evict-before` (a workload rolled by eviction, docs/adr/0044). */
+  readonly evictBefore?: string | null | undefined;
   /** W label `kreload.io/revision-digest` (config revisions, docs/adr/0036). */
   readonly revisionDigest?: string | null | undefined;
   /** Deployments with a pause period only. */
@@ -75,13 +78,14 @@ export class UnsupportedPatchError extends Error {
   }
 }
 
-type WorkloadField = 'workloadSourceHashes' | 'baseline' | 'instantiatePending';
+type WorkloadField = 'workloadSourceHashes' | 'baseline' | 'instantiatePending' | 'evictBefore';
 
 /** Annotation order inside each map is fixed so the same input always gives the same bytes. */
 const WORKLOAD_ANNOTATIONS: readonly (readonly [string, WorkloadField])[] = [
   [BASELINE, 'baseline'],
   [SOURCE_HASHES, 'workloadSourceHashes'],
   [INSTANTIATE_PENDING, 'instantiatePending'],
+  [EVICT_BEFORE, 'evictBefore'],
 ];
 
 function collect<F extends string>(
@@ -235,6 +239,46 @@ export function instantiateDonePatch(row: WorkloadKindRow): Patch {
   return {
     type: row.metadataPatchType,
     body: { metadata: { annotations: { [INSTANTIATE_PENDING]: null } } },
+  };
+}
+
+/**
+ * The W-only write that starts a roll by eviction (docs/adr/0044): the applied state and the
+ * `kreload.io/evict-before` marker, with the resourceVersion precondition. The template is never
+ * part of it.
+ */
+export function buildEvictStartPatch(
+  row: WorkloadKindRow,
+  view: Pick<WorkloadView, 'resourceVersion'>,
+  changes: WorkloadChanges,
+  evictBefore: string,
+): Patch {
+  const annotations = workloadAnnotations({
+    envWrites: [],
+    workloadSourceHashes: changes.workloadSourceHashes,
+    baseline: changes.baseline,
+    evictBefore,
+  });
+  return {
+    type: row.metadataPatchType,
+    body: { metadata: metadataOf(view.resourceVersion, annotations) },
+  };
+}
+
+/**
+ * Removes `kreload.io/evict-before` once no pod older than it is left. With the marker's value as
+ * a JSON-merge-like guard is not possible in a strategic patch, so the resourceVersion the
+ * reconcile read is the precondition: a newer roll's marker is never removed by an older round.
+ */
+export function evictDonePatch(
+  row: WorkloadKindRow,
+  view: Pick<WorkloadView, 'resourceVersion'>,
+): Patch {
+  return {
+    type: row.metadataPatchType,
+    body: {
+      metadata: { resourceVersion: view.resourceVersion, annotations: { [EVICT_BEFORE]: null } },
+    },
   };
 }
 

@@ -60,6 +60,10 @@ export class RecordingObserver implements ReconcileObserver {
     this.calls.push({ hook: 'onProblems', event });
   }
 
+  onEviction(event: Parameters<ReconcileObserver['onEviction']>[0]): void {
+    this.calls.push({ hook: 'onEviction', event });
+  }
+
   onCollision(event: Parameters<ReconcileObserver['onCollision']>[0]): void {
     this.calls.push({ hook: 'onCollision', event });
   }

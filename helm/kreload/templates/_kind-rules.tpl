@@ -4,7 +4,11 @@ by hand. The RBAC of each workload kind: a rule is granted when every `when` val
 `reloader.` is true and no `unless` value is (see kreload.watchRules).
 */}}
 {{- define "kreload.kindRules" -}}
-- { apiGroup: "apps", resources: ["deployments", "daemonsets", "statefulsets"], verbs: ["get", "list", "watch", "patch"] }
+- { apiGroup: "apps", resources: ["deployments"], verbs: ["get", "list", "watch", "patch"] }
+- { apiGroup: "", resources: ["pods"], verbs: ["get", "list"] }
+- { apiGroup: "", resources: ["pods/eviction"], verbs: ["create"] }
+- { apiGroup: "apps", resources: ["replicasets"], verbs: ["list"] }
+- { apiGroup: "apps", resources: ["daemonsets", "statefulsets"], verbs: ["get", "list", "watch", "patch"] }
 - { apiGroup: "batch", resources: ["cronjobs"], verbs: ["get", "list", "watch", "patch"], unless: ["ignoreCronJobs"] }
 - { apiGroup: "batch", resources: ["jobs"], verbs: ["create"], when: ["ignoreJobs"], unless: ["ignoreCronJobs"] }
 - { apiGroup: "batch", resources: ["jobs"], verbs: ["get", "list", "watch", "create", "delete", "patch"], unless: ["ignoreJobs"] }

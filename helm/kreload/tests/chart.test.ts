@@ -23,11 +23,20 @@ const READ = ['get', 'list', 'watch'];
 const RULE = {
   sources: (...resources: string[]): PolicyRule => ({ apiGroups: [''], resources, verbs: READ }),
   namespaces: { apiGroups: [''], resources: ['namespaces'], verbs: READ },
-  workloads: {
+  deployments: {
     apiGroups: ['apps'],
-    resources: ['deployments', 'daemonsets', 'statefulsets'],
+    resources: ['deployments'],
     verbs: ['get', 'list', 'watch', 'patch'],
   },
+  setsOfPods: {
+    apiGroups: ['apps'],
+    resources: ['daemonsets', 'statefulsets'],
+    verbs: ['get', 'list', 'watch', 'patch'],
+  },
+  /** Rolls by eviction (docs/adr/0044): the pods through the owner chain, and their eviction. */
+  pods: { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+  podEviction: { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
+  replicaSets: { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['list'] },
   cronjobs: {
     apiGroups: ['batch'],
     resources: ['cronjobs'],
@@ -69,9 +78,18 @@ const RULE = {
   },
 } satisfies Record<string, PolicyRule | ((...resources: string[]) => PolicyRule)>;
 
+/** The built-in apps kinds and what rolling them by eviction needs. */
+const WORKLOAD_RULES = [
+  RULE.deployments,
+  RULE.pods,
+  RULE.podEviction,
+  RULE.replicaSets,
+  RULE.setsOfPods,
+];
+
 const DEFAULT_WATCH_RULES = [
   RULE.sources('configmaps', 'secrets'),
-  RULE.workloads,
+  ...WORKLOAD_RULES,
   RULE.cronjobs,
   RULE.jobs,
   RULE.events,
@@ -80,7 +98,7 @@ const DEFAULT_WATCH_RULES = [
 /** `--enable-reload-policies`: the policies are read, only their status is written. */
 const POLICY_WATCH_RULES = [
   RULE.sources('configmaps', 'secrets'),
-  RULE.workloads,
+  ...WORKLOAD_RULES,
   RULE.cronjobs,
   RULE.jobs,
   RULE.reloadPolicies,
@@ -234,7 +252,7 @@ const CASES: ChartCase[] = [
   {
     name: 'ignore',
     args: [...BASE_ARGS, '--resources-to-ignore=secrets', '--ignored-workload-types=jobs,cronjobs'],
-    clusterRules: [RULE.sources('configmaps'), RULE.workloads, RULE.events],
+    clusterRules: [RULE.sources('configmaps'), ...WORKLOAD_RULES, RULE.events],
     roles: META_INFO_ROLE,
   },
   {
@@ -242,7 +260,7 @@ const CASES: ChartCase[] = [
     args: [...BASE_ARGS, '--resources-to-ignore=configmaps', '--ignored-workload-types=jobs'],
     clusterRules: [
       RULE.sources('secrets'),
-      RULE.workloads,
+      ...WORKLOAD_RULES,
       RULE.cronjobs,
       RULE.jobCreation,
       RULE.events,

@@ -1,0 +1,241 @@
+// The roll by eviction (docs/adr/0044) through the reconciler's public API, against in-memory
+// ports: the exact requests (one W-only patch, the evictions in order, the marker's removal), no
+// pod evicted twice across a restart of the process, and a PodDisruptionBudget's 429 as a hold.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../core/api-error.ts';
+import { workloadKey } from '../core/keys.ts';
+import type { SourceKey } from '../core/types.ts';
+import {
+  DEFAULT_ANNOTATION_KEYS as KEYS,
+  EVICT_BEFORE,
+  POD_ROLLOUT_STRATEGY,
+  SOURCE_HASHES,
+} from '../core/types.ts';
+import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
+import { InMemoryPods } from '../testing/in-memory-pods.ts';
+import { InMemorySources } from '../testing/in-memory-sources.ts';
+import { InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
+import { RecordingObserver } from '../testing/recording-observer.ts';
+import { RecordingWriter } from '../testing/recording-writer.ts';
+import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
+import { MarkStore } from '../watch/marks.ts';
+import type { ReconcileResult } from './attempt.ts';
+import { Reconciler } from './reconciler.ts';
+
+const NS = 'team-a';
+const CM: SourceKey = 'configmap/app-config';
+const H0 = '0000000000000000000000000000000000000000';
+const H1 = '1111111111111111111111111111111111111111';
+const T0 = Date.parse('2026-12-06T10:00:00Z');
+const START = T0 + 60_000;
+const DEPLOY_UID = 'deploy-uid';
+const RS_UID = 'rs-1';
+
+const API = aWorkload('Deployment', NS, 'api')
+  .withUid(DEPLOY_UID)
+  .withResourceVersion('10')
+  .withAnnotation(KEYS.auto, 'true')
+  .withAnnotation(POD_ROLLOUT_STRATEGY, 'evict')
+  .withAnnotation(SOURCE_HASHES, JSON.stringify({ [CM]: H0 }))
+  .withContainer(aContainer('app').withEnvFrom('configmap', 'app-config'));
+const VIEW = API.build();
+const KEY = workloadKey(VIEW.ref);
+
+const WIRE = {
+  metadata: { name: 'api', namespace: NS, uid: DEPLOY_UID, resourceVersion: '10' },
+  spec: {
+    replicas: 3,
+    selector: { matchLabels: { app: 'api' } },
+    strategy: { rollingUpdate: { maxUnavailable: '25%' } },
+  },
+};
+
+let workloads: InMemoryWorkloads;
+let sources: InMemorySources;
+let writer: RecordingWriter;
+let observer: RecordingObserver;
+let pods: InMemoryPods;
+let now: number;
+
+function reconciler(): Reconciler {
+  return new Reconciler({
+    workloads,
+    sources,
+    marks: new MarkStore(),
+    writer,
+    observer,
+    pods,
+    options: DEFAULT_RECONCILE_OPTIONS,
+    now: () => now,
+    random: () => 0.5,
+  });
+}
+
+/** The watch delivers the server's version. */
+function syncCache(): void {
+  const served = writer.server(VIEW.ref);
+  if (served) workloads.put(served);
+}
+
+/**
+ * Reconciles as the queue would: at each result's `resumeAt`, the controllers having moved in
+ * between, until nothing is asked for or `stop` says so.
+ */
+async function runRounds(
+  make: () => Reconciler,
+  stop: (result: ReconcileResult) => boolean = () => false,
+): Promise<ReconcileResult[]> {
+  const results: ReconcileResult[] = [];
+  const instance = make();
+  for (let round = 0; round < 50; round += 1) {
+    syncCache();
+    const result = await instance.reconcile(KEY);
+    results.push(result);
+    const at = 'resumeAt' in result ? result.resumeAt : undefined;
+    if (at === undefined || stop(result)) return results;
+    now = Math.max(now + 1, at);
+    pods.tick(now);
+  }
+  throw new Error('the roll did not end within 50 rounds');
+}
+
+function patches(): string[] {
+  return writer.writes.map((write) =>
+    write.verb === 'patch' ? JSON.stringify(write.patch.body) : write.verb,
+  );
+}
+
+beforeEach(() => {
+  workloads = new InMemoryWorkloads();
+  sources = new InMemorySources();
+  writer = new RecordingWriter();
+  observer = new RecordingObserver();
+  pods = new InMemoryPods('api');
+  now = START;
+  sources.put(aConfigMap(NS, 'app-config').withHash(H1).build());
+  workloads.put(VIEW);
+  writer.put(VIEW);
+  writer.putObject(VIEW.ref, WIRE);
+  pods.addReplicaSet(RS_UID, DEPLOY_UID);
+  pods.addReplicaSet('rs-other', 'other-deployment');
+  pods.addPod('api-a', RS_UID, T0);
+  pods.addPod('api-b', RS_UID, T0 + 1_000);
+  pods.addPod('api-c', RS_UID, T0 + 2_000);
+  pods.addPod('api-foreign', 'rs-other', T0);
+});
+
+describe('a roll by eviction', () => {
+  it('records W state once, evicts every old pod once, oldest first, then drops the marker', async () => {
+    const results = await runRounds(reconciler);
+
+    expect(results[0]).toMatchObject({ outcome: 'rolled' });
+    expect(patches()).toEqual([
+      JSON.stringify({
+        metadata: {
+          resourceVersion: '10',
+          annotations: {
+            [SOURCE_HASHES]: JSON.stringify({ [CM]: H1 }),
+            [EVICT_BEFORE]: '2026-12-06T10:00:02Z',
+          },
+        },
+      }),
+      JSON.stringify({
+        metadata: { resourceVersion: '11', annotations: { [EVICT_BEFORE]: null } },
+      }),
+    ]);
+    expect(pods.evictions()).toEqual(['api-a', 'api-b', 'api-c']);
+    expect(pods.names()).toEqual(['api-foreign', 'api-r1', 'api-r2', 'api-r3']);
+    expect(writer.server(VIEW.ref)?.annotations[EVICT_BEFORE]).toBeUndefined();
+    const steps = observer.calls.flatMap((call) =>
+      call.hook === 'onEviction' ? [call.event.result] : [],
+    );
+    expect(steps).toEqual(['evicted', 'evicted', 'evicted', 'done']);
+  });
+
+  it('waits for each replacement to be Ready before the next eviction', async () => {
+    await runRounds(reconciler);
+    const order = pods.requests.filter((r) => r.verb === 'evict').map((r) => r.name);
+    expect(order).toEqual(['api-a', 'api-b', 'api-c']);
+    // Between two evictions, a LIST saw the replacement not Ready yet and evicted nothing.
+    const verbs = pods.requests.map((r) => r.verb).join(' ');
+    expect(verbs).toMatch(/evict list-replicasets list-pods list-replicasets list-pods evict/);
+  });
+
+  it('never evicts a pod twice when the process restarts mid-way', async () => {
+    // The first process rolls and evicts one pod, then stops (kill -9: its memory is gone).
+    await runRounds(reconciler, () => pods.evictions().length === 1);
+    expect(pods.evictions()).toEqual(['api-a']);
+    // A new process finds the marker on the workload and goes on from there.
+    await runRounds(reconciler);
+    expect(pods.evictions()).toEqual(['api-a', 'api-b', 'api-c']);
+    expect(writer.writes.filter((w) => w.verb === 'patch')).toHaveLength(2);
+  });
+
+  it('holds on a PodDisruptionBudget 429 with its reason and retries on a backoff', async () => {
+    const pdb = "Cannot evict pod as it would violate the pod's disruption budget.";
+    pods.holdNext(pdb, pdb);
+    const results = await runRounds(reconciler);
+
+    const held = observer.calls.flatMap((call) =>
+      call.hook === 'onEviction' && call.event.result === 'held' ? [call.event] : [],
+    );
+    expect(held.map((h) => [h.pod, h.reason, h.retryInMs])).toEqual([
+      ['api-a', pdb, 1_000],
+      ['api-a', pdb, 2_000],
+    ]);
+    // The queue waits the hold's backoff: no busy loop between the refusals.
+    const holdRounds = results.filter((r) => 'resumeAt' in r && r.resumeAt !== undefined);
+    expect(holdRounds.length).toBeLessThan(20);
+    expect(pods.evictions()).toEqual(['api-a', 'api-a', 'api-a', 'api-b', 'api-c']);
+  });
+
+  it('a pod gone before its eviction (404) is no error', async () => {
+    const first = reconciler();
+    syncCache();
+    await first.reconcile(KEY);
+    syncCache();
+    now += 3_000;
+    pods.requests.length = 0;
+    const original = pods.evict.bind(pods);
+    let calls = 0;
+    pods.evict = (namespace, pod) => {
+      calls += 1;
+      if (calls === 1)
+        return Promise.reject(new ApiError('gone', { status: 404, retryable: false }));
+      return original(namespace, pod);
+    };
+    const result = await first.reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'unchanged' });
+    expect(observer.hooks()).not.toContain('onFailed');
+  });
+
+  it('a workload without a selector is held, not rolled blind', async () => {
+    writer.putObject(VIEW.ref, { ...WIRE, spec: { replicas: 3 } });
+    const result = await reconciler().reconcile(KEY);
+    expect(result).toMatchObject({ outcome: 'failed' });
+    expect(pods.evictions()).toEqual([]);
+    expect(writer.writes).toEqual([]);
+  });
+
+  it('dry-run evicts nothing', async () => {
+    const dry = new Reconciler({
+      workloads,
+      sources,
+      marks: new MarkStore(),
+      writer,
+      observer,
+      pods,
+      options: { ...DEFAULT_RECONCILE_OPTIONS, dryRun: true },
+      now: () => now,
+      random: () => 0.5,
+    });
+    writer.put({
+      ...VIEW,
+      annotations: { ...VIEW.annotations, [EVICT_BEFORE]: '2026-12-06T10:00:02Z' },
+    });
+    syncCache();
+    await dry.reconcile(KEY);
+    expect(pods.requests).toEqual([]);
+    expect(writer.writes).toEqual([]);
+  });
+});
