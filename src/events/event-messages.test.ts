@@ -38,6 +38,7 @@ describe('EVENT_TYPES', () => {
       RolloutFailed: 'Warning',
       TooManySources: 'Warning',
       ConfigRolloutHalted: 'Warning',
+      ConfigRolloutUndone: 'Warning',
       PodEvicted: 'Normal',
       EvictionHeld: 'Warning',
       EvictionComplete: 'Normal',
