@@ -87,7 +87,13 @@ const REJECTIONS: readonly RejectionCase[] = [
     title: 'an unknown strategy',
     spec: { sources: [SOURCE], targets: [TARGET], strategy: 'rolling' },
     message:
-      'spec.strategy: Invalid value: "rolling": strategy must be one of env-vars, annotations, restart',
+      'spec.strategy: Invalid value: "rolling": strategy must be one of env-vars, annotations, restart, evict',
+  },
+  {
+    title: 'a rollout priority past 9 digits',
+    spec: { sources: [SOURCE], targets: [TARGET], rollout: { priority: 1_000_000_000 } },
+    message:
+      'spec.rollout.priority: Invalid value: 1000000000: spec.rollout.priority in body should be less than or equal to 999999999',
   },
   {
     title: 'strategy restart on a Deployment',
