@@ -64,6 +64,8 @@ describe('parseOptions defaults', () => {
       includeHelmSecrets: false,
       dryRun: false,
       enableConfigRevisions: false,
+      enableRestartWindows: false,
+      flapBreaker: { maxChanges: 10, periodMs: 300_000, coolDownMs: 120_000 },
       podName: undefined,
       podNamespace: undefined,
       metricsCountByNamespace: false,

@@ -5,6 +5,8 @@ import {
   CONFIG_REVISIONS,
   CONFIG_REVISIONS_SECRETS,
   SNAPSHOTS,
+  RESTART_WINDOW,
+  PENDING_ROLL,
   CRONJOB_INSTANTIATE,
   DEFAULT_ANNOTATION_KEYS,
   INSTANTIATE_PENDING,
@@ -512,8 +514,10 @@ describe('keptWorkloadKeys', () => {
         CONFIG_REVISIONS,
         CONFIG_REVISIONS_SECRETS,
         SNAPSHOTS,
+        RESTART_WINDOW,
+        PENDING_ROLL,
       ]),
     );
-    expect(kept).toHaveLength(KEY_VALUES.length + 8);
+    expect(kept).toHaveLength(KEY_VALUES.length + 10);
   });
 });

@@ -285,6 +285,10 @@ how the value becomes the flag:
 - { value: syncMaxDelay, flag: sync-max-delay, type: scalar }
 - { value: workerThreads, flag: worker-threads, type: scalar }
 - { value: resyncPeriod, flag: resync-period, type: scalar }
+- { value: enableRestartWindows, flag: enable-restart-windows, type: bool }
+- { value: flapMaxChanges, flag: flap-max-changes, type: scalar }
+- { value: flapPeriod, flag: flap-period, type: scalar }
+- { value: flapCoolDown, flag: flap-cool-down, type: scalar }
 - { include: kreload.leaderElection, flag: enable-ha, type: bool }
 - { value: leaderElection.namespace, flag: leader-election-namespace, type: scalar, when: ha }
 - { value: leaderElection.id, flag: leader-election-id, type: scalar, when: ha }
