@@ -3,7 +3,13 @@
  * state and, for a roll, the strategy's template change.
  */
 import type { WorkloadView } from '../core/types.ts';
-import { BASELINE, INSTANTIATE_PENDING, REVISION_DIGEST, SOURCE_HASHES } from '../core/types.ts';
+import {
+  BASELINE,
+  INSTANTIATE_PENDING,
+  PENDING_ROLL,
+  REVISION_DIGEST,
+  SOURCE_HASHES,
+} from '../core/types.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { setAt } from '../core/json.ts';
 import type { PatchType, WorkloadKindRow } from './kinds.ts';
@@ -37,6 +43,8 @@ export interface WorkloadChanges extends TemplateChange {
   readonly baseline?: string | null | undefined;
   /** W `kreload.io/instantiate-pending` (a DeploymentConfig without a ConfigChange trigger). */
   readonly instantiatePending?: string | null | undefined;
+  /** W `kreload.io/pending-roll`: removed by the roll that covers the held changes. */
+  readonly pendingRoll?: string | null | undefined;
   /** W label `kreload.io/revision-digest` (config revisions, docs/adr/0036). */
   readonly revisionDigest?: string | null | undefined;
   /** Deployments with a pause period only. */
@@ -69,13 +77,14 @@ export class UnsupportedPatchError extends Error {
   }
 }
 
-type WorkloadField = 'workloadSourceHashes' | 'baseline' | 'instantiatePending';
+type WorkloadField = 'workloadSourceHashes' | 'baseline' | 'instantiatePending' | 'pendingRoll';
 
 /** Annotation order inside each map is fixed so the same input always gives the same bytes. */
 const WORKLOAD_ANNOTATIONS: readonly (readonly [string, WorkloadField])[] = [
   [BASELINE, 'baseline'],
   [SOURCE_HASHES, 'workloadSourceHashes'],
   [INSTANTIATE_PENDING, 'instantiatePending'],
+  [PENDING_ROLL, 'pendingRoll'],
 ];
 
 function collect<F extends string>(
