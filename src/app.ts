@@ -144,6 +144,7 @@ class KreloadApp implements App {
       policyStatus: options.enableReloadPolicies
         ? new PolicyStatusClient({ transport })
         : undefined,
+      rollouts: options.rollouts,
     });
     const { health, probes, profiling } = createHttpServers({
       options,

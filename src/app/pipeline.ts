@@ -23,6 +23,8 @@ import type { DebounceSettings } from '../queue/debouncer.ts';
 import type { Timers } from '../time/timers.ts';
 import { WorkQueue } from '../queue/work-queue.ts';
 import type { RecreationJournal, SnapshotApi, WorkloadWriter } from '../reconcile/ports.ts';
+import type { AdmissionReport } from '../reconcile/stages/admission.ts';
+import type { RolloutSettings } from '../rollout/waves.ts';
 import { type ReconcileOptions, Reconciler } from '../reconcile/reconciler.ts';
 import { MarkStore } from '../watch/marks.ts';
 import { type PolicyStatusPort, PolicyStatusWriter } from '../controller/policy-status.ts';
@@ -77,6 +79,8 @@ export interface PipelineDeps {
   readonly pause?: (() => Promise<void>) | undefined;
   /** With `--enable-reload-policies`: where policy status is written. */
   readonly policyStatus?: PolicyStatusPort | undefined;
+  /** Roll admission's budget and waves (docs/safe-rollouts.md); default: none, as Reloader. */
+  readonly rollouts?: RolloutSettings | undefined;
 }
 
 export interface Pipeline {
@@ -127,6 +131,33 @@ function queueObserver(metrics: Metrics, logger: Logger) {
     handlerFailed: (key: string, error: unknown) => {
       metrics.recordError('handler_error');
       logger.error('reconcile failed', { workload: key, error: String(error) });
+    },
+  };
+}
+
+function admissionReport(metrics: Metrics, logger: Logger): AdmissionReport {
+  return {
+    held: (reason) => {
+      metrics.recordRolloutHeld(reason);
+    },
+    haltedChanges: (count) => {
+      metrics.setConfigRolloutsHalted(count);
+    },
+    markerFailed: (view, error) => {
+      logger.warn('could not write the rollout halt marker; the change stays held', {
+        namespace: view.ref.namespace,
+        kind: view.ref.kind,
+        workload: view.ref.name,
+        status: error.status,
+        error: error.message,
+      });
+    },
+    priorityProblem: (view, problem) => {
+      logger.warn(problem, {
+        namespace: view.ref.namespace,
+        kind: view.ref.kind,
+        workload: view.ref.name,
+      });
     },
   };
 }
@@ -197,6 +228,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     mayWrite: () => gate.mayWrite(),
     journal: deps.journal,
     snapshots: deps.snapshots,
+    admission: deps.rollouts && {
+      settings: deps.rollouts,
+      members: caches.store,
+      rollouts,
+      events,
+      sourceUid: (ref) => caches.sources.get(ref.namespace, ref.type, ref.name)?.uid,
+      report: admissionReport(metrics, deps.logger),
+    },
   });
   const runner = new WorkRunner({
     reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),

@@ -6,12 +6,14 @@ import { splitListValue } from './list-values.ts';
 import { buildLabelSelector } from './label-selector.ts';
 import type { OptionName, OptionNameOfType, OptionSpecRow } from './options.ts';
 import { OPTION_SPECS } from './options.ts';
+import type { CountOrPercent } from '../rollout/waves.ts';
 import type { ListenAddress, Parsed } from './value-parsers.ts';
 import {
   parseAddressValue,
   parseAnnotationKeyValue,
   parseBoolValue,
   parseChoiceValue,
+  parseCountOrPercentValue,
   parseDurationValue,
   parseIntValue,
   parseNamespaceValue,
@@ -99,6 +101,11 @@ export class OptionReader {
   int(name: OptionNameOfType<'int'>): number {
     const spec = specOf(name);
     return this.#scalar(name, (raw) => parseIntValue(raw, spec));
+  }
+
+  countOrPercent(name: OptionNameOfType<'count-or-percent'>): CountOrPercent {
+    const spec = specOf(name);
+    return this.#scalar(name, (raw) => parseCountOrPercentValue(raw, spec));
   }
 
   port(name: OptionNameOfType<'port'>): number {

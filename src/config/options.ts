@@ -22,6 +22,7 @@ import type { IgnorablePlural } from '../rollout/kinds.ts';
  * - `port`: 1–65535.
  * - `namespace`: a DNS-1123 label; empty means unset.
  * - `name`: a DNS-1123 subdomain (an object name).
+ * - `count-or-percent`: a whole number (`3`) or a percentage (`10%`), each within `min`…`max`.
  */
 export type OptionType =
   | 'bool'
@@ -39,7 +40,8 @@ export type OptionType =
   | 'text'
   | 'port'
   | 'namespace'
-  | 'name';
+  | 'name'
+  | 'count-or-percent';
 
 export type EnvName = `KRELOAD_${string}`;
 
@@ -74,6 +76,8 @@ export interface OptionSpec {
 }
 
 const HOUR_MS = 3_600_000;
+/** The whole hours below 2^31-1 ms, where Node's timers overflow (596h, about 24.8 days). */
+const MAX_TIMER_MS = 596 * HOUR_MS;
 const DAY_MS = 24 * HOUR_MS;
 
 export const RESOURCE_TYPES = ['configmaps', 'secrets'] as const;
@@ -623,6 +627,71 @@ export const OPTION_SPECS = [
       'Honour kreload.io/config-revisions: snapshot the sources of opted-in Deployments, ' +
       'StatefulSets and DaemonSets at each roll so rollout undo restores their configuration.',
     helm: 'reloader.enableConfigRevisions',
+  },
+  {
+    name: 'maxConcurrentRollouts',
+    flag: '--max-concurrent-rollouts',
+    env: 'KRELOAD_MAX_CONCURRENT_ROLLOUTS',
+    type: 'int',
+    default: '0',
+    help: 'Most rollouts kreload keeps in flight cluster-wide, from its PATCH until complete or failed; 0 means no limit.',
+    helm: 'reloader.maxConcurrentRollouts',
+    min: 0,
+    max: 100_000,
+  },
+  {
+    name: 'maxConcurrentRolloutsPerNamespace',
+    flag: '--max-concurrent-rollouts-per-namespace',
+    env: 'KRELOAD_MAX_CONCURRENT_ROLLOUTS_PER_NAMESPACE',
+    type: 'int',
+    default: '0',
+    help: 'Most rollouts kreload keeps in flight in one namespace; 0 means no limit.',
+    helm: 'reloader.maxConcurrentRolloutsPerNamespace',
+    min: 0,
+    max: 100_000,
+  },
+  {
+    name: 'rolloutWaves',
+    flag: '--rollout-waves',
+    env: 'KRELOAD_ROLLOUT_WAVES',
+    type: 'bool',
+    default: 'false',
+    help:
+      'Roll a change that fans out to several workloads in waves: a canary wave, then waves of ' +
+      '--max-concurrent-rollouts, each started only when the previous one is complete (docs/safe-rollouts.md).',
+    helm: 'reloader.rolloutWaves',
+  },
+  {
+    name: 'canary',
+    flag: '--canary',
+    env: 'KRELOAD_CANARY',
+    type: 'count-or-percent',
+    default: '1',
+    help: 'Size of the first wave with --rollout-waves: a count (1) or a percentage of the workloads (10%), at least 1.',
+    helm: 'reloader.canary',
+    min: 1,
+    max: 100_000,
+  },
+  {
+    name: 'rolloutDeadline',
+    flag: '--rollout-deadline',
+    env: 'KRELOAD_ROLLOUT_DEADLINE',
+    type: 'duration',
+    default: '0s',
+    defaultText: "the workload's progressDeadlineSeconds (600s when unset) + 30s",
+    help: 'How long a wave member may take to complete after its roll before it fails the wave; 0 uses the default, at most 596h (the timer limit of 2^31-1 ms).',
+    helm: 'reloader.rolloutDeadline',
+    min: 0,
+    max: MAX_TIMER_MS,
+  },
+  {
+    name: 'haltOnFailedRollout',
+    flag: '--halt-on-failed-rollout',
+    env: 'KRELOAD_HALT_ON_FAILED_ROLLOUT',
+    type: 'bool',
+    default: 'true',
+    help: 'With --rollout-waves, a failed wave member halts the rest of its change until the source changes again or the halt annotation is removed.',
+    helm: 'reloader.haltOnFailedRollout',
   },
   {
     name: 'dryRun',

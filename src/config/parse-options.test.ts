@@ -66,6 +66,14 @@ describe('parseOptions defaults', () => {
       enableConfigRevisions: false,
       enableRestartWindows: false,
       flapBreaker: { maxChanges: 10, periodMs: 300_000, coolDownMs: 120_000 },
+      rollouts: {
+        maxConcurrent: 0,
+        maxPerNamespace: 0,
+        waves: false,
+        canary: { count: 1 },
+        deadlineMs: undefined,
+        haltOnFailure: true,
+      },
       podName: undefined,
       podNamespace: undefined,
       metricsCountByNamespace: false,
@@ -348,6 +356,44 @@ describe('parseOptions accepts', () => {
     ['worker threads 1', ['--worker-threads=1'], {}, { workerThreads: 1 }],
     ['worker threads 64', ['--worker-threads', '64'], {}, { workerThreads: 64 }],
     ['metrics port', ['--metrics-port=8080'], {}, { metricsPort: 8080 }],
+    // roll admission
+    [
+      'waves, canary percentage, budgets and a deadline',
+      [
+        '--rollout-waves',
+        '--canary=10%',
+        '--max-concurrent-rollouts=3',
+        '--max-concurrent-rollouts-per-namespace=2',
+        '--rollout-deadline=5m',
+        '--halt-on-failed-rollout=false',
+      ],
+      {},
+      {
+        rollouts: {
+          maxConcurrent: 3,
+          maxPerNamespace: 2,
+          waves: true,
+          canary: { percent: 10 },
+          deadlineMs: 300000,
+          haltOnFailure: false,
+        },
+      },
+    ],
+    [
+      'canary count from env',
+      [],
+      { KRELOAD_CANARY: '4', KRELOAD_ROLLOUT_WAVES: 'true' },
+      {
+        rollouts: {
+          maxConcurrent: 0,
+          maxPerNamespace: 0,
+          waves: true,
+          canary: { count: 4 },
+          deadlineMs: undefined,
+          haltOnFailure: true,
+        },
+      },
+    ],
     ['metrics port 65535', ['--metrics-port=65535'], {}, { metricsPort: 65535 }],
     // annotation keys (§12.3)
     [
@@ -583,6 +629,26 @@ describe('parseOptions rejects (§12.6)', () => {
       ['--dry-run: unexpected argument (kreload takes no arguments)'],
     ],
     ['value flag at the end', ['--sync-delay'], {}, ['--sync-delay: flag needs a value']],
+    ['canary 0', ['--canary=0'], {}, ['--canary: 0 is out of range 1–100000']],
+    ['canary above 100%', ['--canary=250%'], {}, ['--canary: 250% is out of range 1%–100%']],
+    [
+      'canary not a count',
+      ['--canary=half'],
+      {},
+      ['--canary: invalid value "half": expected a count such as 1 or a percentage such as 10%'],
+    ],
+    [
+      'rollout deadline past the timer limit',
+      ['--rollout-deadline=597h'],
+      {},
+      ['--rollout-deadline: 597h is above the maximum of 596h'],
+    ],
+    [
+      'negative budget',
+      ['--max-concurrent-rollouts=-1'],
+      {},
+      ['--max-concurrent-rollouts: -1 is out of range 0–100000'],
+    ],
     [
       'invalid bool value',
       ['--dry-run=yes'],

@@ -21,6 +21,7 @@ import {
   RELOAD_STRATEGIES,
   RESOURCE_TYPES,
 } from './options.ts';
+import type { RolloutSettings } from '../rollout/waves.ts';
 import type { Scope } from './scope.ts';
 import { resolveScope } from './scope.ts';
 import type { ListenAddress } from './value-parsers.ts';
@@ -106,6 +107,8 @@ export interface Options {
   readonly enableRestartWindows: boolean;
   /** `--flap-max-changes`, `--flap-period`, `--flap-cool-down`; maxChanges 0: off. */
   readonly flapBreaker: FlapLimits;
+  /** The budget and waves of roll admission (docs/safe-rollouts.md). */
+  readonly rollouts: RolloutSettings;
   readonly podName: string | undefined;
   readonly podNamespace: string | undefined;
   /** `METRICS_COUNT_BY_NAMESPACE=enabled`. */
@@ -227,6 +230,18 @@ function readAlertFlags(reader: OptionReader): AlertFlags {
     proxy: reader.url('alertProxy'),
     additionalInfo: reader.text('alertAdditionalInfo'),
     structured: reader.bool('alertStructured'),
+  };
+}
+
+function readRollouts(reader: OptionReader): RolloutSettings {
+  const deadlineMs = reader.duration('rolloutDeadline');
+  return {
+    maxConcurrent: reader.int('maxConcurrentRollouts'),
+    maxPerNamespace: reader.int('maxConcurrentRolloutsPerNamespace'),
+    waves: reader.bool('rolloutWaves'),
+    canary: reader.countOrPercent('canary'),
+    deadlineMs: deadlineMs === 0 ? undefined : deadlineMs,
+    haltOnFailure: reader.bool('haltOnFailedRollout'),
   };
 }
 
@@ -398,6 +413,7 @@ export async function parseOptions(
       periodMs: reader.duration('flapPeriod'),
       coolDownMs: reader.duration('flapCoolDown'),
     },
+    rollouts: readRollouts(reader),
     podName: settings.podName,
     podNamespace: settings.podNamespace,
     metricsCountByNamespace: settings.metricsCountByNamespace,

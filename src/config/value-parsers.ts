@@ -3,6 +3,7 @@
  * problem text without the subject; the caller prefixes the flag or env var.
  */
 import { parseBool, parseGoDuration } from '../core/annotation-values.ts';
+import type { CountOrPercent } from '../rollout/waves.ts';
 import { checkDnsLabel, checkDnsSubdomain, checkQualifiedName } from './k8s-names.ts';
 
 export type Parsed<T> =
@@ -141,4 +142,30 @@ export function parseNamespaceValue(raw: string): Parsed<string | undefined> {
 export function parseObjectNameValue(raw: string): Parsed<string> {
   const problem = checkDnsSubdomain(raw);
   return problem === undefined ? valid(raw) : invalid(`invalid name "${raw}": ${problem}`);
+}
+
+/**
+ * A count (`3`) or a percentage (`10%`): the count within `min`…`max`, the percentage within
+ * 1–100 (a share of more than every workload means nothing, and is refused rather than capped).
+ */
+export function parseCountOrPercentValue(
+  raw: string,
+  bounds: { readonly min: number; readonly max: number },
+): Parsed<CountOrPercent> {
+  const percent = /^(\d+)%$/.exec(raw);
+  if (percent !== null) {
+    const value = Number(percent[1]);
+    if (value < 1 || value > 100) return invalid(`${raw} is out of range 1%–100%`);
+    return valid({ percent: value });
+  }
+  if (!/^\d+$/.test(raw)) {
+    return invalid(
+      `invalid value "${raw}": expected a count such as 1 or a percentage such as 10%`,
+    );
+  }
+  const count = Number(raw);
+  if (count < bounds.min || count > bounds.max) {
+    return invalid(`${raw} is out of range ${bounds.min}–${bounds.max}`);
+  }
+  return valid({ count });
 }

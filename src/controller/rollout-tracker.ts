@@ -68,6 +68,8 @@ export class RolloutTracker {
   readonly #rollouts = new Map<WorkloadKey, Followed>();
   /** Entries whose rollout has not ended: the gauge, kept as a count (no scan per update). */
   #inProgress = 0;
+  /** Told when a followed rollout ends or its workload goes (roll admission's slots free). */
+  readonly #endListeners = new Set<() => void>();
 
   constructor(deps: RolloutTrackerDeps) {
     this.#deps = deps;
@@ -120,6 +122,24 @@ export class RolloutTracker {
     return this.#rollouts.get(key)?.rollout;
   }
 
+  /** Rollouts followed that have not ended, cluster-wide or in one namespace (roll admission). */
+  inProgress(namespace?: string): number {
+    if (namespace === undefined) return this.#inProgress;
+    let count = 0;
+    for (const { rollout } of this.#rollouts.values()) {
+      if (rollout.ended === undefined && rollout.ref.namespace === namespace) count += 1;
+    }
+    return count;
+  }
+
+  /** Calls `listener` whenever a followed rollout ends or stops being followed; returns the undo. */
+  onEnded(listener: () => void): () => void {
+    this.#endListeners.add(listener);
+    return () => {
+      this.#endListeners.delete(listener);
+    };
+  }
+
   /** Stops following every rollout (shutdown); the gauge drops to zero. */
   close(): void {
     for (const followed of this.#rollouts.values()) followed.unsubscribe?.();
@@ -162,6 +182,7 @@ export class RolloutTracker {
       this.#rollouts.delete(key);
       if (followed.rollout.ended === undefined) this.#inProgress -= 1;
       this.#publish();
+      this.#ended();
       return;
     }
     if (followed.rollout.ended !== undefined || view.rolloutStatus === undefined) return;
@@ -189,6 +210,11 @@ export class RolloutTracker {
       Math.max(0, at - followed.rollout.startedAt) / 1000,
     );
     this.#publish();
+    this.#ended();
+  }
+
+  #ended(): void {
+    for (const listener of [...this.#endListeners]) listener();
   }
 
   #reportFailure(rollout: TrackedRollout, health: RolloutHealth & { state: 'failed' }): void {

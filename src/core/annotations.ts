@@ -208,6 +208,33 @@ const ROWS = [
     },
   },
   {
+    configured: false,
+    setBy: 'user',
+    on: ['W'],
+    tracked: [],
+    kept: true,
+    name: 'rolloutPriority',
+    key: 'kreload.io/rollout-priority',
+    option: undefined,
+    doc: {
+      placement: 'W',
+      value:
+        'integer; with `--rollout-waves` lower values roll first within a change (default 0; anything else is warned about and read as 0)',
+    },
+  },
+  {
+    ...KRELOAD_STATE,
+    on: ['W'],
+    name: 'rolloutHalted',
+    key: 'kreload.io/rollout-halted',
+    option: undefined,
+    doc: {
+      placement: 'W of a workload whose rollout failed its wave',
+      value:
+        'JSON `{"source","hash","at","reason"}` naming the halted change; remove it to resume the change',
+    },
+  },
+  {
     ...KRELOAD_STATE,
     configured: true,
     on: ['W'],
@@ -357,6 +384,8 @@ export const CONFIG_REVISIONS_SECRETS = fixedKey('configRevisionsSecrets');
 export const SNAPSHOTS = fixedKey('snapshots');
 export const RESTART_WINDOW = fixedKey('restartWindow');
 export const PENDING_ROLL = fixedKey('pendingRoll');
+export const ROLLOUT_PRIORITY = fixedKey('rolloutPriority');
+export const ROLLOUT_HALTED = fixedKey('rolloutHalted');
 
 const placedOn = (placements: readonly AnnotationPlacement[], placement: AnnotationPlacement) =>
   placements.includes(placement);

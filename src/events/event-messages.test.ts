@@ -34,6 +34,7 @@ describe('EVENT_TYPES', () => {
       ReloadPolicyConflict: 'Warning',
       RolloutFailed: 'Warning',
       TooManySources: 'Warning',
+      ConfigRolloutHalted: 'Warning',
     });
   });
 });

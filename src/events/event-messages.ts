@@ -20,6 +20,7 @@ export const EVENT_TYPES = {
   ReloadPolicyConflict: 'Warning',
   RolloutFailed: 'Warning',
   TooManySources: 'Warning',
+  ConfigRolloutHalted: 'Warning',
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_TYPES;
@@ -166,4 +167,28 @@ export function dryRunReloadEvent(input: {
 /** On the ReloadPolicy whose setting lost (docs/reload-policy.md): its `Conflict` message. */
 export function reloadPolicyConflictEvent(conflictMessage: string): EventContent {
   return content('ReloadPolicyConflict', conflictMessage);
+}
+
+/**
+ * On the source and on each failed workload: a workload of a wave failed, and the rest of the
+ * change's fan-out is held until the source changes again or the halt marker is removed.
+ */
+export function configRolloutHaltedEvent(input: {
+  readonly source: SourceRef;
+  readonly hash: string;
+  readonly failed: readonly { readonly ref: WorkloadRef; readonly reason: string }[];
+  readonly held: number;
+  readonly resume: string;
+}): EventContent {
+  const { source, hash, failed, held, resume } = input;
+  const names = failed.map((f) => `${f.ref.kind}/${f.ref.name} (${f.reason})`).sort(byCodeUnit);
+  const shown = names.slice(0, MAX_LISTED_WORKLOADS);
+  const more = names.length - shown.length;
+  const list = more > 0 ? `${shown.join(', ')} and ${String(more)} more` : shown.join(', ');
+  return content(
+    'ConfigRolloutHalted',
+    `Rollout of the change of ${sourceTypeRow(source.type).kind} '${source.name}' in namespace ` +
+      `'${source.namespace}' (hash ${hash.slice(0, HASH_PREFIX_LENGTH)}) halted: ${list} failed; ` +
+      `${String(held)} workload(s) held. Resume with: ${resume}, or change the source again`,
+  );
 }

@@ -7,6 +7,8 @@ import {
   SNAPSHOTS,
   RESTART_WINDOW,
   PENDING_ROLL,
+  ROLLOUT_HALTED,
+  ROLLOUT_PRIORITY,
   CRONJOB_INSTANTIATE,
   DEFAULT_ANNOTATION_KEYS,
   INSTANTIATE_PENDING,
@@ -516,8 +518,10 @@ describe('keptWorkloadKeys', () => {
         SNAPSHOTS,
         RESTART_WINDOW,
         PENDING_ROLL,
+        ROLLOUT_PRIORITY,
+        ROLLOUT_HALTED,
       ]),
     );
-    expect(kept).toHaveLength(KEY_VALUES.length + 10);
+    expect(kept).toHaveLength(KEY_VALUES.length + 12);
   });
 });

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { SkipReason, SourceType, WorkloadKind } from '../core/types.ts';
 import type { WatchStatus } from '../http/readiness.ts';
+import type { HoldReason } from '../rollout/waves.ts';
 import type { WorkloadPlural } from '../rollout/kinds.ts';
 import { sourceTypeRow } from '../core/source-types.ts';
 import { JOURNAL_REFUSAL_REASONS, type JournalRefusalReason } from '../reconcile/ports.ts';
@@ -113,6 +114,10 @@ export interface Metrics {
    * again at each replay.
    */
   recordJournalRefusal(reason: JournalRefusalReason): void;
+  /** Roll admission (docs/safe-rollouts.md): the changes halted now. */
+  setConfigRolloutsHalted(count: number): void;
+  /** Roll admission: one roll not admitted now, and why. */
+  recordRolloutHeld(reason: HoldReason): void;
 }
 
 export interface MetricsOptions {
@@ -313,6 +318,18 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
     registers,
   });
 
+  const configRolloutsHalted = new Gauge({
+    name: 'kreload_config_rollouts_halted',
+    help: 'Source changes whose fan-out is halted because a workload of one of its waves failed.',
+    registers,
+  });
+  const rolloutsHeld = new Counter({
+    name: 'kreload_rollouts_held_total',
+    help: 'Rolls not admitted when due: budget, namespace_budget, wave (an earlier wave is not complete) or halted.',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+
   const journalRefusals = new Counter({
     name: 'kreload_job_recreations_refused_total',
     help: 'Job recreation journal entries refused (not replayed), each counted once while it stays.',
@@ -401,6 +418,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
     },
     recordJournalRefusal(reason) {
       journalRefusals.inc({ reason });
+    },
+    setConfigRolloutsHalted(count) {
+      configRolloutsHalted.set(count);
+    },
+    recordRolloutHeld(reason) {
+      rolloutsHeld.inc({ reason });
     },
   };
 }

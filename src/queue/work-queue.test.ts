@@ -413,6 +413,27 @@ describe('WorkQueue retry requests (one attempt per run, docs/adr/0023)', () => 
     expect(calls).toHaveLength(2);
   });
 
+  it('wakeOnTrigger: a new trigger ends the wait; without it the wait holds', async () => {
+    const { queue, calls } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    calls[0]?.finish({ kind: 'requeue', afterMs: 30_000, wakeOnTrigger: true });
+    await advance(50);
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    expect(calls.map((call) => call.at)).toEqual([0, 50]);
+    expect(calls[1]?.context.retriggered).toBe(true);
+    calls[1]?.finish({ kind: 'requeue', afterMs: 1_000 });
+    await advance(10);
+    queue.trigger(A, { debounced: false });
+    await advance(500);
+    expect(calls).toHaveLength(2);
+    await advance(500);
+    expect(calls.map((call) => call.at)).toEqual([0, 50, 1_050]);
+    calls[2]?.finish({ kind: 'done' });
+  });
+
   it('is not bounded by maxAttempts: the handler decides when to stop', async () => {
     const { queue, calls, log } = setup({
       autoFinish: { kind: 'requeue', afterMs: 100 },

@@ -24,6 +24,11 @@ interface Requeue<R> {
   readonly wakeEarly?: Promise<unknown> | undefined;
   /** What this run already did, handed to the next run as `context.resume`. */
   readonly resume?: R | undefined;
+  /**
+   * A new trigger of the key ends the wait too: the run waits for the cluster to move (roll
+   * admission), not for a backoff, and a trigger may be that move (a source changed again).
+   */
+  readonly wakeOnTrigger?: boolean | undefined;
 }
 
 /**
@@ -138,6 +143,8 @@ interface KeyRecord<R> {
   retriggered: boolean;
   /** Cancels the wait before the next attempt; set while the key waits for a retry. */
   cancelRetry?: (() => void) | undefined;
+  /** Ends that wait now; set while a requeue that wakes on a trigger waits. */
+  endWaitOnTrigger?: (() => void) | undefined;
   /** Cancels the key's one timed trigger (`triggerAt`). */
   cancelTimedTrigger?: (() => void) | undefined;
 }
@@ -302,8 +309,7 @@ export class WorkQueue<R = never> {
       change: options.change,
       syncDelayMs: options.syncDelayMs,
     });
-    const record = this.#records.get(key);
-    if (record && (record.flight || record.cancelRetry)) record.retriggered = true;
+    this.#retriggered(key);
     if (outcome === 'added') this.#deps.observer?.added?.(key);
     if (outcome === 'coalesced') this.#deps.observer?.coalesced?.(key);
     this.#reportDepth();
@@ -354,6 +360,16 @@ export class WorkQueue<R = never> {
     for (const key of keys) {
       if (parseWorkloadKey(key)?.namespace === namespace) this.drop(key);
     }
+  }
+
+  /** A trigger for a key in flight or waiting: noted, and it ends a wait that wakes on one. */
+  #retriggered(key: WorkloadKey): void {
+    const record = this.#records.get(key);
+    if (record === undefined) return;
+    if (record.flight || record.cancelRetry) record.retriggered = true;
+    const endWait = record.endWaitOnTrigger;
+    // Never dispatch inside trigger(): the wait ends once the caller's update is done.
+    if (endWait) queueMicrotask(endWait);
   }
 
   #record(key: WorkloadKey): KeyRecord<R> {
@@ -545,6 +561,7 @@ export class WorkQueue<R = never> {
       if (this.#records.get(key)?.cancelRetry !== cancel) return;
       cancel();
       record.cancelRetry = undefined;
+      record.endWaitOnTrigger = undefined;
       this.#prune(key, record);
       this.#pending.release(key);
       this.#pump();
@@ -554,6 +571,7 @@ export class WorkQueue<R = never> {
       cancelTimer();
     };
     record.cancelRetry = cancel;
+    if (request.wakeOnTrigger === true) record.endWaitOnTrigger = release;
     request.wakeEarly?.then(release, release);
   }
 

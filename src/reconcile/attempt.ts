@@ -102,6 +102,12 @@ export interface ReconcileResult {
   readonly resumeAt?: number | undefined;
   /** The write also resumed the paused Deployment. */
   readonly resumed?: boolean | undefined;
+  /**
+   * Roll admission said not now: run the key again (afresh, its triggers kept) after `afterMs`,
+   * or when `wakeEarly` settles. Nothing was written or consumed.
+   */
+  readonly wait?:
+    { readonly afterMs: number; readonly wakeEarly?: Promise<unknown> | undefined } | undefined;
 }
 
 export const NOT_LEADER: ReconcileResult = { outcome: 'not-leader', attempts: 0 };

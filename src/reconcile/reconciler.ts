@@ -13,6 +13,7 @@ import type { SourceKey, WorkloadKey, WorkloadView } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
 import { BACKOFF_POLICIES, writeAttemptDelay } from '../queue/backoff.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
+import { admitsEverything } from '../rollout/waves.ts';
 import type {
   Attempt,
   AttemptTiming,
@@ -38,6 +39,7 @@ import type {
   WorkloadWriter,
 } from './ports.ts';
 import type { ReconcileStage, StageAnswer } from './stages.ts';
+import { type AdmissionDeps, RollAdmission } from './stages/admission.ts';
 import { Instantiate } from './stages/instantiate.ts';
 import { JobRecreation } from './stages/job-recreation.ts';
 import { SnapshotAdoption } from './stages/snapshot-adoption.ts';
@@ -78,6 +80,12 @@ export interface ReconcilerDeps {
   readonly journal?: RecreationJournal | undefined;
   /** ConfigMaps and Secrets for config revisions (docs/adr/0036); absent when they are off. */
   readonly snapshots?: SnapshotApi | undefined;
+  /**
+   * Roll admission (docs/adr/0043): budgets, waves and halts. Absent, or with settings that limit
+   * nothing, every roll is admitted at once without any work (Reloader's behaviour).
+   */
+  readonly admission?:
+    Omit<AdmissionDeps, 'workloads' | 'tracked' | 'writer' | 'now' | 'mayWrite'> | undefined;
 }
 
 /**
@@ -117,6 +125,8 @@ export class Reconciler {
   #lastOutageAt: number | undefined;
   readonly #targets: Targets;
   readonly #outcomes: Outcomes;
+  /** Roll admission, when a flag asks for it. */
+  readonly #admission: RollAdmission | undefined;
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
@@ -137,7 +147,24 @@ export class Reconciler {
     const adoption = snapshots
       ? [new SnapshotAdoption({ api: snapshots, observer, now, mayWrite, dryRun })]
       : [];
-    this.#stages = [this.#jobs, instantiate, ...adoption];
+    const admission = deps.admission;
+    this.#admission =
+      admission && !admitsEverything(admission.settings)
+        ? new RollAdmission({
+            ...admission,
+            workloads: deps.workloads,
+            tracked: (key) => this.#targets.trackedSources(key),
+            writer,
+            now,
+            mayWrite,
+          })
+        : undefined;
+    this.#stages = [
+      this.#jobs,
+      instantiate,
+      ...adoption,
+      ...(this.#admission ? [this.#admission] : []),
+    ];
     this.#followUps = new FollowUps({
       stages: this.#stages,
       marks,
@@ -181,7 +208,24 @@ export class Reconciler {
     trigger: ReconcileTrigger = {},
     resume?: Continuation,
   ): Promise<ReconcileResult> {
-    if (resume) return this.#resume(key, trigger, resume);
+    const result = resume
+      ? await this.#resume(key, trigger, resume)
+      : await this.#reconcileAfresh(key, trigger);
+    if (result.retry === undefined && result.wait === undefined) this.#admission?.ended(key);
+    return result;
+  }
+
+  /** The changes roll admission holds halted now (`/readyz` detail). */
+  haltedChanges(): readonly { readonly source: string; readonly hash: string }[] {
+    return this.#admission?.halted() ?? [];
+  }
+
+  /** Stops the stages' listeners (shutdown). */
+  close(): void {
+    this.#admission?.close();
+  }
+
+  async #reconcileAfresh(key: WorkloadKey, trigger: ReconcileTrigger): Promise<ReconcileResult> {
     if (!this.#mayWrite()) return NOT_LEADER;
     for (const stage of this.#stages) {
       const answer = await stage.opening?.(key);
@@ -201,7 +245,19 @@ export class Reconciler {
     const timing = { attempt: 1, startedAt: this.#deps.now() };
     if (!hasWrite(target)) return this.#idle(pass, target, timing, true);
     if (this.#deps.options.dryRun) return this.#outcomes.dryRun(pass, target, plansWrite(target));
+    const notAdmitted = await this.#admit(pass, target);
+    if (notAdmitted) return notAdmitted;
     return this.#write(pass, { target, fetched: false, ...timing });
+  }
+
+  /** Roll admission (docs/adr/0043): undefined when the roll may be written now. */
+  async #admit(pass: Pass, target: Target): Promise<ReconcileResult | undefined> {
+    for (const stage of this.#stages) {
+      const answer = await stage.admit?.(pass, target);
+      if (answer && 'wake' in answer) return { outcome: 'skipped', attempts: 0, wait: answer.wake };
+      if (answer && 'finish' in answer) return answer.finish;
+    }
+    return undefined;
   }
 
   #resume(

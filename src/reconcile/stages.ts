@@ -22,6 +22,15 @@ export type StageAnswer =
   | { readonly againAt: number }
   | { readonly failed: ApiError };
 
+/**
+ * Roll admission's answer (docs/adr/0041 §3): a StageAnswer (undefined: admitted now; `finish`:
+ * held), or `wake`: not now, ask again after `afterMs` or when `wakeEarly` settles, whichever is
+ * first. The queue waits; the reconcile's marks and triggers stay with the key.
+ */
+export type AdmitAnswer =
+  | StageAnswer
+  | { readonly wake: { readonly afterMs: number; readonly wakeEarly: Promise<unknown> } };
+
 /** Where an idle stage runs: the attempt, and whether it is the reconcile's first. */
 export interface IdleAttempt extends AttemptTiming {
   readonly fresh: boolean;
@@ -48,6 +57,10 @@ export interface FollowUpStep {
 export interface ReconcileStage {
   /** Before the view is read: work owed to the key from an earlier reconcile. */
   opening?(key: WorkloadKey): Promise<StageAnswer>;
+  /** After the plan, before the first write attempt of a roll: may it roll now? */
+  admit?(pass: Pass, target: Target): Promise<AdmitAnswer>;
+  /** The reconcile of `key` ended (not a retry): whatever it held for the write is released. */
+  ended?(key: WorkloadKey): void;
   /** The plan writes nothing: work owed regardless of the plan. */
   idle?(pass: Pass, target: Target, attempt: IdleAttempt): Promise<StageAnswer>;
   /** The write (and its follow-up) went through. */

@@ -36,6 +36,14 @@ export interface TargetsDeps {
   readonly now: () => number;
 }
 
+/** What one workload holds and wants of one source. */
+export interface TrackedHashes {
+  readonly applied: string | undefined;
+  readonly desired: string | undefined;
+  /** The plan rolls the workload for this source now. */
+  readonly rolls: boolean;
+}
+
 export class Targets {
   readonly #deps: TargetsDeps;
   /** UIDs already warned about a pause-period on a kind without it (§3.1: once per workload). */
@@ -74,6 +82,23 @@ export class Targets {
       plan.keys.flatMap((entry) =>
         entry.applied === undefined ? [] : [[entry.key, entry.applied] as const],
       ),
+    );
+  }
+
+  /**
+   * Per tracked source of the cached workload: A(K), D(K) and whether a roll is planned for it now
+   * (roll admission reads a change's members from it). Plans only; nothing is written.
+   */
+  trackedSources(key: WorkloadKey): ReadonlyMap<SourceKey, TrackedHashes> {
+    const view = this.#deps.workloads.get(key);
+    if (!view) return new Map();
+    const pass: Pass = { key, row: kindRow(view.ref.kind), marks: [], trigger: {}, memo: {} };
+    const { plan } = this.of(pass, view);
+    return new Map(
+      plan.keys.map((entry) => [
+        entry.key,
+        { applied: entry.applied, desired: entry.desired, rolls: plan.rolling.includes(entry.key) },
+      ]),
     );
   }
 

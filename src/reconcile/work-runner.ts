@@ -99,6 +99,9 @@ export class WorkRunner {
         resume: { startedAt: started, continuation: resume },
       };
     }
+    // Not admitted yet (roll admission): the same entry runs again, nothing is reported yet.
+    // A new trigger (the source changed again) may be what it waits for.
+    if (result.wait) return { kind: 'requeue', ...result.wait, wakeOnTrigger: true };
     this.#finish(key, entry, result, { started, attemptStarted });
     if (result.resumeAt !== undefined) context.triggerAt(result.resumeAt);
     // Triggers came in that this attempt did not plan for: reconcile the key afresh.

@@ -8,6 +8,7 @@ import {
   INSTANTIATE_PENDING,
   PENDING_ROLL,
   REVISION_DIGEST,
+  ROLLOUT_HALTED,
   SOURCE_HASHES,
 } from '../core/types.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
@@ -255,4 +256,12 @@ export function deploymentRequest(name: string): JsonObject {
 /** RFC 3339 UTC with seconds precision (`2026-01-02T03:04:05Z`), the form of paused-at and restartAt. */
 export function rfc3339Seconds(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The halt marker (docs/adr/0043) on a workload's metadata, never its template: it rolls nothing. */
+export function haltMarkerPatch(row: WorkloadKindRow, marker: string): Patch {
+  return {
+    type: row.metadataPatchType,
+    body: { metadata: { annotations: { [ROLLOUT_HALTED]: marker } } },
+  };
 }

@@ -289,6 +289,12 @@ how the value becomes the flag:
 - { value: flapMaxChanges, flag: flap-max-changes, type: scalar }
 - { value: flapPeriod, flag: flap-period, type: scalar }
 - { value: flapCoolDown, flag: flap-cool-down, type: scalar }
+- { value: maxConcurrentRollouts, flag: max-concurrent-rollouts, type: scalar, omit: 0 }
+- { value: maxConcurrentRolloutsPerNamespace, flag: max-concurrent-rollouts-per-namespace, type: scalar, omit: 0 }
+- { value: rolloutWaves, flag: rollout-waves, type: bool }
+- { value: canary, flag: canary, type: scalar, omit: 1 }
+- { value: rolloutDeadline, flag: rollout-deadline, type: scalar }
+- { value: haltOnFailedRollout, flag: halt-on-failed-rollout, type: scalar, omit: true }
 - { include: kreload.leaderElection, flag: enable-ha, type: bool }
 - { value: leaderElection.namespace, flag: leader-election-namespace, type: scalar, when: ha }
 - { value: leaderElection.id, flag: leader-election-id, type: scalar, when: ha }

@@ -1,0 +1,402 @@
+/**
+ * Roll admission through kreload's real parts, wired by src/app/pipeline.ts as in
+ * pipeline.test.ts: ten Deployments share one Secret, and the in-memory API server records every
+ * PATCH. The "deployment controller" here is the test: it moves each rollout's status to
+ * complete or failed. Fake timers.
+ */
+import { Writable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createPipeline } from '../app/pipeline.ts';
+import { ApiError } from '../core/api-error.ts';
+import { workloadKey } from '../core/keys.ts';
+import type { WorkloadRef, WorkloadView } from '../core/types.ts';
+import {
+  BASELINE,
+  DEFAULT_ANNOTATION_KEYS as KEYS,
+  ROLLOUT_HALTED,
+  ROLLOUT_PRIORITY,
+} from '../core/types.ts';
+import type { EventRequest } from '../events/event-recorder.ts';
+import { createLogger } from '../log/logger.ts';
+import { createMetrics } from '../metrics/metrics.ts';
+import type { PatchResult, WorkloadWriter } from '../reconcile/ports.ts';
+import type { Patch } from '../rollout/patch.ts';
+import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
+import { type RolloutSettings, UNLIMITED_ROLLOUTS } from '../rollout/waves.ts';
+import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
+import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
+import { RecordingWriter } from '../testing/recording-writer.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
+import { WatchSubscribers, createWatchCaches } from '../watch/watch-caches.ts';
+import type { WorkloadStore } from '../watch/workload-store.ts';
+import { WriteLedger } from './write-ledger.ts';
+
+const NS = 'team-a';
+const OLD = '1'.repeat(40);
+const BAD = '2'.repeat(40);
+const FIX = '3'.repeat(40);
+const SYNC_DELAY_MS = 1_000;
+const WAVES: RolloutSettings = {
+  ...UNLIMITED_ROLLOUTS,
+  waves: true,
+  canary: { count: 1 },
+  maxConcurrent: 3,
+};
+
+function rolloutStatus(
+  generation: number,
+  outcome: 'complete' | 'failed' | 'progressing',
+): ReplicaSetStatusView {
+  return {
+    model: 'replica-set',
+    observedGeneration: generation,
+    desired: 1,
+    replicas: 1,
+    updated: outcome === 'complete' ? 1 : 0,
+    available: outcome === 'complete' ? 1 : 0,
+    unavailable: outcome === 'complete' ? 0 : 1,
+    progressing:
+      outcome === 'failed'
+        ? { status: 'False', reason: 'ProgressDeadlineExceeded' }
+        : { status: 'True', reason: 'NewReplicaSetAvailable' },
+  };
+}
+
+function deployment(name: string, annotations: Record<string, string> = {}): WorkloadView {
+  let builder = aWorkload('Deployment', NS, name)
+    .withResourceVersion('10')
+    .withGeneration(1)
+    .withAnnotation(KEYS.auto, 'true')
+    .withAnnotation(BASELINE, `{"secret/db":"${OLD}"}`)
+    .withContainer(aContainer('app').withEnvFrom('secret', 'db'));
+  for (const [key, value] of Object.entries(annotations)) {
+    builder = builder.withAnnotation(key, value);
+  }
+  return { ...builder.build(), rolloutStatus: rolloutStatus(1, 'complete') };
+}
+
+interface SentPatch {
+  readonly at: number;
+  readonly key: string;
+  readonly body: Record<string, unknown>;
+}
+
+/** The in-memory API server and its watch: an acknowledged patch reaches the store 5 ms later. */
+class Server implements WorkloadWriter {
+  readonly api = new RecordingWriter();
+  readonly sent: SentPatch[] = [];
+  readonly #store: WorkloadStore;
+  readonly #failures = new Map<string, ApiError[]>();
+
+  constructor(store: WorkloadStore) {
+    this.#store = store;
+  }
+
+  failPatchesOf(key: string, ...errors: ApiError[]): void {
+    this.#failures.set(key, [...(this.#failures.get(key) ?? []), ...errors]);
+  }
+
+  async patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
+    const key = workloadKey(ref);
+    this.sent.push({ at: Date.now(), key, body: patch.body });
+    const failure = this.#failures.get(key)?.shift();
+    if (failure) throw failure;
+    const result = await this.api.patch(ref, patch);
+    this.deliver(ref);
+    return result;
+  }
+
+  /** The watch delivers the server's current version of `ref` 5 ms later. */
+  deliver(ref: WorkloadRef): void {
+    const view = this.api.server(ref);
+    setTimeout(() => {
+      if (view) this.#store.upsert(view);
+    }, 5);
+  }
+
+  /** The deployment controller: the current generation's rollout is now complete or failed. */
+  settle(name: string, outcome: 'complete' | 'failed'): void {
+    const ref: WorkloadRef = { kind: 'Deployment', namespace: NS, name };
+    const view = this.api.server(ref);
+    if (!view) throw new Error(`no ${name}`);
+    const generation = view.generation ?? 1;
+    const resourceVersion = String(Number(view.resourceVersion) + 1);
+    this.api.put({ ...view, resourceVersion, rolloutStatus: rolloutStatus(generation, outcome) });
+    this.deliver(ref);
+  }
+
+  /** A user edits the workload's metadata annotations (`null` removes one). */
+  annotate(name: string, annotations: Record<string, string | null>): void {
+    const ref: WorkloadRef = { kind: 'Deployment', namespace: NS, name };
+    const view = this.api.server(ref);
+    if (!view) throw new Error(`no ${name}`);
+    const next: Record<string, string> = { ...view.annotations };
+    for (const [key, value] of Object.entries(annotations)) {
+      if (value === null) Reflect.deleteProperty(next, key);
+      else next[key] = value;
+    }
+    const resourceVersion = String(Number(view.resourceVersion) + 1);
+    this.api.put({ ...view, resourceVersion, annotations: next });
+    this.deliver(ref);
+  }
+
+  get: WorkloadWriter['get'] = (ref) => this.api.get(ref);
+  getObject: WorkloadWriter['getObject'] = (ref) => this.api.getObject(ref);
+  create: WorkloadWriter['create'] = (row, namespace, body) =>
+    this.api.create(row, namespace, body);
+  delete: WorkloadWriter['delete'] = (ref, preconditions) => this.api.delete(ref, preconditions);
+  instantiate: WorkloadWriter['instantiate'] = (ref, body) => this.api.instantiate(ref, body);
+}
+
+function cluster(settings: RolloutSettings | undefined, workloads: readonly WorkloadView[]) {
+  const registry = new Registry();
+  const metrics = createMetrics(registry, { countByNamespace: false });
+  const logger = createLogger({
+    level: 'error',
+    format: 'json',
+    stream: new Writable({
+      write: (_chunk, _encoding, done) => {
+        done();
+      },
+    }),
+  });
+  const events: EventRequest[] = [];
+  const subscribers = new WatchSubscribers();
+  const writes = new WriteLedger();
+  const watched = createWatchCaches(
+    {
+      sourceTypes: ['SECRET'],
+      keys: KEYS,
+      scope: { mode: 'global', ignored: [], selectorEnabled: false },
+      clock: { now: () => Date.now() },
+      timers: SYSTEM_TIMERS,
+      writeBasis: (key) => writes.basis(key),
+      isTypeHealthy: () => true,
+    },
+    subscribers,
+  );
+  const { store, byType: caches } = watched;
+  const server = new Server(store);
+  const { queue, adoptRollouts } = createPipeline({
+    watch: {
+      caches: watched,
+      subscribe: (handler) => {
+        subscribers.add(handler);
+      },
+    },
+    writes,
+    writer: server,
+    reconcile: DEFAULT_RECONCILE_OPTIONS,
+    concurrency: 3,
+    debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
+    metrics,
+    logger,
+    notifications: () => ({
+      events: { record: (request) => events.push(request) },
+      fanouts: { begin: () => undefined, finish: () => undefined },
+    }),
+    gate: { leading: true, mayWrite: () => true },
+    timers: SYSTEM_TIMERS,
+    random: () => 0.5,
+    rollouts: settings,
+  });
+  const secret = (hash: string) => aSecret(NS, 'db').withHash(hash).withUid('secret-uid').build();
+  caches.SECRET?.replace([secret(OLD)]);
+  for (const view of workloads) server.api.put(view);
+  store.replace('Deployment', [...workloads]);
+  adoptRollouts();
+  queue.start();
+
+  const gauge = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
+    const samples = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+    return samples
+      .filter((sample) => Object.entries(labels).every(([k, v]) => sample.labels[k] === v))
+      .reduce((sum, sample) => sum + sample.value, 0);
+  };
+  const isRoll = (write: SentPatch): boolean =>
+    (write.body.spec as { template?: unknown } | undefined)?.template !== undefined;
+  /** Names of the workloads rolled (template PATCHes), in the order sent. */
+  const rolled = (): string[] =>
+    server.sent.filter(isRoll).map((write) => write.key.split('/')[2] ?? '');
+  /** The halt marker PATCHes: workload name and marker. */
+  const halts = (): { name: string; marker: Record<string, unknown> }[] =>
+    server.sent
+      .filter((write) => !isRoll(write))
+      .flatMap((write) => {
+        const annotations = (write.body.metadata as { annotations?: Record<string, string> })
+          .annotations;
+        const marker = annotations?.[ROLLOUT_HALTED];
+        return marker === undefined
+          ? []
+          : [
+              {
+                name: write.key.split('/')[2] ?? '',
+                marker: JSON.parse(marker) as Record<string, unknown>,
+              },
+            ];
+      });
+  /** Rollouts in flight now, from the server's state: rolled and not complete. */
+  const inFlight = (): string[] =>
+    workloads.flatMap((w) => {
+      const view = server.api.server(w.ref);
+      const status = view?.rolloutStatus;
+      const generation = view?.generation ?? 1;
+      const done =
+        status?.model === 'replica-set' &&
+        status.observedGeneration === generation &&
+        status.updated === status.desired;
+      return view && generation > 1 && !done ? [w.ref.name] : [];
+    });
+  return {
+    queue,
+    server,
+    events,
+    gauge,
+    rolled,
+    halts,
+    inFlight,
+    editSecret: (hash: string) => caches.SECRET?.upsert(secret(hash)),
+  };
+}
+
+const advance = (ms: number): Promise<void> =>
+  vi.advanceTimersByTimeAsync(ms).then(() => undefined);
+
+const NAMES = Array.from({ length: 10 }, (_, i) => `w${String(i)}`);
+const TEN = NAMES.map((name) => deployment(name));
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 1_000_000 });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', () => {
+  it('only the canary is patched until it is complete; then waves of at most 3', async () => {
+    const c = cluster(WAVES, TEN);
+    c.editSecret(FIX);
+    await advance(SYNC_DELAY_MS + 100);
+    expect(c.rolled()).toEqual(['w0']);
+    await advance(60_000);
+    expect(c.rolled()).toEqual(['w0']);
+    c.server.settle('w0', 'complete');
+    await advance(100);
+    expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3']);
+    let maxInFlight = 0;
+    // The deployment controller completes each rollout 2 s after it started.
+    for (let round = 0; round < 20 && c.rolled().length < 10; round += 1) {
+      maxInFlight = Math.max(maxInFlight, c.inFlight().length);
+      for (const name of c.inFlight()) c.server.settle(name, 'complete');
+      await advance(2_000);
+    }
+    expect(c.rolled().sort()).toEqual(NAMES);
+    expect(maxInFlight).toBe(3);
+    expect(c.halts()).toEqual([]);
+    expect(await c.gauge('kreload_rollouts_held_total', { reason: 'wave' })).toBeGreaterThan(0);
+  });
+
+  it('a failed canary: 0 further rolls, the halt marker PATCH, Events, metric; resume', async () => {
+    const c = cluster(WAVES, TEN);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    expect(c.rolled()).toEqual(['w0']);
+    c.server.settle('w0', 'failed');
+    await advance(100);
+    expect(c.rolled()).toEqual(['w0']);
+    expect(c.halts()).toEqual([
+      {
+        name: 'w0',
+        marker: {
+          source: `secret/${NS}/db`,
+          hash: BAD,
+          at: expect.any(String) as string,
+          reason: 'ProgressDeadlineExceeded',
+        },
+      },
+    ]);
+    const halted = c.events.filter((event) => event.reason === 'ConfigRolloutHalted');
+    expect(halted.map((event) => `${event.object.kind}/${event.object.name}`).sort()).toEqual([
+      'Deployment/w0',
+      'Secret/db',
+    ]);
+    expect(halted[0]?.type).toBe('Warning');
+    expect(halted[0]?.message).toContain(
+      'kubectl annotate -n team-a deployment/w0 kreload.io/rollout-halted-',
+    );
+    expect(await c.gauge('kreload_config_rollouts_halted')).toBe(1);
+    await advance(30 * 60_000);
+    expect(c.rolled()).toEqual(['w0']);
+    expect(c.halts()).toHaveLength(1);
+
+    // Resume: the user removes the marker; the canary's failure is accepted, wave 1 starts.
+    c.server.annotate('w0', { [ROLLOUT_HALTED]: null });
+    await advance(100);
+    expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3']);
+    expect(await c.gauge('kreload_config_rollouts_halted')).toBe(0);
+  });
+
+  it('a fix after a halt rolls every workload in waves, never more than 3 in flight', async () => {
+    const c = cluster(WAVES, TEN);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    c.server.settle('w0', 'failed');
+    await advance(100);
+    expect(c.halts()).toHaveLength(1);
+    c.editSecret(FIX);
+    await advance(SYNC_DELAY_MS + 100);
+    // The new change starts with its own canary: w0 again (first in the order).
+    expect(c.rolled()).toEqual(['w0', 'w0']);
+    expect(await c.gauge('kreload_config_rollouts_halted')).toBe(0);
+    let maxInFlight = 0;
+    for (let round = 0; round < 20 && c.rolled().length < 11; round += 1) {
+      maxInFlight = Math.max(maxInFlight, c.inFlight().length);
+      for (const name of c.inFlight()) c.server.settle(name, 'complete');
+      await advance(2_000);
+    }
+    expect(c.rolled().slice(1).sort()).toEqual(NAMES);
+    expect(maxInFlight).toBe(3);
+  });
+
+  it('rollout-priority: foo is complete before bar starts, whatever their names', async () => {
+    const foo = deployment('zz-foo', { [ROLLOUT_PRIORITY]: '-1' });
+    const bar = deployment('aa-bar', { [ROLLOUT_PRIORITY]: '5' });
+    const c = cluster({ ...WAVES, maxConcurrent: 1 }, [foo, bar, deployment('mid')]);
+    c.editSecret(FIX);
+    await advance(SYNC_DELAY_MS + 100);
+    expect(c.rolled()).toEqual(['zz-foo']);
+    c.server.settle('zz-foo', 'complete');
+    await advance(100);
+    expect(c.rolled()).toEqual(['zz-foo', 'mid']);
+    c.server.settle('mid', 'complete');
+    await advance(100);
+    expect(c.rolled()).toEqual(['zz-foo', 'mid', 'aa-bar']);
+  });
+
+  it('a 403 on the halt marker: the change stays held, the marker is tried again', async () => {
+    const c = cluster(WAVES, TEN);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    c.server.failPatchesOf(
+      workloadKey(TEN[0]?.ref ?? { kind: 'Deployment', namespace: NS, name: 'w0' }),
+      new ApiError('forbidden', { status: 403, retryable: false }),
+    );
+    c.server.settle('w0', 'failed');
+    await advance(100);
+    expect(c.rolled()).toEqual(['w0']);
+    expect(c.events.filter((event) => event.reason === 'ConfigRolloutHalted')).toHaveLength(2);
+    await advance(5 * 60_000);
+    expect(c.rolled()).toEqual(['w0']);
+    expect(c.halts().map((halt) => halt.name)).toEqual(['w0', 'w0']);
+    expect(c.events.filter((event) => event.reason === 'ConfigRolloutHalted')).toHaveLength(2);
+  });
+
+  it('without any flag every dependent is patched at once, as Reloader does', async () => {
+    const c = cluster(undefined, TEN);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 1_000);
+    expect(c.rolled().sort()).toEqual(NAMES);
+  });
+});
