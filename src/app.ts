@@ -145,6 +145,7 @@ class KreloadApp implements App {
         ? new PolicyStatusClient({ transport })
         : undefined,
       rollouts: options.rollouts,
+      holds: { windowsEnabled: options.enableRestartWindows, flapLimits: options.flapBreaker },
     });
     const { health, probes, profiling } = createHttpServers({
       options,

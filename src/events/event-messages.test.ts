@@ -35,6 +35,7 @@ describe('EVENT_TYPES', () => {
       RolloutFailed: 'Warning',
       TooManySources: 'Warning',
       ConfigRolloutHalted: 'Warning',
+      SourceFlapping: 'Warning',
     });
   });
 });

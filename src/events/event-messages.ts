@@ -21,6 +21,7 @@ export const EVENT_TYPES = {
   RolloutFailed: 'Warning',
   TooManySources: 'Warning',
   ConfigRolloutHalted: 'Warning',
+  SourceFlapping: 'Warning',
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_TYPES;
@@ -190,5 +191,21 @@ export function configRolloutHaltedEvent(input: {
     `Rollout of the change of ${sourceTypeRow(source.type).kind} '${source.name}' in namespace ` +
       `'${source.namespace}' (hash ${hash.slice(0, HASH_PREFIX_LENGTH)}) halted: ${list} failed; ` +
       `${String(held)} workload(s) held. Resume with: ${resume}, or change the source again`,
+  );
+}
+
+/** On a source whose breaker opened (docs/windows-and-breaker.md): once per episode. */
+export function sourceFlappingEvent(input: {
+  readonly source: SourceRef;
+  readonly changes: number;
+  readonly periodMs: number;
+  readonly coolDownMs: number;
+}): EventContent {
+  const { source, changes, periodMs, coolDownMs } = input;
+  return content(
+    'SourceFlapping',
+    `${sourceTypeRow(source.type).kind} '${source.name}' changed ${String(changes)} times within ` +
+      `${String(periodMs / 1000)}s: rolls of the workloads that use it are held until it has been ` +
+      `quiet for ${String(coolDownMs / 1000)}s, then they roll once with its latest content`,
   );
 }

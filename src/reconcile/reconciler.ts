@@ -38,10 +38,12 @@ import type {
   WorkloadLookup,
   WorkloadWriter,
 } from './ports.ts';
+import type { Hold } from '../rollout/holds.ts';
 import type { ReconcileStage, StageAnswer } from './stages.ts';
 import { type AdmissionDeps, RollAdmission } from './stages/admission.ts';
 import { Instantiate } from './stages/instantiate.ts';
 import { JobRecreation } from './stages/job-recreation.ts';
+import { RollHolds, type RollHoldsDeps } from './stages/roll-holds.ts';
 import { SnapshotAdoption } from './stages/snapshot-adoption.ts';
 import { Targets } from './targets.ts';
 import type { FollowUp, Target } from './write-actions.ts';
@@ -86,6 +88,11 @@ export interface ReconcilerDeps {
    */
   readonly admission?:
     Omit<AdmissionDeps, 'workloads' | 'tracked' | 'writer' | 'now' | 'mayWrite'> | undefined;
+  /**
+   * Restart windows and the flapping-source breaker (docs/adr/0044): gates of roll admission,
+   * asked before the budget and the waves. Absent: no roll is held for them.
+   */
+  readonly holds?: Omit<RollHoldsDeps, 'writer' | 'now' | 'mayWrite'> | undefined;
 }
 
 /**
@@ -127,6 +134,8 @@ export class Reconciler {
   readonly #outcomes: Outcomes;
   /** Roll admission, when a flag asks for it. */
   readonly #admission: RollAdmission | undefined;
+  /** Its window and breaker gates. */
+  readonly #holds: RollHolds | undefined;
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
@@ -159,10 +168,12 @@ export class Reconciler {
             mayWrite,
           })
         : undefined;
+    this.#holds = deps.holds && new RollHolds({ ...deps.holds, writer, now, mayWrite });
     this.#stages = [
       this.#jobs,
       instantiate,
       ...adoption,
+      ...(this.#holds ? [this.#holds] : []),
       ...(this.#admission ? [this.#admission] : []),
     ];
     this.#followUps = new FollowUps({
@@ -213,6 +224,18 @@ export class Reconciler {
       : await this.#reconcileAfresh(key, trigger);
     if (result.retry === undefined && result.wait === undefined) this.#admission?.ended(key);
     return result;
+  }
+
+  /**
+   * What would hold a roll of the cached workload now (explain): its window and the breakers of
+   * the sources it would roll for. Plans only; nothing is written.
+   */
+  holdsOf(key: WorkloadKey): readonly Hold[] {
+    const view = this.#deps.workloads.get(key);
+    if (!view || !this.#holds) return [];
+    const tracked = this.#targets.trackedSources(key);
+    const rolling = [...tracked].flatMap(([source, hashes]) => (hashes.rolls ? [source] : []));
+    return this.#holds.holdsOn(view, rolling);
   }
 
   /** The changes roll admission holds halted now (`/readyz` detail). */

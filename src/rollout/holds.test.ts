@@ -48,12 +48,12 @@ describe('holdsOf', () => {
     {
       name: 'the window without --enable-restart-windows fails closed',
       given: { value: NIGHTLY, windowsEnabled: false },
-      holds: [{ reason: 'windows-off', until: undefined }],
+      holds: [{ reason: 'windows_off', until: undefined }],
     },
     {
       name: 'an invalid window fails closed',
       given: { value: '{"timezone":"UTC"}' },
-      holds: [{ reason: 'window-invalid', until: undefined }],
+      holds: [{ reason: 'window_invalid', until: undefined }],
     },
     {
       name: 'a flapping source holds until its breaker closes',

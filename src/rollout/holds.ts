@@ -11,14 +11,14 @@ import type { SourceKey } from '../core/types.ts';
 
 /**
  * - `window`: outside the workload's allowed windows, or inside a deny window;
- * - `window-invalid`: the window annotation cannot be read (fails closed, as upstream);
- * - `windows-off`: the annotation is there but `--enable-restart-windows` is not (fails closed);
+ * - `window_invalid`: the window annotation cannot be read (fails closed, as upstream);
+ * - `windows_off`: the annotation is there but `--enable-restart-windows` is not (fails closed);
  * - `flapping`: a source the roll is for changes faster than the breaker allows.
  */
-export type HoldReason = 'window' | 'window-invalid' | 'windows-off' | 'flapping';
+export type GateReason = 'window' | 'window_invalid' | 'windows_off' | 'flapping';
 
 export interface Hold {
-  readonly reason: HoldReason;
+  readonly reason: GateReason;
   /** When the hold ends by itself (ms since the epoch); undefined: only a change of the workload ends it. */
   readonly until: number | undefined;
   /** For people: explain, the Event and the log. */
@@ -49,14 +49,14 @@ function windowHold(input: HoldInput): Hold | undefined {
   if (input.windowValue === undefined || window === undefined) return undefined;
   if (!input.windowsEnabled) {
     return {
-      reason: 'windows-off',
+      reason: 'windows_off',
       until: undefined,
       detail: 'the workload has a restart window but kreload runs without --enable-restart-windows',
     };
   }
   if ('problem' in window) {
     return {
-      reason: 'window-invalid',
+      reason: 'window_invalid',
       until: undefined,
       detail: `the restart window is invalid (${window.problem}); fix or remove it`,
     };
