@@ -151,7 +151,12 @@ class KreloadApp implements App {
       options,
       registry,
       logger,
-      readiness: { watch, election: elector, shuttingDown: () => gate.shuttingDown },
+      readiness: {
+        watch,
+        election: elector,
+        shuttingDown: () => gate.shuttingDown,
+        breakers: pipeline.breakers,
+      },
       explain: controllerExplainPorts({ options, watch, pipeline, gate }),
     });
     const resync = new PeriodicResync({

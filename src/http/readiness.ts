@@ -30,7 +30,19 @@ export interface ReadinessReport {
     readonly namespaces: Readonly<Record<string, Readonly<Record<string, WatchStatus>>>>;
     /** Some namespace (or the cluster) has a source kind and a workload kind that are `ok`. */
     readonly permitted: boolean;
+    /**
+     * Sources whose flapping breaker is open (docs/windows-and-breaker.md): detail, never
+     * unreadiness. Omitted from the body while there is none.
+     */
+    readonly flappingSources?: readonly FlappingSourceDetail[] | undefined;
   };
+}
+
+/** A source flapping now: `namespace/type/name`, when its breaker opened, when it closes if quiet. */
+export interface FlappingSourceDetail {
+  readonly source: string;
+  readonly since: string;
+  readonly closesAt: string;
 }
 
 /** One running list-watch. */
@@ -52,6 +64,7 @@ export interface ReadinessInput {
   readonly leaseReadAgoMs: number | undefined;
   /** Shutdown has begun (§13.5 step 1). */
   readonly shuttingDown: boolean;
+  readonly flappingSources?: readonly FlappingSourceDetail[] | undefined;
 }
 
 /** A follower that read the Lease within this window is "following correctly" (§13.1). */
@@ -139,6 +152,8 @@ export function buildReadinessReport(input: ReadinessInput): ReadinessReport {
       kinds: summarizeKinds(input),
       namespaces: troubledNamespaces(input.watches),
       permitted,
+      ...(input.flappingSources !== undefined &&
+        input.flappingSources.length > 0 && { flappingSources: input.flappingSources }),
     },
   };
 }
@@ -157,6 +172,9 @@ export function serializeReadinessReport(report: ReadinessReport): string {
         ? { namespaces: report.checks.namespaces }
         : {}),
       permitted: report.checks.permitted,
+      ...(report.checks.flappingSources === undefined
+        ? {}
+        : { flappingSources: report.checks.flappingSources }),
     },
   });
 }
@@ -181,6 +199,8 @@ export interface ReadinessSources {
   readonly election: ElectionReadiness | undefined;
   readonly shuttingDown: () => boolean;
   readonly monotonicMs: () => number;
+  /** The flapping-source breakers, when they are on. */
+  readonly breakers?: { flapping(): readonly FlappingSourceDetail[] } | undefined;
 }
 
 /** The `/readyz` report from the running parts: the watch server and the leadership state. */
@@ -194,5 +214,6 @@ export function aggregateReadiness(sources: ReadinessSources): ReadinessReport {
     leaderElection: election?.state() ?? 'disabled',
     leaseReadAgoMs: lastRead === undefined ? undefined : sources.monotonicMs() - lastRead,
     shuttingDown: sources.shuttingDown(),
+    flappingSources: sources.breakers?.flapping(),
   });
 }
