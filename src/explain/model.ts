@@ -194,6 +194,20 @@ export interface WorkloadFacts {
   readonly policy?: PolicyFacts | undefined;
   /** Kinds with a health model (not Job, CronJob): the rollout and how it is going. */
   readonly rollout?: RolloutFacts | undefined;
+  /**
+   * What holds the roll the plan wants (docs/windows-and-breaker.md): a restart window, a flapping
+   * source (the controller's answer only). Empty or absent: nothing holds it.
+   */
+  readonly holds?: readonly HoldFact[] | undefined;
+  /** W `kreload.io/pending-roll`: the held changes one roll will cover. */
+  readonly pendingRoll?: readonly SourceKey[] | undefined;
+}
+
+export interface HoldFact {
+  readonly reason: string;
+  readonly detail: string;
+  /** RFC 3339: when the hold ends by itself; absent: only a change of the workload ends it. */
+  readonly until?: string | undefined;
 }
 
 /**

@@ -179,6 +179,18 @@ function rolloutLines(rollout: RolloutFacts | undefined): string[] {
   ];
 }
 
+/** Each hold on the planned roll with when it ends, and the held changes recorded on W. */
+function holdLines(facts: WorkloadExplanation['facts']): string[] {
+  const lines = (facts.holds ?? []).map(
+    (hold) =>
+      `  held (${hold.reason}): ${hold.detail}${hold.until === undefined ? '' : `; ends at ${hold.until}`}`,
+  );
+  if (facts.pendingRoll !== undefined) {
+    lines.push(`  pending roll (kreload.io/pending-roll): ${facts.pendingRoll.join(', ')}`);
+  }
+  return lines;
+}
+
 function workloadLines(workload: WorkloadExplanation, width: TableWidth): string[] {
   const { facts } = workload;
   const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
@@ -198,6 +210,7 @@ function workloadLines(workload: WorkloadExplanation, width: TableWidth): string
       `  Job recreation pending since ${facts.recreationPending.since}: kreload deleted it to roll it and creates it again`,
     );
   }
+  lines.push(...holdLines(facts));
   lines.push(...rolloutLines(facts.rollout));
   lines.push(...controllerLines(facts.controller));
   lines.push(...policyLines(facts.policy));
