@@ -601,7 +601,7 @@ describe('explainWorkload: holds on the planned roll', () => {
   } as const satisfies Partial<Case>;
 
   it('outside the window: the hold, when it ends, and the pending changes', async () => {
-    const explained = await explainCase({ ...held, workload: owed() } as Case);
+    const explained = await explainCase({ ...held, workload: owed() });
     expect(explained.facts.holds).toEqual([
       {
         reason: 'window',
@@ -621,7 +621,7 @@ describe('explainWorkload: holds on the planned roll', () => {
   });
 
   it('without --enable-restart-windows the hold has no end of its own', async () => {
-    const explained = await explainCase({ ...held, flags: [], workload: owed() } as Case);
+    const explained = await explainCase({ ...held, flags: [], workload: owed() });
     expect(explained.facts.holds?.map((hold) => [hold.reason, hold.until])).toEqual([
       ['windows_off', undefined],
     ]);
