@@ -107,7 +107,11 @@ function kreload(server: Server, holds: HoldSettings, secrets: Record<string, st
   const logger = createLogger({
     level: 'error',
     format: 'json',
-    stream: new Writable({ write: (_chunk, _encoding, done) => { done(); } }),
+    stream: new Writable({
+      write: (_chunk, _encoding, done) => {
+        done();
+      },
+    }),
   });
   const events: EventRequest[] = [];
   const subscribers = new WatchSubscribers();
@@ -126,7 +130,12 @@ function kreload(server: Server, holds: HoldSettings, secrets: Record<string, st
   );
   server.store = watched.store;
   const { queue } = createPipeline({
-    watch: { caches: watched, subscribe: (handler) => { subscribers.add(handler); } },
+    watch: {
+      caches: watched,
+      subscribe: (handler) => {
+        subscribers.add(handler);
+      },
+    },
     writes,
     writer: server,
     reconcile: DEFAULT_RECONCILE_OPTIONS,
@@ -162,7 +171,9 @@ function kreload(server: Server, holds: HoldSettings, secrets: Record<string, st
   return {
     events,
     counter,
-    stop: () => { queue.stop(); },
+    stop: () => {
+      queue.stop();
+    },
     editSecret: (name: string, value: string) => watched.byType.SECRET?.upsert(secret(name, value)),
   };
 }
