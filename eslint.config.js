@@ -13,8 +13,11 @@ const IO_LIBRARIES = [
   'node:timers*',
   'yargs',
 ];
-/** Libraries without I/O that the pure modules may use. */
-const PURE_LIBRARIES = ['node:crypto', 're2js'];
+/**
+ * Libraries without I/O that the pure modules may use. croner only reads cron expressions and
+ * time zones here: it starts a timer only for a job given a function, which core/ never gives.
+ */
+const PURE_LIBRARIES = ['node:crypto', 're2js', 'croner'];
 /** The watch server's files that start kube/'s list-watches and discovery. */
 const WATCH_SERVER_EDGE = [
   'src/watch/kube-watches.ts',

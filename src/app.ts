@@ -147,6 +147,7 @@ class KreloadApp implements App {
         ? new PolicyStatusClient({ transport })
         : undefined,
       rollouts: options.rollouts,
+      holds: { windowsEnabled: options.enableRestartWindows, flapLimits: options.flapBreaker },
     });
     const { health, probes, profiling } = createHttpServers({
       options,
@@ -160,6 +161,7 @@ class KreloadApp implements App {
           pipeline.reconciler
             .haltedChanges()
             .map(({ source, hash }) => `${source}@${hash.slice(0, 12)}`),
+        breakers: pipeline.breakers,
       },
       explain: controllerExplainPorts({ options, watch, pipeline, gate }),
     });

@@ -98,6 +98,7 @@ export function controllerExplainPorts(parts: {
     marks: pipeline.marks,
     policies: watch.caches.policies,
     recreationPendingSince: (key) => pipeline.reconciler.recreationPendingSince(key),
+    breakers: pipeline.breakers,
     queue: (key) => queueStateOf(pipeline.queue, key),
     rollout: (key) => pipeline.rollouts.lastRollout(key),
     workloadsInNamespace: (namespace) =>

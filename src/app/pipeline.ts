@@ -24,6 +24,9 @@ import type { Timers } from '../time/timers.ts';
 import { WorkQueue } from '../queue/work-queue.ts';
 import type { PodApi, RecreationJournal, SnapshotApi, WorkloadWriter } from '../reconcile/ports.ts';
 import type { AdmissionReport } from '../reconcile/stages/admission.ts';
+import type { HoldsReport } from '../reconcile/stages/roll-holds.ts';
+import type { FlapLimits } from '../core/flap-breaker.ts';
+import { SourceBreakers } from '../controller/source-breakers.ts';
 import type { RolloutSettings } from '../rollout/waves.ts';
 import { type ReconcileOptions, Reconciler } from '../reconcile/reconciler.ts';
 import { MarkStore } from '../watch/marks.ts';
@@ -83,6 +86,14 @@ export interface PipelineDeps {
   readonly policyStatus?: PolicyStatusPort | undefined;
   /** Roll admission's budget and waves (docs/safe-rollouts.md); default: none, as Reloader. */
   readonly rollouts?: RolloutSettings | undefined;
+  /** Restart windows and the flapping-source breaker (docs/windows-and-breaker.md). */
+  readonly holds?: HoldSettings | undefined;
+}
+
+/** `--enable-restart-windows` and the `--flap-*` limits. */
+export interface HoldSettings {
+  readonly windowsEnabled: boolean;
+  readonly flapLimits: FlapLimits;
 }
 
 export interface Pipeline {
@@ -101,6 +112,8 @@ export interface Pipeline {
    * dry-run or webhook mode, where kreload rolls nothing.
    */
   readonly adoptRollouts: () => void;
+  /** The flapping-source breakers, when holds are on (`/readyz` detail, explain). */
+  readonly breakers: SourceBreakers | undefined;
 }
 
 /** The reconciler's options from the configuration. */
@@ -171,6 +184,52 @@ function admissionReport(metrics: Metrics, logger: Logger): AdmissionReport {
   };
 }
 
+function holdsReport(metrics: Metrics, logger: Logger): HoldsReport {
+  return {
+    held: (view, holds) => {
+      for (const hold of holds) metrics.recordRolloutHeld(hold.reason);
+      logger.info('roll held', {
+        namespace: view.ref.namespace,
+        kind: view.ref.kind,
+        workload: view.ref.name,
+        holds: holds.map((hold) => hold.detail),
+      });
+    },
+    pendingFailed: (view, error) => {
+      logger.warn('could not record the held roll on the workload; it is tried again', {
+        namespace: view.ref.namespace,
+        kind: view.ref.kind,
+        workload: view.ref.name,
+        status: error.status,
+        error: error.message,
+      });
+    },
+  };
+}
+
+function sourceBreakers(
+  deps: PipelineDeps,
+  events: Notifications['events'],
+): SourceBreakers | undefined {
+  const holds = deps.holds;
+  if (!holds) return undefined;
+  const { metrics, logger, timers } = deps;
+  return new SourceBreakers({
+    limits: holds.flapLimits,
+    events,
+    now: () => timers.now(),
+    opened: (source, changes) => {
+      metrics.recordSourceFlapping();
+      logger.warn('source is flapping: rolls of its workloads are held', {
+        namespace: source.namespace,
+        type: source.type,
+        name: source.name,
+        changes,
+      });
+    },
+  });
+}
+
 /** Builds the reconcile side and subscribes its router to the watch server. */
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { caches } = deps.watch;
@@ -204,6 +263,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
             reconciler.appliedHashes(workloadKey(view.ref)),
         })
       : undefined;
+  const breakers = sourceBreakers(deps, events);
   const rollouts = new RolloutTracker({
     workloads: caches.store,
     now: () => timers.now(),
@@ -246,6 +306,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       report: admissionReport(metrics, deps.logger),
     },
     pods: deps.pods,
+    holds: deps.holds &&
+      breakers && {
+        windowsEnabled: deps.holds.windowsEnabled,
+        breakers,
+        report: holdsReport(metrics, deps.logger),
+      },
   });
   const runner = new WorkRunner({
     reconcile: (key, trigger, resume) => reconciler.reconcile(key, trigger, resume),
@@ -278,11 +344,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       fanouts.begin(start);
     },
   });
+  // The breakers count a change before the router's reconciles can ask them about it.
+  if (breakers) deps.watch.subscribe(breakers);
   deps.watch.subscribe(router);
   if (policyStatus) deps.watch.subscribe(policyStatus);
   const adoptRollouts = (): void => {
     if (deps.webhook !== undefined || deps.reconcile.dryRun) return;
     rollouts.adoptInProgress(caches.store.keys());
   };
-  return { queue, router, reconciler, marks, policyStatus, rollouts, adoptRollouts };
+  return { queue, router, reconciler, marks, policyStatus, rollouts, adoptRollouts, breakers };
 }

@@ -74,6 +74,10 @@ const CONTRACT_FLAGS = [
   '--leader-election-renew-deadline',
   '--leader-election-retry-period',
   '--leader-election-release-on-cancel',
+  '--enable-restart-windows',
+  '--flap-max-changes',
+  '--flap-period',
+  '--flap-cool-down',
 ];
 
 describe('OPTION_SPECS', () => {

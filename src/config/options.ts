@@ -772,6 +772,50 @@ export const OPTION_SPECS = [
     help: 'Release the Lease on shutdown so a successor leads at once; false leaves it to expire.',
     helm: 'reloader.leaderElection.releaseOnCancel',
   },
+  {
+    name: 'enableRestartWindows',
+    flag: '--enable-restart-windows',
+    env: 'KRELOAD_ENABLE_RESTART_WINDOWS',
+    type: 'bool',
+    default: 'false',
+    help:
+      'Honour reloader.stakater.com/restart-window: roll a workload only inside its allowed windows, ' +
+      'holding its changes meanwhile; without it a workload with the annotation is held (docs/windows-and-breaker.md).',
+    helm: 'reloader.enableRestartWindows',
+  },
+  {
+    name: 'flapMaxChanges',
+    flag: '--flap-max-changes',
+    env: 'KRELOAD_FLAP_MAX_CHANGES',
+    type: 'int',
+    default: '0',
+    help: 'A source whose content changes more often than this within --flap-period is flapping: its dependents are held until it is quiet for --flap-cool-down; 0 (the default, as Reloader) turns the breaker off; 10 is a good start.',
+    helm: 'reloader.flapMaxChanges',
+    min: 0,
+    max: 10_000,
+  },
+  {
+    name: 'flapPeriod',
+    flag: '--flap-period',
+    env: 'KRELOAD_FLAP_PERIOD',
+    type: 'duration',
+    default: '5m',
+    help: 'The period in which --flap-max-changes is counted; 1s to 24h.',
+    helm: 'reloader.flapPeriod',
+    min: 1000,
+    max: DAY_MS,
+  },
+  {
+    name: 'flapCoolDown',
+    flag: '--flap-cool-down',
+    env: 'KRELOAD_FLAP_COOL_DOWN',
+    type: 'duration',
+    default: '2m',
+    help: 'Quiet time after the last change of a flapping source before its dependents roll once with its latest content; 1s to 24h.',
+    helm: 'reloader.flapCoolDown',
+    min: 1000,
+    max: DAY_MS,
+  },
 ] as const satisfies readonly OptionSpec[];
 
 export type OptionSpecRow = (typeof OPTION_SPECS)[number];

@@ -64,6 +64,8 @@ describe('parseOptions defaults', () => {
       includeHelmSecrets: false,
       dryRun: false,
       enableConfigRevisions: false,
+      enableRestartWindows: false,
+      flapBreaker: { maxChanges: 0, periodMs: 300_000, coolDownMs: 120_000 },
       rollouts: {
         maxConcurrent: 0,
         maxPerNamespace: 0,

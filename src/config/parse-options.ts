@@ -2,6 +2,7 @@
  * argv + env → one frozen Options (§12), or a ConfigError listing every problem (§12.6). Pure: the
  * process environment and arguments are parameters, and nothing here touches the cluster or files.
  */
+import type { FlapLimits } from '../core/flap-breaker.ts';
 import type { AnnotationKeys, ReloadStrategy } from '../core/types.ts';
 import { annotationKeysFrom } from '../core/annotations.ts';
 import { readCommandLine } from './command-line.ts';
@@ -102,6 +103,10 @@ export interface Options {
   readonly includeHelmSecrets: boolean;
   readonly dryRun: boolean;
   readonly enableConfigRevisions: boolean;
+  /** `--enable-restart-windows` (docs/windows-and-breaker.md). */
+  readonly enableRestartWindows: boolean;
+  /** `--flap-max-changes`, `--flap-period`, `--flap-cool-down`; maxChanges 0: off. */
+  readonly flapBreaker: FlapLimits;
   /** The budget and waves of roll admission (docs/safe-rollouts.md). */
   readonly rollouts: RolloutSettings;
   readonly podName: string | undefined;
@@ -403,6 +408,12 @@ export async function parseOptions(
     includeHelmSecrets: reader.bool('includeHelmSecrets'),
     dryRun,
     enableConfigRevisions: reader.bool('enableConfigRevisions'),
+    enableRestartWindows: reader.bool('enableRestartWindows'),
+    flapBreaker: {
+      maxChanges: reader.int('flapMaxChanges'),
+      periodMs: reader.duration('flapPeriod'),
+      coolDownMs: reader.duration('flapCoolDown'),
+    },
     rollouts: readRollouts(reader),
     podName: settings.podName,
     podNamespace: settings.podNamespace,

@@ -326,6 +326,33 @@ const ROWS = [
       value: 'map source key → snapshot name',
     },
   },
+  {
+    configured: false,
+    setBy: 'user',
+    on: ['W'],
+    tracked: [],
+    kept: true,
+    name: 'restartWindow',
+    key: 'reloader.stakater.com/restart-window',
+    option: undefined,
+    doc: {
+      placement: 'W (with `--enable-restart-windows`)',
+      value:
+        'JSON `{"timezone","windows":[{"cron","duration"}],"deny":[…]}`: rolls start only inside a window and outside every deny window',
+    },
+  },
+  {
+    ...KRELOAD_STATE,
+    on: ['W'],
+    name: 'pendingRoll',
+    key: 'kreload.io/pending-roll',
+    option: undefined,
+    doc: {
+      placement: 'W of a workload whose roll is held',
+      value:
+        'map source key → hash of the held changes; the roll that ends the hold covers them all and removes it',
+    },
+  },
 ] as const satisfies readonly AnnotationRowFields[];
 
 type Row = (typeof ROWS)[number];
@@ -381,6 +408,8 @@ export const INSTANTIATE_PENDING = fixedKey('instantiatePending');
 export const CONFIG_REVISIONS = fixedKey('configRevisions');
 export const CONFIG_REVISIONS_SECRETS = fixedKey('configRevisionsSecrets');
 export const SNAPSHOTS = fixedKey('snapshots');
+export const RESTART_WINDOW = fixedKey('restartWindow');
+export const PENDING_ROLL = fixedKey('pendingRoll');
 export const ROLLOUT_PRIORITY = fixedKey('rolloutPriority');
 export const ROLLOUT_HALTED = fixedKey('rolloutHalted');
 export const POD_ROLLOUT_STRATEGY = fixedKey('podRolloutStrategy');

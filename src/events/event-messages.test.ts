@@ -42,6 +42,7 @@ describe('EVENT_TYPES', () => {
       PodEvicted: 'Normal',
       EvictionHeld: 'Warning',
       EvictionComplete: 'Normal',
+      SourceFlapping: 'Warning',
     });
   });
 });

@@ -25,6 +25,7 @@ export const EVENT_TYPES = {
   PodEvicted: 'Normal',
   EvictionHeld: 'Warning',
   EvictionComplete: 'Normal',
+  SourceFlapping: 'Warning',
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_TYPES;
@@ -286,4 +287,20 @@ export function evictionCompleteEvent(input: {
     ),
     ...EVICT_ACTION,
   };
+}
+
+/** On a source whose breaker opened (docs/windows-and-breaker.md): once per episode. */
+export function sourceFlappingEvent(input: {
+  readonly source: SourceRef;
+  readonly changes: number;
+  readonly periodMs: number;
+  readonly coolDownMs: number;
+}): EventContent {
+  const { source, changes, periodMs, coolDownMs } = input;
+  return content(
+    'SourceFlapping',
+    `${sourceTypeRow(source.type).kind} '${source.name}' changed ${String(changes)} times within ` +
+      `${String(periodMs / 1000)}s: rolls of the workloads that use it are held until it has been ` +
+      `quiet for ${String(coolDownMs / 1000)}s, then they roll once with its latest content`,
+  );
 }

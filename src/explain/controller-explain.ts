@@ -4,6 +4,7 @@
  * the answer also shows what only the controller knows (ADR 0031). Nothing here does I/O; the
  * caches hold hashes and kept annotations only, never Secret data.
  */
+import type { FlapStatus } from '../core/flap-breaker.ts';
 import { parseSourceKey, sourceKey, workloadKey } from '../core/keys.ts';
 import { referencedSources } from '../core/references.ts';
 import type {
@@ -52,6 +53,8 @@ export interface ControllerExplainPorts {
   /** The last rollout this kreload started on the workload (controller/rollout-tracker.ts). */
   readonly rollout: (key: WorkloadKey) => StartedRollout | undefined;
   readonly leading: () => boolean;
+  /** The flapping-source breakers (docs/windows-and-breaker.md); undefined when off. */
+  readonly breakers?: { status(namespace: string, source: SourceKey): FlapStatus } | undefined;
   /** ms since the epoch. */
   readonly now: () => number;
   /** `POD_NAME`, named in the answer. */
@@ -112,6 +115,7 @@ function explainCached(
     now: ports.now(),
     recreationPendingSince: ports.recreationPendingSince(key),
     halts: options.rollouts.waves ? haltsAmong(ports.workloadsInNamespace(namespace)) : undefined,
+    flapping: (source) => ports.breakers?.status(namespace, source) ?? { open: false },
     // The binding the reconciler's next pass reads, from the same store.
     policies: binding === undefined ? undefined : { state: 'known', binding },
     controller: {

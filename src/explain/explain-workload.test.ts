@@ -605,3 +605,49 @@ describe('explainWorkload: the rollout (the CLI judges the current one)', () => 
     expect((await explainCase({ ...base, workload })).facts.rollout).toBeUndefined();
   });
 });
+
+describe('explainWorkload: holds on the planned roll', () => {
+  const NIGHTLY = '{"timezone":"UTC","windows":[{"cron":"0 2 * * *","duration":"1h"}]}';
+  // The baseline differs from the current hash: the plan rolls (R5).
+  const owed = () =>
+    deployment()
+      .withAnnotation(K.auto, 'true')
+      .withAnnotation(BASELINE, `{"${CFG}":"${OTHER_HASH}"}`)
+      .withAnnotation('reloader.stakater.com/restart-window', NIGHTLY)
+      .withAnnotation('kreload.io/pending-roll', `{"${CFG}":"${HASH}"}`)
+      .build();
+  const held = {
+    name: 'held',
+    key: CFG,
+    because: 'auto',
+    verdict: 'rolls-on-change',
+    flags: ['--enable-restart-windows'],
+  } as const satisfies Partial<Case>;
+
+  it('outside the window: the hold, when it ends, and the pending changes', async () => {
+    const explained = await explainCase({ ...held, workload: owed() });
+    expect(explained.facts.holds).toEqual([
+      {
+        reason: 'window',
+        detail: 'outside the restart windows; the next window opens at 2026-06-01T02:00:00Z',
+        until: '2026-06-01T02:00:00.000Z',
+      },
+    ]);
+    expect(explained.facts.pendingRoll).toEqual([CFG]);
+    const text = renderReport(
+      { config: { kind: 'defaults', note: '' }, assumptions: [], workload: explained },
+      'table',
+    );
+    expect(text).toContain(
+      'held (window): outside the restart windows; the next window opens at 2026-06-01T02:00:00Z; ends at 2026-06-01T02:00:00.000Z',
+    );
+    expect(text).toContain(`pending roll (kreload.io/pending-roll): ${CFG}`);
+  });
+
+  it('without --enable-restart-windows the hold has no end of its own', async () => {
+    const explained = await explainCase({ ...held, flags: [], workload: owed() });
+    expect(explained.facts.holds?.map((hold) => [hold.reason, hold.until])).toEqual([
+      ['windows_off', undefined],
+    ]);
+  });
+});

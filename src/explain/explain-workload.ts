@@ -3,6 +3,10 @@
  * (core/decide.ts) and planner (reconcile/plan/plan.ts) → an explanation. Nothing here restates a
  * rule: scope gates come from the watch plan's functions, decisions and R1–R9 from the controller.
  */
+import type { FlapStatus } from '../core/flap-breaker.ts';
+import { parseRestartWindow } from '../core/restart-window.ts';
+import { PENDING_ROLL, RESTART_WINDOW } from '../core/types.ts';
+import { holdsOf } from '../rollout/holds.ts';
 import { parseReloadList } from '../core/annotation-values.ts';
 import { decide, hasReloadList, trackedContainer, typedKeys } from '../core/decide.ts';
 import type { DecideInput } from '../core/decide.ts';
@@ -54,6 +58,7 @@ import type {
   ControllerFacts,
   ExplainReason,
   HaltFacts,
+  HoldFact,
   PolicyFacts,
   Predictions,
   RolloutFacts,
@@ -164,6 +169,34 @@ export interface WorkloadInput {
   readonly policies?: PolicyKnowledge | undefined;
   /** Halt markers on the namespace's workloads (`--rollout-waves`, docs/safe-rollouts.md). */
   readonly halts?: readonly HaltSeen[] | undefined;
+  /** The controller's flapping-source breakers; without them no source counts as flapping. */
+  readonly flapping?: ((source: SourceKey) => FlapStatus) | undefined;
+}
+
+const NOT_FLAPPING: FlapStatus = { open: false };
+
+/** The holds on the roll the plan wants, if it wants one. */
+function holdFacts(input: WorkloadInput, rolling: readonly SourceKey[]): HoldFact[] | undefined {
+  if (rolling.length === 0) return undefined;
+  const windowValue = input.view.annotations[RESTART_WINDOW];
+  const holds = holdsOf({
+    windowValue,
+    window: windowValue === undefined ? undefined : parseRestartWindow(windowValue),
+    windowsEnabled: input.options.enableRestartWindows,
+    rolling,
+    flapping: (source) => input.flapping?.(source) ?? NOT_FLAPPING,
+    now: input.now,
+  });
+  return holds.map((hold) => ({
+    reason: hold.reason,
+    detail: hold.detail,
+    ...(hold.until !== undefined && { until: new Date(hold.until).toISOString() }),
+  }));
+}
+
+function pendingRollOf(view: WorkloadView): SourceKey[] | undefined {
+  const map = parseHashMap(view.annotations[PENDING_ROLL]).map;
+  return map === undefined || map.size === 0 ? undefined : [...map.keys()].sort();
 }
 
 /** A workload carrying `kreload.io/rollout-halted`, and its marker. */
@@ -653,6 +686,8 @@ export function explainWorkload(given: WorkloadInput): WorkloadExplanation {
       policy: policyFacts(input),
       rollout: rolloutFacts(input),
       halts: nonEmpty(haltFacts(input, result)),
+      holds: holdFacts(input, result.rolling),
+      pendingRoll: pendingRollOf(view),
     },
     problems: [...result.problems, ...pause.problems].map(
       ({ key, value, problem, consequence }) => ({

@@ -201,10 +201,24 @@ export interface WorkloadFacts {
   /** Kinds with a health model (not Job, CronJob): the rollout and how it is going. */
   readonly rollout?: RolloutFacts | undefined;
   /**
+   * What holds the roll the plan wants (docs/windows-and-breaker.md): a restart window, a flapping
+   * source (the controller's answer only). Empty or absent: nothing holds it.
+   */
+  readonly holds?: readonly HoldFact[] | undefined;
+  /** W `kreload.io/pending-roll`: the held changes one roll will cover. */
+  readonly pendingRoll?: readonly SourceKey[] | undefined;
+  /**
    * Changes due here that are halted (`--rollout-waves`): the failed workload that carries the
    * halt marker, and how to resume. Empty without waves or halts.
    */
   readonly halts?: readonly HaltFacts[] | undefined;
+}
+
+export interface HoldFact {
+  readonly reason: string;
+  readonly detail: string;
+  /** RFC 3339: when the hold ends by itself; absent: only a change of the workload ends it. */
+  readonly until?: string | undefined;
 }
 
 /** A halted change this workload is held by (or, with `self`, that its own failure halted). */

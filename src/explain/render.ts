@@ -201,6 +201,18 @@ const ROLL_ACTION_WORDS: Readonly<Record<RollActionType, string>> = {
   'evict-pods': 'pod eviction',
 };
 
+/** Each hold on the planned roll with when it ends, and the held changes recorded on W. */
+function holdLines(facts: WorkloadExplanation['facts']): string[] {
+  const lines = (facts.holds ?? []).map(
+    (hold) =>
+      `  held (${hold.reason}): ${hold.detail}${hold.until === undefined ? '' : `; ends at ${hold.until}`}`,
+  );
+  if (facts.pendingRoll !== undefined) {
+    lines.push(`  pending roll (kreload.io/pending-roll): ${facts.pendingRoll.join(', ')}`);
+  }
+  return lines;
+}
+
 function workloadLines(workload: WorkloadExplanation, width: TableWidth): string[] {
   const { facts } = workload;
   const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
@@ -225,6 +237,7 @@ function workloadLines(workload: WorkloadExplanation, width: TableWidth): string
       `  Job recreation pending since ${facts.recreationPending.since}: kreload deleted it to roll it and creates it again`,
     );
   }
+  lines.push(...holdLines(facts));
   lines.push(...rolloutLines(facts.rollout));
   lines.push(...haltLines(facts.halts));
   lines.push(...controllerLines(facts.controller));

@@ -211,6 +211,27 @@ describe('serializeReadinessReport', () => {
     );
   });
 
+  it.each([
+    ['no flapping source: the body is as before', [], ''],
+    [
+      'a flapping source is detail after permitted; still ready',
+      [
+        {
+          source: 'ns/secret/tls',
+          since: '2026-06-01T00:00:00.000Z',
+          closesAt: '2026-06-01T00:02:00.000Z',
+        },
+      ],
+      ',"flappingSources":[{"source":"ns/secret/tls","since":"2026-06-01T00:00:00.000Z","closesAt":"2026-06-01T00:02:00.000Z"}]',
+    ],
+  ])('%s', (_name, flappingSources, detail) => {
+    const body = serializeReadinessReport(buildReadinessReport({ ...base, flappingSources }));
+    expect(body).toBe(
+      '{"ready":true,"checks":{"cachesSynced":true,"apiServer":"ok","leaderElection":"disabled",' +
+        `"kinds":{"configmaps":"ok","secrets":"ok","deployments":"ok"},"permitted":true${detail}}}`,
+    );
+  });
+
   it('adds the namespaces that are not ok after the kinds', () => {
     const body = serializeReadinessReport(
       buildReadinessReport({

@@ -35,7 +35,19 @@ export interface ReadinessReport {
      * prefix>`. Detail only: a halt is not unreadiness.
      */
     readonly haltedRollouts?: readonly string[] | undefined;
+    /**
+     * Sources whose flapping breaker is open (docs/windows-and-breaker.md): detail, never
+     * unreadiness. Omitted from the body while there is none.
+     */
+    readonly flappingSources?: readonly FlappingSourceDetail[] | undefined;
   };
+}
+
+/** A source flapping now: `namespace/type/name`, when its breaker opened, when it closes if quiet. */
+export interface FlappingSourceDetail {
+  readonly source: string;
+  readonly since: string;
+  readonly closesAt: string;
 }
 
 /** One running list-watch. */
@@ -59,6 +71,7 @@ export interface ReadinessInput {
   readonly shuttingDown: boolean;
   /** Halted source changes (roll admission); undefined or empty: none. */
   readonly haltedRollouts?: readonly string[] | undefined;
+  readonly flappingSources?: readonly FlappingSourceDetail[] | undefined;
 }
 
 /** A follower that read the Lease within this window is "following correctly" (§13.1). */
@@ -147,6 +160,8 @@ export function buildReadinessReport(input: ReadinessInput): ReadinessReport {
       namespaces: troubledNamespaces(input.watches),
       permitted,
       haltedRollouts: input.haltedRollouts,
+      ...(input.flappingSources !== undefined &&
+        input.flappingSources.length > 0 && { flappingSources: input.flappingSources }),
     },
   };
 }
@@ -169,6 +184,9 @@ export function serializeReadinessReport(report: ReadinessReport): string {
       ...((report.checks.haltedRollouts?.length ?? 0) > 0
         ? { haltedRollouts: report.checks.haltedRollouts }
         : {}),
+      ...(report.checks.flappingSources === undefined
+        ? {}
+        : { flappingSources: report.checks.flappingSources }),
     },
   });
 }
@@ -195,6 +213,8 @@ export interface ReadinessSources {
   readonly monotonicMs: () => number;
   /** Halted source changes (roll admission), for detail. */
   readonly haltedRollouts?: (() => readonly string[]) | undefined;
+  /** The flapping-source breakers, when they are on. */
+  readonly breakers?: { flapping(): readonly FlappingSourceDetail[] } | undefined;
 }
 
 /** The `/readyz` report from the running parts: the watch server and the leadership state. */
@@ -209,5 +229,6 @@ export function aggregateReadiness(sources: ReadinessSources): ReadinessReport {
     leaseReadAgoMs: lastRead === undefined ? undefined : sources.monotonicMs() - lastRead,
     shuttingDown: sources.shuttingDown(),
     haltedRollouts: sources.haltedRollouts?.(),
+    flappingSources: sources.breakers?.flapping(),
   });
 }

@@ -5,6 +5,8 @@ import {
   CONFIG_REVISIONS,
   CONFIG_REVISIONS_SECRETS,
   SNAPSHOTS,
+  RESTART_WINDOW,
+  PENDING_ROLL,
   ROLLOUT_HALTED,
   ROLLOUT_PRIORITY,
   POD_ROLLOUT_STRATEGY,
@@ -516,12 +518,14 @@ describe('keptWorkloadKeys', () => {
         CONFIG_REVISIONS,
         CONFIG_REVISIONS_SECRETS,
         SNAPSHOTS,
+        RESTART_WINDOW,
+        PENDING_ROLL,
         ROLLOUT_PRIORITY,
         ROLLOUT_HALTED,
         POD_ROLLOUT_STRATEGY,
         EVICT_BEFORE,
       ]),
     );
-    expect(kept).toHaveLength(KEY_VALUES.length + 12);
+    expect(kept).toHaveLength(KEY_VALUES.length + 14);
   });
 });

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { SkipReason, SourceType, WorkloadKind } from '../core/types.ts';
 import type { WatchStatus } from '../http/readiness.ts';
+import type { GateReason } from '../rollout/holds.ts';
 import type { HoldReason } from '../rollout/waves.ts';
 import type { WorkloadPlural } from '../rollout/kinds.ts';
 import { sourceTypeRow } from '../core/source-types.ts';
@@ -116,8 +117,10 @@ export interface Metrics {
   recordJournalRefusal(reason: JournalRefusalReason): void;
   /** Roll admission (docs/safe-rollouts.md): the changes halted now. */
   setConfigRolloutsHalted(count: number): void;
-  /** Roll admission: one roll not admitted now, and why. */
-  recordRolloutHeld(reason: HoldReason): void;
+  /** Roll admission: one roll not admitted now, and why (a wave or budget, a window, a breaker). */
+  recordRolloutHeld(reason: HoldReason | GateReason): void;
+  /** A source's flapping breaker opened: one episode. */
+  recordSourceFlapping(): void;
 }
 
 export interface MetricsOptions {
@@ -325,8 +328,16 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
   });
   const rolloutsHeld = new Counter({
     name: 'kreload_rollouts_held_total',
-    help: 'Rolls not admitted when due: budget, namespace_budget, wave (an earlier wave is not complete) or halted.',
+    help:
+      'Rolls not admitted when due: budget, namespace_budget, wave (an earlier wave is not complete), ' +
+      'halted, window (outside a restart window), window_invalid, windows_off or flapping (a source breaker is open).',
     labelNames: ['reason'] as const,
+    registers,
+  });
+
+  const sourceFlappingEpisodes = new Counter({
+    name: 'kreload_source_flapping_episodes_total',
+    help: 'Times a source changed often enough to open its flapping breaker (one per episode).',
     registers,
   });
 
@@ -424,6 +435,9 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
     },
     recordRolloutHeld(reason) {
       rolloutsHeld.inc({ reason });
+    },
+    recordSourceFlapping() {
+      sourceFlappingEpisodes.inc();
     },
   };
 }

@@ -40,12 +40,14 @@ import type {
   WorkloadLookup,
   WorkloadWriter,
 } from './ports.ts';
+import type { Hold } from '../rollout/holds.ts';
 import type { ReconcileStage, StageAnswer } from './stages.ts';
 import { type AdmissionDeps, RollAdmission } from './stages/admission.ts';
 import { FailedRolloutUndo } from './stages/undo.ts';
 import { Instantiate } from './stages/instantiate.ts';
 import { JobRecreation } from './stages/job-recreation.ts';
 import { PodEviction } from './stages/pod-eviction.ts';
+import { RollHolds, type RollHoldsDeps } from './stages/roll-holds.ts';
 import { SnapshotAdoption } from './stages/snapshot-adoption.ts';
 import { Targets } from './targets.ts';
 import type { FollowUp, Target } from './write-actions.ts';
@@ -92,6 +94,11 @@ export interface ReconcilerDeps {
     Omit<AdmissionDeps, 'workloads' | 'tracked' | 'writer' | 'now' | 'mayWrite'> | undefined;
   /** Pods, for rolls by eviction (docs/adr/0044); without it a roll by eviction fails. */
   readonly pods?: PodApi | undefined;
+  /**
+   * Restart windows and the flapping-source breaker (docs/adr/0045): gates of roll admission,
+   * asked before the budget and the waves. Absent: no roll is held for them.
+   */
+  readonly holds?: Omit<RollHoldsDeps, 'writer' | 'now' | 'mayWrite'> | undefined;
 }
 
 /**
@@ -133,6 +140,8 @@ export class Reconciler {
   readonly #outcomes: Outcomes;
   /** Roll admission, when a flag asks for it. */
   readonly #admission: RollAdmission | undefined;
+  /** Its window and breaker gates. */
+  readonly #holds: RollHolds | undefined;
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
@@ -183,10 +192,12 @@ export class Reconciler {
     const eviction = pods
       ? [new PodEviction({ pods, writer, observer, now, random, mayWrite, dryRun })]
       : [];
+    this.#holds = deps.holds && new RollHolds({ ...deps.holds, writer, now, mayWrite });
     this.#stages = [
       this.#jobs,
       instantiate,
       ...adoption,
+      ...(this.#holds ? [this.#holds] : []),
       ...eviction,
       ...(this.#admission ? [this.#admission] : []),
     ];
@@ -238,6 +249,18 @@ export class Reconciler {
       : await this.#reconcileAfresh(key, trigger);
     if (result.retry === undefined && result.wait === undefined) this.#admission?.ended(key);
     return result;
+  }
+
+  /**
+   * What would hold a roll of the cached workload now (explain): its window and the breakers of
+   * the sources it would roll for. Plans only; nothing is written.
+   */
+  holdsOf(key: WorkloadKey): readonly Hold[] {
+    const view = this.#deps.workloads.get(key);
+    if (!view || !this.#holds) return [];
+    const tracked = this.#targets.trackedSources(key);
+    const rolling = [...tracked].flatMap(([source, hashes]) => (hashes.rolls ? [source] : []));
+    return this.#holds.holdsOn(view, rolling);
   }
 
   /** The changes roll admission holds halted now (`/readyz` detail). */

@@ -7,6 +7,7 @@ import {
   BASELINE,
   EVICT_BEFORE,
   INSTANTIATE_PENDING,
+  PENDING_ROLL,
   REVISION_DIGEST,
   ROLLOUT_HALTED,
   SOURCE_HASHES,
@@ -46,6 +47,8 @@ export interface WorkloadChanges extends TemplateChange {
   readonly instantiatePending?: string | null | undefined;
   /** W `kreload.io/evict-before` (a workload rolled by eviction, docs/adr/0044). */
   readonly evictBefore?: string | null | undefined;
+  /** W `kreload.io/pending-roll`: removed by the roll that covers the held changes. */
+  readonly pendingRoll?: string | null | undefined;
   /** W label `kreload.io/revision-digest` (config revisions, docs/adr/0036). */
   readonly revisionDigest?: string | null | undefined;
   /** Deployments with a pause period only. */
@@ -78,7 +81,8 @@ export class UnsupportedPatchError extends Error {
   }
 }
 
-type WorkloadField = 'workloadSourceHashes' | 'baseline' | 'instantiatePending' | 'evictBefore';
+type WorkloadField =
+  'workloadSourceHashes' | 'baseline' | 'instantiatePending' | 'evictBefore' | 'pendingRoll';
 
 /** Annotation order inside each map is fixed so the same input always gives the same bytes. */
 const WORKLOAD_ANNOTATIONS: readonly (readonly [string, WorkloadField])[] = [
@@ -86,6 +90,7 @@ const WORKLOAD_ANNOTATIONS: readonly (readonly [string, WorkloadField])[] = [
   [SOURCE_HASHES, 'workloadSourceHashes'],
   [INSTANTIATE_PENDING, 'instantiatePending'],
   [EVICT_BEFORE, 'evictBefore'],
+  [PENDING_ROLL, 'pendingRoll'],
 ];
 
 function collect<F extends string>(

@@ -285,6 +285,10 @@ how the value becomes the flag:
 - { value: syncMaxDelay, flag: sync-max-delay, type: scalar }
 - { value: workerThreads, flag: worker-threads, type: scalar }
 - { value: resyncPeriod, flag: resync-period, type: scalar }
+- { value: enableRestartWindows, flag: enable-restart-windows, type: bool }
+- { value: flapMaxChanges, flag: flap-max-changes, type: scalar, omit: 0 }
+- { value: flapPeriod, flag: flap-period, type: scalar, omit: 5m }
+- { value: flapCoolDown, flag: flap-cool-down, type: scalar, omit: 2m }
 - { value: maxConcurrentRollouts, flag: max-concurrent-rollouts, type: scalar, omit: 0 }
 - { value: maxConcurrentRolloutsPerNamespace, flag: max-concurrent-rollouts-per-namespace, type: scalar, omit: 0 }
 - { value: rolloutWaves, flag: rollout-waves, type: bool }

@@ -149,6 +149,24 @@ function nextBaseline(
   return next;
 }
 
+/**
+ * Held changes still owed after this write (docs/adr/0043): only those of keys whose D is unknown
+ * now (R1), which no rule can decide yet. A roll covers the rest, and a key that needs no roll
+ * (reverted, rolled by someone else, no longer tracked) owes nothing. A hold writes the map
+ * itself; the planner only ever shrinks it.
+ */
+function nextPending(
+  keys: readonly KeyPlan[],
+  held: ReadonlyMap<SourceKey, string>,
+): Map<SourceKey, string> {
+  const next = new Map<SourceKey, string>();
+  for (const key of keys) {
+    const hash = held.get(key.key);
+    if (hash !== undefined && key.rule === 'R1') next.set(key.key, hash);
+  }
+  return next;
+}
+
 /** The formatted value when it differs from what the workload holds; undefined = leave it. */
 function changed(next: string | null, raw: string | undefined): string | null | undefined {
   return next === (raw ?? null) ? undefined : next;
@@ -185,9 +203,18 @@ export function planChanges(context: ChangeContext): PlannedChanges {
   const ordered = byObservation(context);
   const rawBaseline = context.state.raw.baseline;
   const heldBaseline = context.state.baseline;
+  const pendingRoll = changedMap(
+    nextPending(context.keys, context.state.pending),
+    context.state.pending,
+    context.state.raw.pending,
+  );
   if (ordered.length === 0) {
     const baseline = nextBaseline(context.keys, new Map(), false);
-    return { envWrites: [], baseline: changedMap(baseline, heldBaseline, rawBaseline) };
+    return {
+      envWrites: [],
+      baseline: changedMap(baseline, heldBaseline, rawBaseline),
+      ...(pendingRoll !== undefined && { pendingRoll }),
+    };
   }
   const writer = MODE_WRITERS[context.mode];
   const hashes = nextSourceHashes(context.keys, writer.hashedKeys(context));
@@ -202,5 +229,6 @@ export function planChanges(context: ChangeContext): PlannedChanges {
       writer.rawHashes(context.state),
     ),
     baseline: changedMap(baseline, heldBaseline, rawBaseline),
+    ...(pendingRoll !== undefined && { pendingRoll }),
   };
 }

@@ -2,7 +2,7 @@
 import { sourceKey } from '../../core/keys.ts';
 import { type HashMapCache, parseHashMap, parseLastReloadedFrom } from '../../core/state.ts';
 import type { AnnotationProblem, Annotations, SourceKey, WorkloadView } from '../../core/types.ts';
-import { BASELINE, LAST_RELOADED_FROM, SOURCE_HASHES } from '../../core/types.ts';
+import { BASELINE, LAST_RELOADED_FROM, PENDING_ROLL, SOURCE_HASHES } from '../../core/types.ts';
 
 export type HashMap = ReadonlyMap<SourceKey, string>;
 
@@ -13,6 +13,8 @@ export interface PersistedState {
   readonly workloadHashes: HashMap;
   /** W `kreload.io/baseline`. */
   readonly baseline: HashMap;
+  /** W `kreload.io/pending-roll`: changes a hold owes a roll for (docs/adr/0043). */
+  readonly pending: HashMap;
   /** The key and hash PT `last-reloaded-from` names, when it names a source of this namespace. */
   readonly lastReloadedFrom: { readonly key: SourceKey; readonly hash: string } | undefined;
   /** Raw values, to write only what differs. */
@@ -20,6 +22,7 @@ export interface PersistedState {
     readonly templateHashes: string | undefined;
     readonly workloadHashes: string | undefined;
     readonly baseline: string | undefined;
+    readonly pending: string | undefined;
   };
   readonly problems: readonly AnnotationProblem[];
 }
@@ -66,12 +69,19 @@ export function readPersistedState(view: WorkloadView, cache?: HashMapCache): Pe
   const template = readHashMap(view.templateAnnotations, SOURCE_HASHES, problems, cache);
   const workload = readHashMap(view.annotations, SOURCE_HASHES, problems, cache);
   const baseline = readHashMap(view.annotations, BASELINE, problems, cache);
+  const pending = readHashMap(view.annotations, PENDING_ROLL, problems, cache);
   return {
     templateHashes: template.map,
     workloadHashes: workload.map,
     baseline: baseline.map,
+    pending: pending.map,
     lastReloadedFrom: readLastReloadedFrom(view, problems),
-    raw: { templateHashes: template.raw, workloadHashes: workload.raw, baseline: baseline.raw },
+    raw: {
+      templateHashes: template.raw,
+      workloadHashes: workload.raw,
+      baseline: baseline.raw,
+      pending: pending.raw,
+    },
     problems,
   };
 }
@@ -81,6 +91,7 @@ export function persistedKeys(state: PersistedState): SourceKey[] {
     ...state.templateHashes.keys(),
     ...state.workloadHashes.keys(),
     ...state.baseline.keys(),
+    ...state.pending.keys(),
   ];
   if (state.lastReloadedFrom) keys.push(state.lastReloadedFrom.key);
   return keys;

@@ -6,6 +6,7 @@ import {
   DEFAULT_ANNOTATION_KEYS as KEYS,
   DELETE_MARKER as MARKER,
   LAST_RELOADED_FROM,
+  PENDING_ROLL,
   SOURCE_HASHES,
 } from '../../core/types.ts';
 import { kindRow } from '../../rollout/kinds.ts';
@@ -1016,5 +1017,76 @@ describe('planReconcile: the roll action and the CronJob Job change', () => {
     const view = { ...baselined(), hasWorkloadRef: true };
     const result = plan({ view, row: kindRow('Rollout'), ...changedCm });
     expect(result).toMatchObject({ action: 'none', skip: 'no_container' });
+  });
+});
+
+describe('planReconcile: a held roll recorded in kreload.io/pending-roll (docs/adr/0043)', () => {
+  const pendingOn = (view: ReturnType<typeof api>, map: string) =>
+    view.withAnnotation(PENDING_ROLL, map).build();
+  const SECRET_BASELINED = api().withAnnotation(BASELINE, `{"${SECRET}":"${H2}"}`);
+
+  it.each([
+    {
+      name: 'no A, no B, no change seen by this process: the pending entry rolls (R7)',
+      view: pendingOn(SECRET_BASELINED, `{"${CM}":"${H1}"}`),
+      cm: present(H1),
+      rule: 'R7',
+      action: 'roll',
+      pendingRoll: null,
+    },
+    {
+      name: 'the same without the pending entry records a baseline (R9): what a restart loses',
+      view: SECRET_BASELINED.build(),
+      cm: present(H1),
+      rule: 'R9',
+      action: 'baseline',
+      pendingRoll: undefined,
+    },
+    {
+      name: 'D unknown (caches not synced yet): the entry is kept',
+      view: pendingOn(SECRET_BASELINED, `{"${CM}":"${H1}"}`),
+      cm: UNKNOWN,
+      rule: 'R1',
+      action: 'none',
+      pendingRoll: undefined,
+    },
+    {
+      name: 'A = D (rolled meanwhile): nothing owed, the entry is removed',
+      view: pendingOn(
+        api({ [CM_ENV]: H1 }).withAnnotation(BASELINE, `{"${SECRET}":"${H2}"}`),
+        `{"${CM}":"${H1}"}`,
+      ),
+      cm: present(H1),
+      rule: 'R2',
+      action: 'baseline',
+      pendingRoll: null,
+    },
+    {
+      name: 'A ≠ D: the roll (R3) covers the entry and removes it in the same write',
+      view: pendingOn(
+        api({ [CM_ENV]: H0 }).withAnnotation(BASELINE, `{"${SECRET}":"${H2}"}`),
+        `{"${CM}":"${H1}"}`,
+      ),
+      cm: present(H1),
+      rule: 'R3',
+      action: 'roll',
+      pendingRoll: null,
+    },
+  ])('$name', ({ view, cm, rule, action, pendingRoll }) => {
+    const p = plan({ view, sources: cmOnly(cm) });
+    expect({ rule: ruleOf(p, CM), action: p.action, pendingRoll: p.pendingRoll }).toEqual({
+      rule,
+      action,
+      pendingRoll,
+    });
+  });
+
+  it('the roll that ends a hold removes the pending key in its one patch', () => {
+    const view = pendingOn(SECRET_BASELINED.withResourceVersion('7'), `{"${CM}":"${H1}"}`);
+    const result = plan({ view, sources: cmOnly(present(H1)) });
+    expect(JSON.stringify(buildPatch(DEPLOYMENT, view, result)?.body)).toBe(
+      '{"metadata":{"resourceVersion":"7","annotations":{"kreload.io/pending-roll":null}},' +
+        `"spec":{"template":{"spec":{"containers":[{"name":"app","env":[{"name":"STAKATER_APP_CONFIG_CONFIGMAP","value":"${H1}"}]}]}}}}`,
+    );
   });
 });

@@ -57,6 +57,7 @@ function planKey(input: PlanInput, lookup: KeyLookup, source: TrackedSource): Ke
     lastChange: source.facts.lastChange,
     trackingStart: source.facts.trackingStart,
     createRolls: createRolls(input, source),
+    pending: lookup.state.pending.has(source.key),
   });
   return { ...source, applied, baseline, ...verdict };
 }
@@ -89,7 +90,9 @@ function noContainerPlan(
 
 function actionOf(rolling: readonly SourceKey[], changes: WorkloadChanges): PlanAction {
   if (rolling.length > 0) return 'roll';
-  return changes.baseline === undefined && changes.revisionDigest === undefined
+  return changes.baseline === undefined &&
+    changes.revisionDigest === undefined &&
+    changes.pendingRoll === undefined
     ? 'none'
     : 'baseline';
 }

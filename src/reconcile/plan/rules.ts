@@ -15,6 +15,11 @@ export interface RuleInput {
   readonly trackingStart: number | undefined;
   /** W holds a create mark for the source's current UID and `--reload-on-create` is set. */
   readonly createRolls: boolean;
+  /**
+   * W `kreload.io/pending-roll` holds K: a hold (a restart window, a flapping source) kept a roll
+   * owed for a change of K, which a restart must not forget (docs/adr/0043).
+   */
+  readonly pending?: boolean | undefined;
 }
 
 interface RuleRow {
@@ -23,11 +28,13 @@ interface RuleRow {
   readonly outcome: KeyOutcome;
 }
 
+/** The in-memory fact of §5.4, or its durable copy a hold wrote on W. */
 function changedAfterTrackingBegan(input: RuleInput): boolean {
   return (
-    input.lastChange !== undefined &&
-    input.trackingStart !== undefined &&
-    input.lastChange > input.trackingStart
+    input.pending === true ||
+    (input.lastChange !== undefined &&
+      input.trackingStart !== undefined &&
+      input.lastChange > input.trackingStart)
   );
 }
 

@@ -1,0 +1,270 @@
+/**
+ * Restart windows and the flapping-source breaker through kreload's real parts, wired by
+ * src/app/pipeline.ts as in safe-rollout.test.ts. The in-memory API server records every PATCH;
+ * a restart is a second pipeline built on what the server holds. Fake timers.
+ */
+import { Writable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createPipeline, type HoldSettings } from '../app/pipeline.ts';
+import { workloadKey } from '../core/keys.ts';
+import type { WorkloadRef, WorkloadView } from '../core/types.ts';
+import {
+  BASELINE,
+  DEFAULT_ANNOTATION_KEYS as KEYS,
+  PENDING_ROLL,
+  RESTART_WINDOW,
+} from '../core/types.ts';
+import type { EventRequest } from '../events/event-recorder.ts';
+import { createLogger } from '../log/logger.ts';
+import { createMetrics } from '../metrics/metrics.ts';
+import type { PatchResult, WorkloadWriter } from '../reconcile/ports.ts';
+import type { Patch } from '../rollout/patch.ts';
+import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
+import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
+import { RecordingWriter } from '../testing/recording-writer.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
+import { WatchSubscribers, createWatchCaches } from '../watch/watch-caches.ts';
+import type { WorkloadStore } from '../watch/workload-store.ts';
+import { WriteLedger } from './write-ledger.ts';
+
+const NS = 'team-a';
+const API: WorkloadRef = { kind: 'Deployment', namespace: NS, name: 'api' };
+const START = Date.parse('2026-06-01T00:10:00Z');
+const SYNC_DELAY_MS = 1_000;
+const hash = (digit: number): string => String(digit).repeat(40);
+/** Rolls may start from 00:30 to 00:40 UTC. */
+const WINDOW = '{"timezone":"UTC","windows":[{"cron":"30 0 * * *","duration":"10m"}]}';
+const OPENS = Date.parse('2026-06-01T00:30:00Z');
+const WINDOWS_ON: HoldSettings = {
+  windowsEnabled: true,
+  flapLimits: { maxChanges: 0, periodMs: 60_000, coolDownMs: 20_000 },
+};
+const BREAKER: HoldSettings = {
+  windowsEnabled: false,
+  flapLimits: { maxChanges: 3, periodMs: 60_000, coolDownMs: 20_000 },
+};
+
+interface SentPatch {
+  readonly key: string;
+  readonly body: Record<string, unknown>;
+}
+
+/** The API server and its watch: an acknowledged patch reaches the store 5 ms later. */
+class Server implements WorkloadWriter {
+  readonly api = new RecordingWriter();
+  readonly sent: SentPatch[] = [];
+  store: WorkloadStore | undefined;
+
+  async patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
+    this.sent.push({ key: workloadKey(ref), body: patch.body });
+    const result = await this.api.patch(ref, patch);
+    const view = this.api.server(ref);
+    const store = this.store;
+    setTimeout(() => {
+      if (view) store?.upsert(view);
+    }, 5);
+    return result;
+  }
+
+  get: WorkloadWriter['get'] = (ref) => this.api.get(ref);
+  getObject: WorkloadWriter['getObject'] = (ref) => this.api.getObject(ref);
+  create: WorkloadWriter['create'] = (row, namespace, body) =>
+    this.api.create(row, namespace, body);
+  delete: WorkloadWriter['delete'] = (ref, preconditions) => this.api.delete(ref, preconditions);
+  instantiate: WorkloadWriter['instantiate'] = (ref, body) => this.api.instantiate(ref, body);
+}
+
+/** The `STAKATER_*` env vars of container `app` as the server holds them. */
+function envOf(server: Server): Readonly<Record<string, string>> | undefined {
+  return server.api.server(API)?.podSpec.containers[0]?.stakaterEnv;
+}
+
+const isRoll = (write: SentPatch): boolean =>
+  (write.body.spec as { template?: unknown } | undefined)?.template !== undefined;
+
+function annotationsOf(write: SentPatch): Record<string, string | null> {
+  return (write.body.metadata as { annotations?: Record<string, string | null> }).annotations ?? {};
+}
+
+/** A Deployment of container `app` using Secrets db and tls, both baselined at hash 1. */
+function api(annotations: Record<string, string> = {}): WorkloadView {
+  let builder = aWorkload('Deployment', NS, 'api')
+    .withResourceVersion('10')
+    .withGeneration(1)
+    .withAnnotation(KEYS.auto, 'true')
+    .withAnnotation(BASELINE, `{"secret/db":"${hash(1)}","secret/tls":"${hash(1)}"}`)
+    .withContainer(aContainer('app').withEnvFrom('secret', 'db').withEnvFrom('secret', 'tls'));
+  for (const [key, value] of Object.entries(annotations))
+    builder = builder.withAnnotation(key, value);
+  return builder.build();
+}
+
+/** One kreload process on `server`, with the Secrets at these hashes. */
+function kreload(server: Server, holds: HoldSettings, secrets: Record<string, string>) {
+  const registry = new Registry();
+  const metrics = createMetrics(registry, { countByNamespace: false });
+  const logger = createLogger({
+    level: 'error',
+    format: 'json',
+    stream: new Writable({
+      write: (_chunk, _encoding, done) => {
+        done();
+      },
+    }),
+  });
+  const events: EventRequest[] = [];
+  const subscribers = new WatchSubscribers();
+  const writes = new WriteLedger();
+  const watched = createWatchCaches(
+    {
+      sourceTypes: ['SECRET'],
+      keys: KEYS,
+      scope: { mode: 'global', ignored: [], selectorEnabled: false },
+      clock: { now: () => Date.now() },
+      timers: SYSTEM_TIMERS,
+      writeBasis: (key) => writes.basis(key),
+      isTypeHealthy: () => true,
+    },
+    subscribers,
+  );
+  server.store = watched.store;
+  const { queue } = createPipeline({
+    watch: {
+      caches: watched,
+      subscribe: (handler) => {
+        subscribers.add(handler);
+      },
+    },
+    writes,
+    writer: server,
+    reconcile: DEFAULT_RECONCILE_OPTIONS,
+    concurrency: 3,
+    debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
+    metrics,
+    logger,
+    notifications: () => ({
+      events: { record: (request) => events.push(request) },
+      fanouts: { begin: () => undefined, finish: () => undefined },
+    }),
+    gate: { leading: true, mayWrite: () => true },
+    timers: SYSTEM_TIMERS,
+    random: () => 0.5,
+    holds,
+  });
+  const secret = (name: string, value: string) =>
+    aSecret(NS, name).withHash(value).withUid(`${name}-uid`).build();
+  watched.byType.SECRET?.replace(
+    Object.entries(secrets).map(([name, value]) => secret(name, value)),
+  );
+  const view = server.api.server(API);
+  watched.store.replace('Deployment', view ? [view] : []);
+  queue.start();
+  // The start-up resync reconciles every workload.
+  queue.trigger(workloadKey(API), { debounced: false });
+  const counter = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
+    const samples = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+    return samples
+      .filter((sample) => Object.entries(labels).every(([k, v]) => sample.labels[k] === v))
+      .reduce((sum, sample) => sum + sample.value, 0);
+  };
+  return {
+    events,
+    counter,
+    stop: () => {
+      queue.stop();
+    },
+    editSecret: (name: string, value: string) => watched.byType.SECRET?.upsert(secret(name, value)),
+  };
+}
+
+const advance = (ms: number): Promise<void> =>
+  vi.advanceTimersByTimeAsync(ms).then(() => undefined);
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: START });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('a restart window', () => {
+  it('holds changes outside it durably; after a restart, one roll at its opening covers both', async () => {
+    const server = new Server();
+    server.api.put(api({ [RESTART_WINDOW]: WINDOW }));
+    const first = kreload(server, WINDOWS_ON, { db: hash(1), tls: hash(1) });
+    await advance(100);
+    first.editSecret('db', hash(2));
+    await advance(SYNC_DELAY_MS + 100);
+    first.editSecret('tls', hash(3));
+    await advance(SYNC_DELAY_MS + 100);
+    expect(server.sent.filter(isRoll)).toEqual([]);
+    expect(server.sent.map((write) => annotationsOf(write)[PENDING_ROLL])).toEqual([
+      `{"secret/db":"${hash(2)}"}`,
+      `{"secret/db":"${hash(2)}","secret/tls":"${hash(3)}"}`,
+    ]);
+    expect(await first.counter('kreload_rollouts_held_total', { reason: 'window' })).toBe(2);
+    // kill -9: the process and its memory are gone; the server keeps what was written.
+    first.stop();
+    const sentBeforeRestart = server.sent.length;
+    kreload(server, WINDOWS_ON, { db: hash(2), tls: hash(3) });
+    await advance(OPENS - Date.now() - 1_000);
+    expect(server.sent.slice(sentBeforeRestart)).toEqual([]);
+    await advance(2_000);
+    const after = server.sent.slice(sentBeforeRestart);
+    expect(after.filter(isRoll)).toHaveLength(1);
+    expect(after).toHaveLength(1);
+    const roll = after[0];
+    expect(roll && annotationsOf(roll)[PENDING_ROLL]).toBeNull();
+    expect(envOf(server)).toEqual({ STAKATER_DB_SECRET: hash(2), STAKATER_TLS_SECRET: hash(3) });
+  });
+
+  it('without --enable-restart-windows a workload with a window is held (fails closed)', async () => {
+    const server = new Server();
+    server.api.put(api({ [RESTART_WINDOW]: WINDOW }));
+    const c = kreload(
+      server,
+      { ...WINDOWS_ON, windowsEnabled: false },
+      { db: hash(1), tls: hash(1) },
+    );
+    await advance(100);
+    c.editSecret('db', hash(2));
+    await advance(OPENS - Date.now() + 60_000);
+    expect(server.sent.filter(isRoll)).toEqual([]);
+    expect(
+      await c.counter('kreload_rollouts_held_total', { reason: 'windows_off' }),
+    ).toBeGreaterThan(0);
+  });
+});
+
+describe('the flapping-source breaker', () => {
+  it('a Secret rewritten every 500 ms: no roll while it flaps, one Event, one roll after the cool-down', async () => {
+    const server = new Server();
+    server.api.put(api());
+    const c = kreload(server, BREAKER, { db: hash(1), tls: hash(1) });
+    await advance(100);
+    const last = 40;
+    for (let i = 2; i <= last; i += 1) {
+      c.editSecret('db', String(i % 10).repeat(39) + String(i % 7));
+      await advance(500);
+    }
+    expect(server.sent.filter(isRoll)).toEqual([]);
+    await advance(BREAKER.flapLimits.coolDownMs - 1_000);
+    expect(server.sent.filter(isRoll)).toEqual([]);
+    await advance(2_000);
+    const rolls = server.sent.filter(isRoll);
+    expect(rolls).toHaveLength(1);
+    expect(envOf(server)).toEqual({
+      STAKATER_DB_SECRET: String(last % 10).repeat(39) + String(last % 7),
+    });
+    const flapping = c.events.filter((event) => event.reason === 'SourceFlapping');
+    expect(
+      flapping.map((event) => `${event.type} ${event.object.kind}/${event.object.name}`),
+    ).toEqual(['Warning Secret/db']);
+    expect(await c.counter('kreload_source_flapping_episodes_total')).toBe(1);
+    expect(await c.counter('kreload_rollouts_held_total', { reason: 'flapping' })).toBeGreaterThan(
+      0,
+    );
+  });
+});

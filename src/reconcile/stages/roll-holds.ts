@@ -1,0 +1,121 @@
+/**
+ * Restart windows and the flapping-source breaker as gates of roll admission (docs/adr/0045,
+ * docs/windows-and-breaker.md): asked at the `admit` point before the budget and the waves, they
+ * hold a planned roll with a reason and a time (`later at t`). A hold records the changes it keeps
+ * in W `kreload.io/pending-roll` (workload metadata: it rolls nothing), so a restart or a new
+ * leader owes the same roll (rule R7 reads it); the roll that ends the hold covers every pending
+ * change and removes the record in its one PATCH. The decision is rollout/holds.ts's.
+ */
+import type { ApiError } from '../../core/api-error.ts';
+import type { FlapStatus } from '../../core/flap-breaker.ts';
+import type { PolicyParse } from '../../core/restart-window.ts';
+import { parseRestartWindow } from '../../core/restart-window.ts';
+import { formatHashMap, parseHashMap } from '../../core/state.ts';
+import type { SourceKey, WorkloadView } from '../../core/types.ts';
+import { PENDING_ROLL, RESTART_WINDOW } from '../../core/types.ts';
+import type { Hold } from '../../rollout/holds.ts';
+import { holdsEnd, holdsOf } from '../../rollout/holds.ts';
+import type { Pass } from '../attempt.ts';
+import { asApiError } from '../attempt.ts';
+import type { WorkloadWriter } from '../ports.ts';
+import type { AdmitAnswer, ReconcileStage } from '../stages.ts';
+import type { Target } from '../write-actions.ts';
+
+/** After a failed `pending-roll` write the hold stands and the write is tried again this soon. */
+export const PENDING_RETRY_MS = 5_000;
+
+/** Parsed window values kept; a cluster has few distinct ones. Past this the cache starts over. */
+const MAX_CACHED_POLICIES = 256;
+
+/** What the holds report: metrics, logs, Events (wired in app/pipeline.ts). */
+export interface HoldsReport {
+  /** A roll was held; `holds` say why and until when. */
+  held(view: WorkloadView, holds: readonly Hold[]): void;
+  /** The `pending-roll` record could not be written; the hold stands, the write is retried. */
+  pendingFailed(view: WorkloadView, error: ApiError): void;
+}
+
+export interface RollHoldsDeps {
+  /** `--enable-restart-windows`. */
+  readonly windowsEnabled: boolean;
+  /** The breaker of each source (controller/source-breakers.ts). */
+  readonly breakers: { status(namespace: string, source: SourceKey): FlapStatus };
+  readonly writer: WorkloadWriter;
+  readonly report: HoldsReport;
+  /** ms since the epoch. */
+  readonly now: () => number;
+  readonly mayWrite: () => boolean;
+}
+
+export class RollHolds implements ReconcileStage {
+  readonly #deps: RollHoldsDeps;
+  readonly #policies = new Map<string, PolicyParse>();
+
+  constructor(deps: RollHoldsDeps) {
+    this.#deps = deps;
+  }
+
+  async admit(pass: Pass, target: Target): Promise<AdmitAnswer> {
+    const { plan, view } = target;
+    if (plan.action !== 'roll') return undefined;
+    const holds = this.holdsOn(view, plan.rolling);
+    if (holds.length === 0) return undefined;
+    this.#deps.report.held(view, holds);
+    const recorded = await this.#recordPending(pass, target);
+    const end = holdsEnd(holds);
+    const resumeAt = recorded ? end : this.#deps.now() + PENDING_RETRY_MS;
+    return { finish: { outcome: 'skipped', plan, attempts: 0, resumeAt } };
+  }
+
+  /** The holds a roll of `view` for `rolling` meets now (explain asks too). */
+  holdsOn(view: WorkloadView, rolling: readonly SourceKey[]): readonly Hold[] {
+    const windowValue = view.annotations[RESTART_WINDOW];
+    const namespace = view.ref.namespace;
+    return holdsOf({
+      windowValue,
+      window: windowValue === undefined ? undefined : this.#policy(windowValue),
+      windowsEnabled: this.#deps.windowsEnabled,
+      rolling,
+      flapping: (source) => this.#deps.breakers.status(namespace, source),
+      now: this.#deps.now(),
+    });
+  }
+
+  #policy(value: string): PolicyParse {
+    let parsed = this.#policies.get(value);
+    if (parsed === undefined) {
+      if (this.#policies.size >= MAX_CACHED_POLICIES) this.#policies.clear();
+      parsed = parseRestartWindow(value);
+      this.#policies.set(value, parsed);
+    }
+    return parsed;
+  }
+
+  /**
+   * Writes W `kreload.io/pending-roll` = what it held ∪ every key the plan rolls for, at its D
+   * (a metadata patch: nothing restarts). Returns false when the write failed.
+   */
+  async #recordPending(pass: Pass, target: Target): Promise<boolean> {
+    const { view } = target;
+    const raw = view.annotations[PENDING_ROLL];
+    const next = new Map(parseHashMap(raw).map ?? []);
+    for (const entry of target.plan.keys) {
+      if (target.plan.rolling.includes(entry.key) && entry.desired !== undefined) {
+        next.set(entry.key, entry.desired);
+      }
+    }
+    const value = formatHashMap(next);
+    if (value === null || value === raw) return true;
+    if (!this.#deps.mayWrite()) return false;
+    try {
+      await this.#deps.writer.patch(view.ref, {
+        type: pass.row.metadataPatchType,
+        body: { metadata: { annotations: { [PENDING_ROLL]: value } } },
+      });
+      return true;
+    } catch (error) {
+      this.#deps.report.pendingFailed(view, asApiError(error));
+      return false;
+    }
+  }
+}
