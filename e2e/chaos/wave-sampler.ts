@@ -64,6 +64,14 @@ export class RollSampler {
     return last === undefined ? 0 : [...last.states.values()].filter((s) => s !== 'pending').length;
   }
 
+  /** Deployments the latest sample saw pending or in flight (Infinity before the first sample). */
+  get unfinished(): number {
+    const last = this.#samples.at(-1);
+    return last === undefined
+      ? Number.POSITIVE_INFINITY
+      : [...last.states.values()].filter((s) => s !== 'complete').length;
+  }
+
   async stop(): Promise<readonly RollSample[]> {
     this.#stopped = true;
     await this.#running;
