@@ -278,8 +278,9 @@ async function killMidWave(
       const samples = await sampler.stop();
       const firstPatchAt = new Map<string, number>();
       for (const request of await kreloadRequestsSince(ctx.audit, offset)) {
+        // Any response: a PATCH whose sender was killed is logged with 504, and may have committed.
         if (request.verb !== 'patch' || request.resource !== 'deployments') continue;
-        if (request.namespace !== ctx.namespace || request.code >= 300) continue;
+        if (request.namespace !== ctx.namespace) continue;
         if (!firstPatchAt.has(request.name)) firstPatchAt.set(request.name, request.receivedAt);
       }
       const verdict = judgeWaves({ waves, firstPatchAt, samples });
@@ -562,7 +563,7 @@ export const FAULTS: readonly FaultRow[] = [
   {
     id: 'wave-kreload-kill',
     title: 'kreload kill -9 mid-wave (waves, canary 1, budget 10)',
-    how: 'Deployments only (replicas 0), kreload with `--rollout-waves --canary=1 --max-concurrent-rollouts=10`; SIGKILL once a seeded number of Deployments (1 to all but one) rolled for the change; started again at once',
+    how: 'Deployments only (replicas 0), kreload with `--rollout-waves --canary=1 --max-concurrent-rollouts=10`; SIGKILL as soon as the first Deployment of a seeded wave (canary included) is seen rolled; started again at once',
     replicas: 1,
     ha: false,
     convergeTimeoutMs: 120_000,
