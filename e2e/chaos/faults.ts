@@ -14,13 +14,15 @@ import { PollTimeoutError, pollUntil } from '../harness/poll.ts';
 import { KRELOAD_NAMESPACE, KRELOAD_SERVICE_ACCOUNT, KRELOAD_USER } from '../harness/rbac.ts';
 import { APF_HOLDER, APF_PROBE_NAME, ApfStorm } from './apf.ts';
 import { compactToNow } from './etcd.ts';
-import type { FleetShape } from './fleet.ts';
+import type { ChaosFleet, FleetShape } from './fleet.ts';
 import type { KreloadReplicas } from './replicas.ts';
 import type { ToxiproxyProxy } from './toxiproxy.ts';
+import { judgeWaves, wavesByName } from './wave-checks.ts';
+import { RollSampler } from './wave-sampler.ts';
 
 export interface FaultContext {
-  /** The window's ConfigMap change; every fault calls it exactly once. */
-  readonly changeSource: () => Promise<void>;
+  /** The window's ConfigMap change, resolving to its hash; every fault calls it exactly once. */
+  readonly changeSource: () => Promise<string>;
   /** Changes another ConfigMap of the namespace that no workload uses: etcd revisions, no rolls. */
   readonly changeNoise: (count: number) => Promise<void>;
   readonly proxy: ToxiproxyProxy;
@@ -32,6 +34,8 @@ export interface FaultContext {
   /** kreload's --sync-delay: rolls start this long after the change. */
   readonly syncDelayMs: number;
   readonly fleetSize: number;
+  /** The fault's fleet: its workload names and the ConfigMap they track. */
+  readonly fleet: ChaosFleet;
   /** The namespace of the fleet the fault is aimed at. */
   readonly namespace: string;
   /** The row's bystander namespace (FaultRow.bystander), watched by the same kreload. */
@@ -92,6 +96,8 @@ export interface FaultRow {
   readonly bystander?: boolean;
   /** The fleet this row runs, from the one asked for (default: that one). */
   readonly fleet?: (requested: FleetShape) => FleetShape;
+  /** kreload flags of this row, after the suite's own (namespaces, strategy, HA, sync delay). */
+  readonly kreloadArgs?: readonly string[];
   inject(ctx: FaultContext): Promise<FaultEvidence>;
 }
 
@@ -210,6 +216,93 @@ const WATCH_RESTARTS = 'reloader_watch_restarts_total';
 async function watchOpens(audit: AuditLog, offset: number): Promise<number> {
   const counts = await Promise.all(WATCH_OPENS.map((key) => requestCount(audit, offset, key)));
   return counts.reduce((sum, value) => sum + value, 0);
+}
+
+/** Deployments only (replicas 0: complete as soon as kube-controller-manager observed the roll). */
+function deploymentsOnly(requested: FleetShape): FleetShape {
+  return { Deployment: requested.Deployment, StatefulSet: 0, DaemonSet: 0, CronJob: 0, Job: 0 };
+}
+
+/** The wave rows' admission: a canary of 1, then waves of 10 (the full fleet's 40: 5 waves). */
+const WAVE_CANARY = 1;
+const WAVE_SIZE = 10;
+const WAVE_FLAGS = [
+  '--rollout-waves',
+  `--canary=${String(WAVE_CANARY)}`,
+  `--max-concurrent-rollouts=${String(WAVE_SIZE)}`,
+];
+/** Longest wait for the seeded number of rolls before the kill. */
+const WAVE_KILL_WAIT_MS = 60_000;
+
+/**
+ * A kill (of kreload, or of the leader) in a seeded wave, as soon as its first member is seen
+ * rolled for the change; a sampler follows every Deployment's rollout until the window is
+ * over, and verify() judges the wave order and the budget from it and the audit log.
+ */
+async function killMidWave(
+  ctx: FaultContext,
+  kill: () => Promise<void>,
+  what: string,
+): Promise<FaultEvidence> {
+  const offset = await ctx.audit.mark();
+  const sampler = new RollSampler({
+    kc: ctx.admin,
+    namespace: ctx.namespace,
+    source: ctx.fleet.source,
+  });
+  const hash = await ctx.changeSource();
+  sampler.start(hash);
+  const names = ctx.fleet.names('Deployment');
+  const waves = wavesByName(names, WAVE_CANARY, WAVE_SIZE);
+  // A seeded wave; the kill as soon as its first member is seen rolled, while the wave runs.
+  const lastWave = Math.max(0, ...waves.values());
+  const wave = Math.floor(ctx.random() * (lastWave + 1));
+  const target = 1 + [...waves.values()].filter((each) => each < wave).length;
+  let reached = true;
+  try {
+    await pollUntil(() => Promise.resolve(sampler.rolled >= target), {
+      timeoutMs: WAVE_KILL_WAIT_MS,
+      intervalMs: 20,
+      describe: `${String(target)} Deployments rolled`,
+    });
+  } catch (error) {
+    if (!(error instanceof PollTimeoutError)) throw error;
+    reached = false;
+  }
+  const atKill = { rolled: sampler.rolled, unfinished: sampler.unfinished };
+  await kill();
+  return {
+    injected: 1,
+    note: `${what} in wave ${String(wave)}: ${String(atKill.rolled)} of ${String(names.length)} Deployments rolled, ${String(atKill.unfinished)} not complete`,
+    verify: async () => {
+      const samples = await sampler.stop();
+      const firstPatchAt = new Map<string, number>();
+      for (const request of await kreloadRequestsSince(ctx.audit, offset)) {
+        // Any response: a PATCH whose sender was killed is logged with 504, and may have committed.
+        if (request.verb !== 'patch' || request.resource !== 'deployments') continue;
+        if (request.namespace !== ctx.namespace) continue;
+        if (!firstPatchAt.has(request.name)) firstPatchAt.set(request.name, request.receivedAt);
+      }
+      const verdict = judgeWaves({ waves, firstPatchAt, samples });
+      return [
+        {
+          name: 'kill landed mid-wave',
+          passed: reached && atKill.unfinished > 0,
+          detail: `at the kill ${String(atKill.rolled)} rolled, ${String(atKill.unfinished)} pending or in flight`,
+        },
+        {
+          name: 'wave order and gates preserved',
+          passed: verdict.violations.length === 0 && verdict.patched === names.length,
+          detail: `order violations ${String(verdict.violations.length)}, ${String(verdict.patched)} Deployments PATCHed${verdict.violations.length === 0 ? '' : `: ${verdict.violations.slice(0, 3).join('; ')}`}`,
+        },
+        {
+          name: `in flight ≤ ${String(WAVE_SIZE)}`,
+          passed: verdict.maxInFlight <= WAVE_SIZE,
+          detail: `max in flight ${String(verdict.maxInFlight)} over ${String(samples.length)} samples`,
+        },
+      ];
+    },
+  };
 }
 
 export const FAULTS: readonly FaultRow[] = [
@@ -465,6 +558,41 @@ export const FAULTS: readonly FaultRow[] = [
       await sleep(at);
       await ctx.replicas.kill9();
       return { injected: 1, note: `leader killed ${String(Math.round(at))} ms after the change` };
+    },
+  },
+  {
+    id: 'wave-kreload-kill',
+    title: 'kreload kill -9 mid-wave (waves, canary 1, budget 10)',
+    how: 'Deployments only (replicas 0), kreload with `--rollout-waves --canary=1 --max-concurrent-rollouts=10`; SIGKILL as soon as the first Deployment of a seeded wave (canary included) is seen rolled; started again at once',
+    replicas: 1,
+    ha: false,
+    convergeTimeoutMs: 120_000,
+    defaultIterations: 10,
+    fleet: deploymentsOnly,
+    kreloadArgs: WAVE_FLAGS,
+    async inject(ctx) {
+      return killMidWave(
+        ctx,
+        async () => {
+          await ctx.replicas.kill9();
+          await ctx.replicas.allRunning();
+        },
+        'killed',
+      );
+    },
+  },
+  {
+    id: 'wave-leader-failover',
+    title: 'leader failover mid-wave (waves, canary 1, budget 10)',
+    how: 'as `wave-kreload-kill`, with two replicas and `--enable-ha`: SIGKILL to the Lease holder; the follower takes over when the Lease expires',
+    replicas: 2,
+    ha: true,
+    convergeTimeoutMs: 120_000,
+    defaultIterations: 10,
+    fleet: deploymentsOnly,
+    kreloadArgs: WAVE_FLAGS,
+    async inject(ctx) {
+      return killMidWave(ctx, () => ctx.replicas.kill9(), 'leader killed');
     },
   },
   {

@@ -247,6 +247,7 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
       `--reload-strategy=${options.strategy}`,
       ...(fault.ha ? ['--enable-ha', `--leader-election-id=${leaseName}`] : []),
       `--sync-delay=${String(SYNC_DELAY_MS / 1000)}s`,
+      ...(fault.kreloadArgs ?? []),
     ],
   });
   try {
@@ -311,9 +312,7 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
       'during',
       async () => {
         evidence = await fault.inject({
-          changeSource: async () => {
-            await change('2');
-          },
+          changeSource: () => change('2'),
           changeNoise: (count) => changeNoise(sources, namespace, count),
           proxy: env.proxy,
           controlPlane: env.cluster.controlPlane,
@@ -322,6 +321,7 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
           random: seededRandom(options.seed),
           syncDelayMs: SYNC_DELAY_MS,
           fleetSize: fleet.size,
+          fleet,
           namespace,
           bystander:
             bystander === undefined
