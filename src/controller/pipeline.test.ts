@@ -4,27 +4,24 @@
  * work queue, work runner, reconciler and reporter with real metrics. Only the API server is in memory (RecordingWriter), with a "watch"
  * that delivers each acknowledged patch back to the store, as the real one does. Fake timers.
  */
-import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPipeline } from '../app/pipeline.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
+import { inMemoryWatch, silentLogger } from '../testing/in-memory-watch.ts';
 import type { ReconcileOptions } from '../reconcile/reconciler.ts';
 import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { WorkloadRef, WorkloadView } from '../core/types.ts';
 import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS, LAST_RELOADED_FROM } from '../core/types.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
-import { createLogger } from '../log/logger.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { SYSTEM_TIMERS } from '../time/timers.ts';
 import type { PatchResult, WorkloadWriter } from '../reconcile/ports.ts';
 import { ApiError } from '../core/api-error.ts';
-import { WriteLedger } from './write-ledger.ts';
 import type { Patch } from '../rollout/patch.ts';
 import { aConfigMap, aContainer, aSecret, aWorkload } from '../testing/builders.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
-import { WatchSubscribers, createWatchCaches } from '../watch/watch-caches.ts';
 import type { WorkloadStore } from '../watch/workload-store.ts';
 
 const NS = 'team-a';
@@ -128,40 +125,16 @@ function pipeline(options: {
 }) {
   const registry = new Registry();
   const metrics = createMetrics(registry, { countByNamespace: false });
-  const logger = createLogger({
-    level: 'error',
-    format: 'json',
-    stream: new Writable({
-      write: (_chunk, _encoding, done) => {
-        done();
-      },
-    }),
-  });
+  const logger = silentLogger();
   const events: EventRequest[] = [];
-  // The watch server's caches and fan-out, fed below as its list-watches would feed them.
-  const subscribers = new WatchSubscribers();
-  const writes = new WriteLedger();
-  const watched = createWatchCaches(
-    {
-      sourceTypes: ['CONFIGMAP', 'SECRET'],
-      keys: KEYS,
-      scope: { mode: 'global', ignored: [], selectorEnabled: options.selector === true },
-      clock: { now: () => Date.now() },
-      timers: SYSTEM_TIMERS,
-      writeBasis: (key) => writes.basis(key),
-      isTypeHealthy: () => true,
-    },
-    subscribers,
-  );
+  const { writes, watched, watch } = inMemoryWatch({
+    sourceTypes: ['CONFIGMAP', 'SECRET'],
+    selectorEnabled: options.selector === true,
+  });
   const { store, byType: caches } = watched;
   const server = new ServerWithWatch(store);
   const { queue, adoptRollouts } = createPipeline({
-    watch: {
-      caches: watched,
-      subscribe: (handler) => {
-        subscribers.add(handler);
-      },
-    },
+    watch,
     writes,
     writer: server,
     reconcile: { ...DEFAULT_RECONCILE_OPTIONS, ...options.reconcile },

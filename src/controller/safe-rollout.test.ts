@@ -4,7 +4,6 @@
  * PATCH. The "deployment controller" here is the test: it moves each rollout's status to
  * complete or failed. Fake timers.
  */
-import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPipeline } from '../app/pipeline.ts';
@@ -18,19 +17,17 @@ import {
   ROLLOUT_PRIORITY,
 } from '../core/types.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
-import { createLogger } from '../log/logger.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import type { PatchResult, WorkloadWriter } from '../reconcile/ports.ts';
 import type { Patch } from '../rollout/patch.ts';
 import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
 import { type RolloutSettings, UNLIMITED_ROLLOUTS } from '../rollout/waves.ts';
 import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
+import { inMemoryWatch, silentLogger } from '../testing/in-memory-watch.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
 import { SYSTEM_TIMERS } from '../time/timers.ts';
-import { WatchSubscribers, createWatchCaches } from '../watch/watch-caches.ts';
 import type { WorkloadStore } from '../watch/workload-store.ts';
-import { WriteLedger } from './write-ledger.ts';
 
 const NS = 'team-a';
 const OLD = '1'.repeat(40);
@@ -164,39 +161,13 @@ function cluster(
 ) {
   const registry = new Registry();
   const metrics = createMetrics(registry, { countByNamespace: false });
-  const logger = createLogger({
-    level: 'error',
-    format: 'json',
-    stream: new Writable({
-      write: (_chunk, _encoding, done) => {
-        done();
-      },
-    }),
-  });
+  const logger = silentLogger();
   const events: EventRequest[] = [];
-  const subscribers = new WatchSubscribers();
-  const writes = new WriteLedger();
-  const watched = createWatchCaches(
-    {
-      sourceTypes: ['SECRET'],
-      keys: KEYS,
-      scope: { mode: 'global', ignored: [], selectorEnabled: false },
-      clock: { now: () => Date.now() },
-      timers: SYSTEM_TIMERS,
-      writeBasis: (key) => writes.basis(key),
-      isTypeHealthy: () => true,
-    },
-    subscribers,
-  );
+  const { writes, watched, watch } = inMemoryWatch({ sourceTypes: ['SECRET'] });
   const { store, byType: caches } = watched;
   const server = new Server(store);
   const { queue, adoptRollouts } = createPipeline({
-    watch: {
-      caches: watched,
-      subscribe: (handler) => {
-        subscribers.add(handler);
-      },
-    },
+    watch,
     writes,
     writer: server,
     reconcile: DEFAULT_RECONCILE_OPTIONS,

@@ -3,7 +3,6 @@
  * src/app/pipeline.ts as in safe-rollout.test.ts. The in-memory API server records every PATCH;
  * a restart is a second pipeline built on what the server holds. Fake timers.
  */
-import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPipeline, type HoldSettings } from '../app/pipeline.ts';
@@ -16,17 +15,15 @@ import {
   RESTART_WINDOW,
 } from '../core/types.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
-import { createLogger } from '../log/logger.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import type { PatchResult, WorkloadWriter } from '../reconcile/ports.ts';
 import type { Patch } from '../rollout/patch.ts';
 import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
+import { inMemoryWatch, silentLogger } from '../testing/in-memory-watch.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { RecordingWriter } from '../testing/recording-writer.ts';
 import { SYSTEM_TIMERS } from '../time/timers.ts';
-import { WatchSubscribers, createWatchCaches } from '../watch/watch-caches.ts';
 import type { WorkloadStore } from '../watch/workload-store.ts';
-import { WriteLedger } from './write-ledger.ts';
 
 const NS = 'team-a';
 const API: WorkloadRef = { kind: 'Deployment', namespace: NS, name: 'api' };
@@ -104,38 +101,12 @@ function api(annotations: Record<string, string> = {}): WorkloadView {
 function kreload(server: Server, holds: HoldSettings, secrets: Record<string, string>) {
   const registry = new Registry();
   const metrics = createMetrics(registry, { countByNamespace: false });
-  const logger = createLogger({
-    level: 'error',
-    format: 'json',
-    stream: new Writable({
-      write: (_chunk, _encoding, done) => {
-        done();
-      },
-    }),
-  });
+  const logger = silentLogger();
   const events: EventRequest[] = [];
-  const subscribers = new WatchSubscribers();
-  const writes = new WriteLedger();
-  const watched = createWatchCaches(
-    {
-      sourceTypes: ['SECRET'],
-      keys: KEYS,
-      scope: { mode: 'global', ignored: [], selectorEnabled: false },
-      clock: { now: () => Date.now() },
-      timers: SYSTEM_TIMERS,
-      writeBasis: (key) => writes.basis(key),
-      isTypeHealthy: () => true,
-    },
-    subscribers,
-  );
+  const { writes, watched, watch } = inMemoryWatch({ sourceTypes: ['SECRET'] });
   server.store = watched.store;
   const { queue } = createPipeline({
-    watch: {
-      caches: watched,
-      subscribe: (handler) => {
-        subscribers.add(handler);
-      },
-    },
+    watch,
     writes,
     writer: server,
     reconcile: DEFAULT_RECONCILE_OPTIONS,
