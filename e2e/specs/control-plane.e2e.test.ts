@@ -192,9 +192,9 @@ describe("kreload's ServiceAccount (spec §13.11 RBAC)", () => {
         ),
     },
     {
-      request: 'list pods',
+      request: 'list persistentvolumeclaims',
       status: 403,
-      send: ({ core }) => core.listNamespacedPod({ namespace }),
+      send: ({ core }) => core.listNamespacedPersistentVolumeClaim({ namespace }),
     },
     {
       request: 'create a configmap outside kreload-system',
@@ -238,7 +238,7 @@ describe("kreload's ServiceAccount (spec §13.11 RBAC)", () => {
     const offset = await audit.mark();
 
     await core.listNamespacedConfigMap({ namespace });
-    expect(await statusOf(core.listNamespacedPod({ namespace }))).toBe(403);
+    expect(await statusOf(core.listNamespacedPersistentVolumeClaim({ namespace }))).toBe(403);
 
     const events = await pollUntil(
       async () => {
@@ -249,12 +249,12 @@ describe("kreload's ServiceAccount (spec §13.11 RBAC)", () => {
     );
     expect(Object.fromEntries(countRequests(events, KRELOAD_USER))).toEqual({
       'list configmaps': 1,
-      'list pods': 1,
+      'list persistentvolumeclaims': 1,
     });
-    const podList = events.find(
-      (e) => e.stage === 'ResponseComplete' && e.objectRef?.resource === 'pods',
+    const refused = events.find(
+      (e) => e.stage === 'ResponseComplete' && e.objectRef?.resource === 'persistentvolumeclaims',
     );
-    expect(podList?.responseStatus?.code).toBe(403);
+    expect(refused?.responseStatus?.code).toBe(403);
   });
 });
 
