@@ -1,28 +1,19 @@
 /**
  * The route from a watch event to a PATCH with kreload's real parts, wired by the same function as
  * src/app.ts (src/app/pipeline.ts): the watch server's caches and fan-out, marks, change router,
- * work queue, work runner, reconciler and reporter with real metrics. Only the API server is in memory (RecordingWriter), with a "watch"
+ * work queue, work runner, reconciler and reporter with real metrics. Only the API server is in memory (src/testing/in-memory-cluster.ts), with a "watch"
  * that delivers each acknowledged patch back to the store, as the real one does. Fake timers.
  */
-import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createPipeline } from '../app/pipeline.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
-import { inMemoryWatch, silentLogger } from '../testing/in-memory-watch.ts';
 import type { ReconcileOptions } from '../reconcile/reconciler.ts';
 import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
 import { workloadKey } from '../core/keys.ts';
-import type { WorkloadRef, WorkloadView } from '../core/types.ts';
+import type { WorkloadView } from '../core/types.ts';
 import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS, LAST_RELOADED_FROM } from '../core/types.ts';
-import type { EventRequest } from '../events/event-recorder.ts';
-import { createMetrics } from '../metrics/metrics.ts';
-import { SYSTEM_TIMERS } from '../time/timers.ts';
-import type { PatchResult, WorkloadWriter } from '../reconcile/ports.ts';
 import { ApiError } from '../core/api-error.ts';
-import type { Patch } from '../rollout/patch.ts';
 import { aConfigMap, aContainer, aSecret, aWorkload } from '../testing/builders.ts';
-import { RecordingWriter } from '../testing/recording-writer.ts';
-import type { WorkloadStore } from '../watch/workload-store.ts';
+import { InMemoryCluster, type SentPatch, startPipeline } from '../testing/in-memory-cluster.ts';
 
 const NS = 'team-a';
 const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
@@ -54,68 +45,6 @@ function status(code: number, retryAfterMs?: number): ApiError {
   return new ApiError(`HTTP ${code}`, { status: code, retryable, retryAfterMs });
 }
 
-/** The API server's writes as they happened, with the time each was sent. */
-interface SentWrite {
-  readonly at: number;
-  readonly key: string;
-  readonly body: string;
-  /** The precondition the patch carried. */
-  readonly resourceVersion: unknown;
-}
-
-/**
- * The in-memory API server plus its watch: an acknowledged patch reaches the store a moment later
- * (`watchLagMs`), as the watch event of the new resourceVersion would.
- */
-class ServerWithWatch implements WorkloadWriter {
-  readonly api = new RecordingWriter();
-  readonly sent: SentWrite[] = [];
-  watchLagMs = 5;
-  /** How long after the watch event the PATCH's answer is read (0: at once). */
-  answerLagMs = 0;
-  readonly #store: WorkloadStore;
-  readonly #failures = new Map<string, ApiError[]>();
-
-  constructor(store: WorkloadStore) {
-    this.#store = store;
-  }
-
-  /** The next patches of `key` fail with these errors, in order. */
-  failPatchesOf(key: string, ...errors: ApiError[]): void {
-    this.#failures.set(key, [...(this.#failures.get(key) ?? []), ...errors]);
-  }
-
-  async patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
-    const key = workloadKey(ref);
-    const resourceVersion = (patch.body.metadata as { resourceVersion?: unknown } | undefined)
-      ?.resourceVersion;
-    this.sent.push({ at: Date.now(), key, body: JSON.stringify(patch.body), resourceVersion });
-    const failure = this.#failures.get(key)?.shift();
-    if (failure) throw failure;
-    const result = await this.api.patch(ref, patch);
-    this.deliver(ref, this.watchLagMs);
-    if (this.answerLagMs > 0) {
-      await new Promise((resolve) => setTimeout(resolve, this.watchLagMs + this.answerLagMs));
-    }
-    return result;
-  }
-
-  /** The watch delivers the server's current version of `ref` after `lagMs`. */
-  deliver(ref: WorkloadRef, lagMs: number): void {
-    const view = this.api.server(ref);
-    setTimeout(() => {
-      if (view) this.#store.upsert(view);
-    }, lagMs);
-  }
-
-  get: WorkloadWriter['get'] = (ref) => this.api.get(ref);
-  getObject: WorkloadWriter['getObject'] = (ref) => this.api.getObject(ref);
-  create: WorkloadWriter['create'] = (row, namespace, body) =>
-    this.api.create(row, namespace, body);
-  delete: WorkloadWriter['delete'] = (ref, preconditions) => this.api.delete(ref, preconditions);
-  instantiate: WorkloadWriter['instantiate'] = (ref, body) => this.api.instantiate(ref, body);
-}
-
 function pipeline(options: {
   readonly workerThreads: number;
   readonly selector?: boolean;
@@ -123,33 +52,15 @@ function pipeline(options: {
   /** Deployments the initial list holds besides api and web. */
   readonly listed?: readonly WorkloadView[];
 }) {
-  const registry = new Registry();
-  const metrics = createMetrics(registry, { countByNamespace: false });
-  const logger = silentLogger();
-  const events: EventRequest[] = [];
-  const { writes, watched, watch } = inMemoryWatch({
+  const server = new InMemoryCluster();
+  const { queue, adoptRollouts, watched, events, sample, histogramSum } = startPipeline(server, {
     sourceTypes: ['CONFIGMAP', 'SECRET'],
     selectorEnabled: options.selector === true,
-  });
-  const { store, byType: caches } = watched;
-  const server = new ServerWithWatch(store);
-  const { queue, adoptRollouts } = createPipeline({
-    watch,
-    writes,
-    writer: server,
     reconcile: { ...DEFAULT_RECONCILE_OPTIONS, ...options.reconcile },
     concurrency: options.workerThreads,
     debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
-    metrics,
-    logger,
-    notifications: () => ({
-      events: { record: (request) => events.push(request) },
-      fanouts: { begin: () => undefined, finish: () => undefined },
-    }),
-    gate: { leading: true, mayWrite: () => true },
-    timers: SYSTEM_TIMERS,
-    random: () => 0.5,
   });
+  const { store, byType: caches } = watched;
 
   const sources = {
     configMap: (hash: string) => aConfigMap(NS, 'app-config').withHash(hash).build(),
@@ -164,28 +75,11 @@ function pipeline(options: {
   adoptRollouts();
   queue.start();
 
-  const value = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
-    const metric = registry.getSingleMetric(name);
-    const samples = (await metric?.get())?.values ?? [];
-    return samples
-      .filter((sample) => Object.entries(labels).every(([k, v]) => sample.labels[k] === v))
-      .filter((sample) => !('metricName' in sample) || sample.metricName === undefined)
-      .reduce((sum, sample) => sum + sample.value, 0);
-  };
-
-  /** The `_sum` of a histogram, every label set together. */
-  const histogramSum = async (name: string): Promise<number> => {
-    const samples = (await registry.getSingleMetric(name)?.get())?.values ?? [];
-    return samples
-      .filter((sample) => 'metricName' in sample && sample.metricName === `${name}_sum`)
-      .reduce((sum, sample) => sum + sample.value, 0);
-  };
-
   return {
     queue,
     server,
     events,
-    value,
+    value: sample,
     histogramSum,
     editConfigMap: (hash: string) => caches.CONFIGMAP?.upsert(sources.configMap(hash)),
     editSecret: (hash: string) => caches.SECRET?.upsert(sources.secret(hash)),
@@ -205,7 +99,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function patchesTo(sent: readonly SentWrite[], key: string): readonly SentWrite[] {
+function patchesTo(sent: readonly SentPatch[], key: string): readonly SentPatch[] {
   return sent.filter((write) => write.key === key);
 }
 
@@ -229,7 +123,7 @@ describe('the pipeline from source events to PATCHes', () => {
       // one window: the debounce of the last edit (at +900 ms)
       expect(patches[0]?.at).toBe(1_000_000 + 900 + SYNC_DELAY_MS);
       const env = Object.entries(finalEnv).map(([name, value]) => ({ name, value }));
-      expect(JSON.parse(patches[0]?.body ?? '{}')).toMatchObject({
+      expect(patches[0]?.body).toMatchObject({
         metadata: { resourceVersion: '10' },
         spec: { template: { spec: { containers: [{ name: 'app', env }] } } },
       });

@@ -4,9 +4,7 @@
  * PATCH. The "deployment controller" here is the test: it moves each rollout's status to
  * complete or failed. Fake timers.
  */
-import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createPipeline } from '../app/pipeline.ts';
 import { ApiError } from '../core/api-error.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { WorkloadRef, WorkloadView } from '../core/types.ts';
@@ -16,18 +14,10 @@ import {
   ROLLOUT_HALTED,
   ROLLOUT_PRIORITY,
 } from '../core/types.ts';
-import type { EventRequest } from '../events/event-recorder.ts';
-import { createMetrics } from '../metrics/metrics.ts';
-import type { PatchResult, WorkloadWriter } from '../reconcile/ports.ts';
-import type { Patch } from '../rollout/patch.ts';
 import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
 import { type RolloutSettings, UNLIMITED_ROLLOUTS } from '../rollout/waves.ts';
 import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
-import { inMemoryWatch, silentLogger } from '../testing/in-memory-watch.ts';
-import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
-import { RecordingWriter } from '../testing/recording-writer.ts';
-import { SYSTEM_TIMERS } from '../time/timers.ts';
-import type { WorkloadStore } from '../watch/workload-store.ts';
+import { InMemoryCluster, isRoll, startPipeline } from '../testing/in-memory-cluster.ts';
 
 const NS = 'team-a';
 const OLD = '1'.repeat(40);
@@ -81,109 +71,18 @@ function deployment(
   return { ...builder.build(), rolloutStatus: status };
 }
 
-interface SentPatch {
-  readonly at: number;
-  readonly key: string;
-  readonly body: Record<string, unknown>;
-}
-
-/** The in-memory API server and its watch: an acknowledged patch reaches the store 5 ms later. */
-class Server implements WorkloadWriter {
-  readonly api = new RecordingWriter();
-  readonly sent: SentPatch[] = [];
-  readonly #store: WorkloadStore;
-  readonly #failures = new Map<string, ApiError[]>();
-
-  constructor(store: WorkloadStore) {
-    this.#store = store;
-  }
-
-  failPatchesOf(key: string, ...errors: ApiError[]): void {
-    this.#failures.set(key, [...(this.#failures.get(key) ?? []), ...errors]);
-  }
-
-  async patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
-    const key = workloadKey(ref);
-    this.sent.push({ at: Date.now(), key, body: patch.body });
-    const failure = this.#failures.get(key)?.shift();
-    if (failure) throw failure;
-    const result = await this.api.patch(ref, patch);
-    this.deliver(ref);
-    return result;
-  }
-
-  /** The watch delivers the server's current version of `ref` 5 ms later. */
-  deliver(ref: WorkloadRef): void {
-    const view = this.api.server(ref);
-    setTimeout(() => {
-      if (view) this.#store.upsert(view);
-    }, 5);
-  }
-
-  /** The deployment controller: the current generation's rollout is now complete or failed. */
-  settle(name: string, outcome: 'complete' | 'failed'): void {
-    const ref: WorkloadRef = { kind: 'Deployment', namespace: NS, name };
-    const view = this.api.server(ref);
-    if (!view) throw new Error(`no ${name}`);
-    const generation = view.generation ?? 1;
-    const resourceVersion = String(Number(view.resourceVersion) + 1);
-    this.api.put({ ...view, resourceVersion, rolloutStatus: rolloutStatus(generation, outcome) });
-    this.deliver(ref);
-  }
-
-  /** A user edits the workload's metadata annotations (`null` removes one). */
-  annotate(name: string, annotations: Record<string, string | null>): void {
-    const ref: WorkloadRef = { kind: 'Deployment', namespace: NS, name };
-    const view = this.api.server(ref);
-    if (!view) throw new Error(`no ${name}`);
-    const next: Record<string, string> = { ...view.annotations };
-    for (const [key, value] of Object.entries(annotations)) {
-      if (value === null) Reflect.deleteProperty(next, key);
-      else next[key] = value;
-    }
-    const resourceVersion = String(Number(view.resourceVersion) + 1);
-    this.api.put({ ...view, resourceVersion, annotations: next });
-    this.deliver(ref);
-  }
-
-  get: WorkloadWriter['get'] = (ref) => this.api.get(ref);
-  getObject: WorkloadWriter['getObject'] = (ref) => this.api.getObject(ref);
-  create: WorkloadWriter['create'] = (row, namespace, body) =>
-    this.api.create(row, namespace, body);
-  delete: WorkloadWriter['delete'] = (ref, preconditions) => this.api.delete(ref, preconditions);
-  instantiate: WorkloadWriter['instantiate'] = (ref, body) => this.api.instantiate(ref, body);
-}
-
 function cluster(
   settings: RolloutSettings | undefined,
   workloads: readonly WorkloadView[],
   secretHash = OLD,
 ) {
-  const registry = new Registry();
-  const metrics = createMetrics(registry, { countByNamespace: false });
-  const logger = silentLogger();
-  const events: EventRequest[] = [];
-  const { writes, watched, watch } = inMemoryWatch({ sourceTypes: ['SECRET'] });
-  const { store, byType: caches } = watched;
-  const server = new Server(store);
-  const { queue, adoptRollouts } = createPipeline({
-    watch,
-    writes,
-    writer: server,
-    reconcile: DEFAULT_RECONCILE_OPTIONS,
-    concurrency: 3,
+  const server = new InMemoryCluster();
+  const { queue, adoptRollouts, watched, events, sample } = startPipeline(server, {
+    sourceTypes: ['SECRET'],
     debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
-    metrics,
-    logger,
-    notifications: () => ({
-      events: { record: (request) => events.push(request) },
-      fanouts: { begin: () => undefined, finish: () => undefined },
-    }),
-    gate: { leading: true, mayWrite: () => true },
-    timers: SYSTEM_TIMERS,
-    random: () => 0.5,
     rollouts: settings,
   });
+  const { store, byType: caches } = watched;
   const secret = (hash: string) => aSecret(NS, 'db').withHash(hash).withUid('secret-uid').build();
   caches.SECRET?.replace([secret(secretHash)]);
   for (const view of workloads) server.api.put(view);
@@ -191,14 +90,25 @@ function cluster(
   adoptRollouts();
   queue.start();
 
-  const gauge = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
-    const samples = (await registry.getSingleMetric(name)?.get())?.values ?? [];
-    return samples
-      .filter((sample) => Object.entries(labels).every(([k, v]) => sample.labels[k] === v))
-      .reduce((sum, sample) => sum + sample.value, 0);
+  const refOf = (name: string): WorkloadRef => ({ kind: 'Deployment', namespace: NS, name });
+  /** The deployment controller: the current generation's rollout is now complete or failed. */
+  const settle = (name: string, outcome: 'complete' | 'failed'): void => {
+    server.update(refOf(name), (view) => ({
+      ...view,
+      rolloutStatus: rolloutStatus(view.generation ?? 1, outcome),
+    }));
   };
-  const isRoll = (write: SentPatch): boolean =>
-    (write.body.spec as { template?: unknown } | undefined)?.template !== undefined;
+  /** A user edits the workload's metadata annotations (`null` removes one). */
+  const annotate = (name: string, annotations: Record<string, string | null>): void => {
+    server.update(refOf(name), (view) => {
+      const next: Record<string, string> = { ...view.annotations };
+      for (const [key, value] of Object.entries(annotations)) {
+        if (value === null) Reflect.deleteProperty(next, key);
+        else next[key] = value;
+      }
+      return { ...view, annotations: next };
+    });
+  };
   /** Names of the workloads rolled (template PATCHes), in the order sent. */
   const rolled = (): string[] =>
     server.sent.filter(isRoll).map((write) => write.key.split('/')[2] ?? '');
@@ -236,7 +146,9 @@ function cluster(
     store,
     server,
     events,
-    gauge,
+    gauge: sample,
+    settle,
+    annotate,
     rolled,
     halts,
     inFlight,
@@ -266,14 +178,14 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     expect(c.rolled()).toEqual(['w0']);
     await advance(60_000);
     expect(c.rolled()).toEqual(['w0']);
-    c.server.settle('w0', 'complete');
+    c.settle('w0', 'complete');
     await advance(100);
     expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3']);
     let maxInFlight = 0;
     // The deployment controller completes each rollout 2 s after it started.
     for (let round = 0; round < 20 && c.rolled().length < 10; round += 1) {
       maxInFlight = Math.max(maxInFlight, c.inFlight().length);
-      for (const name of c.inFlight()) c.server.settle(name, 'complete');
+      for (const name of c.inFlight()) c.settle(name, 'complete');
       await advance(2_000);
     }
     expect(c.rolled().sort()).toEqual(NAMES);
@@ -287,7 +199,7 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     c.editSecret(BAD);
     await advance(SYNC_DELAY_MS + 100);
     expect(c.rolled()).toEqual(['w0']);
-    c.server.settle('w0', 'failed');
+    c.settle('w0', 'failed');
     await advance(100);
     expect(c.rolled()).toEqual(['w0']);
     expect(c.halts()).toEqual([
@@ -316,7 +228,7 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     expect(c.halts()).toHaveLength(1);
 
     // Resume: the user removes the marker; the canary's failure is accepted, wave 1 starts.
-    c.server.annotate('w0', { [ROLLOUT_HALTED]: null });
+    c.annotate('w0', { [ROLLOUT_HALTED]: null });
     await advance(100);
     expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3']);
     expect(await c.gauge('kreload_config_rollouts_halted')).toBe(0);
@@ -326,7 +238,7 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     const c = cluster(WAVES, TEN);
     c.editSecret(BAD);
     await advance(SYNC_DELAY_MS + 100);
-    c.server.settle('w0', 'failed');
+    c.settle('w0', 'failed');
     await advance(100);
     expect(c.halts()).toHaveLength(1);
     c.editSecret(FIX);
@@ -337,7 +249,7 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     let maxInFlight = 0;
     for (let round = 0; round < 20 && c.rolled().length < 11; round += 1) {
       maxInFlight = Math.max(maxInFlight, c.inFlight().length);
-      for (const name of c.inFlight()) c.server.settle(name, 'complete');
+      for (const name of c.inFlight()) c.settle(name, 'complete');
       await advance(2_000);
     }
     expect(c.rolled().slice(1).sort()).toEqual(NAMES);
@@ -351,10 +263,10 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     c.editSecret(FIX);
     await advance(SYNC_DELAY_MS + 100);
     expect(c.rolled()).toEqual(['zz-foo']);
-    c.server.settle('zz-foo', 'complete');
+    c.settle('zz-foo', 'complete');
     await advance(100);
     expect(c.rolled()).toEqual(['zz-foo', 'mid']);
-    c.server.settle('mid', 'complete');
+    c.settle('mid', 'complete');
     await advance(100);
     expect(c.rolled()).toEqual(['zz-foo', 'mid', 'aa-bar']);
   });
@@ -367,7 +279,7 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
       workloadKey(TEN[0]?.ref ?? { kind: 'Deployment', namespace: NS, name: 'w0' }),
       new ApiError('forbidden', { status: 403, retryable: false }),
     );
-    c.server.settle('w0', 'failed');
+    c.settle('w0', 'failed');
     await advance(100);
     expect(c.rolled()).toEqual(['w0']);
     expect(c.events.filter((event) => event.reason === 'ConfigRolloutHalted')).toHaveLength(2);
@@ -392,7 +304,7 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     expect(c.rolled()).toHaveLength(1);
     await advance(60_000);
     expect(c.rolled()).toHaveLength(1);
-    c.server.settle(c.rolled()[0] ?? '', 'complete');
+    c.settle(c.rolled()[0] ?? '', 'complete');
     await advance(100);
     expect(c.rolled().sort()).toEqual(['a', 'b']);
     expect(await c.gauge('kreload_rollouts_held_total', { reason: 'budget' })).toBeGreaterThan(0);
@@ -402,16 +314,16 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     const c = cluster(WAVES, TEN);
     c.editSecret(FIX);
     await advance(SYNC_DELAY_MS + 100);
-    c.server.settle('w0', 'complete');
+    c.settle('w0', 'complete');
     await advance(100);
     expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3']);
     c.store.remove({ kind: 'Deployment', namespace: NS, name: 'w2' });
-    c.server.settle('w1', 'complete');
-    c.server.settle('w3', 'complete');
+    c.settle('w1', 'complete');
+    c.settle('w3', 'complete');
     await advance(100);
     // Wave 1 is now w1, w3, w4: w4 rolls, then wave 2 once it is complete.
     expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3', 'w4']);
-    c.server.settle('w4', 'complete');
+    c.settle('w4', 'complete');
     await advance(100);
     expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7']);
   });

@@ -3,9 +3,8 @@
  * src/app/pipeline.ts as in safe-rollout.test.ts. The in-memory API server records every PATCH;
  * a restart is a second pipeline built on what the server holds. Fake timers.
  */
-import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createPipeline, type HoldSettings } from '../app/pipeline.ts';
+import type { HoldSettings } from '../app/pipeline.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { WorkloadRef, WorkloadView } from '../core/types.ts';
 import {
@@ -14,16 +13,13 @@ import {
   PENDING_ROLL,
   RESTART_WINDOW,
 } from '../core/types.ts';
-import type { EventRequest } from '../events/event-recorder.ts';
-import { createMetrics } from '../metrics/metrics.ts';
-import type { PatchResult, WorkloadWriter } from '../reconcile/ports.ts';
-import type { Patch } from '../rollout/patch.ts';
 import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
-import { inMemoryWatch, silentLogger } from '../testing/in-memory-watch.ts';
-import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
-import { RecordingWriter } from '../testing/recording-writer.ts';
-import { SYSTEM_TIMERS } from '../time/timers.ts';
-import type { WorkloadStore } from '../watch/workload-store.ts';
+import {
+  InMemoryCluster,
+  annotationsOf,
+  isRoll,
+  startPipeline,
+} from '../testing/in-memory-cluster.ts';
 
 const NS = 'team-a';
 const API: WorkloadRef = { kind: 'Deployment', namespace: NS, name: 'api' };
@@ -42,46 +38,9 @@ const BREAKER: HoldSettings = {
   flapLimits: { maxChanges: 3, periodMs: 60_000, coolDownMs: 20_000 },
 };
 
-interface SentPatch {
-  readonly key: string;
-  readonly body: Record<string, unknown>;
-}
-
-/** The API server and its watch: an acknowledged patch reaches the store 5 ms later. */
-class Server implements WorkloadWriter {
-  readonly api = new RecordingWriter();
-  readonly sent: SentPatch[] = [];
-  store: WorkloadStore | undefined;
-
-  async patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
-    this.sent.push({ key: workloadKey(ref), body: patch.body });
-    const result = await this.api.patch(ref, patch);
-    const view = this.api.server(ref);
-    const store = this.store;
-    setTimeout(() => {
-      if (view) store?.upsert(view);
-    }, 5);
-    return result;
-  }
-
-  get: WorkloadWriter['get'] = (ref) => this.api.get(ref);
-  getObject: WorkloadWriter['getObject'] = (ref) => this.api.getObject(ref);
-  create: WorkloadWriter['create'] = (row, namespace, body) =>
-    this.api.create(row, namespace, body);
-  delete: WorkloadWriter['delete'] = (ref, preconditions) => this.api.delete(ref, preconditions);
-  instantiate: WorkloadWriter['instantiate'] = (ref, body) => this.api.instantiate(ref, body);
-}
-
 /** The `STAKATER_*` env vars of container `app` as the server holds them. */
-function envOf(server: Server): Readonly<Record<string, string>> | undefined {
+function envOf(server: InMemoryCluster): Readonly<Record<string, string>> | undefined {
   return server.api.server(API)?.podSpec.containers[0]?.stakaterEnv;
-}
-
-const isRoll = (write: SentPatch): boolean =>
-  (write.body.spec as { template?: unknown } | undefined)?.template !== undefined;
-
-function annotationsOf(write: SentPatch): Record<string, string | null> {
-  return (write.body.metadata as { annotations?: Record<string, string | null> }).annotations ?? {};
 }
 
 /** A Deployment of container `app` using Secrets db and tls, both baselined at hash 1. */
@@ -98,29 +57,10 @@ function api(annotations: Record<string, string> = {}): WorkloadView {
 }
 
 /** One kreload process on `server`, with the Secrets at these hashes. */
-function kreload(server: Server, holds: HoldSettings, secrets: Record<string, string>) {
-  const registry = new Registry();
-  const metrics = createMetrics(registry, { countByNamespace: false });
-  const logger = silentLogger();
-  const events: EventRequest[] = [];
-  const { writes, watched, watch } = inMemoryWatch({ sourceTypes: ['SECRET'] });
-  server.store = watched.store;
-  const { queue } = createPipeline({
-    watch,
-    writes,
-    writer: server,
-    reconcile: DEFAULT_RECONCILE_OPTIONS,
-    concurrency: 3,
+function kreload(server: InMemoryCluster, holds: HoldSettings, secrets: Record<string, string>) {
+  const { queue, watched, events, sample } = startPipeline(server, {
+    sourceTypes: ['SECRET'],
     debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
-    metrics,
-    logger,
-    notifications: () => ({
-      events: { record: (request) => events.push(request) },
-      fanouts: { begin: () => undefined, finish: () => undefined },
-    }),
-    gate: { leading: true, mayWrite: () => true },
-    timers: SYSTEM_TIMERS,
-    random: () => 0.5,
     holds,
   });
   const secret = (name: string, value: string) =>
@@ -133,15 +73,9 @@ function kreload(server: Server, holds: HoldSettings, secrets: Record<string, st
   queue.start();
   // The start-up resync reconciles every workload.
   queue.trigger(workloadKey(API), { debounced: false });
-  const counter = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
-    const samples = (await registry.getSingleMetric(name)?.get())?.values ?? [];
-    return samples
-      .filter((sample) => Object.entries(labels).every(([k, v]) => sample.labels[k] === v))
-      .reduce((sum, sample) => sum + sample.value, 0);
-  };
   return {
     events,
-    counter,
+    counter: sample,
     stop: () => {
       queue.stop();
     },
@@ -162,7 +96,7 @@ afterEach(() => {
 
 describe('a restart window', () => {
   it('holds changes outside it durably; after a restart, one roll at its opening covers both', async () => {
-    const server = new Server();
+    const server = new InMemoryCluster();
     server.api.put(api({ [RESTART_WINDOW]: WINDOW }));
     const first = kreload(server, WINDOWS_ON, { db: hash(1), tls: hash(1) });
     await advance(100);
@@ -192,7 +126,7 @@ describe('a restart window', () => {
   });
 
   it('without --enable-restart-windows a workload with a window is held (fails closed)', async () => {
-    const server = new Server();
+    const server = new InMemoryCluster();
     server.api.put(api({ [RESTART_WINDOW]: WINDOW }));
     const c = kreload(
       server,
@@ -211,7 +145,7 @@ describe('a restart window', () => {
 
 describe('the flapping-source breaker', () => {
   it('a Secret rewritten every 500 ms: no roll while it flaps, one Event, one roll after the cool-down', async () => {
-    const server = new Server();
+    const server = new InMemoryCluster();
     server.api.put(api());
     const c = kreload(server, BREAKER, { db: hash(1), tls: hash(1) });
     await advance(100);
