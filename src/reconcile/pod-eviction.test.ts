@@ -218,6 +218,15 @@ describe('a roll by eviction', () => {
     });
   });
 
+  it('a refused Eviction request is reported as failed before it holds the roll', async () => {
+    pods.forbid('evict');
+    await runRounds(reconciler, () => observer.hooks().includes('onEviction'));
+    const steps = observer.calls.flatMap((call) =>
+      call.hook === 'onEviction' ? [call.event.result] : [],
+    );
+    expect(steps).toEqual(['failed', 'blocked']);
+  });
+
   it('a pod gone before its eviction (404) is no error', async () => {
     const first = reconciler();
     syncCache();

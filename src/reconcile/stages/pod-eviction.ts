@@ -138,7 +138,10 @@ export class PodEviction implements ReconcileStage {
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (error.status === 404 || error.status === 409) return undefined;
-      if (error.status !== 429) throw error;
+      if (error.status !== 429) {
+        observer.onEviction({ view, result: 'failed', pod: pod.name, progress });
+        throw error;
+      }
       const retryInMs = this.#holdDelay(pass.key);
       const reason = error.message;
       observer.onEviction({ view, result: 'held', pod: pod.name, reason, retryInMs, progress });
