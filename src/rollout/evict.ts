@@ -231,5 +231,5 @@ export const EVICTION_RBAC_VALUE = 'reloader.enableEvictStrategy';
  * and how to grant it. Holding, not failing: the roll goes on by itself once the grant is there.
  */
 export function forbiddenHoldReason(message: string): string {
-  return `${message} (403); the chart grants it with ${EVICTION_RBAC_VALUE}=true`;
+  return `${message}; the chart grants it with ${EVICTION_RBAC_VALUE}=true`;
 }
