@@ -249,6 +249,7 @@ const advance = (ms: number): Promise<void> =>
 
 const NAMES = Array.from({ length: 10 }, (_, i) => `w${String(i)}`);
 const TEN = NAMES.map((name) => deployment(name));
+const TEN_REF: WorkloadRef = { kind: 'Deployment', namespace: NS, name: 'w0' };
 
 beforeEach(() => {
   vi.useFakeTimers({ now: 1_000_000 });
@@ -375,6 +376,24 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     expect(c.rolled()).toEqual(['w0']);
     expect(c.halts().map((halt) => halt.name)).toEqual(['w0', 'w0']);
     expect(c.events.filter((event) => event.reason === 'ConfigRolloutHalted')).toHaveLength(2);
+  });
+
+  it('a halt marker PATCH whose answer is lost: retried, the halt kept, nothing rolled', async () => {
+    const c = cluster(WAVES, TEN);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    // The server applies the marker, the answer is lost, and the watch has not shown it yet.
+    c.server.api.loseNextAnswer('patch', new ApiError('socket hang up', { retryable: true }));
+    c.server.settle('w0', 'failed');
+    await advance(100);
+    await advance(5 * 60_000);
+    expect(c.rolled()).toEqual(['w0']);
+    const marker = c.server.api.server(TEN[0]?.ref ?? TEN_REF)?.annotations[ROLLOUT_HALTED];
+    expect(JSON.parse(marker ?? '{}')).toMatchObject({
+      hash: BAD,
+      reason: 'ProgressDeadlineExceeded',
+    });
+    expect(new Set(c.halts().map((halt) => halt.name))).toEqual(new Set(['w0']));
   });
 
   it('without any flag every dependent is patched at once, as Reloader does', async () => {
