@@ -30,6 +30,7 @@ import { SYSTEM_TIMERS } from '../time/timers.ts';
 import type { WorkloadStore } from '../watch/workload-store.ts';
 
 const NS = 'team-a';
+const NS_B = 'team-b';
 const OLD = '1'.repeat(40);
 const BAD = '2'.repeat(40);
 const FIX = '3'.repeat(40);
@@ -64,9 +65,10 @@ function deployment(
   name: string,
   annotations: Record<string, string> = {},
   rolledFor?: { readonly hash: string; readonly outcome: 'complete' | 'failed' | 'progressing' },
+  namespace = NS,
 ): WorkloadView {
   const container = aContainer('app').withEnvFrom('secret', 'db');
-  let builder = aWorkload('Deployment', NS, name)
+  let builder = aWorkload('Deployment', namespace, name)
     .withResourceVersion('10')
     .withGeneration(rolledFor ? 2 : 1)
     .withAnnotation(KEYS.auto, 'true')
@@ -121,8 +123,8 @@ class Server implements WorkloadWriter {
   }
 
   /** The deployment controller: the current generation's rollout is now complete or failed. */
-  settle(name: string, outcome: 'complete' | 'failed'): void {
-    const ref: WorkloadRef = { kind: 'Deployment', namespace: NS, name };
+  settle(name: string, outcome: 'complete' | 'failed', namespace = NS): void {
+    const ref: WorkloadRef = { kind: 'Deployment', namespace, name };
     const view = this.api.server(ref);
     if (!view) throw new Error(`no ${name}`);
     const generation = view.generation ?? 1;
@@ -184,8 +186,9 @@ function cluster(
     random: () => 0.5,
     rollouts: settings,
   });
-  const secret = (hash: string) => aSecret(NS, 'db').withHash(hash).withUid('secret-uid').build();
-  caches.SECRET?.replace([secret(secretHash)]);
+  const secret = (hash: string, namespace = NS) =>
+    aSecret(namespace, 'db').withHash(hash).withUid(`secret-uid-${namespace}`).build();
+  caches.SECRET?.replace([secret(secretHash), secret(secretHash, NS_B)]);
   for (const view of workloads) server.api.put(view);
   store.replace('Deployment', [...workloads]);
   adoptRollouts();
@@ -240,7 +243,7 @@ function cluster(
     rolled,
     halts,
     inFlight,
-    editSecret: (hash: string) => caches.SECRET?.upsert(secret(hash)),
+    editSecret: (hash: string, namespace = NS) => caches.SECRET?.upsert(secret(hash, namespace)),
   };
 }
 
@@ -394,6 +397,34 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
       reason: 'ProgressDeadlineExceeded',
     });
     expect(new Set(c.halts().map((halt) => halt.name))).toEqual(new Set(['w0']));
+  });
+
+  it("a 403 on one namespace's workloads does not hold another namespace's waves", async () => {
+    const others = ['b0', 'b1', 'b2', 'b3'].map((name) => deployment(name, {}, undefined, NS_B));
+    const c = cluster(WAVES, [...TEN, ...others]);
+    for (const view of TEN) {
+      c.server.failPatchesOf(
+        workloadKey(view.ref),
+        ...Array.from(
+          { length: 20 },
+          () => new ApiError('forbidden', { status: 403, retryable: false }),
+        ),
+      );
+    }
+    c.editSecret(BAD);
+    c.editSecret(BAD, NS_B);
+    await advance(SYNC_DELAY_MS + 100);
+    const rolledIn = (namespace: string): string[] =>
+      c.server.sent
+        .filter((write) => write.key.split('/')[1] === namespace)
+        .filter((write) => write.body.spec !== undefined)
+        .map((write) => write.key.split('/')[2] ?? '');
+    expect(rolledIn(NS_B)).toEqual(['b0']);
+    c.server.settle('b0', 'complete', NS_B);
+    await advance(100);
+    expect(rolledIn(NS_B).sort()).toEqual(['b0', 'b1', 'b2', 'b3']);
+    // team-a: its canary was refused, once; nothing else there was tried.
+    expect(new Set(rolledIn(NS))).toEqual(new Set(['w0']));
   });
 
   it('without any flag every dependent is patched at once, as Reloader does', async () => {
