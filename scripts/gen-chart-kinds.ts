@@ -78,6 +78,17 @@ function andNot(own: RuleSwitch, covering: RuleSwitch): RuleSwitch {
     : { when: own.when, unless: [...own.unless, when] };
 }
 
+/** The chart value that turns on what a roll action a workload opts into needs. */
+const ROLL_ACTION_VALUES: Readonly<Record<NonNullable<RbacGrant['onlyFor']>, string>> = {
+  'evict-pods': 'enableEvictStrategy',
+};
+
+/** A grant only one roll action needs is rendered only when that action's value is on too. */
+function forAction(rule: RuleSwitch, grant: RbacGrant): RuleSwitch {
+  if (grant.onlyFor === undefined) return rule;
+  return { when: [...rule.when, ROLL_ACTION_VALUES[grant.onlyFor]], unless: rule.unless };
+}
+
 function grantRules(row: WorkloadKindRow): ChartKindRule[] {
   const own = kindSwitch(row);
   const ownRule = { apiGroup: row.group, resources: [row.plural], verbs: row.rbac.verbs, ...own };
@@ -89,10 +100,20 @@ function grantRules(row: WorkloadKindRow): ChartKindRule[] {
         apiGroup: grant.group,
         resources: [grant.resource],
         verbs: grant.verbs,
-        ...(covering === undefined ? own : andNot(own, kindSwitch(covering))),
+        ...forAction(covering === undefined ? own : andNot(own, kindSwitch(covering)), grant),
       };
     }),
   ];
+}
+
+/** `rule` is granted whenever `other` is: same grant, and `other` asks for no more values. */
+function subsumedBy(rule: ChartKindRule, other: ChartKindRule): boolean {
+  const grant = (r: ChartKindRule): string => JSON.stringify([r.apiGroup, r.resources, r.verbs]);
+  return (
+    grant(rule) === grant(other) &&
+    other.when.every((value) => rule.when.includes(value)) &&
+    other.unless.every((value) => rule.unless.includes(value))
+  );
 }
 
 function sameGrant(a: ChartKindRule, b: ChartKindRule): boolean {
@@ -111,11 +132,14 @@ export function chartKindRules(): ChartKindRule[] {
   const seen = new Set<string>();
   // Kinds share some grants (the pods an eviction reads): each rule once, where it first appears,
   // and never again under a switch once it is granted without one.
+  const kept: ChartKindRule[] = [];
   const unique = WORKLOAD_KINDS.flatMap(grantRules).filter((rule) => {
     const grant = JSON.stringify([rule.apiGroup, rule.resources, rule.verbs]);
     const key = JSON.stringify(rule);
     if (always.has(grant) || seen.has(key)) return false;
+    if (kept.some((other) => subsumedBy(rule, other))) return false;
     seen.add(key);
+    kept.push(rule);
     if (rule.when.length === 0 && rule.unless.length === 0) always.add(grant);
     return true;
   });

@@ -15,6 +15,7 @@ import { AuditLog, type AuditEvent } from '../harness/audit.ts';
 import { runExplain } from '../harness/explain.ts';
 import { waitForBaseline, waitForView } from '../harness/expectations.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
+import { scrapeMetrics } from '../harness/metrics.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { PodLifecycle, runnable } from '../harness/pod-lifecycle.ts';
 import { KRELOAD_USER } from '../harness/rbac.ts';
@@ -206,6 +207,32 @@ describe('the evict strategy', () => {
     ]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain('rolls by: pod eviction');
+
+    const metrics = await scrapeMetrics(fixture.kreload);
+    expect(metrics.value('kreload_pod_evictions_total', { result: 'evicted' })).toBe(REPLICAS);
+    expect(metrics.value('kreload_pods_pending_eviction')).toBe(0);
+  });
+
+  it('a Deployment opted in while its pods start is baselined without waiting for a resync', async () => {
+    // The deployment controller writes its status many times while the pods start: each write
+    // moves the resourceVersion that kreload's baseline patch carries as its precondition.
+    const { namespace, workloads, sources, events } = fixture;
+    const secret: SecretSpec = { type: 'SECRET', name: 'creds-busy', data: { password: 'one' } };
+    await sources.create(namespace, secret);
+    const ref = await workloads.create('Deployment', {
+      namespace,
+      name: 'busy',
+      replicas: 5,
+      annotations: { [AUTO]: 'true', ...EVICT },
+      podSpec: runnable(podSpec({ app: { envFrom: [{ secretRef: { name: secret.name } }] } })),
+    });
+    await waitForBaseline(workloads, ref, { [sourceKey(secret)]: sourceHash(secret) });
+    const reasons = (await events.about({ kind: 'Deployment', namespace, name: 'busy' })).map(
+      (event) => event.reason,
+    );
+    expect(reasons).not.toContain('ReloadFail');
+    const metrics = await scrapeMetrics(fixture.kreload);
+    expect(metrics.value('reloader_errors_total', { type: 'write_gave_up' })).toBe(0);
   });
 
   it('after kill -9 mid-way, the next process evicts no pod twice', async () => {
@@ -271,5 +298,18 @@ describe('the evict strategy', () => {
     expect(live.map((p) => p.uid)).toEqual([pod?.uid]);
     const view = await fixture.workloads.read(ref);
     expect(view.annotations[EVICT_BEFORE]).toBeDefined();
+
+    const text = await runExplain(fixture.cluster.kubeconfigPath, [
+      'deployment/solo',
+      '-n',
+      namespace,
+    ]);
+    expect(text.stdout).toContain('rolls by: pod eviction');
+    expect(text.stdout).toContain('progress: 0/1 pods replaced');
+    const metrics = await scrapeMetrics(fixture.kreload);
+    expect(
+      metrics.value('kreload_pod_evictions_total', { result: 'blocked' }),
+    ).toBeGreaterThanOrEqual(attempts.length);
+    expect(metrics.value('kreload_pods_pending_eviction')).toBe(1);
   });
 });

@@ -101,6 +101,7 @@ export function controllerExplainPorts(parts: {
     breakers: pipeline.breakers,
     queue: (key) => queueStateOf(pipeline.queue, key),
     rollout: (key) => pipeline.rollouts.lastRollout(key),
+    eviction: (key) => pipeline.evictions.of(key),
     workloadsInNamespace: (namespace) =>
       watch.caches.store
         .keysInNamespace(namespace)

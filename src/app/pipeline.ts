@@ -11,6 +11,7 @@ import type { SourceKey } from '../core/types.ts';
 import { ChangeRouter } from '../controller/change-router.ts';
 import { type WriteLedger, recordingOwnPatches } from '../controller/write-ledger.ts';
 import { ReconcileReporter, type ReconcileReporterDeps } from '../controller/reconcile-reporter.ts';
+import { EvictionTracker } from '../controller/eviction-tracker.ts';
 import { RolloutTracker } from '../controller/rollout-tracker.ts';
 import { TrackingTally } from '../controller/tracking-tally.ts';
 import type { WebhookMode } from '../controller/webhook-mode.ts';
@@ -106,6 +107,7 @@ export interface Pipeline {
   readonly policyStatus: PolicyStatusWriter | undefined;
   /** The rollouts kreload started, followed to complete or failed. */
   readonly rollouts: RolloutTracker;
+  readonly evictions: EvictionTracker;
   /**
    * On taking the lead (a start without HA included): follows again the rollouts kreload started
    * before a restart or before another replica led, still in progress (rollout-tracker.ts). Not in
@@ -272,6 +274,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     logger: deps.logger,
     carriesRollMarker: (key) => reconciler.appliedHashes(key).size > 0,
   });
+  const evictions = new EvictionTracker({
+    workloads: caches.store,
+    now: () => timers.now(),
+    metrics,
+  });
   const reconciler: Reconciler = new Reconciler({
     workloads: caches.store,
     sources: caches.sources,
@@ -288,6 +295,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       rolled: (event) => {
         policyStatus?.recordRoll(event.view, event.plan);
         rollouts.started(event);
+      },
+      evicting: (event) => {
+        evictions.observe(event);
       },
     }),
     options: deps.reconcile,
@@ -352,5 +362,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (deps.webhook !== undefined || deps.reconcile.dryRun) return;
     rollouts.adoptInProgress(caches.store.keys());
   };
-  return { queue, router, reconciler, marks, policyStatus, rollouts, adoptRollouts, breakers };
+  return {
+    queue,
+    router,
+    reconciler,
+    marks,
+    policyStatus,
+    rollouts,
+    evictions,
+    adoptRollouts,
+    breakers,
+  };
 }

@@ -132,6 +132,66 @@ describe('kreload explain (CLI)', () => {
     expect(spaced.stdout).toContain(`Deployment ${NS}/api`);
   });
 
+  it('counts the pods of a roll by eviction under way: rolls by pod eviction, progress', async () => {
+    const api = deployment('api', {
+      annotations: {
+        [K.auto]: 'true',
+        'kreload.io/rollout-strategy': 'evict',
+        'kreload.io/evict-before': '2026-05-31T23:00:00Z',
+      },
+    });
+    const pod = (name: string, created: string) => ({
+      metadata: {
+        name,
+        namespace: NS,
+        uid: `uid-${name}`,
+        creationTimestamp: created,
+        labels: { app: 'api' },
+        ownerReferences: [{ kind: 'ReplicaSet', name: 'api-1', uid: 'uid-rs', controller: true }],
+      },
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    serve({
+      ...FORBIDDEN_SECRET_ROUTES,
+      [`/apis/apps/v1/namespaces/${NS}/deployments/api`]: (r) => {
+        sendJson(r, 200, {
+          ...api,
+          spec: { ...api.spec, replicas: 3, selector: { matchLabels: { app: 'api' } } },
+        });
+      },
+      [`/apis/apps/v1/namespaces/${NS}/replicasets`]: (r) => {
+        sendJson(r, 200, {
+          items: [
+            {
+              metadata: {
+                name: 'api-1',
+                uid: 'uid-rs',
+                ownerReferences: [
+                  { kind: 'Deployment', name: 'api', uid: 'uid-api', controller: true },
+                ],
+              },
+            },
+          ],
+        });
+      },
+      [`/api/v1/namespaces/${NS}/pods`]: (r) => {
+        sendJson(r, 200, {
+          items: [
+            pod('api-a', '2026-05-31T22:00:00Z'),
+            pod('api-b', '2026-05-31T22:30:00Z'),
+            pod('api-r1', '2026-05-31T23:30:00Z'),
+          ],
+        });
+      },
+    });
+    const result = await run(['deployment/api', '-n', NS]);
+    expect(result.stdout).toContain('rolls by: pod eviction');
+    expect(result.stdout).toContain('progress: 1/3 pods replaced');
+    const listed = server.requests.filter((request) => request.path.endsWith('/pods'));
+    expect(listed.map((request) => request.query.get('labelSelector'))).toEqual(['app=api']);
+    expect(methods(server.requests)).toEqual(['GET']);
+  });
+
   it('-o wide prints whole hashes where the table shortens them', async () => {
     serve(FORBIDDEN_SECRET_ROUTES);
     const table = await run(['deployment/api', '-n', NS]);

@@ -54,6 +54,8 @@ export interface ReconcileReporterDeps {
   readonly pausePeriodKey?: string;
   /** Also told of each roll: the ReloadPolicy status writer (docs/reload-policy.md). */
   readonly rolled?: ((event: RolledEvent) => void) | undefined;
+  /** Also told of each step of a roll by eviction: the eviction tracker (explain, metrics). */
+  readonly evicting?: ((event: EvictionEvent) => void) | undefined;
 }
 
 const DEFAULT_MAX_REMEMBERED = 10_000;
@@ -166,6 +168,7 @@ export class ReconcileReporter implements ReconcileObserver {
     const { view } = event;
     const fields = { ...workloadFields(view.ref), strategy: 'evict' };
     const workload = view.ref;
+    this.#deps.evicting?.(event);
     switch (event.result) {
       case 'evicted':
         this.#deps.logger.info('pod evicted to reload its config', { ...fields, pod: event.pod });
@@ -183,6 +186,9 @@ export class ReconcileReporter implements ReconcileObserver {
         this.#recordOn(view, evictionHeldEvent({ workload, pod, reason: event.reason }));
         return;
       }
+      case 'failed':
+        // The error itself is reported where the reconcile handles it (a hold, or ReloadFail).
+        return;
       case 'done':
         this.#deps.logger.info('roll by eviction complete', fields);
         this.#recordOn(view, evictionCompleteEvent({ workload, progress: event.progress }));

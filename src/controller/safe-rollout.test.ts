@@ -20,6 +20,7 @@ import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
 import { InMemoryCluster, isRoll, startPipeline } from '../testing/in-memory-cluster.ts';
 
 const NS = 'team-a';
+const NS_B = 'team-b';
 const OLD = '1'.repeat(40);
 const BAD = '2'.repeat(40);
 const FIX = '3'.repeat(40);
@@ -54,9 +55,10 @@ function deployment(
   name: string,
   annotations: Record<string, string> = {},
   rolledFor?: { readonly hash: string; readonly outcome: 'complete' | 'failed' | 'progressing' },
+  namespace = NS,
 ): WorkloadView {
   const container = aContainer('app').withEnvFrom('secret', 'db');
-  let builder = aWorkload('Deployment', NS, name)
+  let builder = aWorkload('Deployment', namespace, name)
     .withResourceVersion('10')
     .withGeneration(rolledFor ? 2 : 1)
     .withAnnotation(KEYS.auto, 'true')
@@ -83,17 +85,22 @@ function cluster(
     rollouts: settings,
   });
   const { store, byType: caches } = watched;
-  const secret = (hash: string) => aSecret(NS, 'db').withHash(hash).withUid('secret-uid').build();
-  caches.SECRET?.replace([secret(secretHash)]);
+  const secret = (hash: string, namespace = NS) =>
+    aSecret(namespace, 'db').withHash(hash).withUid(`secret-uid-${namespace}`).build();
+  caches.SECRET?.replace([secret(secretHash), secret(secretHash, NS_B)]);
   for (const view of workloads) server.api.put(view);
   store.replace('Deployment', [...workloads]);
   adoptRollouts();
   queue.start();
 
-  const refOf = (name: string): WorkloadRef => ({ kind: 'Deployment', namespace: NS, name });
+  const refOf = (name: string, namespace = NS): WorkloadRef => ({
+    kind: 'Deployment',
+    namespace,
+    name,
+  });
   /** The deployment controller: the current generation's rollout is now complete or failed. */
-  const settle = (name: string, outcome: 'complete' | 'failed'): void => {
-    server.update(refOf(name), (view) => ({
+  const settle = (name: string, outcome: 'complete' | 'failed', namespace = NS): void => {
+    server.update(refOf(name, namespace), (view) => ({
       ...view,
       rolloutStatus: rolloutStatus(view.generation ?? 1, outcome),
     }));
@@ -152,7 +159,7 @@ function cluster(
     rolled,
     halts,
     inFlight,
-    editSecret: (hash: string) => caches.SECRET?.upsert(secret(hash)),
+    editSecret: (hash: string, namespace = NS) => caches.SECRET?.upsert(secret(hash, namespace)),
   };
 }
 
@@ -161,6 +168,7 @@ const advance = (ms: number): Promise<void> =>
 
 const NAMES = Array.from({ length: 10 }, (_, i) => `w${String(i)}`);
 const TEN = NAMES.map((name) => deployment(name));
+const TEN_REF: WorkloadRef = { kind: 'Deployment', namespace: NS, name: 'w0' };
 
 beforeEach(() => {
   vi.useFakeTimers({ now: 1_000_000 });
@@ -287,6 +295,52 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     expect(c.rolled()).toEqual(['w0']);
     expect(c.halts().map((halt) => halt.name)).toEqual(['w0', 'w0']);
     expect(c.events.filter((event) => event.reason === 'ConfigRolloutHalted')).toHaveLength(2);
+  });
+
+  it('a halt marker PATCH whose answer is lost: retried, the halt kept, nothing rolled', async () => {
+    const c = cluster(WAVES, TEN);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    // The server applies the marker, the answer is lost, and the watch has not shown it yet.
+    c.server.api.loseNextAnswer('patch', new ApiError('socket hang up', { retryable: true }));
+    c.settle('w0', 'failed');
+    await advance(100);
+    await advance(5 * 60_000);
+    expect(c.rolled()).toEqual(['w0']);
+    const marker = c.server.api.server(TEN[0]?.ref ?? TEN_REF)?.annotations[ROLLOUT_HALTED];
+    expect(JSON.parse(marker ?? '{}')).toMatchObject({
+      hash: BAD,
+      reason: 'ProgressDeadlineExceeded',
+    });
+    expect(new Set(c.halts().map((halt) => halt.name))).toEqual(new Set(['w0']));
+  });
+
+  it("a 403 on one namespace's workloads does not hold another namespace's waves", async () => {
+    const others = ['b0', 'b1', 'b2', 'b3'].map((name) => deployment(name, {}, undefined, NS_B));
+    const c = cluster(WAVES, [...TEN, ...others]);
+    for (const view of TEN) {
+      c.server.failPatchesOf(
+        workloadKey(view.ref),
+        ...Array.from(
+          { length: 20 },
+          () => new ApiError('forbidden', { status: 403, retryable: false }),
+        ),
+      );
+    }
+    c.editSecret(BAD);
+    c.editSecret(BAD, NS_B);
+    await advance(SYNC_DELAY_MS + 100);
+    const rolledIn = (namespace: string): string[] =>
+      c.server.sent
+        .filter((write) => write.key.split('/')[1] === namespace)
+        .filter((write) => write.body.spec !== undefined)
+        .map((write) => write.key.split('/')[2] ?? '');
+    expect(rolledIn(NS_B)).toEqual(['b0']);
+    c.settle('b0', 'complete', NS_B);
+    await advance(100);
+    expect(rolledIn(NS_B).sort()).toEqual(['b0', 'b1', 'b2', 'b3']);
+    // team-a: its canary was refused, once; nothing else there was tried.
+    expect(new Set(rolledIn(NS))).toEqual(new Set(['w0']));
   });
 
   it('without any flag every dependent is patched at once, as Reloader does', async () => {

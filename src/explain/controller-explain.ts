@@ -19,7 +19,12 @@ import type { Options } from '../config/parse-options.ts';
 import type { MarkLedger, PolicyLookup, SourceLookup, WorkloadLookup } from '../reconcile/ports.ts';
 import { cachedSourceFacts } from '../reconcile/source-facts.ts';
 import { findKindRow } from '../rollout/kinds.ts';
-import type { SourceRead, StartedRollout, WorkloadInput } from './explain-workload.ts';
+import type {
+  RunningEviction,
+  SourceRead,
+  StartedRollout,
+  WorkloadInput,
+} from './explain-workload.ts';
 import { explainWorkload, haltsAmong, keysToRead, listedTypes } from './explain-workload.ts';
 import { explainSource } from './explain-source.ts';
 import type {
@@ -52,6 +57,8 @@ export interface ControllerExplainPorts {
   readonly workloadsInNamespace: (namespace: string) => readonly WorkloadView[];
   /** The last rollout this kreload started on the workload (controller/rollout-tracker.ts). */
   readonly rollout: (key: WorkloadKey) => StartedRollout | undefined;
+  /** The roll by eviction under way on the workload (controller/eviction-tracker.ts). */
+  readonly eviction?: ((key: WorkloadKey) => RunningEviction | undefined) | undefined;
   readonly leading: () => boolean;
   /** The flapping-source breakers (docs/windows-and-breaker.md); undefined when off. */
   readonly breakers?: { status(namespace: string, source: SourceKey): FlapStatus } | undefined;
@@ -124,6 +131,7 @@ function explainCached(
       leading: ports.leading(),
       queue: ports.queue(key),
       rollout: ports.rollout(key),
+      eviction: ports.eviction?.(key),
     },
   };
   return explainWorkload(input);

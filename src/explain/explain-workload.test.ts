@@ -544,6 +544,51 @@ describe('explainWorkload: state and predictions', () => {
     );
   });
 
+  it("shows the running controller's eviction progress, the hold and its next try", async () => {
+    const view = aWorkload('Deployment', NS, 'api')
+      .withContainer(aContainer('app').withEnvFrom('configmap', 'cfg'))
+      .withAnnotation(K.auto, 'true')
+      .withAnnotation('kreload.io/rollout-strategy', 'evict')
+      .withAnnotation('kreload.io/source-hashes', `{"${CFG}":"${HASH}"}`)
+      .withAnnotation('kreload.io/evict-before', '2026-06-01T00:00:00Z')
+      .build();
+    const options = await parseOptions([], {});
+    const reads = cfgReads();
+    const pdb = "Cannot evict pod as it would violate the pod's disruption budget.";
+    const workload = explainWorkload({
+      view,
+      row: kindRow('Deployment'),
+      sites: new Map(),
+      options,
+      namespaceSelected: undefined,
+      sources: reads,
+      candidates: { CONFIGMAP: ['cfg'] },
+      now: Date.parse('2026-06-01T00:00:10Z'),
+      controller: {
+        marks: [],
+        facts: () => ({ status: { state: 'present', hash: HASH, uid: 'u', annotations: {} } }),
+        leading: true,
+        queue: { state: 'idle' },
+        eviction: {
+          progress: { old: 2, current: 1, desired: 3 },
+          held: { reason: pdb, retryAt: Date.parse('2026-06-01T00:00:14Z') },
+        },
+      },
+    });
+    expect(workload.facts.evicting).toEqual({
+      before: '2026-06-01T00:00:00Z',
+      progress: { replaced: 1, total: 3 },
+      held: { reason: pdb, retryAt: '2026-06-01T00:00:14.000Z' },
+    });
+    const text = renderReport(
+      { config: { kind: 'flags', args: [] }, assumptions: ASSUMPTIONS, workload },
+      'table',
+    );
+    expect(text).toContain('rolls by: pod eviction');
+    expect(text).toContain('progress: 1/3 pods replaced');
+    expect(text).toContain(`eviction held: ${pdb}; next try at 2026-06-01T00:00:14.000Z`);
+  });
+
   it('renders JSON and YAML with the same content', async () => {
     const workload = await explainCase(caseNamed(AUTO_UP_TO_DATE));
     const report = {

@@ -95,6 +95,16 @@ export interface ControllerKnowledge {
   readonly queue: QueueState;
   /** The last rollout this kreload started on the workload (controller/rollout-tracker.ts). */
   readonly rollout?: StartedRollout | undefined;
+  /** The roll by eviction under way, as its last round left it (controller/eviction-tracker.ts). */
+  readonly eviction?: RunningEviction | undefined;
+}
+
+/** A roll by eviction as the controller's eviction tracker holds it. */
+export interface RunningEviction {
+  readonly progress:
+    { readonly old: number; readonly current: number; readonly desired: number } | undefined;
+  /** ms since the epoch for `retryAt`. */
+  readonly held: { readonly reason: string; readonly retryAt: number } | undefined;
 }
 
 /** A rollout kreload started, as the controller's rollout tracker holds it. */
@@ -169,6 +179,11 @@ export interface WorkloadInput {
   readonly policies?: PolicyKnowledge | undefined;
   /** Halt markers on the namespace's workloads (`--rollout-waves`, docs/safe-rollouts.md). */
   readonly halts?: readonly HaltSeen[] | undefined;
+  /**
+   * The CLI: the progress of a roll by eviction under way, counted from the pods it listed now;
+   * the running controller's own count (`controller.eviction`) comes first.
+   */
+  readonly podsProgress?: RunningEviction['progress'];
   /** The controller's flapping-source breakers; without them no source counts as flapping. */
   readonly flapping?: ((source: SourceKey) => FlapStatus) | undefined;
 }
@@ -635,10 +650,28 @@ function resumesAt(input: WorkloadInput): string | undefined {
   return due === 'now' ? 'now' : new Date(due).toISOString();
 }
 
-/** A roll by eviction under way: its marker on W (docs/adr/0044). */
-function evictingFacts(rollAction: RollActionType, view: WorkloadView): WorkloadFacts['evicting'] {
+/**
+ * A roll by eviction under way: its marker on W (docs/adr/0044), and from the running controller
+ * the progress its last round counted and the hold it is in.
+ */
+function evictingFacts(
+  rollAction: RollActionType,
+  view: WorkloadView,
+  running: RunningEviction | undefined,
+  counted: RunningEviction['progress'],
+): WorkloadFacts['evicting'] {
   const before = view.annotations[EVICT_BEFORE];
-  return rollAction === 'evict-pods' && before !== undefined ? { before } : undefined;
+  if (rollAction !== 'evict-pods' || before === undefined) return undefined;
+  const progress = running?.progress ?? counted;
+  const held = running?.held;
+  return {
+    before,
+    progress:
+      progress === undefined
+        ? undefined
+        : { replaced: progress.current, total: progress.current + progress.old },
+    held: held === undefined ? undefined : { reason: held.reason, retryAt: iso(held.retryAt) },
+  };
 }
 
 /** Explains every source the workload references, lists, or tracks through its state. */
@@ -676,7 +709,12 @@ export function explainWorkload(given: WorkloadInput): WorkloadExplanation {
       instantiatePending: view.annotations[INSTANTIATE_PENDING],
       collisions: result.collisions.map(({ envVar, keys }) => ({ envVar, keys })),
       rollAction: result.rollAction,
-      evicting: evictingFacts(result.rollAction, view),
+      evicting: evictingFacts(
+        result.rollAction,
+        view,
+        input.controller?.eviction,
+        input.podsProgress,
+      ),
       strategy: result.mode,
       recreationPending:
         input.recreationPendingSince === undefined

@@ -187,7 +187,15 @@ export interface WorkloadFacts {
    * A roll by eviction is under way (W `kreload.io/evict-before`, docs/adr/0044): pods created at or
    * before `before` (RFC 3339) still run an older config.
    */
-  readonly evicting?: { readonly before: string } | undefined;
+  readonly evicting?:
+    | {
+        readonly before: string;
+        /** From the running controller: pods running the new config, of all the workload's pods. */
+        readonly progress?: { readonly replaced: number; readonly total: number } | undefined;
+        /** From the running controller: why the roll is held, and its next try (RFC 3339). */
+        readonly held?: { readonly reason: string; readonly retryAt: string } | undefined;
+      }
+    | undefined;
   readonly strategy: string;
   /**
    * A Job kreload deleted to roll it and has not created again (§7.4 item 4, ADR 0019), from the

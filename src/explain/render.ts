@@ -213,16 +213,27 @@ function holdLines(facts: WorkloadExplanation['facts']): string[] {
   return lines;
 }
 
+/** A roll by eviction under way: the marker, and the running controller's progress and hold. */
+function evictingLines(evicting: WorkloadExplanation['facts']['evicting']): string[] {
+  if (evicting === undefined) return [];
+  const { before, progress, held } = evicting;
+  const lines = [
+    `  pod eviction in progress: pods created at or before ${before} still run an older config; they are evicted as the budget allows, each replacement Ready before the next`,
+  ];
+  if (progress !== undefined) {
+    lines.push(`  progress: ${String(progress.replaced)}/${String(progress.total)} pods replaced`);
+  }
+  if (held !== undefined)
+    lines.push(`  eviction held: ${held.reason}; next try at ${held.retryAt}`);
+  return lines;
+}
+
 function workloadLines(workload: WorkloadExplanation, width: TableWidth): string[] {
   const { facts } = workload;
   const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
   if (workload.gate !== undefined) lines.push(`  not rolled at all: ${REASONS[workload.gate]}`);
   lines.push(`  rolls by: ${ROLL_ACTION_WORDS[facts.rollAction]}, state in: ${facts.strategy}`);
-  if (facts.evicting !== undefined) {
-    lines.push(
-      `  pod eviction in progress: pods created at or before ${facts.evicting.before} still run an older config; they are evicted as the budget allows, each replacement Ready before the next`,
-    );
-  }
+  lines.push(...evictingLines(facts.evicting));
   if (facts.paused) {
     lines.push(
       `  paused${facts.resumesAt === undefined ? ' (not by kreload)' : `, kreload resumes it at ${facts.resumesAt}`}`,

@@ -42,6 +42,12 @@ export type ResourceType =
  */
 export type RolloutResult = 'complete' | 'failed' | 'superseded';
 
+/**
+ * `result` of `kreload_pod_evictions_total`: one Eviction request of a roll by eviction. `blocked`:
+ * a PodDisruptionBudget refused it (429); `failed`: any other refusal or error.
+ */
+export type EvictionResult = 'evicted' | 'blocked' | 'failed';
+
 /** `result` of `reloader_events_processed_total`: `dropped` = filtered out or malformed. */
 export type ProcessedResult = 'success' | 'dropped';
 
@@ -121,6 +127,10 @@ export interface Metrics {
   recordRolloutHeld(reason: HoldReason | GateReason): void;
   /** A source's flapping breaker opened: one episode. */
   recordSourceFlapping(): void;
+  /** One Eviction request of a roll by eviction (docs/evict-strategy.md), and how it ended. */
+  recordEviction(result: EvictionResult): void;
+  /** Pods that still run an older config, summed over the rolls by eviction under way. */
+  setPodsPendingEviction(count: number): void;
 }
 
 export interface MetricsOptions {
@@ -341,6 +351,20 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
     registers,
   });
 
+  const podEvictions = new Counter({
+    name: 'kreload_pod_evictions_total',
+    help:
+      'Eviction requests of rolls by eviction: evicted, blocked (a PodDisruptionBudget refused) ' +
+      'or failed (any other refusal).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const podsPendingEviction = new Gauge({
+    name: 'kreload_pods_pending_eviction',
+    help: 'Pods that still run an older config, over the rolls by eviction under way.',
+    registers,
+  });
+
   const journalRefusals = new Counter({
     name: 'kreload_job_recreations_refused_total',
     help: 'Job recreation journal entries refused (not replayed), each counted once while it stays.',
@@ -438,6 +462,12 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
     },
     recordSourceFlapping() {
       sourceFlappingEpisodes.inc();
+    },
+    recordEviction(result) {
+      podEvictions.inc({ result });
+    },
+    setPodsPendingEviction(count) {
+      podsPendingEviction.set(count);
     },
   };
 }

@@ -21,6 +21,13 @@ interface BoundedBackoff extends BackoffPolicy {
 export const BACKOFF_POLICIES = {
   /** A single write to the API (§10): 250 ms × 2ⁿ, capped at 8 s, ±20 %; 5 attempts. */
   write: { baseMs: 250, capMs: 8_000, jitter: 0.2, maxAttempts: 5 },
+  /**
+   * A write that met 409 Conflict again (docs/adr/0050): the first conflict re-reads at once (the
+   * watch, ADR 0015); each further one waits 100 ms × 2ⁿ, capped at 5 s, ±20 %, so a workload whose
+   * status keeps moving is patched between two updates. Conflicts do not spend the write's 5
+   * attempts; 30 of them (about 2 minutes of a workload changing without pause) end the write.
+   */
+  conflict: { baseMs: 100, capMs: 5_000, jitter: 0.2, maxAttempts: 30 },
   /** A list-watch or an unreachable API server (§9.1 item 3, §13.5): 1 s → 30 s, ±20 %. */
   watch: { baseMs: 1_000, capMs: 30_000, jitter: 0.2 },
   /**

@@ -45,6 +45,8 @@ export interface Continuation {
   readonly basis: { readonly view: WorkloadView; readonly fetched: boolean };
   /** The basis is stale (409): plan on a newer version, from the watch or else a GET. */
   readonly conflict: boolean;
+  /** How many of `attempts` met a 409 (docs/adr/0050): they do not spend the write budget. */
+  readonly conflicts?: number | undefined;
   /** The write went through; only its follow-up is left. */
   readonly followUp?: DeferredFollowUp | undefined;
 }
@@ -125,6 +127,8 @@ export interface Pass {
 export interface AttemptTiming {
   readonly attempt: number;
   readonly startedAt: number;
+  /** Earlier attempts of this reconcile that met a 409 (docs/adr/0050); 0 when absent. */
+  readonly conflicts?: number | undefined;
 }
 
 /** One write attempt: the target to write and whether its view was fetched. */

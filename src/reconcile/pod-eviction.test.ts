@@ -189,6 +189,44 @@ describe('a roll by eviction', () => {
     expect(pods.evictions()).toEqual(['api-a', 'api-a', 'api-a', 'api-b', 'api-c']);
   });
 
+  describe('without the RBAC of the evict strategy (reloader.enableEvictStrategy off)', () => {
+    function blocked(): { reason: string; retryInMs: number }[] {
+      return observer.calls.flatMap((call) =>
+        call.hook === 'onEviction' && call.event.result === 'blocked'
+          ? [{ reason: call.event.reason, retryInMs: call.event.retryInMs }]
+          : [],
+      );
+    }
+
+    it.each([
+      ['listing pods is forbidden', ['list-pods', 'list-replicasets', 'evict'] as const],
+      ['evicting is forbidden', ['evict'] as const],
+    ])('%s: the roll is held with the reason and retried on a backoff', async (_name, verbs) => {
+      pods.forbid(...verbs);
+      const results = await runRounds(reconciler, () => blocked().length >= 4);
+      expect(results[0]).toMatchObject({ outcome: 'rolled' });
+      expect(observer.hooks()).not.toContain('onFailed');
+      expect(blocked().map((hold) => hold.retryInMs)).toEqual([1_000, 2_000, 4_000, 8_000]);
+      expect(blocked()[0]?.reason).toMatch(/forbidden.*reloader\.enableEvictStrategy=true/);
+      expect(pods.evictions().filter((name) => name !== 'api-a')).toEqual([]);
+      // Granted (helm upgrade): the held roll goes on by itself and ends.
+      pods.forbid();
+      now += 10_000;
+      await runRounds(reconciler);
+      expect(new Set(pods.evictions())).toEqual(new Set(['api-a', 'api-b', 'api-c']));
+      expect(writer.server(VIEW.ref)?.annotations[EVICT_BEFORE]).toBeUndefined();
+    });
+  });
+
+  it('a refused Eviction request is reported as failed before it holds the roll', async () => {
+    pods.forbid('evict');
+    await runRounds(reconciler, () => observer.hooks().includes('onEviction'));
+    const steps = observer.calls.flatMap((call) =>
+      call.hook === 'onEviction' ? [call.event.result] : [],
+    );
+    expect(steps).toEqual(['failed', 'blocked']);
+  });
+
   it('a pod gone before its eviction (404) is no error', async () => {
     const first = reconciler();
     syncCache();

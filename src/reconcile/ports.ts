@@ -182,7 +182,20 @@ export type EvictionEvent =
       readonly retryInMs: number;
       readonly progress: EvictionProgress;
     }
-  /** The workload's own spec stops the roll (no selector): tried again after `retryInMs`. */
+  /**
+   * The Eviction request of `pod` failed otherwise (a 403, a 5xx): the reconcile's error handling
+   * goes on from there; this reports the request alone.
+   */
+  | {
+      readonly view: WorkloadView;
+      readonly result: 'failed';
+      readonly pod: string;
+      readonly progress: EvictionProgress;
+    }
+  /**
+   * The roll cannot go on now: the workload's own spec (no selector), or the pods may not be listed
+   * or evicted (403); tried again after `retryInMs`.
+   */
   | {
       readonly view: WorkloadView;
       readonly result: 'blocked';

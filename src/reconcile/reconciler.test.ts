@@ -245,7 +245,70 @@ describe('Reconciler', () => {
     expect(result).toMatchObject({ outcome: 'rolled', attempts: 3 });
     expect(bodies().map((body) => body.includes('"11"'))).toEqual([false, true]);
     expect(writer.getCount).toBe(2);
-    expect(sleeps).toEqual([500]); // only the failed GET backs off
+    // Only the failed GET backs off, as the first failure of the write budget (a 409 spends none).
+    expect(sleeps).toEqual([250]);
+  });
+
+  describe('409 while the status keeps moving (a Deployment whose pods are starting)', () => {
+    /**
+     * The deployment controller updates the status between every read and every patch: each patch
+     * is one version behind, and the watch delivers the newer one right after the 409.
+     */
+    function statusChurn(updates: number): void {
+      let left = updates;
+      writer = new (class extends RecordingWriter {
+        override patch(...args: Parameters<RecordingWriter['patch']>) {
+          const current = this.server(args[0]);
+          if (left > 0 && current) {
+            left -= 1;
+            this.put({ ...current, resourceVersion: String(Number(current.resourceVersion) + 1) });
+          }
+          return super.patch(...args);
+        }
+      })();
+      workloads = new (class extends InMemoryWorkloads {
+        override newerThan(key: typeof KEY, resourceVersion: string) {
+          const served = writer.server(API.build().ref);
+          if (served) this.put(served);
+          return super.newerThan(key, resourceVersion);
+        }
+      })();
+    }
+
+    it('a baseline lands within the reconcile after more conflicts than the write budget', async () => {
+      statusChurn(8);
+      given(API.build());
+      const result = await reconciler().reconcile(KEY);
+      expect(result).toMatchObject({ outcome: 'baselined', attempts: 9 });
+      expect(writer.server(API.build().ref)?.annotations[BASELINE]).toBe(
+        `{"${CM}":"${H1}","${SECRET}":"${H2}"}`,
+      );
+      expect(observer.hooks().filter((hook) => hook !== 'onRetry')).toEqual(['onBaselined']);
+    });
+
+    it('repeated conflicts back off instead of re-reading in a tight loop', async () => {
+      statusChurn(5);
+      given(API.build());
+      await reconciler().reconcile(KEY);
+      // The first conflict waits for the watch (ADR 0015); the next ones back off, doubling.
+      expect(sleeps).toEqual([100, 200, 400, 800]);
+    });
+
+    it('a workload that never stops changing ends the write after the conflict budget', async () => {
+      statusChurn(1_000);
+      given(API.build());
+      const result = await reconciler().reconcile(KEY);
+      expect(result).toMatchObject({ outcome: 'failed', attempts: 30, error: { status: 409 } });
+      expect(sleeps.reduce((sum, ms) => sum + ms, 0)).toBeGreaterThan(100_000);
+    });
+
+    it('a 5xx after conflicts still gets the whole write budget', async () => {
+      statusChurn(6);
+      given(API.build());
+      writer.failNext(...[500, 502, 503, 504].map((status) => serverError(status)));
+      const result = await reconciler().reconcile(KEY);
+      expect(result).toMatchObject({ outcome: 'baselined' });
+    });
   });
 
   it('403: no retry, reported as failed', async () => {

@@ -11,7 +11,7 @@ import type { ReloadListCache } from '../core/annotation-values.ts';
 import { ApiError } from '../core/api-error.ts';
 import type { SourceKey, WorkloadKey, WorkloadView } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
-import { BACKOFF_POLICIES, writeAttemptDelay } from '../queue/backoff.ts';
+import { BACKOFF_POLICIES, backoffDelay, writeAttemptDelay } from '../queue/backoff.ts';
 import { isReconciled, kindRow } from '../rollout/kinds.ts';
 import { admitsEverything } from '../rollout/waves.ts';
 import type {
@@ -383,7 +383,11 @@ export class Reconciler {
     const stale = resume.basis.view;
     const marks = this.#deps.marks.marksOf(key);
     const pass: Pass = { key, row: kindRow(stale.ref.kind), marks, trigger, memo: resume.memo };
-    const timing = { attempt: resume.attempts + 1, startedAt: resume.startedAt };
+    const timing = {
+      attempt: resume.attempts + 1,
+      startedAt: resume.startedAt,
+      conflicts: resume.conflicts,
+    };
     let basis: { readonly view: WorkloadView | undefined; readonly fetched: boolean };
     try {
       basis = await this.#currentView(key, resume);
@@ -421,10 +425,15 @@ export class Reconciler {
    */
   #writeFailed(pass: Pass, attempt: Attempt, error: ApiError, conflict: boolean): ReconcileResult {
     const { target, fetched } = attempt;
-    const final = this.#finalFailure(pass, target, error, attempt.attempt);
+    const stale = error.status === 409 && error.retryable;
+    const conflicts = (attempt.conflicts ?? 0) + (stale ? 1 : 0);
+    // The write budget counts the attempts the server or the network failed, not conflicts.
+    const spent = stale ? conflicts : attempt.attempt - conflicts;
+    const final = this.#finalFailure(pass, target, error, { attempt: attempt.attempt, spent });
     if (final) return final;
-    const stale = error.status === 409;
-    const delayMs = stale ? 0 : writeAttemptDelay(error, attempt.attempt, this.#deps.random);
+    const delayMs = stale
+      ? conflictDelay(conflicts, this.#deps.random)
+      : writeAttemptDelay(error, spent, this.#deps.random);
     this.#deps.observer.onRetry({ key: pass.key, error, attempt: attempt.attempt, delayMs });
     const resume: Continuation = {
       startedAt: attempt.startedAt,
@@ -432,10 +441,11 @@ export class Reconciler {
       memo: pass.memo,
       basis: { view: target.view, fetched },
       conflict: stale || conflict,
+      conflicts,
     };
     const { key } = pass;
     const retry: ReconcileRetry =
-      stale && !fetched
+      stale && !fetched && conflicts === 1
         ? {
             afterMs: CONFLICT_WATCH_WAIT_MS,
             wakeEarly: this.#deps.workloads.newerThan(
@@ -454,10 +464,15 @@ export class Reconciler {
     pass: Pass,
     target: Target,
     error: ApiError,
-    attempt: number,
+    count: { readonly attempt: number; readonly spent: number },
   ): ReconcileResult | undefined {
+    const { attempt, spent } = count;
     if (error.status === 404) return this.#outcomes.gone(pass, attempt);
-    if (error.retryable && attempt < BACKOFF_POLICIES.write.maxAttempts) return undefined;
+    const budget =
+      error.status === 409
+        ? BACKOFF_POLICIES.conflict.maxAttempts
+        : BACKOFF_POLICIES.write.maxAttempts;
+    if (error.retryable && spent < budget) return undefined;
     const failure = { error, attempts: attempt, stage: 'write', recreationPending: false } as const;
     return this.#outcomes.failed(pass, target, failure, attempt);
   }
@@ -493,6 +508,15 @@ export class Reconciler {
       cause: error,
     });
   }
+}
+
+/**
+ * The wait after the n-th conflict of a write (docs/adr/0050): none after the first (the newer
+ * version is read at once, ADR 0015), then the conflict backoff, so a workload whose status keeps
+ * moving is patched in a gap between two updates rather than raced in a tight loop.
+ */
+function conflictDelay(conflicts: number, random: RandomSource): number {
+  return conflicts <= 1 ? 0 : backoffDelay(BACKOFF_POLICIES.conflict, conflicts - 2, random);
 }
 
 /** The time a stage asks to be reconciled again at, if it asks. */

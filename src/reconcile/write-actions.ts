@@ -10,8 +10,9 @@ import type { WorkloadRef, WorkloadView } from '../core/types.ts';
 import { buildJobFromCronJob, buildRecreatedJob, cronJobRunName } from '../rollout/jobs.ts';
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
-import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
+import type { PodEvictionFacts, RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
 import { kindRow } from '../rollout/kinds.ts';
+import type { PodFacts } from '../rollout/evict.ts';
 import { evictBeforeOf, evictionScopeOf, ownedPods } from '../rollout/evict.ts';
 import type { PausePlan } from '../rollout/pause.ts';
 import type { LiveTemplate, WorkloadChanges } from '../rollout/patch.ts';
@@ -389,22 +390,41 @@ const EVICT_PODS: WriteStrategy = {
         { status: 422, retryable: false },
       );
     }
-    const { namespace } = view.ref;
-    const replicaSets =
-      facts.owners === 'replica-sets' ? await pods.listReplicaSets(namespace, scope.selector) : [];
-    const owned = ownedPods({
-      facts,
-      workloadUid: view.uid,
-      pods: await pods.listPods(namespace, scope.selector),
-      replicaSets,
-    });
-    const evictBefore = rfc3339Seconds(evictBeforeOf(owned, context.now));
+    const owned = await podsOrForbidden(pods, facts, view, scope.selector);
+    const evictBefore = rfc3339Seconds(evictBeforeOf(owned ?? [], context.now));
     ensureLeader(context);
     // Metadata only: no new generation, so no rollout for the health model to follow.
     await writer.patch(view.ref, buildEvictStartPatch(row, view, plan, evictBefore));
     return undefined;
   },
 };
+
+/**
+ * The workload's pods; undefined when listing them is forbidden (403). The roll still starts: its
+ * marker then falls on this second, and the pod-eviction stage holds it with the reason until
+ * the pods may be read (docs/evict-strategy.md, `reloader.enableEvictStrategy`).
+ */
+async function podsOrForbidden(
+  pods: PodApi,
+  facts: PodEvictionFacts,
+  view: WorkloadView,
+  selector: string,
+): Promise<readonly PodFacts[] | undefined> {
+  const { namespace } = view.ref;
+  try {
+    const replicaSets =
+      facts.owners === 'replica-sets' ? await pods.listReplicaSets(namespace, selector) : [];
+    return ownedPods({
+      facts,
+      workloadUid: view.uid,
+      pods: await pods.listPods(namespace, selector),
+      replicaSets,
+    });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return undefined;
+    throw error;
+  }
+}
 
 const ROLL_STRATEGIES: Readonly<Record<RollActionType, WriteStrategy>> = {
   'template-patch': TEMPLATE_PATCH,

@@ -222,3 +222,14 @@ export function parseEvictBefore(value: string | undefined): number | undefined 
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : at;
 }
+
+/** The chart value that grants what a roll by eviction needs (docs/evict-strategy.md). */
+export const EVICTION_RBAC_VALUE = 'reloader.enableEvictStrategy';
+
+/**
+ * Why a roll by eviction is held when the API refused a request of it (403): the server's message,
+ * and how to grant it. Holding, not failing: the roll goes on by itself once the grant is there.
+ */
+export function forbiddenHoldReason(message: string): string {
+  return `${message}; the chart grants it with ${EVICTION_RBAC_VALUE}=true`;
+}

@@ -54,9 +54,9 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       rbac: {
         verbs: ['get', 'list', 'watch', 'patch'],
         also: [
-          { group: '', resource: 'pods', verbs: ['get', 'list'] },
-          { group: '', resource: 'pods/eviction', verbs: ['create'] },
-          { group: 'apps', resource: 'replicasets', verbs: ['list'] },
+          { group: '', resource: 'pods', verbs: ['get', 'list'], onlyFor: 'evict-pods' },
+          { group: '', resource: 'pods/eviction', verbs: ['create'], onlyFor: 'evict-pods' },
+          { group: 'apps', resource: 'replicasets', verbs: ['list'], onlyFor: 'evict-pods' },
         ],
       },
     },
@@ -94,8 +94,8 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       rbac: {
         verbs: ['get', 'list', 'watch', 'patch'],
         also: [
-          { group: '', resource: 'pods', verbs: ['get', 'list'] },
-          { group: '', resource: 'pods/eviction', verbs: ['create'] },
+          { group: '', resource: 'pods', verbs: ['get', 'list'], onlyFor: 'evict-pods' },
+          { group: '', resource: 'pods/eviction', verbs: ['create'], onlyFor: 'evict-pods' },
         ],
       },
     },
@@ -133,8 +133,8 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       rbac: {
         verbs: ['get', 'list', 'watch', 'patch'],
         also: [
-          { group: '', resource: 'pods', verbs: ['get', 'list'] },
-          { group: '', resource: 'pods/eviction', verbs: ['create'] },
+          { group: '', resource: 'pods', verbs: ['get', 'list'], onlyFor: 'evict-pods' },
+          { group: '', resource: 'pods/eviction', verbs: ['create'], onlyFor: 'evict-pods' },
         ],
       },
     },
@@ -233,9 +233,9 @@ const EXPECTED: readonly (readonly [WorkloadKind, string, Axes])[] = [
       rbac: {
         verbs: ['get', 'list', 'watch', 'patch'],
         also: [
-          { group: '', resource: 'pods', verbs: ['get', 'list'] },
-          { group: '', resource: 'pods/eviction', verbs: ['create'] },
-          { group: 'apps', resource: 'replicasets', verbs: ['list'] },
+          { group: '', resource: 'pods', verbs: ['get', 'list'], onlyFor: 'evict-pods' },
+          { group: '', resource: 'pods/eviction', verbs: ['create'], onlyFor: 'evict-pods' },
+          { group: 'apps', resource: 'replicasets', verbs: ['list'], onlyFor: 'evict-pods' },
         ],
       },
     },

@@ -138,6 +138,11 @@ export interface RbacGrant {
   readonly group: string;
   readonly resource: string;
   readonly verbs: readonly RbacVerb[];
+  /**
+   * Needed only by this roll action, which a workload opts into: the chart grants it behind its
+   * own value (`evict-pods`: `reloader.enableEvictStrategy`, off by default).
+   */
+  readonly onlyFor?: 'evict-pods' | undefined;
 }
 
 export interface KindRbac {
@@ -166,10 +171,15 @@ const POD_TEMPLATE = ['spec', 'template'] as const;
  * Deployment or Rollout, their ReplicaSets) and evict them through the Eviction subresource.
  */
 const EVICTION_GRANTS = [
-  { group: '', resource: 'pods', verbs: ['get', 'list'] },
-  { group: '', resource: 'pods/eviction', verbs: ['create'] },
+  { group: '', resource: 'pods', verbs: ['get', 'list'], onlyFor: 'evict-pods' },
+  { group: '', resource: 'pods/eviction', verbs: ['create'], onlyFor: 'evict-pods' },
 ] as const satisfies readonly RbacGrant[];
-const REPLICA_SET_LIST = { group: 'apps', resource: 'replicasets', verbs: ['list'] } as const;
+const REPLICA_SET_LIST = {
+  group: 'apps',
+  resource: 'replicasets',
+  verbs: ['list'],
+  onlyFor: 'evict-pods',
+} as const;
 const OWN_VERBS = ['get', 'list', 'watch', 'patch'] as const;
 
 /** The template-patching built-in kinds share everything but their names (§7.1). */

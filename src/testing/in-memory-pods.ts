@@ -32,6 +32,7 @@ export class InMemoryPods implements PodApi {
   readonly #pods = new Map<string, SimulatedPod>();
   readonly #replicaSets: JsonObject[] = [];
   readonly #holds: string[] = [];
+  #forbidden = new Set<PodRequest['verb']>();
   readonly #app: string;
   #created = 0;
 
@@ -59,6 +60,22 @@ export class InMemoryPods implements PodApi {
       ready: true,
       deletedAt: undefined,
     });
+  }
+
+  /** Requests of these verbs answer 403, as without the chart's eviction RBAC; [] grants again. */
+  forbid(...verbs: PodRequest['verb'][]): void {
+    this.#forbidden = new Set(verbs);
+  }
+
+  #refused(verb: PodRequest['verb'], resource: string): Promise<never> | undefined {
+    if (!this.#forbidden.has(verb)) return undefined;
+    const action = verb === 'evict' ? 'create' : 'list';
+    return Promise.reject(
+      new ApiError(
+        `${resource} is forbidden: User "system:serviceaccount:kreload-system:kreload" cannot ${action} resource "${resource}"`,
+        { status: 403, retryable: false },
+      ),
+    );
   }
 
   /** The next evictions answer 429 with these reasons. */
@@ -100,18 +117,24 @@ export class InMemoryPods implements PodApi {
 
   listPods(_namespace: string, labelSelector: string): Promise<readonly JsonObject[]> {
     this.requests.push({ verb: 'list-pods', selector: labelSelector });
+    const refused = this.#refused('list-pods', 'pods');
+    if (refused) return refused;
     if (labelSelector !== `app=${this.#app}`) return Promise.resolve([]);
     return Promise.resolve([...this.#pods.values()].map((pod) => wirePod(this.#app, pod)));
   }
 
   listReplicaSets(_namespace: string, labelSelector: string): Promise<readonly JsonObject[]> {
     this.requests.push({ verb: 'list-replicasets', selector: labelSelector });
+    const refused = this.#refused('list-replicasets', 'replicasets');
+    if (refused) return refused;
     if (labelSelector !== `app=${this.#app}`) return Promise.resolve([]);
     return Promise.resolve(structuredClone(this.#replicaSets));
   }
 
   evict(_namespace: string, pod: { readonly name: string; readonly uid: string }): Promise<void> {
     this.requests.push({ verb: 'evict', name: pod.name, uid: pod.uid });
+    const refused = this.#refused('evict', 'pods/eviction');
+    if (refused) return refused;
     const hold = this.#holds.shift();
     if (hold !== undefined) {
       return Promise.reject(new ApiError(hold, { status: 429, retryable: true }));

@@ -5,9 +5,9 @@ by hand. The RBAC of each workload kind: a rule is granted when every `when` val
 */}}
 {{- define "kreload.kindRules" -}}
 - { apiGroup: "apps", resources: ["deployments"], verbs: ["get", "list", "watch", "patch"] }
-- { apiGroup: "", resources: ["pods"], verbs: ["get", "list"] }
-- { apiGroup: "", resources: ["pods/eviction"], verbs: ["create"] }
-- { apiGroup: "apps", resources: ["replicasets"], verbs: ["list"] }
+- { apiGroup: "", resources: ["pods"], verbs: ["get", "list"], when: ["enableEvictStrategy"] }
+- { apiGroup: "", resources: ["pods/eviction"], verbs: ["create"], when: ["enableEvictStrategy"] }
+- { apiGroup: "apps", resources: ["replicasets"], verbs: ["list"], when: ["enableEvictStrategy"] }
 - { apiGroup: "apps", resources: ["daemonsets", "statefulsets"], verbs: ["get", "list", "watch", "patch"] }
 - { apiGroup: "batch", resources: ["cronjobs"], verbs: ["get", "list", "watch", "patch"], unless: ["ignoreCronJobs"] }
 - { apiGroup: "batch", resources: ["jobs"], verbs: ["create"], when: ["ignoreJobs"], unless: ["ignoreCronJobs"] }

@@ -78,14 +78,11 @@ const RULE = {
   },
 } satisfies Record<string, PolicyRule | ((...resources: string[]) => PolicyRule)>;
 
-/** The built-in apps kinds and what rolling them by eviction needs. */
-const WORKLOAD_RULES = [
-  RULE.deployments,
-  RULE.pods,
-  RULE.podEviction,
-  RULE.replicaSets,
-  RULE.setsOfPods,
-];
+/** The built-in apps kinds. */
+const WORKLOAD_RULES = [RULE.deployments, RULE.setsOfPods];
+
+/** `reloader.enableEvictStrategy`: what rolling by eviction needs (off by default). */
+const EVICTION_RULES = [RULE.pods, RULE.podEviction, RULE.replicaSets];
 
 const DEFAULT_WATCH_RULES = [
   RULE.sources('configmaps', 'secrets'),
@@ -241,6 +238,7 @@ const CASES: ChartCase[] = [
     ],
     clusterRules: [
       ...DEFAULT_WATCH_RULES,
+      ...EVICTION_RULES,
       RULE.namespaces,
       RULE.rollouts,
       RULE.deploymentConfigs,

@@ -116,6 +116,7 @@ const CHART_ONLY = [
   'grafanaDashboard',
   'verticalPodAutoscaler',
   'readOnlyRootFileSystem', // the container security context
+  'enableEvictStrategy', // RBAC of the evict strategy
   'legacy', // accepted from Reloader's values, unused as there
 ];
 

@@ -19,6 +19,13 @@ import {
   listedTypes,
 } from '../../explain/explain-workload.ts';
 import { explainSource } from '../../explain/explain-source.ts';
+import { EVICT_BEFORE } from '../../core/types.ts';
+import {
+  evictionScopeOf,
+  nextEvictions,
+  ownedPods,
+  parseEvictBefore,
+} from '../../rollout/evict.ts';
 import { referenceSites } from './reference-sites.ts';
 import type { SourceQueryExplanation, WorkloadExplanation } from '../../explain/model.ts';
 import type { ExplainReader, PolicyList } from './reader.ts';
@@ -183,6 +190,30 @@ async function policyKnowledge(
   return { state: 'known', binding };
 }
 
+/**
+ * A roll by eviction under way (W `kreload.io/evict-before`): its pods counted as the controller's
+ * next round would count them. Undefined without a roll under way, or when the pods may not be read.
+ */
+async function evictionProgress(
+  context: GatherContext,
+  view: WorkloadView,
+  object: JsonObject,
+): Promise<WorkloadInput['podsProgress']> {
+  const facts = findKindRow(view.ref.kind)?.podEviction;
+  const evictBefore = parseEvictBefore(view.annotations[EVICT_BEFORE]);
+  if (facts === undefined || evictBefore === undefined) return undefined;
+  const scope = evictionScopeOf(facts, object);
+  if ('problem' in scope) return undefined;
+  const listed = await context.reader.listPodsOf(
+    view.ref.namespace,
+    scope.selector,
+    facts.owners === 'replica-sets',
+  );
+  if (listed === undefined) return undefined;
+  const pods = ownedPods({ facts, workloadUid: view.uid, ...listed });
+  return nextEvictions({ pods, evictBefore, scope, now: context.now }).progress;
+}
+
 async function explainObject(
   context: GatherContext,
   cache: RunCache,
@@ -224,6 +255,7 @@ async function explainObject(
     recreationPendingSince: pendingSince(context, view.ref, view.uid),
     policies,
     halts: context.options.rollouts.waves ? await cache.halts(namespace) : undefined,
+    podsProgress: await evictionProgress(context, view, object),
   };
   return explainWorkload(input);
 }

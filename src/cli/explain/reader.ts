@@ -17,6 +17,7 @@ import {
   projectionSettings,
   sourceKeysOf,
 } from '../../kube/projections.ts';
+import { KubePodClient } from '../../kube/pod-client.ts';
 import type { ApiResource } from '../../kube/resources.ts';
 import { OTHER_RESOURCES, resourcePath, workloadResource } from '../../kube/resources.ts';
 import type { KubeTransport } from '../../kube/transport.ts';
@@ -74,6 +75,30 @@ export class ExplainReader {
     } catch (error) {
       if (isStatus(error, 404)) return { state: 'not-found' };
       if (isStatus(error, 403)) return { state: 'forbidden', message: error.message };
+      throw error;
+    }
+  }
+
+  /**
+   * The pods of a roll by eviction and, for a Deployment or Rollout, their ReplicaSets, by label
+   * selector; undefined when explain may not list them (403).
+   */
+  async listPodsOf(
+    namespace: string,
+    selector: string,
+    withReplicaSets: boolean,
+  ): Promise<
+    | { readonly pods: readonly JsonObject[]; readonly replicaSets: readonly JsonObject[] }
+    | undefined
+  > {
+    const pods = new KubePodClient({ transport: this.#transport });
+    try {
+      return {
+        replicaSets: withReplicaSets ? await pods.listReplicaSets(namespace, selector) : [],
+        pods: await pods.listPods(namespace, selector),
+      };
+    } catch (error) {
+      if (isStatus(error, 403)) return undefined;
       throw error;
     }
   }

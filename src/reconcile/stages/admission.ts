@@ -413,6 +413,8 @@ export class RollAdmission implements ReconcileStage {
       undo && this.#deps.settings.undoOnFailure
         ? await undo.plan(this.#underPolicy(view), change.source, { [ROLLOUT_HALTED]: marker })
         : undefined;
+    // Written before, its answer lost: the marker and the undo are there already.
+    if (planned !== undefined && 'halted' in planned) return;
     if (planned === undefined || 'notUndone' in planned) {
       if (planned) this.#deps.report.notUndone(view, planned.notUndone);
       await this.#deps.writer.patch(view.ref, haltMarkerPatch(kindRow(view.ref.kind), marker));

@@ -17,6 +17,7 @@ import { BACKOFF_POLICIES, backoffDelay } from '../../queue/backoff.ts';
 import type { EvictionProgress, PodFacts } from '../../rollout/evict.ts';
 import {
   evictionScopeOf,
+  forbiddenHoldReason,
   nextEvictions,
   ownedPods,
   parseEvictBefore,
@@ -70,8 +71,22 @@ export class PodEviction implements ReconcileStage {
     try {
       return await this.#round(pass, view, facts, evictBefore);
     } catch (error) {
-      return { failed: asApiError(error) };
+      const failure = asApiError(error);
+      if (failure.status === 403) return this.#forbidden(pass, view, failure);
+      return { failed: failure };
     }
+  }
+
+  /**
+   * The pods may not be listed or evicted here (the chart's `enableEvictStrategy` is off, or a
+   * namespace's RBAC refuses): a hold with the reason, retried on the hold backoff, never a failure
+   * that waits for the resync, so the roll goes on by itself once it is granted.
+   */
+  #forbidden(pass: Pass, view: WorkloadView, error: ApiError): StageAnswer {
+    const retryInMs = this.#holdDelay(pass.key);
+    const reason = forbiddenHoldReason(error.message);
+    this.#deps.observer.onEviction({ view, result: 'blocked', reason, retryInMs });
+    return { againAt: this.#deps.now() + retryInMs };
   }
 
   async #round(
@@ -123,7 +138,10 @@ export class PodEviction implements ReconcileStage {
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (error.status === 404 || error.status === 409) return undefined;
-      if (error.status !== 429) throw error;
+      if (error.status !== 429) {
+        observer.onEviction({ view, result: 'failed', pod: pod.name, progress });
+        throw error;
+      }
       const retryInMs = this.#holdDelay(pass.key);
       const reason = error.message;
       observer.onEviction({ view, result: 'held', pod: pod.name, reason, retryInMs, progress });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../core/json.ts';
-import { CONFIG_REVISIONS, SNAPSHOTS } from '../../core/types.ts';
+import { CONFIG_REVISIONS, ROLLOUT_HALTED, SNAPSHOTS } from '../../core/types.ts';
+import { formatHaltMarker } from '../../rollout/waves.ts';
 import type { RevisionKind } from '../../rollout/kinds.ts';
 import { aWorkload } from '../../testing/builders.ts';
 import { FailedRolloutUndo } from './undo.ts';
@@ -121,6 +122,39 @@ describe('FailedRolloutUndo', () => {
   ])('not undone: $name', async ({ items, object, view, why }) => {
     const { subject } = undo({ items, object });
     expect(await subject.plan(view, 'configmap/cfg', MARK)).toEqual({ notUndone: why });
+  });
+
+  it('an undo whose answer was lost is not undone again when the halt is retried', async () => {
+    // The earlier PATCH went through: the workload carries this change's marker and revision 2's
+    // template, which the Deployment controller renumbered 4. The revision below is the failed 3.
+    const marker = (at: string) => ({
+      [ROLLOUT_HALTED]: formatHaltMarker({
+        source: 'configmap/shop/cfg',
+        hash: 'h3',
+        at,
+        reason: 'ProgressDeadlineExceeded',
+      }),
+    });
+    const undone: JsonObject = {
+      metadata: {
+        uid: UID,
+        resourceVersion: '9',
+        annotations: {
+          'deployment.kubernetes.io/revision': '4',
+          ...marker('2026-12-06T10:00:00Z'),
+        },
+      },
+    };
+    const { subject } = undo({
+      items: [
+        replicaSet(1, undefined),
+        replicaSet(3, '{"configmap/cfg":"cfg-3333333333"}'),
+        replicaSet(4, PINNED_2),
+      ],
+      object: undone,
+    });
+    const answer = await subject.plan(OPTED_IN, 'configmap/cfg', marker('2026-12-06T10:00:05Z'));
+    expect(answer).toEqual({ halted: true });
   });
 
   it('with config revisions off nothing is read', async () => {

@@ -11,8 +11,9 @@ import { kindRow } from '../../rollout/kinds.ts';
 import type { Patch } from '../../rollout/patch.ts';
 import { planUndo } from '../../rollout/revisions.ts';
 import { parseSnapshotMap } from '../../rollout/snapshots.ts';
-import { SNAPSHOTS } from '../../core/types.ts';
-import { stringAt } from '../../core/json.ts';
+import { ROLLOUT_HALTED, SNAPSHOTS } from '../../core/types.ts';
+import { objectAt, stringAt } from '../../core/json.ts';
+import { parseHaltMarker } from '../../rollout/waves.ts';
 import { revisionSettings } from '../plan/revisions.ts';
 import type { SnapshotApi, WorkloadWriter } from '../ports.ts';
 
@@ -30,7 +31,13 @@ export type UndoAnswer =
       readonly revision: { readonly object: string; readonly number: number };
       readonly snapshots: readonly string[];
     }
-  | { readonly notUndone: string };
+  | { readonly notUndone: string }
+  /**
+   * The workload already carries this change's halt marker: an earlier PATCH of it (with its undo)
+   * went through and its answer was lost. Nothing is written again: the live revision is now the
+   * undone one, and undoing it would put back the failed roll.
+   */
+  | { readonly halted: true };
 
 export class FailedRolloutUndo {
   readonly #deps: UndoDeps;
@@ -55,6 +62,10 @@ export class FailedRolloutUndo {
     if (revisionKind === undefined) return { notUndone: `a ${row.kind} keeps no revisions` };
     const object = await this.#deps.writer.getObject(view.ref);
     if (object === undefined) return { notUndone: 'gone' };
+    const served = objectAt(object, ['metadata', 'annotations'])?.[ROLLOUT_HALTED];
+    if (sameChange(typeof served === 'string' ? served : undefined, annotations[ROLLOUT_HALTED])) {
+      return { halted: true };
+    }
     const items = await this.#deps.revisions.revisions(revisionKind, view.ref.namespace);
     const plan = planUndo(view.ref.kind, object, { items: [...items] }, annotations);
     if (plan.state === 'impossible') return { notUndone: plan.why };
@@ -74,4 +85,11 @@ export class FailedRolloutUndo {
       snapshots,
     };
   }
+}
+
+/** Two halt markers of the same change (source and hash); their times and reasons may differ. */
+function sameChange(served: string | undefined, planned: string | undefined): boolean {
+  const a = parseHaltMarker(served);
+  const b = parseHaltMarker(planned);
+  return a !== undefined && a.source === b?.source && a.hash === b.hash;
 }
