@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { kindRow } from '../rollout/kinds.ts';
 import type { WorkloadKind } from '../core/types.ts';
 import {
   BASELINE,
@@ -249,7 +250,7 @@ const KIND_CASES: readonly [WorkloadKind, Record<string, unknown>, Record<string
 describe('projectWorkload: rollout status', () => {
   it('keeps the Deployment counts and the Progressing condition, nothing else', () => {
     const view = projectWorkload(
-      'Deployment',
+      kindRow('Deployment'),
       {
         metadata: metadata(),
         spec: { replicas: 2, template: TEMPLATE },
@@ -287,7 +288,7 @@ describe('projectWorkload: rollout status', () => {
 
   it('reads a StatefulSet partition and an OnDelete strategy', () => {
     const view = projectWorkload(
-      'StatefulSet',
+      kindRow('StatefulSet'),
       {
         metadata: metadata(),
         spec: {
@@ -305,7 +306,7 @@ describe('projectWorkload: rollout status', () => {
   it('keeps at most 256 characters of a status text another controller wrote', () => {
     const huge = 'x'.repeat(1_000_000);
     const view = projectWorkload(
-      'Rollout',
+      kindRow('Rollout'),
       {
         metadata: metadata(),
         spec: { template: TEMPLATE },
@@ -318,7 +319,7 @@ describe('projectWorkload: rollout status', () => {
       message: `${'x'.repeat(256)}…`,
     });
     const deployment = projectWorkload(
-      'Deployment',
+      kindRow('Deployment'),
       {
         metadata: metadata(),
         spec: { template: TEMPLATE },
@@ -338,7 +339,7 @@ describe('projectWorkload: rollout status', () => {
     ['1e400', undefined],
   ])('reads an Argo Rollout observedGeneration %j as %j', (observed, expected) => {
     const view = projectWorkload(
-      'Rollout',
+      kindRow('Rollout'),
       {
         metadata: metadata(),
         spec: { template: TEMPLATE },
@@ -353,7 +354,7 @@ describe('projectWorkload: rollout status', () => {
 describe('projectWorkload', () => {
   it.each(KIND_CASES)('%s', (kind, spec, flags) => {
     const view = projectWorkload(
-      kind,
+      kindRow(kind),
       { metadata: metadata(), spec, status: { replicas: 3 } },
       SETTINGS,
     );
@@ -378,7 +379,7 @@ describe('projectWorkload', () => {
 
   it('a Rollout with workloadRef has no containers', () => {
     const view = projectWorkload(
-      'Rollout',
+      kindRow('Rollout'),
       {
         metadata: metadata(),
         spec: { workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' } },
@@ -394,7 +395,7 @@ describe('projectWorkload', () => {
 
   it('a DeploymentConfig without a ConfigChange trigger says so', () => {
     const view = projectWorkload(
-      'DeploymentConfig',
+      kindRow('DeploymentConfig'),
       { metadata: metadata(), spec: { triggers: [{ type: 'ImageChange' }], template: TEMPLATE } },
       SETTINGS,
     );
@@ -407,14 +408,16 @@ describe('projectWorkload', () => {
       metadata: { ...metadata(), annotations: { 'example.com/auto': 'true', [KEYS.auto]: 'true' } },
       spec: { template: TEMPLATE },
     };
-    expect(projectWorkload('Deployment', wire, { keys, keepLabels: false })?.annotations).toEqual({
+    expect(
+      projectWorkload(kindRow('Deployment'), wire, { keys, keepLabels: false })?.annotations,
+    ).toEqual({
       'example.com/auto': 'true',
     });
   });
 
   it('carries no ownerReference that is not a controller, and tolerates missing fields', () => {
     const view = projectWorkload(
-      'StatefulSet',
+      kindRow('StatefulSet'),
       { metadata: { name: 'w', namespace: 'ns', uid: 'u' } },
       SETTINGS,
     );
@@ -458,7 +461,7 @@ describe('projectWorkload', () => {
       },
     };
     const view = projectWorkload(
-      'Deployment',
+      kindRow('Deployment'),
       { metadata: metadata(), spec: { template } },
       SETTINGS,
     );
@@ -487,7 +490,7 @@ describe('projectWorkload', () => {
     expect(view?.templateAnnotations[SNAPSHOTS]).toBeDefined();
     expect(view?.revisionDigest).toBeUndefined();
     const labelled = projectWorkload(
-      'Deployment',
+      kindRow('Deployment'),
       {
         metadata: { ...metadata(), labels: { 'kreload.io/revision-digest': 'abc' } },
         spec: { template },
@@ -499,7 +502,11 @@ describe('projectWorkload', () => {
 
   it('is undefined without a uid', () => {
     expect(
-      projectWorkload('Deployment', { metadata: { name: 'w', namespace: 'ns' } }, SETTINGS),
+      projectWorkload(
+        kindRow('Deployment'),
+        { metadata: { name: 'w', namespace: 'ns' } },
+        SETTINGS,
+      ),
     ).toBeUndefined();
   });
 });

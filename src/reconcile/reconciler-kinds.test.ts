@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { workloadKey } from '../core/keys.ts';
 import type {
@@ -141,7 +142,7 @@ function nestedAt(path: readonly string[], value: JsonObject): JsonObject {
 
 /** The pod template of the kind's wire object, at the row's template path. */
 function wireTemplate(row: WorkloadKindRow, template: JsonObject): JsonObject {
-  return nestedAt(row.templatePath, template);
+  return nestedAt(row.templatePath ?? [], template);
 }
 
 /**
@@ -179,7 +180,7 @@ const WIRE_OBJECTS: Record<
 };
 
 function wireObject(view: WorkloadView): JsonObject | undefined {
-  const row = kindRow(view.ref.kind);
+  const row = BUILT_IN_KIND_TABLE.row(view.ref.kind);
   return WIRE_OBJECTS[row.rollAction](view, row);
 }
 
@@ -369,7 +370,7 @@ const ROLL_WRITES: Record<
 };
 
 function expectedRollWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWrite[] {
-  const row = kindRow(view.ref.kind);
+  const row = BUILT_IN_KIND_TABLE.row(view.ref.kind);
   return ROLL_WRITES[row.rollAction](view, row, strategy);
 }
 

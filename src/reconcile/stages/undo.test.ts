@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BUILT_IN_KIND_TABLE } from '../../rollout/kinds.ts';
 import type { JsonObject } from '../../core/json.ts';
 import { CONFIG_REVISIONS, SNAPSHOTS } from '../../core/types.ts';
 import type { RevisionKind } from '../../rollout/kinds.ts';
@@ -39,6 +40,7 @@ function undo(options: {
 }) {
   const listed: RevisionKind[] = [];
   const subject = new FailedRolloutUndo({
+    kinds: BUILT_IN_KIND_TABLE,
     writer: { getObject: () => Promise.resolve(options.object) },
     revisions: {
       revisions: (kind) => {
