@@ -66,8 +66,7 @@ describe('--custom-workload-kinds rows', () => {
   });
 
   it('without a template path: rolled by eviction only, the applied state in W', () => {
-    const { podTemplatePath: _, ...noTemplate } = WIDGET;
-    const [row] = parseCustomKinds(JSON.stringify([noTemplate]));
+    const [row] = parseCustomKinds(JSON.stringify([{ ...WIDGET, podTemplatePath: undefined }]));
     expect(row).toMatchObject({
       templatePath: undefined,
       rollAction: 'evict-pods',
