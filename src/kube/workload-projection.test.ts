@@ -1,3 +1,4 @@
+import { parseCustomKinds } from '../config/custom-kinds.ts';
 import { describe, expect, it } from 'vitest';
 import { kindRow } from '../rollout/kinds.ts';
 import type { WorkloadKind } from '../core/types.ts';
@@ -534,5 +535,55 @@ describe('keptWorkloadKeys', () => {
       ]),
     );
     expect(kept).toHaveLength(KEY_VALUES.length + 14);
+  });
+});
+
+describe('a configured kind (docs/custom-kinds.md)', () => {
+  const WIDGET = parseCustomKinds(
+    JSON.stringify([
+      {
+        group: 'example.kreload.io',
+        version: 'v1',
+        kind: 'Widget',
+        resource: 'widgets',
+        podTemplatePath: 'spec.pod',
+        replicasPath: 'spec.size',
+        status: {
+          observedGeneration: 'status.seen',
+          updatedReplicas: 'status.counts.updated',
+          availableReplicas: 'status.counts.ready',
+        },
+      },
+    ]),
+  )[0];
+
+  it('reads its template and its status where its row says', () => {
+    if (WIDGET === undefined) throw new Error('no Widget row');
+    const view = projectWorkload(
+      WIDGET,
+      {
+        metadata: { name: 'w', namespace: 'ns', uid: 'u', resourceVersion: '3', generation: 4 },
+        spec: {
+          size: 3,
+          pod: {
+            spec: { containers: [{ name: 'app', envFrom: [{ configMapRef: { name: 'cfg' } }] }] },
+          },
+        },
+        status: { seen: 4, counts: { updated: 2, ready: 1 } },
+      },
+      SETTINGS,
+    );
+    expect(view?.ref).toEqual({ kind: 'Widget', namespace: 'ns', name: 'w' });
+    expect(view?.podSpec.containers[0]?.envConfigMaps).toEqual(['cfg']);
+    expect(view?.rolloutStatus).toEqual({
+      model: 'replica-set',
+      observedGeneration: 4,
+      desired: 3,
+      replicas: 2,
+      updated: 2,
+      available: 1,
+      unavailable: 2,
+      progressing: undefined,
+    });
   });
 });
