@@ -23,6 +23,7 @@ import { projectionSettings } from './kube/projections.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { PeriodicResync } from './queue/resync.ts';
+import { kindTable } from './rollout/kinds.ts';
 import { yieldToEventLoop } from './time/event-loop.ts';
 import { SYSTEM_TIMERS } from './time/timers.ts';
 import { markMaxAgeMs } from './watch/marks.ts';
@@ -109,8 +110,10 @@ class KreloadApp implements App {
     });
     metrics.setLeader(gate.leading);
     const writes = new WriteLedger();
+    const kinds = kindTable(options.customWorkloadKinds);
     const watch = createWatchServer({
       options,
+      kinds,
       transport,
       metrics,
       logger,
@@ -124,8 +127,8 @@ class KreloadApp implements App {
     const pipeline = createPipeline({
       watch,
       writes,
-      writer: new WorkloadClient({ transport, projection: projectionSettings(options) }),
-      reconcile: reconcileOptionsOf(options),
+      writer: new WorkloadClient({ transport, projection: projectionSettings(options), kinds }),
+      reconcile: reconcileOptionsOf(options, kinds),
       concurrency: options.workerThreads,
       debounce: { syncDelayMs: options.syncDelay, syncMaxDelayMs: options.syncMaxDelay },
       metrics,
@@ -163,7 +166,7 @@ class KreloadApp implements App {
             .map(({ source, hash }) => `${source}@${hash.slice(0, 12)}`),
         breakers: pipeline.breakers,
       },
-      explain: controllerExplainPorts({ options, watch, pipeline, gate }),
+      explain: controllerExplainPorts({ options, kinds, watch, pipeline, gate }),
     });
     const resync = new PeriodicResync({
       periodMs: options.resyncPeriod,

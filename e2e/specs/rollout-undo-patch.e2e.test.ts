@@ -1,6 +1,7 @@
 // The undo kreload sends after a failed rollout (rollout/revisions.ts `planUndo`) against the real
 // API server and kube-controller-manager: the pod template of the revision below the live one comes
 // back whole (fields the bad revision added are gone), as `kubectl rollout undo` would.
+import { kindRow } from '../../src/rollout/kinds.ts';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -61,7 +62,7 @@ async function undoOnce(kind: WorkloadKind, name: string): Promise<void> {
   const resource = kind.toLowerCase();
   const workload = await getJson([resource, name]);
   const list = await getJson([REVISION_LIST[kind] ?? '']);
-  const plan = planUndo(kind, workload, list, MARK);
+  const plan = planUndo(kindRow(kind), workload, list, MARK);
   expect(plan.state).toBe('ready');
   if (plan.state !== 'ready') return;
   await kubectl([

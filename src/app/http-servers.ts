@@ -7,6 +7,7 @@
 import { dump } from 'js-yaml';
 import type { Registry } from 'prom-client';
 import type { Options } from '../config/parse-options.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 import { HealthServer } from '../http/health-server.ts';
 import { ProfilingServer } from '../http/profiling-server.ts';
 import { aggregateReadiness, type ReadinessSources } from '../http/readiness.ts';
@@ -64,6 +65,7 @@ export function createHttpServers(parts: {
           explain: (query: URLSearchParams) =>
             debugExplainReply(
               query,
+              parts.explain.kinds,
               (target) => explainFromController(parts.explain, target),
               (value) => dump(value),
             ),
@@ -85,13 +87,15 @@ export function createHttpServers(parts: {
 /** `/debug/explain`'s view of the running controller: the caches, the queue and the leadership. */
 export function controllerExplainPorts(parts: {
   readonly options: Options;
+  readonly kinds: KindTable;
   readonly watch: WatchServer;
   readonly pipeline: Pipeline;
   readonly gate: LeadershipGate;
 }): ControllerExplainPorts {
-  const { options, watch, pipeline, gate } = parts;
+  const { options, kinds, watch, pipeline, gate } = parts;
   return {
     options,
+    kinds,
     sources: watch.caches.sources,
     workloads: watch.caches.store,
     namespaceSelected: (namespace) => watch.caches.namespaces.isSelected(namespace),

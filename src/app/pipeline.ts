@@ -31,6 +31,7 @@ import { SourceBreakers } from '../controller/source-breakers.ts';
 import type { RolloutSettings } from '../rollout/waves.ts';
 import { type ReconcileOptions, Reconciler } from '../reconcile/reconciler.ts';
 import { MarkStore } from '../watch/marks.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 import { type PolicyStatusPort, PolicyStatusWriter } from '../controller/policy-status.ts';
 import type { WatchCaches, WatchHandler } from '../watch/watch-caches.ts';
 
@@ -119,7 +120,7 @@ export interface Pipeline {
 }
 
 /** The reconciler's options from the configuration. */
-export function reconcileOptionsOf(options: Options): ReconcileOptions {
+export function reconcileOptionsOf(options: Options, kinds: KindTable): ReconcileOptions {
   return {
     strategy: options.reloadStrategy,
     reloadOnCreate: options.reloadOnCreate,
@@ -128,6 +129,7 @@ export function reconcileOptionsOf(options: Options): ReconcileOptions {
     autoReloadAll: options.autoReloadAll,
     configRevisions: options.enableConfigRevisions,
     dryRun: options.dryRun,
+    kinds,
   };
 }
 
@@ -266,7 +268,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         })
       : undefined;
   const breakers = sourceBreakers(deps, events);
+  const { kinds } = deps.reconcile;
   const rollouts = new RolloutTracker({
+    kinds,
     workloads: caches.store,
     now: () => timers.now(),
     metrics,
@@ -287,6 +291,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     writer: recordingOwnPatches(deps.writer, writes),
     observer: new ReconcileReporter({
       logger: deps.logger,
+      kinds,
       metrics,
       events,
       alerts: deps.alerts,

@@ -83,13 +83,14 @@ const methods = (requests: readonly RecordedRequest[]) => [
 
 describe('kreload explain (CLI)', () => {
   it.each([
-    [['widget/x'], 'unknown kind "widget"'],
+    // A kind no row names, once the controller's options (here `--`) are known.
+    [['widget/x', '--'], 'unknown kind "widget"'],
     [['deployment'], 'expected <kind>/<name> or <kind> <name>, got only "deployment"'],
     [[], 'expected <kind>/<name> or <kind> <name>'],
     [['deployment/a', 'deployment/b'], 'unexpected argument "deployment/b"'],
     [['deployment', 'a', 'b'], 'unexpected argument "b"'],
     [['deployment', 'A'], 'name "A" is not a valid object name'],
-    [['widget', 'a'], 'unknown kind "widget"'],
+    [['widget', 'a', '--'], 'unknown kind "widget"'],
     [['deployment/a', '-o', 'xml'], '-o must be one of table, wide, json, yaml'],
     [['deployment/a', '--context'], '--context needs a value'],
     [['deployment/a', '--from', 'x/y', '--', '--dry-run'], 'alternatives'],

@@ -12,8 +12,9 @@ import type { Options } from '../config/parse-options.ts';
 import { parseOptions } from '../config/parse-options.ts';
 import { ApiError } from '../core/api-error.ts';
 import { workloadKey } from '../core/keys.ts';
-import type { SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
-import { kindRow, rollsByRecreation } from '../rollout/kinds.ts';
+import type { SourceType, WorkloadKey, WorkloadKindName } from '../core/types.ts';
+import type { KindTable, WorkloadKindRow } from '../rollout/kinds.ts';
+import { BUILT_IN_KIND_TABLE, kindTable, rollsByRecreation } from '../rollout/kinds.ts';
 import { JOURNAL_NAME, parseEntry, readJournalData } from '../kube/recreation-journal.ts';
 import { controllerCommandLine, optionsOfCommandLine } from './explain/controller-config.ts';
 import type { JournalledRecreation } from './explain/gather.ts';
@@ -61,11 +62,12 @@ const USAGE = [
   '                       [--from <namespace>/<deployment>] [-- <kreload flags>]',
   '                       [--via-controller <url of its metrics port>]',
   '  <kind>: deployment, daemonset, statefulset, cronjob, job, rollout, deploymentconfig',
-  '          (a workload), or configmap, secret, secretproviderclass (a source)',
+  '          or a kind the controller is configured with (a workload),',
+  '          or configmap, secret, secretproviderclass (a source)',
 ].join('\n');
 
 type Target =
-  | { readonly what: 'workload'; readonly kind: WorkloadKind; readonly name: string }
+  | { readonly what: 'workload'; readonly kind: WorkloadKindName; readonly name: string }
   | { readonly what: 'source'; readonly type: SourceType; readonly name: string };
 
 function targetOf(
@@ -74,8 +76,10 @@ function targetOf(
   const split = objectArgument(positionals);
   if (typeof split === 'string') return split;
   const { word, name, rest } = split;
-  const target = explainTargetOf(word);
-  return target === undefined ? `unknown kind "${word}"` : { target: { ...target, name }, rest };
+  // A word no built-in kind or source type has may name a kind the controller is configured with:
+  // it is looked up again once the controller's options are known (`workloadRowOf`).
+  const target = explainTargetOf(word, BUILT_IN_KIND_TABLE) ?? { what: 'workload', kind: word };
+  return { target: { ...target, name }, rest };
 }
 
 interface ExplainArgs {
@@ -305,22 +309,30 @@ function cannotTell(report: ExplainReport): boolean {
   return sources.some((source) => source.verdict === 'cannot-tell');
 }
 
+/** The row of the kind a workload target names, among the controller's kinds; else a usage error. */
+function workloadRowOf(word: string, kinds: KindTable): WorkloadKindRow {
+  const named = explainTargetOf(word, kinds);
+  if (named?.what !== 'workload') throw new ExplainUsageError(`unknown kind "${word}"`);
+  return kinds.row(named.kind);
+}
+
 async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number> {
   const kc = loadUserKubeConfig(args, io);
   const transport = (io.connect ?? ((kubeConfig) => createKubeTransport({ kubeConfig })))(kc);
   const reader = new ExplainReader({ transport });
   const resolved = await resolveOptions(args, reader);
   const namespace = args.namespace ?? contextNamespace(kc);
+  const kinds = kindTable(resolved.options.customWorkloadKinds);
   const { target } = args;
+  const row = target.what === 'workload' ? workloadRowOf(target.kind, kinds) : undefined;
   const journal = await readJournal(
     transport,
-    target.what === 'source' || rollsByRecreation(kindRow(target.kind))
-      ? resolved.options.podNamespace
-      : undefined,
+    row === undefined || rollsByRecreation(row) ? resolved.options.podNamespace : undefined,
   );
   const context = {
     reader,
     options: resolved.options,
+    kinds,
     now: (io.now?.() ?? new Date()).getTime(),
     recreations: journal.recreations,
   };
@@ -330,7 +342,7 @@ async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number>
     ...(target.what === 'workload'
       ? {
           workload: await gatherWorkload(context, {
-            kind: target.kind,
+            kind: row?.kind ?? target.kind,
             namespace,
             name: target.name,
           }),

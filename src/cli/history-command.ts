@@ -13,7 +13,7 @@ import { renderHistory } from '../history/render.ts';
 import type { KubeConfig } from '../kube/client-node.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import { createKubeTransport } from '../kube/transport.ts';
-import { findKindRow } from '../rollout/kinds.ts';
+import { BUILT_IN_KIND_TABLE, findKindRow } from '../rollout/kinds.ts';
 import { HistoryTargetError, KubeHistoryReads, gatherHistory } from './history/gather.ts';
 import { namespaceProblem, objectArgument } from './object-argument.ts';
 import { KubeconfigError, contextNamespace, loadUserKubeConfig } from './user-kubeconfig.ts';
@@ -74,12 +74,14 @@ function targetProblem(
   const split = objectArgument(positionals);
   if (typeof split === 'string') return split;
   const { word, name, rest } = split;
-  const target = explainTargetOf(word);
+  // Only built-in kinds keep revisions: a configured kind is never a history target.
+  const target = explainTargetOf(word, BUILT_IN_KIND_TABLE);
   if (target?.what !== 'workload') return `unknown kind "${word}"`;
-  if (findKindRow(target.kind)?.revisionKind === undefined) {
+  const row = findKindRow(target.kind);
+  if (row?.revisionKind === undefined) {
     return `a ${target.kind} keeps no revision history: history needs a deployment, statefulset or daemonset`;
   }
-  return { kind: target.kind, name, rest };
+  return { kind: row.kind, name, rest };
 }
 
 /** The arguments, 'help', or the usage problems. */

@@ -28,6 +28,7 @@ const CONTRACT_FLAGS = [
   '--reload-on-delete',
   '--is-Argo-Rollouts',
   '--is-openshift',
+  '--custom-workload-kinds',
   '--enable-csi-integration',
   '--enable-reload-policies',
   '--sync-after-restart',

@@ -304,6 +304,15 @@ export const OPTION_SPECS = [
     caseInsensitive: true,
   },
   {
+    name: 'customWorkloadKinds',
+    flag: '--custom-workload-kinds',
+    env: 'KRELOAD_CUSTOM_WORKLOAD_KINDS',
+    type: 'text',
+    default: '',
+    help: 'Workload kinds of custom resources to roll like the built-in ones: a JSON list (docs/custom-kinds.md), or the path of a file holding it.',
+    helm: 'reloader.customWorkloadKinds',
+  },
+  {
     name: 'enableCsiIntegration',
     flag: '--enable-csi-integration',
     env: 'KRELOAD_ENABLE_CSI_INTEGRATION',

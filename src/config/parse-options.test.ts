@@ -87,6 +87,7 @@ describe('parseOptions defaults', () => {
         structured: false,
       },
       metaInfo: { namespace: undefined, deploymentName: undefined },
+      customWorkloadKinds: [],
       warnings: [],
     } satisfies Options);
   });

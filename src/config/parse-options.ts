@@ -5,7 +5,10 @@
 import type { FlapLimits } from '../core/flap-breaker.ts';
 import type { AnnotationKeys, ReloadStrategy } from '../core/types.ts';
 import { annotationKeysFrom } from '../core/annotations.ts';
+import { readFile } from 'node:fs/promises';
 import { readCommandLine } from './command-line.ts';
+import { CustomKindsError, isInlineKinds, parseCustomKinds } from './custom-kinds.ts';
+import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { ConfigError } from './config-error.ts';
 import type { ConfigWarning } from './config-warning.ts';
 import type { AlertFlags, AlertOptions, KubeconfigSearch } from './env-settings.ts';
@@ -68,6 +71,8 @@ export interface Options {
   readonly isOpenshift: OpenshiftMode;
   readonly enableCsiIntegration: boolean;
   readonly enableReloadPolicies: boolean;
+  /** `--custom-workload-kinds`: the rows of the configured kinds (docs/custom-kinds.md). */
+  readonly customWorkloadKinds: readonly WorkloadKindRow[];
   /** Accepted and ignored (D29); kept so the effective options show it. */
   readonly syncAfterRestart: boolean;
   readonly resourcesToIgnore: readonly ResourceType[];
@@ -339,6 +344,30 @@ function optionWarnings(
   return warnings;
 }
 
+/** Inline JSON or a file of it; every problem is reported under the flag (§12.6). */
+async function readCustomWorkloadKinds(reader: OptionReader): Promise<readonly WorkloadKindRow[]> {
+  const value = reader.text('customWorkloadKinds');
+  if (value === undefined) return [];
+  const subject = reader.subject('customWorkloadKinds');
+  let text = value;
+  if (!isInlineKinds(value)) {
+    try {
+      text = await readFile(value, 'utf8');
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      reader.addProblem(subject, `cannot read "${value}": ${why}`);
+      return [];
+    }
+  }
+  try {
+    return parseCustomKinds(text);
+  } catch (error) {
+    if (!(error instanceof CustomKindsError)) throw error;
+    for (const problem of error.problems) reader.addProblem(subject, problem);
+    return [];
+  }
+}
+
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -388,6 +417,7 @@ export async function parseOptions(
     isOpenshift: readOpenshiftMode(reader),
     enableCsiIntegration: reader.bool('enableCsiIntegration'),
     enableReloadPolicies: reader.bool('enableReloadPolicies'),
+    customWorkloadKinds: await readCustomWorkloadKinds(reader),
     syncAfterRestart,
     resourcesToIgnore: readResourcesToIgnore(reader),
     ignoredWorkloadTypes: reader.choiceList('ignoredWorkloadTypes', IGNORABLE_WORKLOAD_TYPES),

@@ -14,7 +14,7 @@ import type {
   SkipReason,
   SourceType,
   WorkloadKey,
-  WorkloadKind,
+  WorkloadKindName,
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
@@ -159,7 +159,7 @@ export class ChangeRouter implements WatchHandler {
   }
 
   /** A kind watched late: its workloads (for the CSI API, every workload) are reconciled (§2.2). */
-  onKindWatched(kind: WorkloadKind | undefined): void {
+  onKindWatched(kind: WorkloadKindName | undefined): void {
     const keys = this.#deps.store.keys();
     const prefix = `${kind ?? ''}/`;
     this.triggerAll(kind === undefined ? keys : keys.filter((key) => key.startsWith(prefix)));

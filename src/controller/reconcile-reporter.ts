@@ -26,6 +26,7 @@ import {
 } from '../events/event-messages.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
 import { sourceObjectRef, workloadObjectRef } from '../events/object-refs.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ReconcilePlan } from '../reconcile/plan/model.ts';
@@ -43,6 +44,8 @@ import type {
 
 export interface ReconcileReporterDeps {
   readonly logger: Logger;
+  /** The effective kind table: the apiVersion of the workloads Events are written on. */
+  readonly kinds: KindTable;
   readonly metrics: Metrics;
   readonly events: { record(request: EventRequest): void };
   readonly alerts?: { send(alert: RollAlert): void } | undefined;
@@ -117,7 +120,7 @@ export class ReconcileReporter implements ReconcileObserver {
       },
     );
     this.#deps.events.record({
-      object: workloadObjectRef(ref, view.uid),
+      object: workloadObjectRef(this.#deps.kinds, ref, view.uid),
       ...reloadedEvent({ sources: changedSources(plan), workload: ref, strategy }),
     });
     this.#deps.alerts?.send({ sources: changedSources(plan), workload: ref });
@@ -294,7 +297,7 @@ export class ReconcileReporter implements ReconcileObserver {
       },
     );
     this.#deps.events.record({
-      object: workloadObjectRef(ref, event.view.uid),
+      object: workloadObjectRef(this.#deps.kinds, ref, event.view.uid),
       ...reloadFailEvent({ workload: ref, error: event.error.message }),
     });
   }
@@ -368,7 +371,10 @@ export class ReconcileReporter implements ReconcileObserver {
 
   /** An Event on the workload itself. */
   #recordOn(view: WorkloadView, content: EventContent): void {
-    this.#deps.events.record({ object: workloadObjectRef(view.ref, view.uid), ...content });
+    this.#deps.events.record({
+      object: workloadObjectRef(this.#deps.kinds, view.ref, view.uid),
+      ...content,
+    });
   }
 
   #once(id: string, report: () => void): void {

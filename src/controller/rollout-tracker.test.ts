@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { WorkloadKey, WorkloadView } from '../core/types.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
@@ -60,6 +61,7 @@ function setup(marked: ReadonlySet<WorkloadKey> = new Set()) {
   const ended: { kind: string; result: RolloutResult; seconds: number }[] = [];
   const events: EventRequest[] = [];
   const tracker = new RolloutTracker({
+    kinds: BUILT_IN_KIND_TABLE,
     workloads,
     now: () => now,
     metrics: {

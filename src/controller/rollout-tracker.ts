@@ -18,7 +18,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Metrics, RolloutResult } from '../metrics/metrics.ts';
 import type { RolledEvent } from '../reconcile/ports.ts';
 import { judgeRollout, judgeStartedRollout, type RolloutHealth } from '../rollout/health.ts';
-import { findKindRow } from '../rollout/kinds.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 
 /** The last rollout kreload started on a workload, as explain shows it. */
 export interface TrackedRollout {
@@ -39,6 +39,8 @@ export interface TrackedRollout {
 }
 
 export interface RolloutTrackerDeps {
+  /** The effective kind table: which kinds have a health model, and their apiVersion. */
+  readonly kinds: KindTable;
   readonly workloads: {
     get(key: WorkloadKey): WorkloadView | undefined;
     /** Called after each store or removal of `key` (watch/workload-store.ts). */
@@ -78,7 +80,8 @@ export class RolloutTracker {
   /** A roll was acknowledged (the reconciler's `onRolled`). Kinds without a health model pass. */
   started(event: RolledEvent): void {
     const { view, generation } = event;
-    if (generation === undefined || findKindRow(view.ref.kind)?.health === undefined) return;
+    if (generation === undefined || this.#deps.kinds.find(view.ref.kind)?.health === undefined)
+      return;
     const key = workloadKey(view.ref);
     const previous = this.#rollouts.get(key);
     if (previous !== undefined) {
@@ -101,7 +104,7 @@ export class RolloutTracker {
       if (this.#rollouts.has(key)) continue;
       const view = this.#deps.workloads.get(key);
       if (view?.rolloutStatus === undefined || view.generation === undefined) continue;
-      if (findKindRow(view.ref.kind)?.health === undefined) continue;
+      if (this.#deps.kinds.find(view.ref.kind)?.health === undefined) continue;
       const health = judgeRollout({
         generation: view.generation,
         paused: view.paused,
@@ -227,7 +230,7 @@ export class RolloutTracker {
       generation: rollout.generation,
     });
     this.#deps.events.record({
-      object: workloadObjectRef(ref, rollout.uid),
+      object: workloadObjectRef(this.#deps.kinds, ref, rollout.uid),
       ...rolloutFailedEvent({
         workload: ref,
         generation: rollout.generation,

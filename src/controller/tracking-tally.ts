@@ -5,16 +5,16 @@
  * reconcile would be quadratic.
  */
 import { parseSourceKey } from '../core/keys.ts';
-import type { SourceKey, SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
+import type { SourceKey, SourceType, WorkloadKey, WorkloadKindName } from '../core/types.ts';
 import { SOURCE_TYPES } from '../core/source-types.ts';
 
 export interface TrackingGauges {
   setTrackedSources(type: SourceType, count: number): void;
-  setTrackedWorkloads(kind: WorkloadKind, count: number): void;
+  setTrackedWorkloads(kind: WorkloadKindName, count: number): void;
 }
 
 interface Tracked {
-  readonly kind: WorkloadKind;
+  readonly kind: WorkloadKindName;
   /** As recorded: a reconcile that finds the same list changes nothing. */
   readonly keys: readonly SourceKey[];
   /** Distinct `TYPE|namespace/name` of the sources the workload tracks. */
@@ -22,7 +22,7 @@ interface Tracked {
 }
 
 function trackedOf(key: WorkloadKey, sources: readonly SourceKey[]): Tracked {
-  const [kind, namespace] = key.split('/') as [WorkloadKind, string];
+  const [kind, namespace] = key.split('/') as [WorkloadKindName, string];
   const names = new Set<string>();
   for (const source of sources) {
     const parsed = parseSourceKey(source);
@@ -45,7 +45,7 @@ export class TrackingTally {
   /** How many tracking workloads reference each source (`TYPE|namespace/name`). */
   readonly #references = new Map<string, number>();
   readonly #sources = new Map<SourceType, number>();
-  readonly #workloads = new Map<WorkloadKind, number>();
+  readonly #workloads = new Map<WorkloadKindName, number>();
 
   constructor(deps: { readonly gauges: TrackingGauges }) {
     this.#gauges = deps.gauges;
@@ -69,7 +69,7 @@ export class TrackingTally {
   }
 
   #apply(previous: Tracked | undefined, next: Tracked | undefined): void {
-    const kinds = new Set<WorkloadKind>();
+    const kinds = new Set<WorkloadKindName>();
     for (const [tracked, delta] of [
       [previous, -1],
       [next, 1],

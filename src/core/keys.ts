@@ -1,5 +1,4 @@
 import type { SourceKey, SourceRef, SourceType, WorkloadKey, WorkloadRef } from './types.ts';
-import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { sourceTypeOfPrefix, sourceTypeRow } from './source-types.ts';
 
 export function sourceKey(type: SourceType, name: string): SourceKey {
@@ -23,9 +22,12 @@ export function workloadKey(ref: WorkloadRef): WorkloadKey {
   return `${ref.kind}/${ref.namespace}/${ref.name}`;
 }
 
+/**
+ * The ref of a key; undefined when it has not three non-empty parts. The kind is not checked here:
+ * kinds configured at run time are keys too, and the effective kind table answers for them.
+ */
 export function parseWorkloadKey(key: string): WorkloadRef | undefined {
   const [kind, namespace, name, ...rest] = key.split('/');
   if (rest.length > 0 || !kind || !namespace || !name) return undefined;
-  const found = WORKLOAD_KINDS.find((row) => row.kind === kind);
-  return found ? { kind: found.kind, namespace, name } : undefined;
+  return { kind, namespace, name };
 }

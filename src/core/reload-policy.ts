@@ -17,7 +17,7 @@ import type {
   ReloadStrategy,
   SourceKey,
   SourceType,
-  WorkloadKind,
+  WorkloadKindName,
   WorkloadView,
 } from './types.ts';
 
@@ -101,7 +101,7 @@ export interface ReloadPolicyView {
   readonly generation: number;
   readonly creationTimestamp: string | undefined;
   readonly sources: readonly PolicyMember<SourceType>[];
-  readonly targets: readonly PolicyMember<WorkloadKind>[];
+  readonly targets: readonly PolicyMember<WorkloadKindName>[];
   readonly strategy: PolicyStrategy | undefined;
   /** `spec.syncDelay` in ms; undefined: kreload's `--sync-delay`. */
   readonly syncDelayMs: number | undefined;
@@ -160,7 +160,7 @@ export function memberMatches<K>(member: PolicyMember<K>, object: NamedObject<K>
 /** The policy names this workload as a target (suspended policies included). */
 export function targetsWorkload(
   policy: ReloadPolicyView,
-  workload: NamedObject<WorkloadKind>,
+  workload: NamedObject<WorkloadKindName>,
 ): boolean {
   return policy.targets.some((member) => memberMatches(member, workload));
 }
@@ -266,7 +266,7 @@ export function sameSpec(a: ReloadPolicyView, b: ReloadPolicyView): boolean {
 }
 
 export interface BindingInput {
-  readonly workload: NamedObject<WorkloadKind>;
+  readonly workload: NamedObject<WorkloadKindName>;
   /** Every policy of the workload's namespace. */
   readonly policies: readonly ReloadPolicyView[];
   readonly catalog: SourceCatalog;
@@ -342,7 +342,7 @@ function combine(
   return { winner, conflicts };
 }
 
-function describeWorkload(workload: NamedObject<WorkloadKind>): string {
+function describeWorkload(workload: NamedObject<WorkloadKindName>): string {
   return `${workload.kind} ${workload.name}`;
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import { explainTargetOf } from '../explain/targets.ts';
 import { parseSourceKey, sourceKey } from './keys.ts';
 import {
@@ -23,7 +24,7 @@ describe('the source-type table', () => {
       expect(sourceTypeOfPrefix(row.keyPrefix)).toBe(type);
       expect(parseSourceKey(sourceKey(type, 'app-config'))).toEqual({ type, name: 'app-config' });
       for (const word of [row.kind, row.kind.toUpperCase(), row.plural, ...row.shortNames]) {
-        expect(explainTargetOf(word)).toEqual({ what: 'source', type });
+        expect(explainTargetOf(word, BUILT_IN_KIND_TABLE)).toEqual({ what: 'source', type });
       }
     },
   );

@@ -18,17 +18,23 @@ export interface SourceRef {
   readonly name: string;
 }
 
-/** The supported kinds are the rows of the kind table (§2.2). */
+/** The built-in kinds are the rows of the static kind table (§2.2). */
 export type { WorkloadKind };
 
+/**
+ * A workload's kind: a built-in one or one configured at run time; which it is, and all it implies,
+ * the effective kind table says (`KindTable` in rollout/kinds.ts).
+ */
+export type WorkloadKindName = string;
+
 export interface WorkloadRef {
-  readonly kind: WorkloadKind;
+  readonly kind: WorkloadKindName;
   readonly namespace: string;
   readonly name: string;
 }
 
 /** `<Kind>/<namespace>/<name>`: the unit of work of the queue (§8). */
-export type WorkloadKey = `${WorkloadKind}/${string}/${string}`;
+export type WorkloadKey = `${WorkloadKindName}/${string}/${string}`;
 
 /** Annotations kept on a view: only the keys the rules read or kreload writes (§9.2). */
 export type Annotations = Readonly<Record<string, string>>;

@@ -1,6 +1,6 @@
 import type { SourceRef, WorkloadRef } from '../core/types.ts';
 import { sourceTypeRow } from '../core/source-types.ts';
-import { kindRow } from '../rollout/kinds.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 import type { EventObjectRef } from './ports.ts';
 
 export function sourceObjectRef(ref: SourceRef, uid: string): EventObjectRef {
@@ -8,9 +8,10 @@ export function sourceObjectRef(ref: SourceRef, uid: string): EventObjectRef {
   return { apiVersion, kind, namespace: ref.namespace, name: ref.name, uid };
 }
 
-export function workloadObjectRef(ref: WorkloadRef, uid: string): EventObjectRef {
+/** `kinds`: the effective kind table, for the workload's apiVersion. */
+export function workloadObjectRef(kinds: KindTable, ref: WorkloadRef, uid: string): EventObjectRef {
   return {
-    apiVersion: kindRow(ref.kind).apiVersion,
+    apiVersion: kinds.row(ref.kind).apiVersion,
     kind: ref.kind,
     namespace: ref.namespace,
     name: ref.name,

@@ -11,14 +11,14 @@ import type {
   SourceKey,
   SourceType,
   WorkloadKey,
-  WorkloadKind,
+  WorkloadKindName,
   WorkloadView,
 } from '../core/types.ts';
 import { BASELINE, LAST_RELOADED_FROM, SOURCE_HASHES } from '../core/types.ts';
 import type { Options } from '../config/parse-options.ts';
 import type { MarkLedger, PolicyLookup, SourceLookup, WorkloadLookup } from '../reconcile/ports.ts';
 import { cachedSourceFacts } from '../reconcile/source-facts.ts';
-import { findKindRow } from '../rollout/kinds.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 import type {
   RunningEviction,
   SourceRead,
@@ -41,10 +41,12 @@ import { plannedKinds } from '../watch/watch-plan.ts';
 /** The controller's read ports, as app.ts wires them. */
 export interface ControllerExplainPorts {
   readonly options: Options;
+  /** The effective kind table (built-in and configured kinds). */
+  readonly kinds: KindTable;
   readonly sources: SourceLookup;
   readonly workloads: Pick<WorkloadLookup, 'get' | 'relevantSince'> & {
     keysInNamespace(namespace: string): readonly WorkloadKey[];
-    isSynced(kind: WorkloadKind): boolean;
+    isSynced(kind: WorkloadKindName): boolean;
   };
   /** Whether the Namespace watch of --namespace-selector holds the namespace. */
   readonly namespaceSelected: (namespace: string) => boolean;
@@ -94,7 +96,7 @@ function explainCached(
   key: WorkloadKey,
 ): WorkloadExplanation | undefined {
   const view = ports.workloads.get(key);
-  const row = view && findKindRow(view.ref.kind);
+  const row = view && ports.kinds.find(view.ref.kind);
   if (view === undefined || row === undefined) return undefined;
   const { options } = ports;
   const { namespace } = view.ref;
@@ -114,6 +116,7 @@ function explainCached(
   const input: WorkloadInput = {
     view,
     row,
+    kinds: ports.kinds,
     sites: viewReferenceSites(view.podSpec),
     options,
     namespaceSelected: namespaceSelected(ports, namespace),
@@ -205,7 +208,7 @@ export async function explainFromController(
     const source = await explainSourceQuery(ports, query);
     return { outcome: 'explained', report: { config, assumptions: [], source } };
   }
-  const planned = plannedKinds(ports.options);
+  const planned = plannedKinds(ports.options, ports.kinds);
   if (![...planned.always, ...planned.ifServed].includes(query.kind)) {
     return {
       outcome: 'not-found',

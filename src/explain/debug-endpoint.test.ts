@@ -1,4 +1,5 @@
 import type { StartedRollout } from './explain-workload.ts';
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import { dumpYaml, loadYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parseOptions } from '../config/parse-options.ts';
@@ -103,6 +104,7 @@ async function portsOf(world: World): Promise<ControllerExplainPorts> {
   for (const mark of world.marks ?? []) marks.add([API], mark);
   return {
     options: await parseOptions(world.flags ?? [], {}),
+    kinds: BUILT_IN_KIND_TABLE,
     sources,
     workloads,
     namespaceSelected: () => true,
@@ -122,6 +124,7 @@ async function ask(world: World, query: string) {
   const ports = await portsOf(world);
   return debugExplainReply(
     new URLSearchParams(query),
+    BUILT_IN_KIND_TABLE,
     (target) => explainFromController(ports, target),
     (value) => dumpYaml(value),
   );
@@ -588,6 +591,7 @@ describe('GET /debug/explain for a source in a large namespace', () => {
     const world = await crowded(2000, 0);
     const reply = await debugExplainReply(
       new URLSearchParams(`kind=ConfigMap&namespace=${NS}&name=cfg`),
+      BUILT_IN_KIND_TABLE,
       (target) => explainFromController(world.ports, target),
       (value) => dumpYaml(value),
     );
@@ -604,6 +608,7 @@ describe('GET /debug/explain for a source in a large namespace', () => {
     });
     const reply = await debugExplainReply(
       new URLSearchParams(`kind=ConfigMap&namespace=${NS}&name=cfg&o=table`),
+      BUILT_IN_KIND_TABLE,
       (target) => explainFromController(world.ports, target),
       (value) => dumpYaml(value),
     );

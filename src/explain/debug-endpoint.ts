@@ -7,6 +7,7 @@ import type { ControllerAnswer, ControllerQuery } from './controller-explain.ts'
 import type { OutputFormat, YamlDumper } from './render.ts';
 import { OUTPUT_FORMATS, renderReport } from './render.ts';
 import { explainTargetOf } from './targets.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 
 export interface DebugReply {
   readonly status: number;
@@ -34,7 +35,7 @@ function isOutputFormat(value: string): value is OutputFormat {
 type Parsed = { readonly query: ControllerQuery; readonly format: OutputFormat } | string;
 
 /** The query, or the message of a 400. */
-function parseQuery(params: URLSearchParams): Parsed {
+function parseQuery(params: URLSearchParams, kinds: KindTable): Parsed {
   const unknown = [...new Set(params.keys())].filter(
     (key) => !(PARAMETERS as readonly string[]).includes(key),
   );
@@ -48,7 +49,7 @@ function parseQuery(params: URLSearchParams): Parsed {
   );
   if (missing.length > 0) return `missing parameter ${missing.map((key) => `"${key}"`).join(', ')}`;
   const kind = params.get('kind') ?? '';
-  const target = explainTargetOf(kind);
+  const target = explainTargetOf(kind, kinds);
   if (target === undefined) {
     return `unknown kind "${kind}": a workload kind (Deployment, CronJob, …) or ConfigMap, Secret, SecretProviderClass`;
   }
@@ -67,10 +68,11 @@ const STATUS_OF: Readonly<Record<Exclude<ControllerAnswer['outcome'], 'explained
 
 export async function debugExplainReply(
   params: URLSearchParams,
+  kinds: KindTable,
   answer: (query: ControllerQuery) => ControllerAnswer | Promise<ControllerAnswer>,
   dumpYaml: YamlDumper,
 ): Promise<DebugReply> {
-  const parsed = parseQuery(params);
+  const parsed = parseQuery(params, kinds);
   if (typeof parsed === 'string') return failure(400, parsed);
   const result = await answer(parsed.query);
   if (result.outcome !== 'explained') return failure(STATUS_OF[result.outcome], result.message);

@@ -1,10 +1,10 @@
 import { dumpYaml } from '@kubernetes/client-node';
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import { describe, expect, it } from 'vitest';
 import { parseOptions } from '../config/parse-options.ts';
 import { sourceKey } from '../core/keys.ts';
 import type { SourceKey, WorkloadView } from '../core/types.ts';
 import { BASELINE, DEFAULT_ANNOTATION_KEYS as K, SOURCE_HASHES } from '../core/types.ts';
-import { kindRow } from '../rollout/kinds.ts';
 import {
   aConfigMap,
   aContainer,
@@ -370,7 +370,8 @@ async function explainCase(c: Case): Promise<WorkloadExplanation> {
   const reads = c.reads ?? cfgReads();
   return explainWorkload({
     view: c.workload,
-    row: kindRow(c.workload.ref.kind),
+    row: BUILT_IN_KIND_TABLE.row(c.workload.ref.kind),
+    kinds: BUILT_IN_KIND_TABLE,
     sites: new Map(),
     options,
     namespaceSelected: c.namespaceSelected,
@@ -557,7 +558,8 @@ describe('explainWorkload: state and predictions', () => {
     const pdb = "Cannot evict pod as it would violate the pod's disruption budget.";
     const workload = explainWorkload({
       view,
-      row: kindRow('Deployment'),
+      row: BUILT_IN_KIND_TABLE.row('Deployment'),
+      kinds: BUILT_IN_KIND_TABLE,
       sites: new Map(),
       options,
       namespaceSelected: undefined,

@@ -40,8 +40,8 @@ import {
 } from '../core/reload-policy.ts';
 import type { KeyPlan, PlanInput, ReconcilePlan, SourceFacts } from '../reconcile/plan/model.ts';
 import { planReconcile } from '../reconcile/plan/plan.ts';
-import type { RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
-import { isReconciled, kindRow } from '../rollout/kinds.ts';
+import type { KindTable, RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
+import { isReconciled } from '../rollout/kinds.ts';
 import { pauseResumeDue, planPause } from '../rollout/pause.ts';
 import { judgeRollout, type RolloutHealth } from '../rollout/health.ts';
 import { parseSnapshotMap } from '../rollout/snapshots.ts';
@@ -161,6 +161,8 @@ function rolloutFacts(input: WorkloadInput): RolloutFacts | undefined {
 export interface WorkloadInput {
   readonly view: WorkloadView;
   readonly row: WorkloadKindRow;
+  /** The effective kind table: whether the workload's kind is watched at all. */
+  readonly kinds: KindTable;
   /** Where the pod template names each source, as written (display only). */
   readonly sites: ReadonlyMap<SourceKey, readonly ReferenceSite[]>;
   readonly options: Options;
@@ -316,7 +318,7 @@ export function listedTypes(view: WorkloadView, options: Options): readonly Sour
 }
 
 function isWatchedKind(input: WorkloadInput): boolean {
-  const kinds = plannedKinds(input.options);
+  const kinds = plannedKinds(input.options, input.kinds);
   return [...kinds.always, ...kinds.ifServed].includes(input.view.ref.kind);
 }
 
@@ -342,8 +344,8 @@ const WORKLOAD_GATES: readonly WorkloadGateRow[] = [
   {
     reason: 'argo-rollouts-disabled',
     // --is-openshift=false is told apart by the kind plan (`workload-type-ignored` below).
-    holds: ({ view, options }) =>
-      kindRow(view.ref.kind).enabledByOption === 'isArgoRollouts' && !options.isArgoRollouts,
+    holds: ({ row, options }) =>
+      row.enabledByOption === 'isArgoRollouts' && !options.isArgoRollouts,
   },
   { reason: 'workload-type-ignored', holds: (i) => !isWatchedKind(i) },
   {

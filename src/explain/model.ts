@@ -5,7 +5,7 @@
  */
 import type { RollActionType } from '../rollout/kinds.ts';
 import type { DecisionRule } from '../core/decide.ts';
-import type { DecisionResult, SourceKey, SourceType, WorkloadKind } from '../core/types.ts';
+import type { DecisionResult, SourceKey, SourceType, WorkloadKindName } from '../core/types.ts';
 import type { RolloutState } from '../rollout/health.ts';
 
 /** Why a source does (not) roll its workload, one name per rule of the controller. */
@@ -326,7 +326,7 @@ export type ConfigOrigin =
   | { readonly kind: 'controller'; readonly pod: string | undefined };
 
 export interface WorkloadExplanation {
-  readonly kind: WorkloadKind;
+  readonly kind: WorkloadKindName;
   readonly namespace: string;
   readonly name: string;
   /** Set when the whole workload is out of the controller's reach. */
@@ -337,7 +337,7 @@ export interface WorkloadExplanation {
 }
 
 export interface SourceUsage {
-  readonly kind: WorkloadKind;
+  readonly kind: WorkloadKindName;
   readonly namespace: string;
   readonly name: string;
   readonly source: SourceExplanation;

@@ -3,18 +3,18 @@
  * `GET /debug/explain?kind=…`: a workload kind of the kind table (its kind, plural or short name)
  * or a source type, case-insensitive.
  */
-import type { SourceType, WorkloadKind } from '../core/types.ts';
+import type { SourceType, WorkloadKindName } from '../core/types.ts';
 import { SOURCE_TYPE_ROWS } from '../core/source-types.ts';
-import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 
 export type ExplainTarget =
-  | { readonly what: 'workload'; readonly kind: WorkloadKind }
+  | { readonly what: 'workload'; readonly kind: WorkloadKindName }
   | { readonly what: 'source'; readonly type: SourceType };
 
 /** What `word` names, or undefined for a word that names nothing explain knows. */
-export function explainTargetOf(word: string): ExplainTarget | undefined {
+export function explainTargetOf(word: string, kinds: KindTable): ExplainTarget | undefined {
   const lower = word.toLowerCase();
-  const kind = WORKLOAD_KINDS.find((row) => namedBy(row, lower))?.kind;
+  const kind = kinds.rows.find((row) => namedBy(row, lower))?.kind;
   if (kind !== undefined) return { what: 'workload', kind };
   const type = SOURCE_TYPE_ROWS.find((row) => namedBy(row, lower))?.type;
   return type === undefined ? undefined : { what: 'source', type };

@@ -2,6 +2,7 @@
  * A row of core/annotations.ts is all an annotation key needs: the option that renames it, the
  * projections that keep it and the relevance check all answer from the row, for every row. A row some consumer does not handle fails here.
  */
+import { kindRow } from '../rollout/kinds.ts';
 import { describe, expect, it } from 'vitest';
 import type { AnnotationRow } from '../core/annotations.ts';
 import { ANNOTATION_ROWS, DEFAULT_ANNOTATION_KEYS } from '../core/annotations.ts';
@@ -34,7 +35,7 @@ function deployment(workload: Record<string, string>, template: Record<string, s
 }
 
 function view(workload: Record<string, string>, template: Record<string, string>): WorkloadView {
-  const projected = projectWorkload('Deployment', deployment(workload, template), {
+  const projected = projectWorkload(kindRow('Deployment'), deployment(workload, template), {
     keys: KEYS,
     keepLabels: false,
   });

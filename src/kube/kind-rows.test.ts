@@ -2,6 +2,7 @@
  * A row of rollout/kinds.ts is all a kind needs: every lookup that varies by kind answers from the
  * row alone, for every row. A new kind that passes here is watched, projected, keyed and addressed.
  */
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import { describe, expect, it } from 'vitest';
 import { parseWorkloadKey, workloadKey } from '../core/keys.ts';
 import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
@@ -35,7 +36,7 @@ function nestedAt(path: readonly string[], value: object): Record<string, unknow
 
 /** An object of the row's kind that sets every spec fact any kind reads, template included. */
 function objectOf(row: WorkloadKindRow): Record<string, unknown> {
-  const withTemplate = nestedAt(row.templatePath, POD_TEMPLATE);
+  const withTemplate = nestedAt(row.templatePath ?? [], POD_TEMPLATE);
   const templateSpec = withTemplate.spec as Record<string, unknown>;
   return {
     apiVersion: row.apiVersion,
@@ -54,7 +55,7 @@ function objectOf(row: WorkloadKindRow): Record<string, unknown> {
 
 describe.each(WORKLOAD_KINDS.map((row) => [row.kind, row] as const))('kind row %s', (_, row) => {
   it('addresses the API from the row', () => {
-    const api = workloadResource(row.kind);
+    const api = workloadResource(row);
     expect(api).toEqual({
       group: row.group,
       version: row.version,
@@ -73,7 +74,7 @@ describe.each(WORKLOAD_KINDS.map((row) => [row.kind, row] as const))('kind row %
   });
 
   it('projects the template at the row path and exactly the row spec flags', () => {
-    const view = projectWorkload(row.kind, objectOf(row), {
+    const view = projectWorkload(row, objectOf(row), {
       keys: DEFAULT_ANNOTATION_KEYS,
       keepLabels: false,
     });
@@ -86,26 +87,35 @@ describe.each(WORKLOAD_KINDS.map((row) => [row.kind, row] as const))('kind row %
   });
 
   it('is planned from the row: optional API, enabling option, ignorability', () => {
-    const everything = plannedKinds({
-      ignoredWorkloadTypes: [],
-      isArgoRollouts: true,
-      isOpenshift: 'auto',
-    });
+    const everything = plannedKinds(
+      {
+        ignoredWorkloadTypes: [],
+        isArgoRollouts: true,
+        isOpenshift: 'auto',
+      },
+      BUILT_IN_KIND_TABLE,
+    );
     expect(everything.always.includes(row.kind)).toBe(!row.optionalApi);
     expect(everything.ifServed.includes(row.kind)).toBe(row.optionalApi);
 
-    const ignored = plannedKinds({
-      ignoredWorkloadTypes: [row.plural],
-      isArgoRollouts: true,
-      isOpenshift: 'true',
-    });
+    const ignored = plannedKinds(
+      {
+        ignoredWorkloadTypes: [row.plural],
+        isArgoRollouts: true,
+        isOpenshift: 'true',
+      },
+      BUILT_IN_KIND_TABLE,
+    );
     expect([...ignored.always, ...ignored.ifServed].includes(row.kind)).toBe(!row.ignorable);
 
-    const optionOff = plannedKinds({
-      ignoredWorkloadTypes: [],
-      isArgoRollouts: false,
-      isOpenshift: 'false',
-    });
+    const optionOff = plannedKinds(
+      {
+        ignoredWorkloadTypes: [],
+        isArgoRollouts: false,
+        isOpenshift: 'false',
+      },
+      BUILT_IN_KIND_TABLE,
+    );
     expect([...optionOff.always, ...optionOff.ifServed].includes(row.kind)).toBe(
       row.enabledByOption === undefined,
     );

@@ -28,7 +28,7 @@ import type {
   ReloadPolicyView,
   SelectorRequirement,
 } from '../core/reload-policy.ts';
-import type { SourceType, WorkloadKind } from '../core/types.ts';
+import type { SourceType, WorkloadKindName } from '../core/types.ts';
 import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
 import { objectIdentity } from './projections.ts';
 
@@ -147,7 +147,7 @@ function membersOf<K extends string>(
   return members;
 }
 
-function workloadKindOf(kind: string | undefined): WorkloadKind | undefined {
+function workloadKindOf(kind: string | undefined): WorkloadKindName | undefined {
   return WORKLOAD_KINDS.find((row) => row.kind === kind)?.kind;
 }
 

@@ -2,9 +2,7 @@
  * Where each API kreload talks to lives: group, version and plural, and the REST paths built from
  * them. Workload kinds take theirs from `rollout/kinds.ts`, the one table of kinds.
  */
-import type { WorkloadKind } from '../core/types.ts';
-import type { RevisionKind, WorkloadPlural } from '../rollout/kinds.ts';
-import { kindRow } from '../rollout/kinds.ts';
+import type { RevisionKind, WorkloadKindRow } from '../rollout/kinds.ts';
 
 export interface ApiResource {
   /** '' for the core group. */
@@ -16,9 +14,9 @@ export interface ApiResource {
 
 /** A workload kind's API coordinates, from its `rollout/kinds.ts` row. */
 export function workloadResource(
-  kind: WorkloadKind,
-): ApiResource & { readonly plural: WorkloadPlural } {
-  const { group, version, plural } = kindRow(kind);
+  row: Pick<WorkloadKindRow, 'group' | 'version' | 'plural'>,
+): ApiResource {
+  const { group, version, plural } = row;
   return { group, version, plural, namespaced: true };
 }
 

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
 import type { WorkloadRef } from '../core/types.ts';
 import { ApiError } from '../core/api-error.ts';
@@ -19,6 +20,7 @@ beforeEach(async () => {
   writer = new WorkloadClient({
     transport,
     projection: { keys: DEFAULT_ANNOTATION_KEYS, keepLabels: false },
+    kinds: BUILT_IN_KIND_TABLE,
   });
 });
 afterEach(async () => {

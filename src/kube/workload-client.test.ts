@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import type { WorkloadKind, WorkloadRef } from '../core/types.ts';
 import { sendJson, sendStatus, startTestApiServer } from '../testing/test-api-server.ts';
 import type { TestApiServer } from '../testing/test-api-server.ts';
@@ -21,6 +22,7 @@ beforeEach(async () => {
   client = new WorkloadClient({
     transport: createKubeTransport({ kubeConfig: server.kubeConfig() }),
     projection: { keys: DEFAULT_ANNOTATION_KEYS, keepLabels: false },
+    kinds: BUILT_IN_KIND_TABLE,
   });
 });
 afterEach(async () => {

@@ -7,7 +7,7 @@
  * is undefined, and a fresh GET can come back projected to a view.
  */
 import { PatchStrategy } from './client-node.ts';
-import type { WorkloadKind, WorkloadRef, WorkloadView } from '../core/types.ts';
+import type { WorkloadKindName, WorkloadRef, WorkloadView } from '../core/types.ts';
 import { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import { isJsonObject, numberAt, stringAt } from '../core/json.ts';
@@ -17,7 +17,7 @@ import type {
   PatchResult,
   WorkloadWriter,
 } from '../reconcile/ports.ts';
-import type { PatchType, WorkloadKindRow } from '../rollout/kinds.ts';
+import type { KindTable, PatchType, WorkloadKindRow } from '../rollout/kinds.ts';
 import type { Patch } from '../rollout/patch.ts';
 import type { ProjectionSettings } from './projections.ts';
 import { resourcePath, workloadResource } from './resources.ts';
@@ -37,6 +37,8 @@ export interface WorkloadClientDeps {
   readonly transport: KubeTransport;
   /** The watches' settings: a view fetched after a conflict must equal the watched one. */
   readonly projection: ProjectionSettings;
+  /** The effective kind table: where each workload kind is served. */
+  readonly kinds: KindTable;
 }
 
 function asObject(value: unknown, what: string): JsonObject {
@@ -54,7 +56,7 @@ export class WorkloadClient implements WorkloadWriter {
   async patch(ref: WorkloadRef, patch: Patch): Promise<PatchResult> {
     const answer = await this.#deps.transport.request({
       method: HttpMethod.PATCH,
-      path: pathOf(ref.kind, ref),
+      path: this.#pathOf(ref.kind, ref),
       query: { fieldManager: FIELD_MANAGER },
       body: patch.body,
       contentType: CONTENT_TYPES[patch.type],
@@ -71,7 +73,7 @@ export class WorkloadClient implements WorkloadWriter {
     const object = await this.getObject(ref);
     return object === undefined
       ? undefined
-      : projectWorkload(ref.kind, object, this.#deps.projection);
+      : projectWorkload(this.#deps.kinds.row(ref.kind), object, this.#deps.projection);
   }
 
   /** The full object as served; undefined on 404. */
@@ -79,7 +81,7 @@ export class WorkloadClient implements WorkloadWriter {
     try {
       const answer = await this.#deps.transport.request({
         method: HttpMethod.GET,
-        path: pathOf(ref.kind, ref),
+        path: this.#pathOf(ref.kind, ref),
       });
       return asObject(answer, `GET ${ref.kind}`);
     } catch (error) {
@@ -92,7 +94,7 @@ export class WorkloadClient implements WorkloadWriter {
   async create(row: WorkloadKindRow, namespace: string, body: JsonObject): Promise<CreatedObject> {
     const answer = await this.#deps.transport.request({
       method: HttpMethod.POST,
-      path: pathOf(row.kind, { namespace }),
+      path: resourcePath(workloadResource(row), { namespace }),
       query: { fieldManager: FIELD_MANAGER },
       body,
       contentType: 'application/json',
@@ -108,7 +110,7 @@ export class WorkloadClient implements WorkloadWriter {
   async delete(ref: WorkloadRef, preconditions: DeletePreconditions): Promise<void> {
     await this.#deps.transport.request({
       method: HttpMethod.DELETE,
-      path: pathOf(ref.kind, ref),
+      path: this.#pathOf(ref.kind, ref),
       body: {
         kind: 'DeleteOptions',
         apiVersion: 'v1',
@@ -123,14 +125,14 @@ export class WorkloadClient implements WorkloadWriter {
   async instantiate(ref: WorkloadRef, body: JsonObject): Promise<void> {
     await this.#deps.transport.request({
       method: HttpMethod.POST,
-      path: pathOf(ref.kind, { ...ref, subresource: 'instantiate' }),
+      path: this.#pathOf(ref.kind, { ...ref, subresource: 'instantiate' }),
       query: { fieldManager: FIELD_MANAGER },
       body,
       contentType: 'application/json',
     });
   }
-}
 
-function pathOf(kind: WorkloadKind, location: ResourceLocation): string {
-  return resourcePath(workloadResource(kind), location);
+  #pathOf(kind: WorkloadKindName, location: ResourceLocation): string {
+    return resourcePath(workloadResource(this.#deps.kinds.row(kind)), location);
+  }
 }

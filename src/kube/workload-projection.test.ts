@@ -1,4 +1,6 @@
+import { parseCustomKinds } from '../config/custom-kinds.ts';
 import { describe, expect, it } from 'vitest';
+import { kindRow } from '../rollout/kinds.ts';
 import type { WorkloadKind } from '../core/types.ts';
 import {
   BASELINE,
@@ -249,7 +251,7 @@ const KIND_CASES: readonly [WorkloadKind, Record<string, unknown>, Record<string
 describe('projectWorkload: rollout status', () => {
   it('keeps the Deployment counts and the Progressing condition, nothing else', () => {
     const view = projectWorkload(
-      'Deployment',
+      kindRow('Deployment'),
       {
         metadata: metadata(),
         spec: { replicas: 2, template: TEMPLATE },
@@ -287,7 +289,7 @@ describe('projectWorkload: rollout status', () => {
 
   it('reads a StatefulSet partition and an OnDelete strategy', () => {
     const view = projectWorkload(
-      'StatefulSet',
+      kindRow('StatefulSet'),
       {
         metadata: metadata(),
         spec: {
@@ -305,7 +307,7 @@ describe('projectWorkload: rollout status', () => {
   it('keeps at most 256 characters of a status text another controller wrote', () => {
     const huge = 'x'.repeat(1_000_000);
     const view = projectWorkload(
-      'Rollout',
+      kindRow('Rollout'),
       {
         metadata: metadata(),
         spec: { template: TEMPLATE },
@@ -318,7 +320,7 @@ describe('projectWorkload: rollout status', () => {
       message: `${'x'.repeat(256)}…`,
     });
     const deployment = projectWorkload(
-      'Deployment',
+      kindRow('Deployment'),
       {
         metadata: metadata(),
         spec: { template: TEMPLATE },
@@ -338,7 +340,7 @@ describe('projectWorkload: rollout status', () => {
     ['1e400', undefined],
   ])('reads an Argo Rollout observedGeneration %j as %j', (observed, expected) => {
     const view = projectWorkload(
-      'Rollout',
+      kindRow('Rollout'),
       {
         metadata: metadata(),
         spec: { template: TEMPLATE },
@@ -353,7 +355,7 @@ describe('projectWorkload: rollout status', () => {
 describe('projectWorkload', () => {
   it.each(KIND_CASES)('%s', (kind, spec, flags) => {
     const view = projectWorkload(
-      kind,
+      kindRow(kind),
       { metadata: metadata(), spec, status: { replicas: 3 } },
       SETTINGS,
     );
@@ -378,7 +380,7 @@ describe('projectWorkload', () => {
 
   it('a Rollout with workloadRef has no containers', () => {
     const view = projectWorkload(
-      'Rollout',
+      kindRow('Rollout'),
       {
         metadata: metadata(),
         spec: { workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' } },
@@ -394,7 +396,7 @@ describe('projectWorkload', () => {
 
   it('a DeploymentConfig without a ConfigChange trigger says so', () => {
     const view = projectWorkload(
-      'DeploymentConfig',
+      kindRow('DeploymentConfig'),
       { metadata: metadata(), spec: { triggers: [{ type: 'ImageChange' }], template: TEMPLATE } },
       SETTINGS,
     );
@@ -407,14 +409,16 @@ describe('projectWorkload', () => {
       metadata: { ...metadata(), annotations: { 'example.com/auto': 'true', [KEYS.auto]: 'true' } },
       spec: { template: TEMPLATE },
     };
-    expect(projectWorkload('Deployment', wire, { keys, keepLabels: false })?.annotations).toEqual({
+    expect(
+      projectWorkload(kindRow('Deployment'), wire, { keys, keepLabels: false })?.annotations,
+    ).toEqual({
       'example.com/auto': 'true',
     });
   });
 
   it('carries no ownerReference that is not a controller, and tolerates missing fields', () => {
     const view = projectWorkload(
-      'StatefulSet',
+      kindRow('StatefulSet'),
       { metadata: { name: 'w', namespace: 'ns', uid: 'u' } },
       SETTINGS,
     );
@@ -458,7 +462,7 @@ describe('projectWorkload', () => {
       },
     };
     const view = projectWorkload(
-      'Deployment',
+      kindRow('Deployment'),
       { metadata: metadata(), spec: { template } },
       SETTINGS,
     );
@@ -487,7 +491,7 @@ describe('projectWorkload', () => {
     expect(view?.templateAnnotations[SNAPSHOTS]).toBeDefined();
     expect(view?.revisionDigest).toBeUndefined();
     const labelled = projectWorkload(
-      'Deployment',
+      kindRow('Deployment'),
       {
         metadata: { ...metadata(), labels: { 'kreload.io/revision-digest': 'abc' } },
         spec: { template },
@@ -499,7 +503,11 @@ describe('projectWorkload', () => {
 
   it('is undefined without a uid', () => {
     expect(
-      projectWorkload('Deployment', { metadata: { name: 'w', namespace: 'ns' } }, SETTINGS),
+      projectWorkload(
+        kindRow('Deployment'),
+        { metadata: { name: 'w', namespace: 'ns' } },
+        SETTINGS,
+      ),
     ).toBeUndefined();
   });
 });
@@ -527,5 +535,55 @@ describe('keptWorkloadKeys', () => {
       ]),
     );
     expect(kept).toHaveLength(KEY_VALUES.length + 14);
+  });
+});
+
+describe('a configured kind (docs/custom-kinds.md)', () => {
+  const WIDGET = parseCustomKinds(
+    JSON.stringify([
+      {
+        group: 'example.kreload.io',
+        version: 'v1',
+        kind: 'Widget',
+        resource: 'widgets',
+        podTemplatePath: 'spec.pod',
+        replicasPath: 'spec.size',
+        status: {
+          observedGeneration: 'status.seen',
+          updatedReplicas: 'status.counts.updated',
+          availableReplicas: 'status.counts.ready',
+        },
+      },
+    ]),
+  )[0];
+
+  it('reads its template and its status where its row says', () => {
+    if (WIDGET === undefined) throw new Error('no Widget row');
+    const view = projectWorkload(
+      WIDGET,
+      {
+        metadata: { name: 'w', namespace: 'ns', uid: 'u', resourceVersion: '3', generation: 4 },
+        spec: {
+          size: 3,
+          pod: {
+            spec: { containers: [{ name: 'app', envFrom: [{ configMapRef: { name: 'cfg' } }] }] },
+          },
+        },
+        status: { seen: 4, counts: { updated: 2, ready: 1 } },
+      },
+      SETTINGS,
+    );
+    expect(view?.ref).toEqual({ kind: 'Widget', namespace: 'ns', name: 'w' });
+    expect(view?.podSpec.containers[0]?.envConfigMaps).toEqual(['cfg']);
+    expect(view?.rolloutStatus).toEqual({
+      model: 'replica-set',
+      observedGeneration: 4,
+      desired: 3,
+      replicas: 2,
+      updated: 2,
+      available: 1,
+      unavailable: 2,
+      progressing: undefined,
+    });
   });
 });

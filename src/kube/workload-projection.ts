@@ -10,16 +10,14 @@ import type {
   OwnerView,
   PodSpecView,
   VolumeView,
-  WorkloadKind,
   WorkloadView,
 } from '../core/types.ts';
 import { REVISION_DIGEST, SNAPSHOTS } from '../core/types.ts';
 import { keptWorkloadKeys } from '../core/annotations.ts';
 import type { JsonObject } from '../core/json.ts';
 import { booleanAt, numberAt, objectAt, objectsAt, stringAt } from '../core/json.ts';
-import type { WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
+import type { ReplicaStatusPaths, WorkloadKindRow, WorkloadSpecFlag } from '../rollout/kinds.ts';
 import type { ConditionView, HealthModel, RolloutStatusView } from '../rollout/rollout-status.ts';
-import { kindRow } from '../rollout/kinds.ts';
 import type { ReferenceRename } from '../rollout/snapshots.ts';
 import { liveNameOf, parseSnapshotMap } from '../rollout/snapshots.ts';
 import type { ProjectionSettings } from './projections.ts';
@@ -126,6 +124,23 @@ const STATUS_READERS: Readonly<Record<HealthModel, (obj: unknown) => RolloutStat
   },
 };
 
+/** The `replica-set` model read where a configured kind's row says its numbers are. */
+function configuredStatus(obj: unknown, paths: ReplicaStatusPaths): RolloutStatusView {
+  const updated = count(obj, paths.updated);
+  const available = count(obj, paths.available);
+  const desired = numberAt(obj, paths.desired) ?? 1;
+  return {
+    model: 'replica-set',
+    observedGeneration: paths.observedGeneration && numberAt(obj, paths.observedGeneration),
+    desired,
+    replicas: paths.replicas ? count(obj, paths.replicas) : updated,
+    updated,
+    available,
+    unavailable: Math.max(0, desired - available),
+    progressing: undefined,
+  };
+}
+
 function uniqueStrings(values: readonly (string | undefined)[]): string[] {
   return [...new Set(values.filter((v): v is string => v !== undefined && v !== ''))];
 }
@@ -208,15 +223,15 @@ function controllerOf(obj: unknown): OwnerView | undefined {
 }
 
 export function projectWorkload(
-  kind: WorkloadKind,
+  row: WorkloadKindRow,
   obj: unknown,
   settings: ProjectionSettings,
 ): WorkloadView | undefined {
   const { keys, keepLabels } = settings;
   const id = objectIdentity(obj);
   if (!id) return undefined;
-  const row = kindRow(kind);
-  const template = objectAt(obj, row.templatePath);
+  const { kind } = row;
+  const template = row.templatePath && objectAt(obj, row.templatePath);
   const kept = keptWorkloadKeys(keys);
   const revisionDigest = stringAt(obj, ['metadata', 'labels', REVISION_DIGEST]);
   return {
@@ -232,6 +247,10 @@ export function projectWorkload(
     ...specFlags(row, obj),
     ...(keepLabels ? { labels: keptLabels(obj, true) } : {}),
     ...(revisionDigest !== undefined && { revisionDigest }),
-    ...(row.health !== undefined && { rolloutStatus: STATUS_READERS[row.health](obj) }),
+    ...(row.health !== undefined && {
+      rolloutStatus: row.statusPaths
+        ? configuredStatus(obj, row.statusPaths)
+        : STATUS_READERS[row.health](obj),
+    }),
   };
 }

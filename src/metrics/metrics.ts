@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { SkipReason, SourceType, WorkloadKind } from '../core/types.ts';
+import type { SkipReason, SourceType, WorkloadKindName } from '../core/types.ts';
 import type { WatchStatus } from '../http/readiness.ts';
 import type { GateReason } from '../rollout/holds.ts';
 import type { HoldReason } from '../rollout/waves.ts';
@@ -25,7 +25,8 @@ export type NotificationType = 'add' | 'update' | 'delete';
 
 /**
  * `resource_type` of the event counters: the plural resource a notification came from. Workload
- * kinds add theirs through the `plural` of their kind-table row.
+ * kinds add theirs through the `plural` of their kind-table row, a configured kind's included
+ * (`string`: its plural is whatever the configuration names).
  */
 export type ResourceType =
   | 'configmaps'
@@ -34,7 +35,8 @@ export type ResourceType =
   | 'secretproviderclasspodstatuses'
   | 'secretproviderclasses'
   | 'reloadpolicies'
-  | WorkloadPlural;
+  | WorkloadPlural
+  | (string & {});
 
 /**
  * `result` of `kreload_rollout_duration_seconds`: how a rollout kreload started ended. `superseded`:
@@ -52,7 +54,7 @@ export type EvictionResult = 'evicted' | 'blocked' | 'failed';
 export type ProcessedResult = 'success' | 'dropped';
 
 export interface RollRecord {
-  readonly kind: WorkloadKind;
+  readonly kind: WorkloadKindName;
   readonly namespace: string;
   /** True when every write of the roll was acknowledged; false when given up or failed for good. */
   readonly success: boolean;
@@ -77,7 +79,7 @@ export interface Metrics {
   /** One roll (not baselines, resumes or dry runs): executed, action and matched counters. */
   recordRoll(roll: RollRecord): void;
   /** One successful roll: from the earliest carried source change to the last acknowledgement. */
-  recordReloadLatency(kind: WorkloadKind, seconds: number): void;
+  recordReloadLatency(kind: WorkloadKindName, seconds: number): void;
   /** One workload reconcile, from dequeue to done. */
   recordReconcile(result: ReconcileResult, seconds: number): void;
   recordSkip(reason: SkipReason): void;
@@ -99,9 +101,9 @@ export interface Metrics {
   /** One retried write attempt. */
   recordRetry(): void;
   /** One workload evaluated by a reconcile. */
-  recordScanned(kind: WorkloadKind): void;
+  recordScanned(kind: WorkloadKindName): void;
   setTrackedSources(type: SourceType, count: number): void;
-  setTrackedWorkloads(kind: WorkloadKind, count: number): void;
+  setTrackedWorkloads(kind: WorkloadKindName, count: number): void;
   /** True while leading, and always with HA off. */
   setLeader(leading: boolean): void;
   /** One API request (a watch is counted when it is opened). */
@@ -115,7 +117,7 @@ export interface Metrics {
   /** The rollouts kreload started that have not ended yet (controller/rollout-tracker.ts). */
   setRolloutsInProgress(count: number): void;
   /** One rollout kreload started ended: from its PATCH to complete, failed or superseded. */
-  recordRolloutEnded(kind: WorkloadKind, result: RolloutResult, seconds: number): void;
+  recordRolloutEnded(kind: WorkloadKindName, result: RolloutResult, seconds: number): void;
   /**
    * One refused Job recreation journal entry, first seen: an entry left in place is not counted
    * again at each replay.

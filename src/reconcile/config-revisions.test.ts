@@ -2,6 +2,7 @@
  * Config revisions through the reconciler (docs/adr/0036): the exact API writes against in-memory
  * ports — snapshots before the rolling patch, reuse, refusals with no half state, adoption, sweep.
  */
+import { kindRow } from '../rollout/kinds.ts';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../core/api-error.ts';
 import { hashConfigMap, hashSecret, sha1Hex } from '../core/hash.ts';
@@ -103,7 +104,7 @@ let observer: RecordingObserver;
 let log: string[];
 
 function given(object: JsonObject): WorkloadView {
-  const view = projectWorkload('Deployment', object, { keys: KEYS, keepLabels: false });
+  const view = projectWorkload(kindRow('Deployment'), object, { keys: KEYS, keepLabels: false });
   if (!view) throw new Error('bad fixture');
   workloads.put(view);
   writer.put(view);

@@ -6,7 +6,7 @@
  */
 import type { ApiError } from '../core/api-error.ts';
 import type { WorkloadKey } from '../core/types.ts';
-import { kindRow } from '../rollout/kinds.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 import type {
   Attempt,
   Completion,
@@ -24,6 +24,7 @@ import type { FollowUp } from './write-actions.ts';
 
 export interface FollowUpsDeps {
   readonly stages: readonly ReconcileStage[];
+  readonly kinds: KindTable;
   readonly marks: MarkLedger;
   readonly observer: ReconcileObserver;
   readonly outcomes: Outcomes;
@@ -58,7 +59,7 @@ export class FollowUps {
     deferred: DeferredFollowUp,
   ): Promise<ReconcileResult> {
     const { target, marks } = deferred;
-    const row = kindRow(target.view.ref.kind);
+    const row = this.#deps.kinds.row(target.view.ref.kind);
     const pass: Pass = { key, row, marks, trigger, memo: resume.memo };
     const timing: Attempt = {
       target,

@@ -21,6 +21,7 @@ import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { MarkStore } from '../watch/marks.ts';
 import type { ReconcileResult } from './attempt.ts';
 import { Reconciler } from './reconciler.ts';
+import { configuredKindRow, kindTable } from '../rollout/kinds.ts';
 
 const NS = 'team-a';
 const CM: SourceKey = 'configmap/app-config';
@@ -275,5 +276,74 @@ describe('a roll by eviction', () => {
     await dry.reconcile(KEY);
     expect(pods.requests).toEqual([]);
     expect(writer.writes).toEqual([]);
+  });
+});
+
+describe('a configured kind without a pod template (docs/custom-kinds.md)', () => {
+  const GADGET = configuredKindRow({
+    group: 'example.kreload.io',
+    version: 'v1',
+    kind: 'Gadget',
+    plural: 'gadgets',
+    shortNames: [],
+    templatePath: undefined,
+    strategies: ['evict'],
+    pods: {
+      selectorPath: ['spec', 'selector'],
+      owners: 'direct',
+      desiredPath: ['spec', 'replicas'],
+      maxUnavailablePath: [],
+    },
+    status: undefined,
+  });
+  const GADGET_VIEW = aWorkload('Gadget', NS, 'api')
+    .withUid('gadget-uid')
+    .withResourceVersion('10')
+    .withAnnotation(KEYS.configmapReload, 'app-config')
+    .withAnnotation(SOURCE_HASHES, JSON.stringify({ [CM]: H0 }))
+    .build();
+
+  it('rolls once by eviction, from its named source alone', async () => {
+    pods = new InMemoryPods('api');
+    pods.addPod('api-a', 'gadget-uid', T0);
+    pods.addPod('api-b', 'gadget-uid', T0 + 1_000);
+    workloads.put(GADGET_VIEW);
+    writer.put(GADGET_VIEW);
+    writer.putObject(GADGET_VIEW.ref, {
+      metadata: { name: 'api', namespace: NS, uid: 'gadget-uid', resourceVersion: '10' },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'api' } } },
+    });
+    const subject = new Reconciler({
+      workloads,
+      sources,
+      marks: new MarkStore(),
+      writer,
+      observer,
+      pods,
+      options: { ...DEFAULT_RECONCILE_OPTIONS, kinds: kindTable([GADGET]) },
+      now: () => now,
+      random: () => 0.5,
+    });
+    const key = workloadKey(GADGET_VIEW.ref);
+    const outcomes: string[] = [];
+    for (let round = 0; round < 50; round += 1) {
+      const served = writer.server(GADGET_VIEW.ref);
+      if (served) workloads.put(served);
+      const result = await subject.reconcile(key);
+      outcomes.push(result.outcome);
+      const at = 'resumeAt' in result ? result.resumeAt : undefined;
+      if (at === undefined) break;
+      now = Math.max(now + 1, at);
+      pods.tick(now);
+    }
+    expect(outcomes.filter((outcome) => outcome === 'rolled')).toHaveLength(1);
+    expect(pods.evictions()).toEqual(['api-a', 'api-b']);
+    expect(writer.server(GADGET_VIEW.ref)?.annotations).toMatchObject({
+      [SOURCE_HASHES]: JSON.stringify({ [CM]: H1 }),
+    });
+    expect(writer.writes.map((write) => write.verb === 'patch' && write.patch.type)).toEqual([
+      'merge',
+      'merge',
+    ]);
   });
 });

@@ -11,7 +11,7 @@ import type {
   SourceType,
   SourceView,
   WorkloadKey,
-  WorkloadKind,
+  WorkloadKindName,
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
@@ -71,7 +71,7 @@ export interface WorkloadLookup {
    * forbidden or not yet synced): the guard is then skipped.
    */
   controlledBy(
-    kind: WorkloadKind,
+    kind: WorkloadKindName,
     namespace: string,
     controllerUid: string,
   ): readonly WorkloadView[] | undefined;

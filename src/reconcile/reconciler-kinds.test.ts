@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { BUILT_IN_KIND_TABLE, configuredKindRow, kindTable } from '../rollout/kinds.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { workloadKey } from '../core/keys.ts';
 import type {
@@ -108,7 +109,7 @@ function deps(
 }
 
 /** `auto: "true"`, container `app` reading ConfigMap app-config, baselined at H1. */
-function tracked(kind: WorkloadKind, name = 'w') {
+function tracked(kind: string, name = 'w') {
   return aWorkload(kind, NS, name)
     .withResourceVersion('10')
     .withAnnotation(KEYS.auto, 'true')
@@ -141,7 +142,7 @@ function nestedAt(path: readonly string[], value: JsonObject): JsonObject {
 
 /** The pod template of the kind's wire object, at the row's template path. */
 function wireTemplate(row: WorkloadKindRow, template: JsonObject): JsonObject {
-  return nestedAt(row.templatePath, template);
+  return nestedAt(row.templatePath ?? [], template);
 }
 
 /**
@@ -179,7 +180,7 @@ const WIRE_OBJECTS: Record<
 };
 
 function wireObject(view: WorkloadView): JsonObject | undefined {
-  const row = kindRow(view.ref.kind);
+  const row = BUILT_IN_KIND_TABLE.row(view.ref.kind);
   return WIRE_OBJECTS[row.rollAction](view, row);
 }
 
@@ -369,7 +370,7 @@ const ROLL_WRITES: Record<
 };
 
 function expectedRollWrites(view: WorkloadView, strategy: ReloadStrategy): RecordedWrite[] {
-  const row = kindRow(view.ref.kind);
+  const row = BUILT_IN_KIND_TABLE.row(view.ref.kind);
   return ROLL_WRITES[row.rollAction](view, row, strategy);
 }
 
@@ -411,6 +412,47 @@ describe('a roll of every kind × strategy: the exact API writes', () => {
       ]);
     },
   );
+});
+
+describe('a kind configured at run time rolls through the same table', () => {
+  const WIDGET = configuredKindRow({
+    group: 'example.kreload.io',
+    version: 'v1',
+    kind: 'Widget',
+    plural: 'widgets',
+    shortNames: [],
+    templatePath: ['spec', 'template'],
+    strategies: ['rollout'],
+    pods: undefined,
+    status: undefined,
+  });
+  const kinds = kindTable([WIDGET]);
+
+  it.each(['env-vars', 'annotations'] as const)(
+    'Widget, %s: one merge patch of spec.template, as for a Rollout',
+    async (strategy) => {
+      const view = tracked('Widget').build();
+      given(view, WIRE_OBJECTS['template-patch'](view, WIDGET));
+      const result = await reconciler({ strategy, kinds }).reconcile(
+        workloadKey(view.ref),
+        TRIGGER,
+      );
+      expect(result).toMatchObject({ outcome: 'rolled', attempts: 1 });
+      expect(writer.writes).toEqual(templateKindWrites(WIDGET, strategy));
+      expect(writer.writes[0]).toMatchObject({
+        patch: { type: 'merge', body: { spec: { template: {} } } },
+      });
+    },
+  );
+
+  it('a kind missing from the table is a wiring error, never a silent roll', async () => {
+    const view = tracked('Widget').build();
+    given(view, WIRE_OBJECTS['template-patch'](view, WIDGET));
+    await expect(reconciler().reconcile(workloadKey(view.ref), TRIGGER)).rejects.toThrow(
+      'workload kind Widget is not supported',
+    );
+    expect(writer.writes).toEqual([]);
+  });
 });
 
 describe('Job (§7.4)', () => {

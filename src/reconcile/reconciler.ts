@@ -12,7 +12,8 @@ import { ApiError } from '../core/api-error.ts';
 import type { SourceKey, WorkloadKey, WorkloadView } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
 import { BACKOFF_POLICIES, backoffDelay, writeAttemptDelay } from '../queue/backoff.ts';
-import { isReconciled, kindRow } from '../rollout/kinds.ts';
+import type { KindTable } from '../rollout/kinds.ts';
+import { isReconciled } from '../rollout/kinds.ts';
 import { admitsEverything } from '../rollout/waves.ts';
 import type {
   Attempt,
@@ -59,6 +60,8 @@ export interface ReconcileOptions extends Omit<
 > {
   /** `--dry-run`: plan and report, never write (§13.8). */
   readonly dryRun: boolean;
+  /** The effective kind table: the built-in kinds and those configured at run time. */
+  readonly kinds: KindTable;
 }
 
 export interface ReconcilerDeps {
@@ -91,7 +94,8 @@ export interface ReconcilerDeps {
    * nothing, every roll is admitted at once without any work (Reloader's behaviour).
    */
   readonly admission?:
-    Omit<AdmissionDeps, 'workloads' | 'tracked' | 'writer' | 'now' | 'mayWrite'> | undefined;
+    | Omit<AdmissionDeps, 'workloads' | 'tracked' | 'writer' | 'kinds' | 'now' | 'mayWrite'>
+    | undefined;
   /** Pods, for rolls by eviction (docs/adr/0044); without it a roll by eviction fails. */
   readonly pods?: PodApi | undefined;
   /**
@@ -170,6 +174,7 @@ export class Reconciler {
             workloads: deps.workloads,
             tracked: (key) => this.#targets.trackedSources(key),
             writer,
+            kinds: options.kinds,
             now,
             mayWrite,
             underPolicy: deps.policies
@@ -185,6 +190,7 @@ export class Reconciler {
                   writer,
                   revisions: snapshots,
                   configRevisions: options.configRevisions,
+                  kinds: options.kinds,
                 })
               : undefined,
           })
@@ -203,6 +209,7 @@ export class Reconciler {
     ];
     this.#followUps = new FollowUps({
       stages: this.#stages,
+      kinds: options.kinds,
       marks,
       observer,
       outcomes: this.#outcomes,
@@ -276,7 +283,7 @@ export class Reconciler {
     }
     const view = this.#deps.workloads.get(key);
     if (!view) return { outcome: 'gone', attempts: 0 };
-    const row = kindRow(view.ref.kind);
+    const row = this.#deps.options.kinds.row(view.ref.kind);
     const marks = this.#deps.marks.marksOf(key);
     const pass: Pass = { key, row, marks, trigger, memo: {} };
     if (!isReconciled(row, view.controller)) {
@@ -382,7 +389,13 @@ export class Reconciler {
   ): Promise<ReconcileResult> {
     const stale = resume.basis.view;
     const marks = this.#deps.marks.marksOf(key);
-    const pass: Pass = { key, row: kindRow(stale.ref.kind), marks, trigger, memo: resume.memo };
+    const pass: Pass = {
+      key,
+      row: this.#deps.options.kinds.row(stale.ref.kind),
+      marks,
+      trigger,
+      memo: resume.memo,
+    };
     const timing = {
       attempt: resume.attempts + 1,
       startedAt: resume.startedAt,

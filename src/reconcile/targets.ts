@@ -15,7 +15,7 @@ import { EnvVarNames } from '../core/env-name.ts';
 import { SOURCE_TYPES } from '../core/source-types.ts';
 import { HashMapCache } from '../core/state.ts';
 import type { SourceKey, SourceType, WorkloadKey, WorkloadView } from '../core/types.ts';
-import { kindRow } from '../rollout/kinds.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 import { planPause } from '../rollout/pause.ts';
 import type { Pass } from './attempt.ts';
 import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan/model.ts';
@@ -30,7 +30,9 @@ export interface TargetsDeps {
   readonly sources: SourceLookup;
   readonly policies?: PolicyLookup | undefined;
   readonly observer: ReconcileObserver;
-  readonly options: Omit<PlanOptions, 'reloadLists' | 'stateMaps' | 'envVarNames'>;
+  readonly options: Omit<PlanOptions, 'reloadLists' | 'stateMaps' | 'envVarNames'> & {
+    readonly kinds: KindTable;
+  };
   readonly reloadLists?: ReloadListCache | undefined;
   /** ms since the epoch. */
   readonly now: () => number;
@@ -76,7 +78,13 @@ export class Targets {
   appliedHashes(key: WorkloadKey): ReadonlyMap<SourceKey, string> {
     const view = this.#deps.workloads.get(key);
     if (!view) return new Map();
-    const pass: Pass = { key, row: kindRow(view.ref.kind), marks: [], trigger: {}, memo: {} };
+    const pass: Pass = {
+      key,
+      row: this.#deps.options.kinds.row(view.ref.kind),
+      marks: [],
+      trigger: {},
+      memo: {},
+    };
     const { plan } = this.of(pass, view);
     return new Map(
       plan.keys.flatMap((entry) =>
@@ -92,7 +100,13 @@ export class Targets {
   trackedSources(key: WorkloadKey): ReadonlyMap<SourceKey, TrackedHashes> {
     const view = this.#deps.workloads.get(key);
     if (!view) return new Map();
-    const pass: Pass = { key, row: kindRow(view.ref.kind), marks: [], trigger: {}, memo: {} };
+    const pass: Pass = {
+      key,
+      row: this.#deps.options.kinds.row(view.ref.kind),
+      marks: [],
+      trigger: {},
+      memo: {},
+    };
     const { plan } = this.of(pass, view);
     return new Map(
       plan.keys.map((entry) => [

@@ -11,7 +11,7 @@ import { buildJobFromCronJob, buildRecreatedJob, cronJobRunName } from '../rollo
 import type { JsonObject, JsonValue } from '../core/json.ts';
 import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
 import type { PodEvictionFacts, RollActionType, WorkloadKindRow } from '../rollout/kinds.ts';
-import { kindRow } from '../rollout/kinds.ts';
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import type { PodFacts } from '../rollout/evict.ts';
 import { evictBeforeOf, evictionScopeOf, ownedPods } from '../rollout/evict.ts';
 import type { PausePlan } from '../rollout/pause.ts';
@@ -145,7 +145,8 @@ async function liveTemplate(context: WriteContext): Promise<LiveTemplate> {
   const { view } = context.target;
   const object = await context.writer.getObject(view.ref);
   if (!object) throw vanished(view.ref);
-  const containers = objectAt(object, [...context.row.templatePath, 'spec'])?.containers;
+  const path = context.row.templatePath;
+  const containers = path && objectAt(object, [...path, 'spec'])?.containers;
   return { containers: Array.isArray(containers) ? containers : [] };
 }
 
@@ -177,7 +178,7 @@ async function pinnedChange(context: WriteContext, revisions: RevisionPlan): Pro
     row: context.row,
     view,
     revisions,
-    template: objectAt(object, context.row.templatePath) ?? {},
+    template: (context.row.templatePath && objectAt(object, context.row.templatePath)) ?? {},
     ensureLeader: () => {
       ensureLeader(context);
     },
@@ -306,7 +307,12 @@ const CREATE_JOB_FROM_CRONJOB: WriteStrategy = {
     if (row.runKind === undefined) throw new TypeError(`${row.kind} has no run kind to create`);
     memo.jobCreationSkipped = undefined;
     if (target.view.suspended) memo.jobCreationSkipped = 'suspended';
-    else await createJobOnce(context, kindRow(row.runKind), cronJobSourceHashes(target));
+    else
+      await createJobOnce(
+        context,
+        BUILT_IN_KIND_TABLE.row(row.runKind),
+        cronJobSourceHashes(target),
+      );
     await patchIfAny(context, workloadState(target.plan));
     return undefined;
   },

@@ -93,6 +93,7 @@ export function ownedPods(input: {
   readonly replicaSets: readonly JsonObject[];
 }): PodFacts[] {
   const owners = new Set<string>();
+  if (input.facts.owners === 'selector') return input.pods.flatMap((pod) => podFactsOf(pod) ?? []);
   if (input.facts.owners === 'direct') owners.add(input.workloadUid);
   else {
     for (const replicaSet of input.replicaSets) {
@@ -150,8 +151,10 @@ export function evictionScopeOf(
   facts: PodEvictionFacts,
   object: JsonObject,
 ): EvictionScope | { readonly problem: string } {
-  const selector = labelSelectorOf(objectAt(object, ['spec', 'selector']));
-  if (selector === undefined) return { problem: 'spec.selector is empty or not understood' };
+  const selector = labelSelectorOf(objectAt(object, facts.selectorPath));
+  if (selector === undefined) {
+    return { problem: `${facts.selectorPath.join('.')} is empty or not understood` };
+  }
   const desired = Math.max(0, numberAt(object, facts.desiredPath) ?? 1);
   const path = facts.maxUnavailablePath;
   const raw = objectAt(object, path.slice(0, -1))?.[path.at(-1) ?? ''];

@@ -38,13 +38,16 @@ export type RollActionType =
 export interface PodEvictionFacts {
   /**
    * Pods whose controller is the workload (`direct`), or a ReplicaSet whose controller is the
-   * workload (`replica-sets`).
+   * workload (`replica-sets`), or every pod the selector matches (`selector`: a configured kind
+   * whose controller owns its pods through objects kreload does not know).
    */
-  readonly owners: 'direct' | 'replica-sets';
+  readonly owners: 'direct' | 'replica-sets' | 'selector';
   /** Where the object says how many pods it wants (`spec.replicas`, a DaemonSet's status). */
   readonly desiredPath: readonly string[];
   /** The workload's own `maxUnavailable` (an int or a percentage); absent: one pod at a time. */
   readonly maxUnavailablePath: readonly string[];
+  /** Where the object keeps the LabelSelector of its pods (`spec.selector`). */
+  readonly selectorPath: readonly string[];
 }
 
 const REPLICAS = ['spec', 'replicas'] as const;
@@ -55,6 +58,19 @@ const REPLICAS = ['spec', 'replicas'] as const;
  */
 export type WorkloadSpecFlag =
   'paused' | 'suspended' | 'manualSelector' | 'hasWorkloadRef' | 'hasConfigChangeTrigger';
+
+/**
+ * Where a configured kind (docs/custom-kinds.md) keeps the numbers of the `replica-set` health
+ * model; the built-in kinds read theirs from fixed places (kube/workload-projection.ts).
+ */
+export interface ReplicaStatusPaths {
+  readonly observedGeneration: readonly string[] | undefined;
+  /** How many pods the object wants; absent on the object: 1. */
+  readonly desired: readonly string[];
+  readonly replicas: readonly string[] | undefined;
+  readonly updated: readonly string[];
+  readonly available: readonly string[];
+}
 
 /** One supported workload kind: everything that varies by kind, in one row. */
 interface KindRowFields {
@@ -71,8 +87,11 @@ interface KindRowFields {
   readonly plural: string;
   /** kubectl's short names, which `kreload explain` accepts too. */
   readonly shortNames: readonly string[];
-  /** Path of the pod template (PT) inside the object. */
-  readonly templatePath: readonly string[];
+  /**
+   * Path of the pod template (PT) inside the object; undefined for a configured kind without one,
+   * which rolls only by eviction.
+   */
+  readonly templatePath: readonly string[] | undefined;
   /** Patch type for template changes. */
   readonly templatePatchType: PatchType;
   /** Patch type for metadata-only writes (baselines, W state). */
@@ -120,8 +139,15 @@ interface KindRowFields {
    * roll is not a rollout of pods (Job, CronJob).
    */
   readonly health: HealthModel | undefined;
+  /**
+   * Where the `replica-set` model reads its numbers when they are not where a Deployment keeps
+   * them (configured kinds); undefined: the model's own places.
+   */
+  readonly statusPaths: ReplicaStatusPaths | undefined;
   /** How `evict-pods` treats the kind's pods; undefined: the kind is never rolled by eviction. */
   readonly podEviction: PodEvictionFacts | undefined;
+  /** Supplied at run time (`--custom-workload-kinds`), not built in. */
+  readonly configured: boolean;
   /**
    * What the chart's RBAC grants for the kind (§13.11): these verbs on its own `plural` in its
    * `group`, and what its roll writes elsewhere. The chart's rules are generated from this field
@@ -205,9 +231,13 @@ const BUILT_IN_TEMPLATE_KIND = {
   liveRevision: 'newest',
   absentApiWarning: undefined,
   health: undefined,
+  statusPaths: undefined,
   podEviction: undefined,
+  configured: false,
   rbac: { verbs: OWN_VERBS, also: [] },
 } as const;
+
+const SELECTOR = ['spec', 'selector'] as const;
 
 /** Supported kinds (§2.2), one row each; `as const` so the unions below derive from it. */
 const ROWS = [
@@ -223,6 +253,7 @@ const ROWS = [
     health: 'replica-set',
     podEviction: {
       owners: 'replica-sets',
+      selectorPath: SELECTOR,
       desiredPath: REPLICAS,
       maxUnavailablePath: ['spec', 'strategy', 'rollingUpdate', 'maxUnavailable'],
     },
@@ -237,6 +268,7 @@ const ROWS = [
     health: 'daemon-set',
     podEviction: {
       owners: 'direct',
+      selectorPath: SELECTOR,
       desiredPath: ['status', 'desiredNumberScheduled'],
       maxUnavailablePath: ['spec', 'updateStrategy', 'rollingUpdate', 'maxUnavailable'],
     },
@@ -252,6 +284,7 @@ const ROWS = [
     health: 'stateful-set',
     podEviction: {
       owners: 'direct',
+      selectorPath: SELECTOR,
       desiredPath: REPLICAS,
       maxUnavailablePath: ['spec', 'updateStrategy', 'rollingUpdate', 'maxUnavailable'],
     },
@@ -305,6 +338,7 @@ const ROWS = [
     health: 'rollout-phase',
     podEviction: {
       owners: 'replica-sets',
+      selectorPath: SELECTOR,
       desiredPath: REPLICAS,
       maxUnavailablePath: ['spec', 'strategy', 'canary', 'maxUnavailable'],
     },
@@ -336,10 +370,10 @@ const ROWS = [
   },
 ] as const satisfies readonly KindRowFields[];
 
-/** A supported workload kind: the `kind` of a row. */
+/** A built-in workload kind: the `kind` of a row of the static table. */
 export type WorkloadKind = (typeof ROWS)[number]['kind'];
 
-/** A workload kind's resource name: the `plural` of a row. */
+/** A built-in workload kind's resource name: the `plural` of a row. */
 export type WorkloadPlural = (typeof ROWS)[number]['plural'];
 
 /** The plurals `--ignored-workload-types` accepts: those of the rows marked `ignorable`. */
@@ -348,13 +382,21 @@ export type IgnorablePlural = Extract<
   { readonly ignorable: true }
 >['plural'];
 
-export interface WorkloadKindRow extends KindRowFields {
+/**
+ * A row of the effective table: a built-in row or one configured at run time, whose kind and
+ * plural are whatever the configuration names.
+ */
+export type WorkloadKindRow = KindRowFields;
+
+/** A row of the static table. */
+export interface BuiltInKindRow extends KindRowFields {
   readonly kind: WorkloadKind;
   readonly plural: WorkloadPlural;
   readonly runKind: WorkloadKind | undefined;
 }
 
-export const WORKLOAD_KINDS: readonly WorkloadKindRow[] = ROWS;
+/** The built-in rows (§2.2). The table the controller uses is a `KindTable` built from them. */
+export const WORKLOAD_KINDS: readonly BuiltInKindRow[] = ROWS;
 
 /** Thrown when a kind without a row reaches code that needs one: a wiring bug, not bad input. */
 export class UnsupportedKindError extends Error {
@@ -364,15 +406,47 @@ export class UnsupportedKindError extends Error {
   }
 }
 
-export function findKindRow(kind: WorkloadKind): WorkloadKindRow | undefined {
+/** The built-in row of a kind; undefined for a kind that is not built in. */
+export function findKindRow(kind: string): BuiltInKindRow | undefined {
   return WORKLOAD_KINDS.find((row) => row.kind === kind);
 }
 
-export function kindRow(kind: WorkloadKind): WorkloadKindRow {
+/** The built-in row of a kind; throws for a kind without one. */
+export function kindRow(kind: WorkloadKind): BuiltInKindRow {
   const row = findKindRow(kind);
   if (!row) throw new UnsupportedKindError(kind);
   return row;
 }
+
+/**
+ * The effective kind table: the built-in rows and the rows configured at run time, in that order.
+ * Built once at startup from the options and passed to every component that looks a kind up, so a
+ * configured kind is watched, projected, explained, counted and evented like a built-in one.
+ */
+export interface KindTable {
+  readonly rows: readonly WorkloadKindRow[];
+  find(kind: string): WorkloadKindRow | undefined;
+  /** The row of a kind; throws `UnsupportedKindError` for a kind without one (a wiring bug). */
+  row(kind: string): WorkloadKindRow;
+}
+
+/** The table of the built-in rows plus `configured` (validated by config/custom-kinds.ts). */
+export function kindTable(configured: readonly WorkloadKindRow[] = []): KindTable {
+  const rows: readonly WorkloadKindRow[] = [...WORKLOAD_KINDS, ...configured];
+  const byKind = new Map(rows.map((row) => [row.kind, row]));
+  return {
+    rows,
+    find: (kind) => byKind.get(kind),
+    row: (kind) => {
+      const row = byKind.get(kind);
+      if (!row) throw new UnsupportedKindError(kind);
+      return row;
+    },
+  };
+}
+
+/** The table of the built-in kinds alone (tests, and tools that read no configuration). */
+export const BUILT_IN_KIND_TABLE: KindTable = kindTable();
 
 function usesRestartStrategy(
   row: WorkloadKindRow,
@@ -435,7 +509,7 @@ export function rollsByRecreation(row: WorkloadKindRow): boolean {
 }
 
 /** The kind the recreation journal holds entries of: the one whose roll re-creates it. */
-export function recreatedKindRow(): WorkloadKindRow {
+export function recreatedKindRow(): BuiltInKindRow {
   const row = WORKLOAD_KINDS.find(rollsByRecreation);
   if (!row) throw new UnsupportedKindError('rolled by re-creation');
   return row;
@@ -450,4 +524,64 @@ export function isReconciled(
     row.notReconciledWhenControlledBy === undefined ||
     controller?.kind !== row.notReconciledWhenControlledBy
   );
+}
+
+/**
+ * A kind configured at run time (`--custom-workload-kinds`, docs/custom-kinds.md), as
+ * config/custom-kinds.ts validated it. Everything else of its row follows from these facts.
+ */
+export interface ConfiguredKindSpec {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly shortNames: readonly string[];
+  /** Absent: the kind rolls only by eviction. */
+  readonly templatePath: readonly string[] | undefined;
+  /** `rollout`: the pod template is patched; `evict`: the pods are evicted (docs/adr/0044). */
+  readonly strategies: readonly ConfiguredStrategy[];
+  /** Present when `evict` is allowed. */
+  readonly pods:
+    | {
+        readonly selectorPath: readonly string[];
+        readonly owners: 'direct' | 'selector';
+        readonly desiredPath: readonly string[];
+        readonly maxUnavailablePath: readonly string[];
+      }
+    | undefined;
+  readonly status: ReplicaStatusPaths | undefined;
+}
+
+/** What a configured kind may be rolled by. */
+export type ConfiguredStrategy = 'rollout' | 'evict';
+
+/**
+ * The row of a configured kind: a custom resource, so merge patches (§10); an optional API, so it
+ * is watched once discovery says it is served; W state when it rolls by eviction alone.
+ */
+export function configuredKindRow(spec: ConfiguredKindSpec): WorkloadKindRow {
+  const rollsOut = spec.strategies.includes('rollout');
+  const pods = spec.strategies.includes('evict') ? spec.pods : undefined;
+  const evicts = pods !== undefined;
+  return {
+    ...BUILT_IN_TEMPLATE_KIND,
+    group: spec.group,
+    version: spec.version,
+    apiVersion: `${spec.group}/${spec.version}`,
+    kind: spec.kind,
+    plural: spec.plural,
+    shortNames: spec.shortNames,
+    templatePath: spec.templatePath,
+    templatePatchType: 'merge',
+    metadataPatchType: 'merge',
+    appliedState: rollsOut ? 'PT' : 'W',
+    rollAction: rollsOut ? 'template-patch' : 'evict-pods',
+    optionalApi: true,
+    absentApiWarning: `the ${spec.kind} API (${spec.group}/${spec.version}) is not served; ${spec.plural} are not watched until it is`,
+    health: spec.status === undefined ? undefined : 'replica-set',
+    statusPaths: spec.status,
+    podEviction: pods,
+    configured: true,
+    rbac: { verbs: OWN_VERBS, also: evicts ? EVICTION_GRANTS : [] },
+  };
 }

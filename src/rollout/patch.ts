@@ -212,7 +212,12 @@ export function buildPatch(
   if (!template && !annotations && !labels && !changes.pause) return undefined;
   const body: JsonObject = { metadata: metadataOf(view.resourceVersion, annotations, changes) };
   if (changes.pause) body.spec = { paused: changes.pause.action === 'pause' };
-  if (template) setAt(body, row.templatePath, template);
+  if (template) {
+    if (row.templatePath === undefined) {
+      throw new UnsupportedPatchError(`a ${row.kind} has no pod template to change`);
+    }
+    setAt(body, row.templatePath, template);
+  }
   return { type: template ? row.templatePatchType : row.metadataPatchType, body };
 }
 

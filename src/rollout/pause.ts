@@ -76,6 +76,7 @@ export function pauseResumeDue(
   now: number,
   keys: PauseKeys,
 ): number | 'now' | undefined {
+  // A built-in fact: no configured kind supports a pause period.
   if (findKindRow(view.ref.kind)?.supportsPausePeriod !== true) return undefined;
   if (!isPausedByKreload(view, keys)) return undefined;
   return resumeTime(view, now, keys).due;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { kindRow } from './kinds.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { WorkloadKind } from '../core/types.ts';
 import { planUndo } from './revisions.ts';
@@ -108,7 +109,7 @@ const CASES: readonly {
 
 describe('planUndo', () => {
   it.each(CASES)('$name', ({ kind, workload: object, items, to, image, why }) => {
-    const plan = planUndo(kind, object, { items: [...items] }, HALT);
+    const plan = planUndo(kindRow(kind), object, { items: [...items] }, HALT);
     if (why) {
       expect(plan).toMatchObject({
         state: 'impossible',

@@ -5,9 +5,7 @@
  */
 import type { JsonObject } from '../core/json.ts';
 import { numberAt, objectAt, objectsAt, stringAt } from '../core/json.ts';
-import type { WorkloadKind } from '../core/types.ts';
-import type { RevisionKind } from './kinds.ts';
-import { kindRow } from './kinds.ts';
+import type { RevisionKind, WorkloadKindRow } from './kinds.ts';
 
 export const DEPLOYMENT_REVISION = 'deployment.kubernetes.io/revision';
 
@@ -74,12 +72,12 @@ export function ownedRevisions(
 
 /** The revision that runs now, by the rule of the workload's kind row; undefined when none. */
 export function liveRevision<R extends Pick<OwnedRevision, 'object' | 'revision'>>(
-  kind: WorkloadKind,
+  row: Pick<WorkloadKindRow, 'liveRevision'>,
   workload: JsonObject,
   revisions: readonly R[],
 ): R | undefined {
   const newest = [...revisions].sort((a, b) => b.revision - a.revision)[0];
-  switch (kindRow(kind).liveRevision) {
+  switch (row.liveRevision) {
     case 'revision-annotation': {
       const raw = stringAt(workload, ['metadata', 'annotations', DEPLOYMENT_REVISION]);
       return revisions.find((r) => String(r.revision) === raw) ?? newest;
@@ -110,18 +108,18 @@ export type UndoPlan =
  * also carries `annotations` (kreload's record of why) and the workload's resourceVersion.
  */
 export function planUndo(
-  kind: WorkloadKind,
+  row: Pick<WorkloadKindRow, 'kind' | 'liveRevision' | 'revisionKind'>,
   workload: JsonObject,
   list: JsonObject,
   annotations: Readonly<Record<string, string>>,
 ): UndoPlan {
-  const revisionKind = kindRow(kind).revisionKind;
+  const { kind, revisionKind } = row;
   if (revisionKind === undefined) {
     return { state: 'impossible', why: `a ${kind} keeps no revision history` };
   }
   const uid = stringAt(workload, ['metadata', 'uid']) ?? '';
   const revisions = ownedRevisions(list, revisionKind, uid);
-  const from = liveRevision(kind, workload, revisions);
+  const from = liveRevision(row, workload, revisions);
   if (from === undefined) return { state: 'impossible', why: `no ${revisionKind} found` };
   const to = [...revisions]
     .filter((r) => r.revision < from.revision)

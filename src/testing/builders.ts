@@ -16,7 +16,7 @@ import type {
   SourceType,
   SourceView,
   VolumeView,
-  WorkloadKind,
+  WorkloadKindName,
   WorkloadView,
 } from '../core/types.ts';
 
@@ -254,7 +254,11 @@ export class WorkloadBuilder implements Buildable<WorkloadView> {
   }
 }
 
-export function aWorkload(kind: WorkloadKind, namespace: string, name: string): WorkloadBuilder {
+export function aWorkload(
+  kind: WorkloadKindName,
+  namespace: string,
+  name: string,
+): WorkloadBuilder {
   return new WorkloadBuilder({
     ref: { kind, namespace, name },
     uid: `uid-${kind}-${namespace}-${name}`.toLowerCase(),

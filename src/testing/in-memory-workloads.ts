@@ -1,6 +1,6 @@
 /** In-memory WorkloadLookup (the workload store); watch/marks.ts's MarkStore is the MarkLedger. */
 import { workloadKey } from '../core/keys.ts';
-import type { WorkloadKey, WorkloadKind, WorkloadView } from '../core/types.ts';
+import type { WorkloadKey, WorkloadKindName, WorkloadView } from '../core/types.ts';
 import type { WorkloadLookup } from '../reconcile/ports.ts';
 
 export class InMemoryWorkloads implements WorkloadLookup {
@@ -38,7 +38,7 @@ export class InMemoryWorkloads implements WorkloadLookup {
   }
 
   controlledBy(
-    kind: WorkloadKind,
+    kind: WorkloadKindName,
     namespace: string,
     controllerUid: string,
   ): readonly WorkloadView[] | undefined {

@@ -1,6 +1,6 @@
 // ReloadPolicy views for tests, and a PolicyStore over in-memory sources and workloads.
 import type { PolicyMember, PolicyStatusView, ReloadPolicyView } from '../core/reload-policy.ts';
-import type { SourceType, SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
+import type { SourceType, SourceView, WorkloadKindName, WorkloadView } from '../core/types.ts';
 import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
 import { workloadKey } from '../core/keys.ts';
 import { PolicyStore, type PolicyEvent } from '../watch/policy-store.ts';
@@ -19,7 +19,7 @@ export function aPolicy(
   name: string,
   spec: {
     readonly sources: readonly PolicyMember<SourceType>[];
-    readonly targets: readonly PolicyMember<WorkloadKind>[];
+    readonly targets: readonly PolicyMember<WorkloadKindName>[];
   } & Partial<ReloadPolicyView>,
 ): ReloadPolicyView {
   return {

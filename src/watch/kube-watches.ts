@@ -3,7 +3,8 @@
  * Namespace selector, each feeding its cache or store through a view sink. Scoped mode merges the
  * per-namespace watches of one type before they reach the cache (watch/namespace-merge.ts).
  */
-import type { SourceView, WorkloadKind, WorkloadView } from '../core/types.ts';
+import type { SourceView, WorkloadView } from '../core/types.ts';
+import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { NamespaceMerge, type NamespaceSink } from './namespace-merge.ts';
 import type { ApiError } from '../core/api-error.ts';
 import type { ListWatchStatus } from '../kube/list-watch.ts';
@@ -115,16 +116,16 @@ export class WatchFactory {
   }
 
   workloads(
-    kind: WorkloadKind,
+    row: WorkloadKindRow,
     targets: readonly WatchTarget[],
     sink: ViewSink<WorkloadView>,
   ): ResourceWatch[] {
-    const api = workloadResource(kind);
+    const api = workloadResource(row);
     return this.#create({
       resource: api.plural,
       api,
       targets,
-      project: (obj) => projectWorkload(kind, obj, this.#deps.projection),
+      project: (obj) => projectWorkload(row, obj, this.#deps.projection),
       sink,
       idOf: (view) => view.ref.name,
       isFiltered: (view) => this.#deps.isFiltered?.(view.ref.namespace, {}) === true,

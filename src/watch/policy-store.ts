@@ -28,7 +28,7 @@ import type {
   SourceKey,
   SourceType,
   WorkloadKey,
-  WorkloadKind,
+  WorkloadKindName,
   WorkloadView,
 } from '../core/types.ts';
 import type { PolicyLookup } from '../reconcile/ports.ts';
@@ -68,7 +68,7 @@ function idOf(view: { readonly namespace: string; readonly name: string }): stri
   return `${view.namespace}/${view.name}`;
 }
 
-function namedWorkload(view: WorkloadView): NamedObject<WorkloadKind> {
+function namedWorkload(view: WorkloadView): NamedObject<WorkloadKindName> {
   return { kind: view.ref.kind, name: view.ref.name, labels: view.labels };
 }
 
@@ -117,7 +117,7 @@ interface NamespaceIndex {
 
 /** The workloads of the namespace and which policies target each. */
 interface Members {
-  readonly workloads: readonly NamedObject<WorkloadKind>[];
+  readonly workloads: readonly NamedObject<WorkloadKindName>[];
   /** By policy name: the keys of its targets. */
   readonly targets: ReadonlyMap<string, readonly WorkloadKey[]>;
   /** By workload: the policies targeting it (oldest first) and the labels they matched. */

@@ -2,6 +2,7 @@
 // (the workload writer after a conflict, `kreload explain`). Both must keep exactly the same
 // fields under the same configuration; a GET view without the labels unbinds a ReloadPolicy's
 // target or source selector in the middle of a roll.
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import { Readable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -75,7 +76,7 @@ function wireWorkload(row: WorkloadKindRow): JsonObject {
     spec: { paused: true, suspend: true, triggers: [{ type: 'ConfigChange' }] },
     status: { replicas: 1 },
   };
-  setAt(object, row.templatePath, TEMPLATE);
+  setAt(object, row.templatePath ?? [], TEMPLATE);
   return object;
 }
 
@@ -166,12 +167,16 @@ describe.each([true, false])('--enable-reload-policies=%s', (policies) => {
     '%s: the GET view equals the watched view',
     async (_kind, row) => {
       const ref = { kind: row.kind, namespace: NAMESPACE, name: 'w' };
-      const path = resourcePath(workloadResource(row.kind), { namespace: NAMESPACE, name: 'w' });
+      const path = resourcePath(workloadResource(row), { namespace: NAMESPACE, name: 'w' });
       const transport = servingTransport(path, wireWorkload(row));
-      const writer = new WorkloadClient({ transport, projection: settings });
+      const writer = new WorkloadClient({
+        transport,
+        projection: settings,
+        kinds: BUILT_IN_KIND_TABLE,
+      });
       const fetched = await writer.get(ref);
       const fromWatch = await watched<WorkloadView>((sink) =>
-        factory(transport, settings).workloads(row.kind, TARGET, sink),
+        factory(transport, settings).workloads(row, TARGET, sink),
       );
       expect(fromWatch).toBeDefined();
       expect(fetched).toEqual(fromWatch);

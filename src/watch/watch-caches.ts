@@ -9,7 +9,7 @@ import { NamespaceFilter, type NamespaceScope } from './namespace-filter.ts';
 import type { Clock, Timers } from '../time/timers.ts';
 import { SourceCache, SourceCaches, type SourceCacheEvent } from './source-cache.ts';
 import { WorkloadStore, type WorkloadStoreEvent } from './workload-store.ts';
-import type { WorkloadKind } from '../core/types.ts';
+import type { WorkloadKindName } from '../core/types.ts';
 import { type PolicyEvent, PolicyStore } from './policy-store.ts';
 
 /** What the watch server tells its subscribers, each call after its cache reflects the event. */
@@ -26,7 +26,7 @@ export interface WatchHandler {
    */
   onScopeJoined(resource: ResourceType, namespace: string | undefined): void;
   /** An optional kind's API (or with `undefined` the CSI API) is served now, its list is in (§2.2). */
-  onKindWatched(kind: WorkloadKind | undefined): void;
+  onKindWatched(kind: WorkloadKindName | undefined): void;
   /** A ReloadPolicy was created, changed or deleted (docs/reload-policy.md). */
   onPolicyEvent(event: PolicyEvent): void;
 }
@@ -62,7 +62,7 @@ export class WatchSubscribers implements WatchHandler {
     for (const handler of this.#handlers) handler.onScopeJoined(resource, namespace);
   }
 
-  onKindWatched(kind: WorkloadKind | undefined): void {
+  onKindWatched(kind: WorkloadKindName | undefined): void {
     for (const handler of this.#handlers) handler.onKindWatched(kind);
   }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import type { WatchPlanOptions } from './watch-plan.ts';
 import {
   namespaceWatchTarget,
@@ -128,7 +129,7 @@ describe('workload and namespace watches', () => {
       ...['Deployment', 'DaemonSet', 'StatefulSet', 'CronJob', 'Job'],
       ...['Rollout', 'DeploymentConfig'],
     ]);
-    const planned = plannedKinds(options);
+    const planned = plannedKinds(options, BUILT_IN_KIND_TABLE);
     expect({
       always: planned.always.filter((kind) => tabled.has(kind)),
       ifServed: planned.ifServed.filter((kind) => tabled.has(kind)),

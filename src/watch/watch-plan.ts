@@ -2,8 +2,8 @@
  * Which list-watches a configuration needs (§9.1, §11): one per resource type and watched
  * namespace, with the server-side filters. Pure, so the scoping rules are table-tested.
  */
-import type { SourceType, WorkloadKind } from '../core/types.ts';
-import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
+import type { SourceType, WorkloadKindName } from '../core/types.ts';
+import type { KindTable } from '../rollout/kinds.ts';
 
 export type SourceResource = 'configmaps' | 'secrets';
 
@@ -101,12 +101,15 @@ function optionAllows(value: boolean | KindPlanOptions['isOpenshift']): boolean 
 }
 
 /** Kinds watched without asking discovery, and the optional ones that need their API served. */
-export function plannedKinds(options: KindPlanOptions): {
-  readonly always: readonly WorkloadKind[];
-  readonly ifServed: readonly WorkloadKind[];
+export function plannedKinds(
+  options: KindPlanOptions,
+  kinds: KindTable,
+): {
+  readonly always: readonly WorkloadKindName[];
+  readonly ifServed: readonly WorkloadKindName[];
 } {
   const ignored = new Set(options.ignoredWorkloadTypes);
-  const planned = WORKLOAD_KINDS.filter(
+  const planned = kinds.rows.filter(
     (row) =>
       !(row.ignorable && ignored.has(row.plural)) &&
       (row.enabledByOption === undefined || optionAllows(options[row.enabledByOption])),

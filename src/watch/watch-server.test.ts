@@ -1,5 +1,6 @@
 // The watch server against a scripted fake API server: initial sync, the subscription, /readyz
 // status, and an optional API (CSI) served only after start (§2.2).
+import { kindTable } from '../rollout/kinds.ts';
 import type { ServerResponse } from 'node:http';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -100,6 +101,7 @@ async function start(
   const metrics = createMetrics(new Registry(), { countByNamespace: false });
   server = createWatchServer({
     options,
+    kinds: kindTable(options.customWorkloadKinds),
     transport: createKubeTransport({ kubeConfig: api.kubeConfig(), metrics }),
     metrics,
     logger: new RecordingLogger(),

@@ -5,7 +5,7 @@
  * observe reaches the subscribers (watch/watch-caches.ts); nothing else is called from here.
  */
 import PQueue from 'p-queue';
-import type { SourceType, WorkloadKey, WorkloadKind } from '../core/types.ts';
+import type { SourceType, WorkloadKey, WorkloadKindName } from '../core/types.ts';
 import { ApiDiscovery } from '../kube/discovery.ts';
 import { projectionSettings } from '../kube/projections.ts';
 import { workloadResource } from '../kube/resources.ts';
@@ -14,7 +14,7 @@ import type { Logger } from '../log/logger.ts';
 import { RateLimitedLog } from '../log/rate-limited-log.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Timers } from '../time/timers.ts';
-import { findKindRow } from '../rollout/kinds.ts';
+import type { KindTable, WorkloadKindRow } from '../rollout/kinds.ts';
 import type { ApiServerStatus, WatchState } from '../http/readiness.ts';
 import { type ResourceWatch, WatchFactory } from './kube-watches.ts';
 import { namespaceSink } from './namespace-filter.ts';
@@ -80,9 +80,9 @@ function isTypeHealthy(
   return relevant.length > 0 && relevant.every((w) => w.status === 'ok');
 }
 
-function optionalKindApi(kind: WorkloadKind): OptionalApi {
-  const { group, version, plural } = workloadResource(kind);
-  return { name: kind, group, version, plural };
+function optionalKindApi(row: WorkloadKindRow): OptionalApi {
+  const { group, version, plural } = workloadResource(row);
+  return { name: row.kind, group, version, plural };
 }
 
 export interface WatchServerOptions extends WatchPlanOptions, KindPlanOptions {
@@ -95,6 +95,8 @@ type WatchCachesKeys = Parameters<typeof createWatchCaches>[0]['keys'];
 
 export interface WatchServerDeps {
   readonly options: WatchServerOptions;
+  /** The effective kind table: the kinds to watch, built in and configured. */
+  readonly kinds: KindTable;
   readonly transport: StreamingKubeTransport;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -123,7 +125,7 @@ export class WatchServer {
   readonly #parts: WatchServerParts;
   #running: Running | undefined;
   /** Optional workload kinds planned for this configuration, and their APIs. */
-  readonly #optionalKinds = new Map<WorkloadKind, OptionalApi>();
+  readonly #optionalKinds = new Map<WorkloadKindName, OptionalApi>();
   #csiPlanned = false;
   #policiesPlanned = false;
   /** The startup watches exist; a late API's watches are added after them. */
@@ -169,7 +171,13 @@ export class WatchServer {
     }
     for (const kind of discovered.kinds) {
       const targets = workloadWatchTargets(options);
-      this.#watches.push(...factory.workloads(kind, targets, workloadSink(caches.store, kind)));
+      this.#watches.push(
+        ...factory.workloads(
+          this.#parts.deps.kinds.row(kind),
+          targets,
+          workloadSink(caches.store, kind),
+        ),
+      );
     }
     const nsTarget = namespaceWatchTarget(options);
     if (nsTarget) {
@@ -251,16 +259,20 @@ export class WatchServer {
   }
 
   /** A failure is retried by the OptionalApis, never taken as absent. */
-  async #startupDiscovery(apis: OptionalApis): Promise<{ kinds: WorkloadKind[]; csi: boolean }> {
+  async #startupDiscovery(
+    apis: OptionalApis,
+  ): Promise<{ kinds: WorkloadKindName[]; csi: boolean }> {
     const { options, logger } = this.#parts.deps;
-    const planned = plannedKinds(options);
-    const kinds = planned.always.filter((kind) => findKindRow(kind) !== undefined);
+    const table = this.#parts.deps.kinds;
+    const planned = plannedKinds(options, table);
+    const kinds = [...planned.always];
     for (const kind of planned.ifServed) {
-      const api = optionalKindApi(kind);
+      const row = table.row(kind);
+      const api = optionalKindApi(row);
       this.#optionalKinds.set(kind, api);
       const availability = await apis.probe(api);
       if (availability === 'served') kinds.push(kind);
-      const warning = findKindRow(kind)?.absentApiWarning;
+      const warning = row.absentApiWarning;
       if (availability === 'absent' && warning !== undefined) logger.warn(warning, { kind });
     }
     if (!options.enableCsiIntegration) return { kinds, csi: false };
@@ -322,7 +334,11 @@ export class WatchServer {
         ? this.#policyWatches(factory)
         : kind === undefined
           ? this.#csiWatches(factory)
-          : factory.workloads(kind, workloadWatchTargets(options), workloadSink(store, kind));
+          : factory.workloads(
+              this.#parts.deps.kinds.row(kind),
+              workloadWatchTargets(options),
+              workloadSink(store, kind),
+            );
     this.#watches.push(...watches);
     for (const watch of watches) watch.start();
     logger.info('API is now served; watching it', { api: api.name });

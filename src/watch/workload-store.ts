@@ -7,7 +7,7 @@ import type {
   SourceKey,
   SourceType,
   WorkloadKey,
-  WorkloadKind,
+  WorkloadKindName,
   WorkloadRef,
   WorkloadView,
 } from '../core/types.ts';
@@ -138,7 +138,7 @@ export class WorkloadStore implements WorkloadLookup {
   readonly #indexed = new Map<WorkloadKey, IndexedAs>();
   readonly #namespaces = new Map<string, NamespaceIndex>();
   readonly #membership = new MembershipVersions();
-  readonly #syncedKinds = new Set<WorkloadKind>();
+  readonly #syncedKinds = new Set<WorkloadKindName>();
   readonly #listeners = new Map<WorkloadKey, Set<() => void>>();
 
   constructor(deps: WorkloadStoreDeps) {
@@ -149,7 +149,7 @@ export class WorkloadStore implements WorkloadLookup {
     return this.#entries.size;
   }
 
-  isSynced(kind: WorkloadKind): boolean {
+  isSynced(kind: WorkloadKindName): boolean {
     return this.#syncedKinds.has(kind);
   }
 
@@ -216,7 +216,7 @@ export class WorkloadStore implements WorkloadLookup {
   }
 
   controlledBy(
-    kind: WorkloadKind,
+    kind: WorkloadKindName,
     namespace: string,
     controllerUid: string,
   ): readonly WorkloadView[] | undefined {
@@ -270,7 +270,7 @@ export class WorkloadStore implements WorkloadLookup {
    * A full list of one kind. The first seeds it (relevantSince = now, no events); later ones are
    * diffed by UID.
    */
-  replace(kind: WorkloadKind, views: readonly WorkloadView[]): void {
+  replace(kind: WorkloadKindName, views: readonly WorkloadView[]): void {
     const seeding = !this.#syncedKinds.has(kind);
     const listed = new Map<WorkloadKey, string>();
     for (const view of views) listed.set(workloadKey(view.ref), view.uid);
@@ -288,7 +288,7 @@ export class WorkloadStore implements WorkloadLookup {
    * stored without events, as the initial list is (relevantSince = now); the app then reconciles
    * the namespace's workloads.
    */
-  seedNamespace(kind: WorkloadKind, namespace: string, views: readonly WorkloadView[]): void {
+  seedNamespace(kind: WorkloadKindName, namespace: string, views: readonly WorkloadView[]): void {
     if (!this.#syncedKinds.has(kind)) {
       this.replace(kind, views);
       return;
@@ -405,7 +405,7 @@ export class WorkloadStore implements WorkloadLookup {
 }
 
 /** The store as the target of the list-watch of one workload kind. */
-export function workloadSink(store: WorkloadStore, kind: WorkloadKind): ViewSink<WorkloadView> {
+export function workloadSink(store: WorkloadStore, kind: WorkloadKindName): ViewSink<WorkloadView> {
   return {
     replace: (views) => {
       store.replace(kind, views);

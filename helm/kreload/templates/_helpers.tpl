@@ -258,6 +258,7 @@ how the value becomes the flag:
   list      --flag=<a,b> from a list or a comma-separated string, when non-empty
   set       --flag=<items> naming every member whose bool value is true
   scoped    --flag=<namespaces> from reloader.namespaces (sorted, de-duplicated)
+  json      --flag=<the value as JSON> when the value is non-empty
 `include` instead of `value` takes the value from that template (a derived setting).
 `when` restricts the row to the global scoping mode, to leader election or to enablePProf.
 */}}
@@ -269,6 +270,7 @@ how the value becomes the flag:
 - { value: syncAfterRestart, flag: sync-after-restart, type: bool }
 - { value: isArgoRollouts, flag: is-Argo-Rollouts, type: bool }
 - { value: isOpenshift, flag: is-openshift, type: scalar, omit: true }
+- { value: customWorkloadKinds, flag: custom-workload-kinds, type: json }
 - { value: enableCSIIntegration, flag: enable-csi-integration, type: bool }
 - { value: enableReloadPolicies, flag: enable-reload-policies, type: bool }
 - { flag: resources-to-ignore, type: set, members: [[ignoreConfigMaps, configmaps], [ignoreSecrets, secrets]] }
@@ -353,6 +355,8 @@ how the value becomes the flag:
 {{- $text = ternary "" (toString $value) (or (kindIs "invalid" $value) (eq (toString $value) (toString $row.omit))) -}}
 {{- else if eq $row.type "list" -}}
 {{- $text = include "kreload.joinList" $value -}}
+{{- else if eq $row.type "json" -}}
+{{- $text = ternary "" (toJson $value) (empty $value) -}}
 {{- else if eq $row.type "scoped" -}}
 {{- $text = fromJsonArray (include "kreload.scopedNamespaces" $) | join "," -}}
 {{- else if eq $row.type "set" -}}
@@ -409,6 +413,18 @@ puts them in a ClusterRole; scoped and single-namespace modes in one Role per wa
 {{- if $granted -}}
 {{- $rules = append $rules (dict "apiGroups" (list $rule.apiGroup) "resources" $rule.resources "verbs" $rule.verbs) -}}
 {{- end -}}
+{{- end -}}
+{{- /* Configured kinds (docs/custom-kinds.md): their own resource, and pods when they may evict. */ -}}
+{{- $evicts := false -}}
+{{- range $kind := $r.customWorkloadKinds | default list -}}
+{{- $rules = append $rules (dict "apiGroups" (list $kind.group) "resources" (list $kind.resource) "verbs" (list "get" "list" "watch" "patch")) -}}
+{{- if and $kind.podSelectorPath (or (not $kind.strategies) (has "evict" $kind.strategies)) -}}
+{{- $evicts = true -}}
+{{- end -}}
+{{- end -}}
+{{- if $evicts -}}
+{{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "pods") "verbs" (list "get" "list")) -}}
+{{- $rules = append $rules (dict "apiGroups" (list "") "resources" (list "pods/eviction") "verbs" (list "create")) -}}
 {{- end -}}
 {{- if $r.enableCSIIntegration -}}
 {{- $rules = append $rules (dict "apiGroups" (list "secrets-store.csi.x-k8s.io") "resources" (list "secretproviderclasspodstatuses" "secretproviderclasses") "verbs" $read) -}}

@@ -51,6 +51,18 @@ const FLAG_VALUES: FlagValue[] = [
   { path: 'syncAfterRestart', probe: true },
   { path: 'isArgoRollouts', probe: true },
   { path: 'isOpenshift', probe: true },
+  {
+    path: 'customWorkloadKinds',
+    probe: [
+      {
+        group: 'example.com',
+        version: 'v1',
+        kind: 'Widget',
+        resource: 'widgets',
+        podTemplatePath: 'spec.template',
+      },
+    ],
+  },
   { path: 'enableCSIIntegration', probe: true },
   { path: 'enableReloadPolicies', probe: true },
   { path: 'ignoreSecrets', probe: true },

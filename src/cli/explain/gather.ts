@@ -4,13 +4,13 @@
  * once).
  */
 import { parseSourceKey, sourceKey, workloadKey } from '../../core/keys.ts';
-import type { SourceKey, SourceType, WorkloadKey, WorkloadKind } from '../../core/types.ts';
+import type { SourceKey, SourceType, WorkloadKey, WorkloadKindName } from '../../core/types.ts';
 import type { Options } from '../../config/parse-options.ts';
 import type { JsonObject } from '../../core/json.ts';
 import { objectAt } from '../../core/json.ts';
 import { projectWorkload } from '../../kube/workload-projection.ts';
 import { projectionSettings } from '../../kube/projections.ts';
-import { findKindRow, WORKLOAD_KINDS } from '../../rollout/kinds.ts';
+import type { KindTable, WorkloadKindRow } from '../../rollout/kinds.ts';
 import type { HaltSeen, SourceRead, WorkloadInput } from '../../explain/explain-workload.ts';
 import {
   explainWorkload,
@@ -53,6 +53,8 @@ export interface JournalledRecreation {
 export interface GatherContext {
   readonly reader: ExplainReader;
   readonly options: Options;
+  /** The controller's effective kind table: the built-in kinds and those it is configured with. */
+  readonly kinds: KindTable;
   readonly now: number;
   /** The recreation journal's entries by Job key; empty when it could not be read. */
   readonly recreations: ReadonlyMap<WorkloadKey, JournalledRecreation>;
@@ -113,9 +115,9 @@ class RunCache {
   async #listHalts(namespace: string): Promise<readonly HaltSeen[]> {
     const settings = projectionSettings(this.#context.options);
     const views: WorkloadView[] = [];
-    for (const row of WORKLOAD_KINDS) {
-      for (const object of await this.#context.reader.listWorkloads(row.kind, namespace)) {
-        const view = projectWorkload(row.kind, object, settings);
+    for (const row of this.#context.kinds.rows) {
+      for (const object of await this.#context.reader.listWorkloads(row, namespace)) {
+        const view = projectWorkload(row, object, settings);
         if (view !== undefined) views.push(view);
       }
     }
@@ -147,7 +149,7 @@ class RunCache {
 /** Pending while the Job the entry deleted is still there, or gone (not yet created again). */
 function pendingSince(
   context: GatherContext,
-  ref: { kind: WorkloadKind; namespace: string; name: string },
+  ref: { kind: WorkloadKindName; namespace: string; name: string },
   uid: string | undefined,
 ): number | undefined {
   const entry = context.recreations.get(workloadKey(ref));
@@ -199,7 +201,7 @@ async function evictionProgress(
   view: WorkloadView,
   object: JsonObject,
 ): Promise<WorkloadInput['podsProgress']> {
-  const facts = findKindRow(view.ref.kind)?.podEviction;
+  const facts = context.kinds.find(view.ref.kind)?.podEviction;
   const evictBefore = parseEvictBefore(view.annotations[EVICT_BEFORE]);
   if (facts === undefined || evictBefore === undefined) return undefined;
   const scope = evictionScopeOf(facts, object);
@@ -217,14 +219,13 @@ async function evictionProgress(
 async function explainObject(
   context: GatherContext,
   cache: RunCache,
-  kind: WorkloadKind,
+  row: WorkloadKindRow,
   object: JsonObject,
 ): Promise<WorkloadExplanation> {
-  const row = findKindRow(kind);
   // The controller's own settings: policy selectors read the labels it keeps.
-  const view = projectWorkload(kind, object, projectionSettings(context.options));
-  if (row === undefined || view === undefined) {
-    throw new ExplainTargetError(`the ${kind} has no name, namespace or uid`, 'malformed');
+  const view = projectWorkload(row, object, projectionSettings(context.options));
+  if (view === undefined) {
+    throw new ExplainTargetError(`the ${row.kind} has no name, namespace or uid`, 'malformed');
   }
   const namespace = view.ref.namespace;
   const sources = new Map<SourceKey, SourceRead>();
@@ -246,7 +247,8 @@ async function explainObject(
   const input: WorkloadInput = {
     view,
     row,
-    sites: referenceSites(objectAt(object, [...row.templatePath])),
+    kinds: context.kinds,
+    sites: referenceSites(row.templatePath && objectAt(object, row.templatePath)),
     options: context.options,
     namespaceSelected: await cache.namespaceSelected(namespace),
     sources,
@@ -262,9 +264,10 @@ async function explainObject(
 
 export async function gatherWorkload(
   context: GatherContext,
-  ref: { kind: WorkloadKind; namespace: string; name: string },
+  ref: { kind: WorkloadKindName; namespace: string; name: string },
 ): Promise<WorkloadExplanation> {
-  const read = await context.reader.readWorkload(ref.kind, ref.namespace, ref.name);
+  const row = context.kinds.row(ref.kind);
+  const read = await context.reader.readWorkload(row, ref.namespace, ref.name);
   const what = `${ref.kind} ${ref.namespace}/${ref.name}`;
   if (read.state === 'not-found') {
     const since = pendingSince(context, ref, undefined);
@@ -277,7 +280,7 @@ export async function gatherWorkload(
   if (read.state === 'forbidden') {
     throw new ExplainTargetError(`${what}: forbidden (${read.message})`, 'forbidden');
   }
-  return explainObject(context, new RunCache(context), ref.kind, read.object);
+  return explainObject(context, new RunCache(context), row, read.object);
 }
 
 /** Every workload of the namespace that references or lists the source. */
@@ -288,9 +291,9 @@ export async function gatherSource(
   const cache = new RunCache(context);
   const key = sourceKey(ref.type, ref.name);
   const explanations: WorkloadExplanation[] = [];
-  for (const row of WORKLOAD_KINDS) {
-    for (const object of await context.reader.listWorkloads(row.kind, ref.namespace)) {
-      explanations.push(await explainObject(context, cache, row.kind, object));
+  for (const row of context.kinds.rows) {
+    for (const object of await context.reader.listWorkloads(row, ref.namespace)) {
+      explanations.push(await explainObject(context, cache, row, object));
     }
   }
   return explainSource(key, ref.namespace, explanations);

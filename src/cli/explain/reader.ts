@@ -4,7 +4,9 @@
  * of the controller's watch (watch-plan.ts) are asked of the API server for the one object, so
  * explain and the controller agree on what the watch delivers.
  */
-import type { SourceType, WorkloadKind } from '../../core/types.ts';
+import type { SourceType } from '../../core/types.ts';
+import type { WorkloadKindRow } from '../../rollout/kinds.ts';
+import { kindRow } from '../../rollout/kinds.ts';
 import type { Options } from '../../config/parse-options.ts';
 import { ApiError } from '../../core/api-error.ts';
 import type { JsonObject } from '../../core/json.ts';
@@ -103,18 +105,18 @@ export class ExplainReader {
     }
   }
 
-  readWorkload(kind: WorkloadKind, namespace: string, name: string): Promise<ObjectRead> {
-    return this.#get(resourcePath(workloadResource(kind), { namespace, name }));
+  readWorkload(row: WorkloadKindRow, namespace: string, name: string): Promise<ObjectRead> {
+    return this.#get(resourcePath(workloadResource(row), { namespace, name }));
   }
 
   /** Items of a namespace's list; `not-found` when the API is not served (an absent CRD). */
-  async listWorkloads(kind: WorkloadKind, namespace: string): Promise<readonly JsonObject[]> {
-    const read = await this.#get(resourcePath(workloadResource(kind), { namespace }));
+  async listWorkloads(row: WorkloadKindRow, namespace: string): Promise<readonly JsonObject[]> {
+    const read = await this.#get(resourcePath(workloadResource(row), { namespace }));
     return read.state === 'found' ? objectsAt(read.object, ['items']) : [];
   }
 
   readDeployment(namespace: string, name: string): Promise<ObjectRead> {
-    return this.readWorkload('Deployment', namespace, name);
+    return this.readWorkload(kindRow('Deployment'), namespace, name);
   }
 
   /** Whether --namespace-selector selects the namespace, as the controller's Namespace watch sees it. */

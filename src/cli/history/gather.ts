@@ -72,7 +72,7 @@ export class KubeHistoryReads implements HistoryReads {
   }
 
   workload(kind: WorkloadKind, namespace: string, name: string): Promise<ObjectRead> {
-    return this.#get(resourcePath(workloadResource(kind), { namespace, name }));
+    return this.#get(resourcePath(workloadResource(kindRow(kind)), { namespace, name }));
   }
 
   revisions(kind: RevisionKind, namespace: string): Promise<ObjectRead> {
@@ -199,7 +199,7 @@ export async function gatherHistory(
     },
     revisionKind,
     revisions,
-    liveObject: liveRevision(kind, workload.object, revisions)?.object,
+    liveObject: liveRevision(row, workload.object, revisions)?.object,
     reads: await readSnapshots(reads, namespace, revisions, showValues),
   };
   return buildHistory(input, showValues);

@@ -208,7 +208,12 @@ export function planChanges(context: ChangeContext): PlannedChanges {
     context.state.pending,
     context.state.raw.pending,
   );
-  if (ordered.length === 0) {
+  // W state needs no container to write into: a kind without a pod template rolls by eviction.
+  const rolls =
+    context.mode === 'workload'
+      ? context.keys.some((key) => key.outcome === 'roll' && key.desired !== undefined)
+      : ordered.length > 0;
+  if (!rolls) {
     const baseline = nextBaseline(context.keys, new Map(), false);
     return {
       envWrites: [],

@@ -1,3 +1,4 @@
+import { configuredKindRow } from '../../rollout/kinds.ts';
 import { describe, expect, it } from 'vitest';
 import { formatLastReloadedFrom } from '../../core/state.ts';
 import type { ReloadStrategy, SourceKey, WorkloadView } from '../../core/types.ts';
@@ -907,6 +908,32 @@ describe('planReconcile: workloads without a regular container (§13.2 no_contai
   it('does not skip a workload that tracks nothing', () => {
     const view = aWorkload('Deployment', NS, 'ref').build();
     expect(plan({ view }).skip).toBeUndefined();
+  });
+
+  it('a roll by eviction needs no container: a configured kind without a pod template', () => {
+    const row = configuredKindRow({
+      group: 'example.kreload.io',
+      version: 'v1',
+      kind: 'Gadget',
+      plural: 'gadgets',
+      shortNames: [],
+      templatePath: undefined,
+      strategies: ['evict'],
+      pods: {
+        selectorPath: ['spec', 'selector'],
+        owners: 'direct',
+        desiredPath: ['spec', 'replicas'],
+        maxUnavailablePath: [],
+      },
+      status: undefined,
+    });
+    const view = aWorkload('Gadget', NS, 'g')
+      .withAnnotation(KEYS.configmapReload, 'app-config')
+      .withAnnotation(BASELINE, `{"${CM}":"${H0}"}`)
+      .build();
+    const result = plan({ view, row, sources: { [CM]: present(H1) } });
+    expect(result.skip).toBeUndefined();
+    expect(result).toMatchObject({ action: 'roll', rollAction: 'evict-pods' });
   });
 });
 

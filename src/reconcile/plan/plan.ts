@@ -128,8 +128,10 @@ export function planReconcile(input: PlanInput): ReconcilePlan {
   );
   const mode = stateModeOf(placement, options.strategy);
   const rollAction = rollActionOf(input.row, view.annotations, options.keys.rolloutStrategy);
-  // A Rollout with workloadRef has no template of its own (§7.5).
-  const noContainer = view.hasWorkloadRef || view.podSpec.containers.length === 0;
+  // A Rollout with workloadRef has no template of its own (§7.5). A roll by eviction writes no
+  // template, so it needs none (a configured kind without a pod template, docs/custom-kinds.md).
+  const noContainer =
+    rollAction !== 'evict-pods' && (view.hasWorkloadRef || view.podSpec.containers.length === 0);
   if (tracking.tracked.length > 0 && noContainer) {
     return noContainerPlan(mode, rollAction, tracking.tracked, problems);
   }

@@ -15,7 +15,7 @@ import { configRolloutHaltedEvent, configRolloutUndoneEvent } from '../../events
 import type { EventRequest } from '../../events/event-recorder.ts';
 import { sourceObjectRef, workloadObjectRef } from '../../events/object-refs.ts';
 import { judgeRollout, type RolloutHealth } from '../../rollout/health.ts';
-import { kindRow } from '../../rollout/kinds.ts';
+import type { KindTable } from '../../rollout/kinds.ts';
 import { haltMarkerPatch } from '../../rollout/patch.ts';
 import type { FailedRolloutUndo } from './undo.ts';
 import {
@@ -86,6 +86,7 @@ export interface AdmissionDeps {
   readonly tracked: (key: WorkloadKey) => ReadonlyMap<SourceKey, TrackedHashes>;
   readonly rollouts: RolloutsInFlight;
   readonly writer: WorkloadWriter;
+  readonly kinds: KindTable;
   readonly events: { record(request: EventRequest): void };
   readonly sourceUid: (ref: SourceRef) => string | undefined;
   readonly report: AdmissionReport;
@@ -417,7 +418,10 @@ export class RollAdmission implements ReconcileStage {
     if (planned !== undefined && 'halted' in planned) return;
     if (planned === undefined || 'notUndone' in planned) {
       if (planned) this.#deps.report.notUndone(view, planned.notUndone);
-      await this.#deps.writer.patch(view.ref, haltMarkerPatch(kindRow(view.ref.kind), marker));
+      await this.#deps.writer.patch(
+        view.ref,
+        haltMarkerPatch(this.#deps.kinds.row(view.ref.kind), marker),
+      );
       return;
     }
     await this.#deps.writer.patch(view.ref, planned.patch);
@@ -429,7 +433,10 @@ export class RollAdmission implements ReconcileStage {
       revision: planned.revision,
       snapshots: planned.snapshots,
     });
-    this.#deps.events.record({ object: workloadObjectRef(view.ref, view.uid), ...content });
+    this.#deps.events.record({
+      object: workloadObjectRef(this.#deps.kinds, view.ref, view.uid),
+      ...content,
+    });
   }
 
   #announce(change: Change, failed: readonly Member[], members: readonly Member[]): void {
@@ -457,7 +464,10 @@ export class RollAdmission implements ReconcileStage {
     for (const member of failed) {
       const view = this.#deps.workloads.get(member.key);
       if (view === undefined) continue;
-      this.#deps.events.record({ object: workloadObjectRef(view.ref, view.uid), ...content });
+      this.#deps.events.record({
+        object: workloadObjectRef(this.#deps.kinds, view.ref, view.uid),
+        ...content,
+      });
     }
   }
 

@@ -8,7 +8,7 @@ import { ApiError } from '../../core/api-error.ts';
 import type { JsonObject } from '../../core/json.ts';
 import { stringAt } from '../../core/json.ts';
 import type { WorkloadKey, WorkloadRef } from '../../core/types.ts';
-import { kindRow } from '../../rollout/kinds.ts';
+import { recreatedKindRow } from '../../rollout/kinds.ts';
 import { asApiError, type Completion, type ReconcileResult, NOT_LEADER } from '../attempt.ts';
 import type { PendingRecreation } from '../pending-recreations.ts';
 import { PendingRecreations, ProcessMemoryJournal } from '../pending-recreations.ts';
@@ -92,7 +92,7 @@ export class JobRecreation implements ReconcileStage {
   ): Promise<CreatedObject> {
     const { writer } = this.#deps;
     try {
-      return await writer.create(kindRow(ref.kind), ref.namespace, manifest);
+      return await writer.create(recreatedKindRow(), ref.namespace, manifest);
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 409) throw error;
       const uid = stringAt(await writer.getObject(ref), ['metadata', 'uid']);

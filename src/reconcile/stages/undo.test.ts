@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BUILT_IN_KIND_TABLE } from '../../rollout/kinds.ts';
 import type { JsonObject } from '../../core/json.ts';
 import { CONFIG_REVISIONS, ROLLOUT_HALTED, SNAPSHOTS } from '../../core/types.ts';
 import { formatHaltMarker } from '../../rollout/waves.ts';
@@ -40,6 +41,7 @@ function undo(options: {
 }) {
   const listed: RevisionKind[] = [];
   const subject = new FailedRolloutUndo({
+    kinds: BUILT_IN_KIND_TABLE,
     writer: { getObject: () => Promise.resolve(options.object) },
     revisions: {
       revisions: (kind) => {

@@ -7,7 +7,7 @@
  * source and would come back on the bad content: such a workload is halted, not undone.
  */
 import type { SourceKey, WorkloadView } from '../../core/types.ts';
-import { kindRow } from '../../rollout/kinds.ts';
+import type { KindTable } from '../../rollout/kinds.ts';
 import type { Patch } from '../../rollout/patch.ts';
 import { planUndo } from '../../rollout/revisions.ts';
 import { parseSnapshotMap } from '../../rollout/snapshots.ts';
@@ -22,6 +22,7 @@ export interface UndoDeps {
   readonly revisions: Pick<SnapshotApi, 'revisions'>;
   /** `--enable-config-revisions`. */
   readonly configRevisions: boolean;
+  readonly kinds: KindTable;
 }
 
 /** The halt PATCH that also undoes, and what it restores; or why this workload is not undone. */
@@ -55,7 +56,7 @@ export class FailedRolloutUndo {
     source: SourceKey,
     annotations: Readonly<Record<string, string>>,
   ): Promise<UndoAnswer> {
-    const row = kindRow(view.ref.kind);
+    const row = this.#deps.kinds.row(view.ref.kind);
     const settings = revisionSettings(view, row, this.#deps.configRevisions);
     if (!settings.optedIn) return { notUndone: 'not opted in to config revisions' };
     const revisionKind = row.revisionKind;
@@ -67,7 +68,7 @@ export class FailedRolloutUndo {
       return { halted: true };
     }
     const items = await this.#deps.revisions.revisions(revisionKind, view.ref.namespace);
-    const plan = planUndo(view.ref.kind, object, { items: [...items] }, annotations);
+    const plan = planUndo(row, object, { items: [...items] }, annotations);
     if (plan.state === 'impossible') return { notUndone: plan.why };
     const pinned = parseSnapshotMap(
       stringAt(plan.to.template, ['metadata', 'annotations', SNAPSHOTS]),
