@@ -172,4 +172,27 @@ describe('the flapping-source breaker', () => {
       0,
     );
   });
+
+  it('a source held flapping: pending-roll is written once, not at each further change', async () => {
+    const server = new InMemoryCluster();
+    server.api.put(api());
+    const c = kreload(server, BREAKER, { db: hash(1), tls: hash(1) });
+    await advance(100);
+    const value = (i: number) => String(i % 10).repeat(39) + String(i % 7);
+    // Each change outlives --sync-delay, so each one is planned and meets the open breaker.
+    for (let i = 2; i <= 21; i += 1) {
+      c.editSecret('db', value(i));
+      await advance(SYNC_DELAY_MS + 500);
+    }
+    const rollsWhileClosed = server.sent.filter(isRoll).length;
+    expect(rollsWhileClosed).toBeLessThanOrEqual(BREAKER.flapLimits.maxChanges);
+    const pendingWrites = server.sent.filter(
+      (write) => !isRoll(write) && annotationsOf(write)[PENDING_ROLL] !== undefined,
+    );
+    expect(pendingWrites).toHaveLength(1);
+    await advance(BREAKER.flapLimits.coolDownMs + 1_000);
+    expect(server.sent.filter(isRoll)).toHaveLength(rollsWhileClosed + 1);
+    expect(envOf(server)).toEqual({ STAKATER_DB_SECRET: value(21) });
+    expect(server.api.server(API)?.annotations[PENDING_ROLL]).toBeUndefined();
+  });
 });

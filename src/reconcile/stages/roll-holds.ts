@@ -93,14 +93,18 @@ export class RollHolds implements ReconcileStage {
 
   /**
    * Writes W `kreload.io/pending-roll` = what it held ∪ every key the plan rolls for, at its D
-   * (a metadata patch: nothing restarts). Returns false when the write failed.
+   * (a metadata patch: nothing restarts). Returns false when the write failed. A key already
+   * recorded keeps its first hash: rule R7 reads only that the key is owed, and rewriting the hash
+   * at each change of a flapping source would write every dependent as often as the source
+   * changes, the load the breaker exists to stop.
    */
   async #recordPending(pass: Pass, target: Target): Promise<boolean> {
     const { view } = target;
     const raw = view.annotations[PENDING_ROLL];
     const next = new Map(parseHashMap(raw).map ?? []);
     for (const entry of target.plan.keys) {
-      if (target.plan.rolling.includes(entry.key) && entry.desired !== undefined) {
+      const owed = target.plan.rolling.includes(entry.key) && entry.desired !== undefined;
+      if (owed && !next.has(entry.key)) {
         next.set(entry.key, entry.desired);
       }
     }
