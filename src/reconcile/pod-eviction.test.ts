@@ -21,7 +21,8 @@ import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { MarkStore } from '../watch/marks.ts';
 import type { ReconcileResult } from './attempt.ts';
 import { Reconciler } from './reconciler.ts';
-import { configuredKindRow, kindTable } from '../rollout/kinds.ts';
+import { kindTable } from '../rollout/kinds.ts';
+import { GADGET_ROW } from '../testing/configured-kinds.ts';
 
 const NS = 'team-a';
 const CM: SourceKey = 'configmap/app-config';
@@ -280,22 +281,7 @@ describe('a roll by eviction', () => {
 });
 
 describe('a configured kind without a pod template (docs/custom-kinds.md)', () => {
-  const GADGET = configuredKindRow({
-    group: 'example.kreload.io',
-    version: 'v1',
-    kind: 'Gadget',
-    plural: 'gadgets',
-    shortNames: [],
-    templatePath: undefined,
-    strategies: ['evict'],
-    pods: {
-      selectorPath: ['spec', 'selector'],
-      owners: 'direct',
-      desiredPath: ['spec', 'replicas'],
-      maxUnavailablePath: [],
-    },
-    status: undefined,
-  });
+  const GADGET = GADGET_ROW;
   const GADGET_VIEW = aWorkload('Gadget', NS, 'api')
     .withUid('gadget-uid')
     .withResourceVersion('10')

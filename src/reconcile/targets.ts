@@ -76,16 +76,8 @@ export class Targets {
 
   /** A(K) of each key a pass would track on the cached workload now (§5.3). */
   appliedHashes(key: WorkloadKey): ReadonlyMap<SourceKey, string> {
-    const view = this.#deps.workloads.get(key);
-    if (!view) return new Map();
-    const pass: Pass = {
-      key,
-      row: this.#deps.options.kinds.row(view.ref.kind),
-      marks: [],
-      trigger: {},
-      memo: {},
-    };
-    const { plan } = this.of(pass, view);
+    const plan = this.#cachedPlan(key);
+    if (!plan) return new Map();
     return new Map(
       plan.keys.flatMap((entry) =>
         entry.applied === undefined ? [] : [[entry.key, entry.applied] as const],
@@ -98,8 +90,20 @@ export class Targets {
    * (roll admission reads a change's members from it). Plans only; nothing is written.
    */
   trackedSources(key: WorkloadKey): ReadonlyMap<SourceKey, TrackedHashes> {
+    const plan = this.#cachedPlan(key);
+    if (!plan) return new Map();
+    return new Map(
+      plan.keys.map((entry) => [
+        entry.key,
+        { applied: entry.applied, desired: entry.desired, rolls: plan.rolling.includes(entry.key) },
+      ]),
+    );
+  }
+
+  /** The plan of the cached workload now, without marks or a trigger; undefined when not cached. */
+  #cachedPlan(key: WorkloadKey): Target['plan'] | undefined {
     const view = this.#deps.workloads.get(key);
-    if (!view) return new Map();
+    if (!view) return undefined;
     const pass: Pass = {
       key,
       row: this.#deps.options.kinds.row(view.ref.kind),
@@ -107,13 +111,7 @@ export class Targets {
       trigger: {},
       memo: {},
     };
-    const { plan } = this.of(pass, view);
-    return new Map(
-      plan.keys.map((entry) => [
-        entry.key,
-        { applied: entry.applied, desired: entry.desired, rolls: plan.rolling.includes(entry.key) },
-      ]),
-    );
+    return this.of(pass, view).plan;
   }
 
   /** Reports the plan's problems and collisions, and a pause-period notice once per workload. */

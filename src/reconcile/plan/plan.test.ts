@@ -1,4 +1,4 @@
-import { configuredKindRow } from '../../rollout/kinds.ts';
+import { GADGET_ROW } from '../../testing/configured-kinds.ts';
 import { describe, expect, it } from 'vitest';
 import { formatLastReloadedFrom } from '../../core/state.ts';
 import type { ReloadStrategy, SourceKey, WorkloadView } from '../../core/types.ts';
@@ -911,22 +911,7 @@ describe('planReconcile: workloads without a regular container (§13.2 no_contai
   });
 
   it('a roll by eviction needs no container: a configured kind without a pod template', () => {
-    const row = configuredKindRow({
-      group: 'example.kreload.io',
-      version: 'v1',
-      kind: 'Gadget',
-      plural: 'gadgets',
-      shortNames: [],
-      templatePath: undefined,
-      strategies: ['evict'],
-      pods: {
-        selectorPath: ['spec', 'selector'],
-        owners: 'direct',
-        desiredPath: ['spec', 'replicas'],
-        maxUnavailablePath: [],
-      },
-      status: undefined,
-    });
+    const row = GADGET_ROW;
     const view = aWorkload('Gadget', NS, 'g')
       .withAnnotation(KEYS.configmapReload, 'app-config')
       .withAnnotation(BASELINE, `{"${CM}":"${H0}"}`)
