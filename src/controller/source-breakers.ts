@@ -36,6 +36,13 @@ function sameLimits(a: FlapLimits, b: FlapLimits): boolean {
   return limitsId(a) === limitsId(b);
 }
 
+/** A source's latest changes, and what its Event names. */
+interface History {
+  readonly ref: SourceRef;
+  readonly uid: string;
+  readonly times: number[];
+}
+
 /** The states of one set of limits other than the flags', by source. */
 interface OverrideStates {
   readonly limits: FlapLimits;
@@ -67,7 +74,7 @@ export class SourceBreakers implements WatchHandler {
   /** By source: the state under the flags' limits. */
   readonly #states = new Map<string, FlapState>();
   /** By source: its latest changes (at most HISTORY_LENGTH, within HISTORY_MS). */
-  readonly #history = new Map<string, number[]>();
+  readonly #history = new Map<string, History>();
   /** By limits id: the states under a workload's or a policy's own limits. */
   readonly #overrides = new Map<string, OverrideStates>();
   #sinceSweep = 0;
@@ -125,10 +132,10 @@ export class SourceBreakers implements WatchHandler {
     const { ref } = event;
     const key = stateKey(ref.namespace, sourceKeyOf(ref));
     const at = event.observedAt;
-    const history = this.#history.get(key) ?? [];
-    history.push(at);
-    if (history.length > HISTORY_LENGTH) history.shift();
-    this.#history.set(key, history);
+    const times = this.#history.get(key)?.times ?? [];
+    times.push(at);
+    if (times.length > HISTORY_LENGTH) times.shift();
+    this.#history.set(key, { ref, uid: event.uid, times });
     const { limits } = this.#deps;
     if (breakerEnabled(limits)) {
       const next = recordChange(this.#states.get(key), at, limits);
@@ -157,10 +164,18 @@ export class SourceBreakers implements WatchHandler {
     return override;
   }
 
-  /** The state under `limits` from the source's kept changes; undefined without any. */
+  /**
+   * The state under `limits` from the source's kept changes; undefined without any. A breaker
+   * found open this way is announced as one that opens (once: the state is kept from now on).
+   */
   #replay(key: string, limits: FlapLimits): FlapState | undefined {
+    const history = this.#history.get(key);
+    if (history === undefined) return undefined;
     let state: FlapState | undefined;
-    for (const at of this.#history.get(key) ?? []) state = recordChange(state, at, limits).state;
+    for (const at of history.times) state = recordChange(state, at, limits).state;
+    if (state !== undefined && flapStatus(state, this.#deps.now(), limits).open) {
+      this.#opened(history.ref, history.uid, state.changes.length, limits);
+    }
     return state;
   }
 
@@ -191,7 +206,7 @@ export class SourceBreakers implements WatchHandler {
       }
     }
     for (const [key, history] of this.#history) {
-      if ((history.at(-1) ?? 0) <= now - HISTORY_MS) this.#history.delete(key);
+      if ((history.times.at(-1) ?? 0) <= now - HISTORY_MS) this.#history.delete(key);
     }
   }
 
