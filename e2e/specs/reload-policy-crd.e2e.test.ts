@@ -114,6 +114,29 @@ const REJECTIONS: readonly RejectionCase[] = [
       'spec.syncDelay: Invalid value: "61m": syncDelay must be a Go duration such as 5s or 1m30s, from 0s to 1h',
   },
   {
+    title: 'a canary over 100%',
+    spec: { sources: [SOURCE], targets: [TARGET], rollout: { canary: '101%' } },
+    message:
+      'spec.rollout.canary: Invalid value: "101%": canary must be a count from 1 to 100000 or a percentage from 1% to 100%',
+  },
+  {
+    title: 'a negative rollout.maxConcurrent',
+    spec: { sources: [SOURCE], targets: [TARGET], rollout: { maxConcurrent: -1 } },
+    message:
+      'spec.rollout.maxConcurrent: Invalid value: -1: spec.rollout.maxConcurrent in body should be greater than or equal to 1',
+  },
+  {
+    title: 'a breaker period past 2^31 ms',
+    spec: { sources: [SOURCE], targets: [TARGET], breaker: { period: '600h' } },
+    message:
+      'spec.breaker.period: Invalid value: "600h": breaker.period must be a Go duration such as 10m, from 1s to 24h',
+  },
+  {
+    title: 'windows without a window',
+    spec: { sources: [SOURCE], targets: [TARGET], windows: { timezone: 'UTC', deny: [] } },
+    message: 'spec.windows: Invalid value: windows needs at least one window in windows or deny',
+  },
+  {
     title: 'a negative pausePeriod',
     spec: { sources: [SOURCE], targets: [TARGET], pausePeriod: '-5m' },
     message:

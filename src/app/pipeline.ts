@@ -324,6 +324,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     holds: deps.holds &&
       breakers && {
         windowsEnabled: deps.holds.windowsEnabled,
+        flapLimits: deps.holds.flapLimits,
         breakers,
         report: holdsReport(metrics, deps.logger),
       },

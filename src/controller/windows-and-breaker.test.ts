@@ -196,3 +196,66 @@ describe('the flapping-source breaker', () => {
     expect(server.api.server(API)?.annotations[PENDING_ROLL]).toBeUndefined();
   });
 });
+
+describe('per-workload settings', () => {
+  it('a bad restart window: one InvalidAnnotation Event on the workload, held, nothing rolled', async () => {
+    const server = new InMemoryCluster();
+    const bad = '{"timezone":"Mars/Olympus","windows":[{"cron":"30 0 * * *","duration":"10m"}]}';
+    server.api.put(api({ [RESTART_WINDOW]: bad }));
+    const c = kreload(server, WINDOWS_ON, { db: hash(1), tls: hash(1) });
+    await advance(100);
+    c.editSecret('db', hash(2));
+    await advance(SYNC_DELAY_MS + 100);
+    c.editSecret('db', hash(3));
+    await advance(SYNC_DELAY_MS + 100);
+    expect(server.sent.filter(isRoll)).toEqual([]);
+    const invalid = c.events.filter((event) => event.reason === 'InvalidAnnotation');
+    expect(
+      invalid.map(
+        (event) => `${event.type} ${event.object.kind}/${event.object.name}: ${event.message}`,
+      ),
+    ).toEqual([
+      `Warning Deployment/api: ${RESTART_WINDOW}: invalid restart window: unknown time zone "Mars/Olympus"; its rolls are held until it is fixed or removed`,
+    ]);
+    expect(await c.counter('kreload_rollouts_held_total', { reason: 'window_invalid' })).toBe(2);
+  });
+
+  it("the workload's kreload.io/flap-* annotations turn its breaker on with its own limits", async () => {
+    const server = new InMemoryCluster();
+    server.api.put(api({ 'kreload.io/flap-max-changes': '3', 'kreload.io/flap-cool-down': '20s' }));
+    const off = { ...BREAKER, flapLimits: { ...BREAKER.flapLimits, maxChanges: 0 } };
+    const c = kreload(server, off, { db: hash(1), tls: hash(1) });
+    await advance(100);
+    const last = 20;
+    for (let i = 2; i <= last; i += 1) {
+      c.editSecret('db', String(i % 10).repeat(39) + String(i % 7));
+      await advance(500);
+    }
+    // The first changes roll (within the limit); then the breaker holds until 20 s of quiet.
+    const during = server.sent.filter(isRoll).length;
+    expect(during).toBeLessThanOrEqual(3);
+    await advance(19_000);
+    expect(server.sent.filter(isRoll)).toHaveLength(during);
+    await advance(2_000);
+    expect(server.sent.filter(isRoll)).toHaveLength(during + 1);
+    expect(envOf(server)).toMatchObject({
+      STAKATER_DB_SECRET: String(last % 10).repeat(39) + String(last % 7),
+    });
+    expect(c.events.filter((event) => event.reason === 'SourceFlapping')).toHaveLength(1);
+  });
+
+  it('a flap period past 2^31 ms is an InvalidAnnotation and reads as the flag', async () => {
+    const server = new InMemoryCluster();
+    server.api.put(api({ 'kreload.io/flap-period': '600h' }));
+    const c = kreload(server, BREAKER, { db: hash(1), tls: hash(1) });
+    await advance(100);
+    c.editSecret('db', hash(2));
+    await advance(SYNC_DELAY_MS + 100);
+    expect(server.sent.filter(isRoll)).toHaveLength(1);
+    expect(
+      c.events.filter((event) => event.reason === 'InvalidAnnotation').map((e) => e.message),
+    ).toEqual([
+      'kreload.io/flap-period: duration 600h is out of range 1s–24h; read as --flap-period',
+    ]);
+  });
+});

@@ -238,6 +238,36 @@ const ROWS = [
     },
   },
   {
+    configured: false,
+    setBy: 'user',
+    on: ['W'],
+    tracked: [],
+    kept: true,
+    name: 'haltOnFailedRollout',
+    key: 'kreload.io/halt-on-failed-rollout',
+    option: undefined,
+    doc: {
+      placement: 'W',
+      value:
+        '`"true"` or `"false"`: whether this workload failing its wave halts the rest of the change (default `--halt-on-failed-rollout`)',
+    },
+  },
+  {
+    configured: false,
+    setBy: 'user',
+    on: ['W'],
+    tracked: [],
+    kept: true,
+    name: 'undoFailedRollout',
+    key: 'kreload.io/undo-failed-rollout',
+    option: undefined,
+    doc: {
+      placement: 'W opted in to config revisions',
+      value:
+        '`"true"` or `"false"`: whether this workload is rolled back when it halts its change (default `--undo-failed-rollouts`)',
+    },
+  },
+  {
     ...KRELOAD_STATE,
     on: ['W'],
     name: 'rolloutHalted',
@@ -342,6 +372,51 @@ const ROWS = [
     },
   },
   {
+    configured: false,
+    setBy: 'user',
+    on: ['W'],
+    tracked: [],
+    kept: true,
+    name: 'flapMaxChanges',
+    key: 'kreload.io/flap-max-changes',
+    option: undefined,
+    doc: {
+      placement: 'W',
+      value:
+        'integer 0–10000: this workload is held when a source it rolls for changes more often than this within its flap period (default `--flap-max-changes`; 0 turns its breaker off)',
+    },
+  },
+  {
+    configured: false,
+    setBy: 'user',
+    on: ['W'],
+    tracked: [],
+    kept: true,
+    name: 'flapPeriod',
+    key: 'kreload.io/flap-period',
+    option: undefined,
+    doc: {
+      placement: 'W',
+      value:
+        'Go duration 1s–24h: the period its flap changes are counted in (default `--flap-period`)',
+    },
+  },
+  {
+    configured: false,
+    setBy: 'user',
+    on: ['W'],
+    tracked: [],
+    kept: true,
+    name: 'flapCoolDown',
+    key: 'kreload.io/flap-cool-down',
+    option: undefined,
+    doc: {
+      placement: 'W',
+      value:
+        'Go duration 1s–24h: how long a flapping source must be quiet before this workload rolls (default `--flap-cool-down`)',
+    },
+  },
+  {
     ...KRELOAD_STATE,
     on: ['W'],
     name: 'pendingRoll',
@@ -412,6 +487,11 @@ export const RESTART_WINDOW = fixedKey('restartWindow');
 export const PENDING_ROLL = fixedKey('pendingRoll');
 export const ROLLOUT_PRIORITY = fixedKey('rolloutPriority');
 export const ROLLOUT_HALTED = fixedKey('rolloutHalted');
+export const HALT_ON_FAILED_ROLLOUT = fixedKey('haltOnFailedRollout');
+export const UNDO_FAILED_ROLLOUT = fixedKey('undoFailedRollout');
+export const FLAP_MAX_CHANGES = fixedKey('flapMaxChanges');
+export const FLAP_PERIOD = fixedKey('flapPeriod');
+export const FLAP_COOL_DOWN = fixedKey('flapCoolDown');
 export const POD_ROLLOUT_STRATEGY = fixedKey('podRolloutStrategy');
 export const EVICT_BEFORE = fixedKey('evictBefore');
 

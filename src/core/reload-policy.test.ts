@@ -345,3 +345,89 @@ describe('withPolicySettings and strategyUnder', () => {
     expect(strategyUnder({ ...base, strategy }, 'env-vars')).toBe(expected);
   });
 });
+
+describe('bindingOf: rollout, windows and breaker settings', () => {
+  const sources = [{ kind: 'SECRET' as const, name: 's' }];
+  const DENY = '{"timezone":"UTC","deny":[{"cron":"0 9 * * 1-5","duration":"8h"}]}';
+
+  it.each([
+    ['rolloutMaxConcurrent', { rolloutMaxConcurrent: 2 }, { rolloutMaxConcurrent: 5 }, '5'],
+    ['rolloutCanary', { rolloutCanary: '1' }, { rolloutCanary: '10%' }, '10%'],
+    [
+      'rolloutHaltOnFailure',
+      { rolloutHaltOnFailure: true },
+      { rolloutHaltOnFailure: false },
+      'false',
+    ],
+    [
+      'rolloutUndoOnFailure',
+      { rolloutUndoOnFailure: false },
+      { rolloutUndoOnFailure: true },
+      'true',
+    ],
+    [
+      'windows',
+      { windows: DENY },
+      { windows: '{"timezone":"UTC","deny":[]}' },
+      '{"timezone":"UTC","deny":[]}',
+    ],
+    ['breakerMaxChanges', { breakerMaxChanges: 3 }, { breakerMaxChanges: 0 }, '0'],
+    ['breakerPeriod', { breakerPeriod: '1m' }, { breakerPeriod: '2m' }, '2m'],
+    ['breakerCoolDown', { breakerCoolDown: '1m' }, { breakerCoolDown: '24h' }, '24h'],
+  ] as const)('%s: the oldest policy wins, the other is in conflict', (field, old, young, lost) => {
+    const binding = bindingOf(
+      input([
+        aPolicy(NS, 'new', { ...newer, sources, targets: [byName], ...young }),
+        aPolicy(NS, 'old', { ...older, sources, targets: [byName], ...old }),
+      ]),
+    );
+    const won: unknown = binding.policySettings[field];
+    const expected: unknown = Object.values(old)[0];
+    expect(typeof won === 'object' && won !== null ? won : { value: won }).toEqual(
+      field === 'rolloutMaxConcurrent' || field === 'rolloutCanary'
+        ? { value: expected, policy: { namespace: NS, name: 'old' } }
+        : { value: expected },
+    );
+    expect(binding.conflicts).toEqual([
+      {
+        policy: { namespace: NS, name: 'new' },
+        field,
+        message: `${field} ${lost} is not applied to Deployment web: policy old sets it`,
+      },
+    ]);
+  });
+
+  it("the workload's own annotations win; the policy's values become its annotations otherwise", () => {
+    const policy = aPolicy(NS, 'p', {
+      sources,
+      targets: [byName],
+      rolloutHaltOnFailure: false,
+      windows: DENY,
+      breakerMaxChanges: 4,
+      breakerPeriod: '5m',
+    });
+    const annotated = bindingOf(
+      input([policy], {
+        strategy: false,
+        pausePeriod: false,
+        others: new Set(['windows', 'breakerPeriod']),
+      }),
+    );
+    expect(annotated.policySettings.windows).toBeUndefined();
+    expect(annotated.policySettings.breakerPeriod).toBeUndefined();
+    expect(annotated.conflicts.map((conflict) => conflict.field)).toEqual([
+      'windows',
+      'breakerPeriod',
+    ]);
+    const view = aWorkload('Deployment', NS, 'web').build();
+    const under = withPolicySettings(view, annotated, KEYS);
+    expect(under.annotations).toMatchObject({
+      'kreload.io/halt-on-failed-rollout': 'false',
+      'kreload.io/flap-max-changes': '4',
+    });
+    expect(under.annotations).not.toHaveProperty('reloader.stakater.com/restart-window');
+    const plain = withPolicySettings(view, bindingOf(input([policy])), KEYS);
+    expect(plain.annotations['reloader.stakater.com/restart-window']).toBe(DENY);
+    expect(plain.annotations['kreload.io/flap-period']).toBe('5m');
+  });
+});

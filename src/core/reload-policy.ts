@@ -8,8 +8,14 @@ import { sourceKey } from './keys.ts';
 import {
   CONFIG_REVISIONS,
   CONFIG_REVISIONS_SECRETS,
+  FLAP_COOL_DOWN,
+  FLAP_MAX_CHANGES,
+  FLAP_PERIOD,
+  HALT_ON_FAILED_ROLLOUT,
   POD_ROLLOUT_STRATEGY,
+  RESTART_WINDOW,
   ROLLOUT_PRIORITY,
+  UNDO_FAILED_ROLLOUT,
 } from './types.ts';
 import type {
   AnnotationKeys,
@@ -111,6 +117,22 @@ export interface ReloadPolicyView {
   readonly configRevisions?: PolicyConfigRevisions | undefined;
   /** `spec.rollout.priority`, as `kreload.io/rollout-priority`; lower rolls first. */
   readonly rolloutPriority?: number | undefined;
+  /** `spec.rollout.maxConcurrent`: the most of this policy's targets in flight for one change. */
+  readonly rolloutMaxConcurrent?: number | undefined;
+  /** `spec.rollout.canary` as text, `3` or `25%`: this policy's targets' share of the canary wave. */
+  readonly rolloutCanary?: string | undefined;
+  /** `spec.rollout.haltOnFailure`, as `kreload.io/halt-on-failed-rollout`. */
+  readonly rolloutHaltOnFailure?: boolean | undefined;
+  /** `spec.rollout.undoOnFailure`, as `kreload.io/undo-failed-rollout`. */
+  readonly rolloutUndoOnFailure?: boolean | undefined;
+  /** `spec.windows` as the JSON the restart-window annotation takes (validated). */
+  readonly windows?: string | undefined;
+  /** `spec.breaker.maxChanges`, as `kreload.io/flap-max-changes`. */
+  readonly breakerMaxChanges?: number | undefined;
+  /** `spec.breaker.period` (Go duration), as `kreload.io/flap-period`. */
+  readonly breakerPeriod?: string | undefined;
+  /** `spec.breaker.coolDown` (Go duration), as `kreload.io/flap-cool-down`. */
+  readonly breakerCoolDown?: string | undefined;
   readonly suspend: boolean;
   readonly status: PolicyStatusView;
   /** Spec entries kreload could not use (a CRD older than this kreload, or none installed). */
@@ -212,13 +234,51 @@ export interface PolicyBinding {
   readonly configRevisions: PolicyConfigRevisions | undefined;
   /** The rollout priority chosen by the combination rule, undefined when no policy sets one. */
   readonly rolloutPriority: number | undefined;
-  /** Binding policies whose strategy, syncDelay, pausePeriod, configRevisions or priority lost. */
+  /**
+   * The per-policy settings chosen by the combination rule; each undefined when no policy sets it
+   * (or, for those with an annotation, the workload's own annotation wins).
+   */
+  readonly policySettings: PolicySettings;
+  /** Binding policies whose setting lost (another policy or the workload's annotation won). */
   readonly conflicts: readonly PolicyConflict[];
 }
 
+/** A setting a policy gives its targets as a group: which policy, so the group is its targets. */
+export interface GroupSetting<T> {
+  readonly value: T;
+  readonly policy: PolicyRef;
+}
+
+export interface PolicySettings {
+  readonly rolloutMaxConcurrent?: GroupSetting<number> | undefined;
+  readonly rolloutCanary?: GroupSetting<string> | undefined;
+  readonly rolloutHaltOnFailure?: boolean | undefined;
+  readonly rolloutUndoOnFailure?: boolean | undefined;
+  readonly windows?: string | undefined;
+  readonly breakerMaxChanges?: number | undefined;
+  readonly breakerPeriod?: string | undefined;
+  readonly breakerCoolDown?: string | undefined;
+}
+
+/** The settings one policy may set, each combined by the same rule (ADR 0034). */
+export type PolicyField =
+  | 'strategy'
+  | 'syncDelay'
+  | 'pausePeriod'
+  | 'configRevisions'
+  | 'rolloutPriority'
+  | 'rolloutMaxConcurrent'
+  | 'rolloutCanary'
+  | 'rolloutHaltOnFailure'
+  | 'rolloutUndoOnFailure'
+  | 'windows'
+  | 'breakerMaxChanges'
+  | 'breakerPeriod'
+  | 'breakerCoolDown';
+
 export interface PolicyConflict {
   readonly policy: PolicyRef;
-  readonly field: 'strategy' | 'syncDelay' | 'pausePeriod' | 'configRevisions' | 'rolloutPriority';
+  readonly field: PolicyField;
   readonly message: string;
 }
 
@@ -232,6 +292,7 @@ export const NO_BINDING: PolicyBinding = {
   pausePeriod: undefined,
   rolloutPriority: undefined,
   configRevisions: undefined,
+  policySettings: {},
   conflicts: [],
 };
 
@@ -283,30 +344,56 @@ export interface BindingInput {
     readonly configRevisions?: boolean | undefined;
     /** `kreload.io/rollout-priority` is set. */
     readonly rolloutPriority?: boolean | undefined;
+    /** The other settings whose annotation the workload carries (see ANNOTATION_OF). */
+    readonly others?: ReadonlySet<PolicyField> | undefined;
   };
 }
 
-type Field = PolicyConflict['field'];
+type Field = PolicyField;
 
 function refOf(policy: ReloadPolicyView): PolicyRef {
   return { namespace: policy.namespace, name: policy.name };
 }
 
+const text = (value: number | boolean | string | undefined): string | undefined =>
+  value === undefined ? undefined : String(value);
+
+/** Each setting as the text compared between policies and named in a conflict message. */
+const VALUE_OF: Readonly<Record<Field, (policy: ReloadPolicyView) => string | undefined>> = {
+  strategy: (policy) => policy.strategy,
+  syncDelay: (policy) =>
+    policy.syncDelayMs === undefined ? undefined : `${String(policy.syncDelayMs)}ms`,
+  pausePeriod: (policy) => policy.pausePeriod,
+  configRevisions: (policy) =>
+    policy.configRevisions === undefined
+      ? undefined
+      : describeConfigRevisions(policy.configRevisions),
+  rolloutPriority: (policy) => text(policy.rolloutPriority),
+  rolloutMaxConcurrent: (policy) => text(policy.rolloutMaxConcurrent),
+  rolloutCanary: (policy) => policy.rolloutCanary,
+  rolloutHaltOnFailure: (policy) => text(policy.rolloutHaltOnFailure),
+  rolloutUndoOnFailure: (policy) => text(policy.rolloutUndoOnFailure),
+  windows: (policy) => policy.windows,
+  breakerMaxChanges: (policy) => text(policy.breakerMaxChanges),
+  breakerPeriod: (policy) => policy.breakerPeriod,
+  breakerCoolDown: (policy) => policy.breakerCoolDown,
+};
+
+/**
+ * The workload annotation a policy setting stands for, when there is one: the workload carrying
+ * it wins. Canary and maxConcurrent size a group of targets, so a workload alone has neither.
+ */
+export const ANNOTATION_OF: Readonly<Partial<Record<Field, string>>> = {
+  rolloutHaltOnFailure: HALT_ON_FAILED_ROLLOUT,
+  rolloutUndoOnFailure: UNDO_FAILED_ROLLOUT,
+  windows: RESTART_WINDOW,
+  breakerMaxChanges: FLAP_MAX_CHANGES,
+  breakerPeriod: FLAP_PERIOD,
+  breakerCoolDown: FLAP_COOL_DOWN,
+};
+
 function valueOf(policy: ReloadPolicyView, field: Field): string | undefined {
-  switch (field) {
-    case 'strategy':
-      return policy.strategy;
-    case 'syncDelay':
-      return policy.syncDelayMs === undefined ? undefined : `${String(policy.syncDelayMs)}ms`;
-    case 'pausePeriod':
-      return policy.pausePeriod;
-    case 'configRevisions':
-      return policy.configRevisions === undefined
-        ? undefined
-        : describeConfigRevisions(policy.configRevisions);
-    case 'rolloutPriority':
-      return policy.rolloutPriority === undefined ? undefined : String(policy.rolloutPriority);
-  }
+  return VALUE_OF[field](policy);
 }
 
 /** `configMaps+secrets`, `configMaps`, `off`: the value named in a conflict message. */
@@ -346,6 +433,43 @@ function describeWorkload(workload: NamedObject<WorkloadKindName>): string {
   return `${workload.kind} ${workload.name}`;
 }
 
+/** The settings beside strategy, delays, revisions and priority, by the same rule. */
+function combineOthers(
+  active: readonly ReloadPolicyView[],
+  annotated: ReadonlySet<Field>,
+  who: string,
+): { settings: PolicySettings; conflicts: PolicyConflict[] } {
+  const conflicts: PolicyConflict[] = [];
+  const winnerOf = (field: Field): ReloadPolicyView | undefined => {
+    const result = combine(active, field, annotated.has(field), who);
+    conflicts.push(...result.conflicts);
+    return result.winner;
+  };
+  const grouped = <T>(
+    winner: ReloadPolicyView | undefined,
+    value: (policy: ReloadPolicyView) => T | undefined,
+  ): GroupSetting<T> | undefined => {
+    const chosen = winner && value(winner);
+    return winner === undefined || chosen === undefined
+      ? undefined
+      : { value: chosen, policy: refOf(winner) };
+  };
+  const settings: PolicySettings = {
+    rolloutMaxConcurrent: grouped(
+      winnerOf('rolloutMaxConcurrent'),
+      (policy) => policy.rolloutMaxConcurrent,
+    ),
+    rolloutCanary: grouped(winnerOf('rolloutCanary'), (policy) => policy.rolloutCanary),
+    rolloutHaltOnFailure: winnerOf('rolloutHaltOnFailure')?.rolloutHaltOnFailure,
+    rolloutUndoOnFailure: winnerOf('rolloutUndoOnFailure')?.rolloutUndoOnFailure,
+    windows: winnerOf('windows')?.windows,
+    breakerMaxChanges: winnerOf('breakerMaxChanges')?.breakerMaxChanges,
+    breakerPeriod: winnerOf('breakerPeriod')?.breakerPeriod,
+    breakerCoolDown: winnerOf('breakerCoolDown')?.breakerCoolDown,
+  };
+  return { settings, conflicts };
+}
+
 /** The binding of one workload: which sources, and which settings win (ADR 0034). */
 export function bindingOf(input: BindingInput): PolicyBinding {
   const binding = input.policies
@@ -372,12 +496,14 @@ export function bindingOf(input: BindingInput): PolicyBinding {
     input.annotated.rolloutPriority === true,
     who,
   );
+  const others = combineOthers(active, input.annotated.others ?? new Set<Field>(), who);
   const conflicts = [
     ...strategy.conflicts,
     ...syncDelay.conflicts,
     ...pause.conflicts,
     ...revisions.conflicts,
     ...priority.conflicts,
+    ...others.conflicts,
   ];
   return {
     sources,
@@ -393,6 +519,7 @@ export function bindingOf(input: BindingInput): PolicyBinding {
     pausePeriod: pause.winner?.pausePeriod,
     configRevisions: revisions.winner?.configRevisions,
     rolloutPriority: priority.winner?.rolloutPriority,
+    policySettings: others.settings,
     conflicts,
   };
 }
@@ -411,6 +538,11 @@ export function annotatedSettings(
       Object.hasOwn(view.annotations, CONFIG_REVISIONS) ||
       Object.hasOwn(view.annotations, CONFIG_REVISIONS_SECRETS),
     rolloutPriority: Object.hasOwn(view.annotations, ROLLOUT_PRIORITY),
+    others: new Set(
+      Object.entries(ANNOTATION_OF).flatMap(([field, key]) =>
+        Object.hasOwn(view.annotations, key) ? [field as Field] : [],
+      ),
+    ),
   };
 }
 
@@ -432,7 +564,8 @@ export function bindingOfWorkload(
 
 /**
  * The workload as the planner sees it under its binding: a policy's `strategy: restart` or `evict`,
- * `pausePeriod`, `configRevisions` and `rollout.priority` act as the annotations they stand for, which the workload
+ * `pausePeriod`, `configRevisions`, `rollout.priority` and the settings of ANNOTATION_OF act as
+ * the annotations they stand for, which the workload
  * itself does not carry (when it does, the annotation won in `bindingOf` and the binding leaves
  * them unset). `--enable-config-revisions` is still required, as for the annotation.
  */
@@ -451,6 +584,19 @@ export function withPolicySettings(
   }
   if (binding.rolloutPriority !== undefined) {
     added[ROLLOUT_PRIORITY] = String(binding.rolloutPriority);
+  }
+  const settings = binding.policySettings;
+  const asAnnotations: Readonly<Partial<Record<Field, number | boolean | string | undefined>>> = {
+    rolloutHaltOnFailure: settings.rolloutHaltOnFailure,
+    rolloutUndoOnFailure: settings.rolloutUndoOnFailure,
+    windows: settings.windows,
+    breakerMaxChanges: settings.breakerMaxChanges,
+    breakerPeriod: settings.breakerPeriod,
+    breakerCoolDown: settings.breakerCoolDown,
+  };
+  for (const [field, key] of Object.entries(ANNOTATION_OF)) {
+    const value = asAnnotations[field as Field];
+    if (value !== undefined) added[key] = String(value);
   }
   if (Object.keys(added).length === 0) return view;
   return { ...view, annotations: { ...view.annotations, ...added } };

@@ -29,7 +29,14 @@ import type {
   SelectorRequirement,
 } from '../core/reload-policy.ts';
 import type { SourceType, WorkloadKindName } from '../core/types.ts';
+import { parseRestartWindow } from '../core/restart-window.ts';
 import { WORKLOAD_KINDS } from '../rollout/kinds.ts';
+import {
+  SETTING_LIMITS,
+  parseCanarySetting,
+  parseCountSetting,
+  parseFlapDuration,
+} from '../rollout/workload-settings.ts';
 import { objectIdentity } from './projections.ts';
 
 /** `spec.sources[].kind` → the source type it names. */
@@ -245,6 +252,99 @@ function rolloutPriorityOf(spec: JsonObject | undefined, problems: string[]): nu
   return undefined;
 }
 
+/** What the policy sets beside its members, each read and checked as its annotation would be. */
+type PolicySettingFields = Pick<
+  ReloadPolicyView,
+  | 'rolloutMaxConcurrent'
+  | 'rolloutCanary'
+  | 'rolloutHaltOnFailure'
+  | 'rolloutUndoOnFailure'
+  | 'windows'
+  | 'breakerMaxChanges'
+  | 'breakerPeriod'
+  | 'breakerCoolDown'
+>;
+
+/** A field's value as text (numbers and booleans as written), or a problem when of another type. */
+function textOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+/** Reads `spec.<path>.<field>` with `parse`; a bad value is named in `problems` and ignored. */
+const checker =
+  (problems: string[]) =>
+  <T>(
+    object: JsonObject | undefined,
+    path: string,
+    field: string,
+    parse: (raw: string) => { readonly value: T } | { readonly problem: string },
+  ): T | undefined =>
+    checked(object?.[field], `spec.${path}.${field}`, parse, problems);
+
+function checked<T>(
+  value: unknown,
+  where: string,
+  parse: (raw: string) => { readonly value: T } | { readonly problem: string },
+  problems: string[],
+): T | undefined {
+  if (value === undefined) return undefined;
+  const raw = textOf(value);
+  const parsed = raw === undefined ? { problem: 'not a scalar' } : parse(raw);
+  if ('value' in parsed) return parsed.value;
+  problems.push(`${where} ${JSON.stringify(value).slice(0, 64)}: ${parsed.problem}; ignored`);
+  return undefined;
+}
+
+function booleanSetting(raw: string): { value: boolean } | { problem: string } {
+  return raw === 'true' || raw === 'false'
+    ? { value: raw === 'true' }
+    : { problem: 'not a boolean' };
+}
+
+/** `spec.windows`: the restart-window JSON, checked by the annotation's parser. */
+function windowsOf(spec: JsonObject | undefined, problems: string[]): string | undefined {
+  const value = spec?.windows;
+  if (value === undefined) return undefined;
+  const text = JSON.stringify(value);
+  const parsed = parseRestartWindow(text);
+  if ('problem' in parsed) {
+    problems.push(`spec.windows: ${parsed.problem}; ignored`);
+    return undefined;
+  }
+  return text;
+}
+
+function settingsOf(spec: JsonObject | undefined, problems: string[]): PolicySettingFields {
+  const rollout = objectAt(spec, ['rollout']);
+  const breaker = objectAt(spec, ['breaker']);
+  const check = checker(problems);
+  const canary = check(rollout, 'rollout', 'canary', parseCanarySetting);
+  const period = check(breaker, 'breaker', 'period', parseFlapDuration);
+  const coolDown = check(breaker, 'breaker', 'coolDown', parseFlapDuration);
+  return {
+    rolloutMaxConcurrent: check(rollout, 'rollout', 'maxConcurrent', (raw) =>
+      parseCountSetting(raw, 1, SETTING_LIMITS.maxConcurrent),
+    ),
+    rolloutCanary:
+      canary === undefined
+        ? undefined
+        : 'count' in canary
+          ? String(canary.count)
+          : `${String(canary.percent)}%`,
+    rolloutHaltOnFailure: check(rollout, 'rollout', 'haltOnFailure', booleanSetting),
+    rolloutUndoOnFailure: check(rollout, 'rollout', 'undoOnFailure', booleanSetting),
+    windows: windowsOf(spec, problems),
+    breakerMaxChanges: check(breaker, 'breaker', 'maxChanges', (raw) =>
+      parseCountSetting(raw, 0, SETTING_LIMITS.maxFlapChanges),
+    ),
+    // As written when valid: the annotation it stands for takes the same text.
+    breakerPeriod: period === undefined ? undefined : textOf(breaker?.period),
+    breakerCoolDown: coolDown === undefined ? undefined : textOf(breaker?.coolDown),
+  };
+}
+
 /** Undefined for an object without name, namespace or uid. */
 export function projectReloadPolicy(obj: unknown): ReloadPolicyView | undefined {
   const id = objectIdentity(obj);
@@ -269,6 +369,7 @@ export function projectReloadPolicy(obj: unknown): ReloadPolicyView | undefined 
     pausePeriod: durationOf(spec, 'pausePeriod', 24 * HOUR_MS, problems)?.text,
     configRevisions: configRevisionsOf(spec),
     rolloutPriority: rolloutPriorityOf(spec, problems),
+    ...settingsOf(spec, problems),
     suspend: booleanAt(spec, ['suspend']),
     status: statusOf(obj),
     problems,

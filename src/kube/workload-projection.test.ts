@@ -13,6 +13,11 @@ import {
   ROLLOUT_PRIORITY,
   POD_ROLLOUT_STRATEGY,
   EVICT_BEFORE,
+  FLAP_COOL_DOWN,
+  FLAP_MAX_CHANGES,
+  FLAP_PERIOD,
+  HALT_ON_FAILED_ROLLOUT,
+  UNDO_FAILED_ROLLOUT,
   CRONJOB_INSTANTIATE,
   DEFAULT_ANNOTATION_KEYS,
   INSTANTIATE_PENDING,
@@ -532,9 +537,14 @@ describe('keptWorkloadKeys', () => {
         ROLLOUT_HALTED,
         POD_ROLLOUT_STRATEGY,
         EVICT_BEFORE,
+        HALT_ON_FAILED_ROLLOUT,
+        UNDO_FAILED_ROLLOUT,
+        FLAP_MAX_CHANGES,
+        FLAP_PERIOD,
+        FLAP_COOL_DOWN,
       ]),
     );
-    expect(kept).toHaveLength(KEY_VALUES.length + 14);
+    expect(kept).toHaveLength(KEY_VALUES.length + 19);
   });
 });
 

@@ -9,7 +9,7 @@
  */
 import type { ReloadListCache } from '../core/annotation-values.ts';
 import { ApiError } from '../core/api-error.ts';
-import type { SourceKey, WorkloadKey, WorkloadView } from '../core/types.ts';
+import type { AnnotationProblem, SourceKey, WorkloadKey, WorkloadView } from '../core/types.ts';
 import type { RandomSource } from '../queue/backoff.ts';
 import { BACKOFF_POLICIES, backoffDelay, writeAttemptDelay } from '../queue/backoff.ts';
 import type { KindTable } from '../rollout/kinds.ts';
@@ -102,7 +102,8 @@ export interface ReconcilerDeps {
    * Restart windows and the flapping-source breaker (docs/adr/0045): gates of roll admission,
    * asked before the budget and the waves. Absent: no roll is held for them.
    */
-  readonly holds?: Omit<RollHoldsDeps, 'writer' | 'now' | 'mayWrite'> | undefined;
+  readonly holds?:
+    Omit<RollHoldsDeps, 'writer' | 'now' | 'mayWrite' | 'underPolicy' | 'problems'> | undefined;
 }
 
 /**
@@ -166,6 +167,13 @@ export class Reconciler {
     const adoption = snapshots
       ? [new SnapshotAdoption({ api: snapshots, observer, now, mayWrite, dryRun })]
       : [];
+    const underPolicy = deps.policies
+      ? (view: WorkloadView): WorkloadView =>
+          withPolicySettings(view, deps.policies?.bindingOf(view) ?? NO_BINDING, options.keys)
+      : undefined;
+    const problems = (view: WorkloadView, found: readonly AnnotationProblem[]): void => {
+      observer.onProblems({ view, problems: found });
+    };
     const admission = deps.admission;
     this.#admission =
       admission && !admitsEverything(admission.settings)
@@ -177,14 +185,11 @@ export class Reconciler {
             kinds: options.kinds,
             now,
             mayWrite,
-            underPolicy: deps.policies
-              ? (view) =>
-                  withPolicySettings(
-                    view,
-                    deps.policies?.bindingOf(view) ?? NO_BINDING,
-                    options.keys,
-                  )
+            underPolicy,
+            binding: deps.policies
+              ? (view) => deps.policies?.bindingOf(view) ?? NO_BINDING
               : undefined,
+            problems,
             undo: snapshots
               ? new FailedRolloutUndo({
                   writer,
@@ -198,7 +203,8 @@ export class Reconciler {
     const eviction = pods
       ? [new PodEviction({ pods, writer, observer, now, random, mayWrite, dryRun })]
       : [];
-    this.#holds = deps.holds && new RollHolds({ ...deps.holds, writer, now, mayWrite });
+    this.#holds =
+      deps.holds && new RollHolds({ ...deps.holds, writer, now, mayWrite, underPolicy, problems });
     this.#stages = [
       this.#jobs,
       instantiate,

@@ -15,6 +15,8 @@ import {
   type RolloutSettings,
   UNLIMITED_ROLLOUTS,
   waveOf,
+  wavesOf,
+  haltingMembers,
 } from './waves.ts';
 
 const WAVES: RolloutSettings = {
@@ -263,5 +265,76 @@ describe('admitsEverything', () => {
     ['a namespace budget', { ...UNLIMITED_ROLLOUTS, maxPerNamespace: 1 }, false],
   ])('%s', (_name, settings, expected) => {
     expect(admitsEverything(settings)).toBe(expected);
+  });
+});
+
+describe('per-policy canary, budget and halting', () => {
+  const inGroup = (m: Member, group: string, canary: number): Member => ({
+    ...m,
+    canary: { group, size: { count: canary } },
+  });
+
+  it('wave 0 holds the first of the flags group and the first of each policy group', () => {
+    const order = [
+      member('a'),
+      inGroup(member('b'), 'ns/p', 2),
+      member('c'),
+      inGroup(member('d'), 'ns/p', 2),
+      inGroup(member('e'), 'ns/p', 2),
+    ];
+    expect(wavesOf(order, WAVES)).toEqual([0, 0, 1, 0, 1]);
+    expect(
+      wavesOf([member('a'), member('b'), member('c'), member('d'), member('e')], WAVES),
+    ).toEqual([0, 1, 1, 1, 2]);
+  });
+
+  it('a policy canary of 1 over 3 lets only the canary roll first', () => {
+    const members = ['x', 'y', 'z'].map((name) => inGroup(member(name), 'ns/p', 1));
+    expect(decideAdmission({ key: key('x'), members, settings: WAVES, inFlight: NONE })).toEqual({
+      answer: 'now',
+    });
+    expect(
+      decideAdmission({ key: key('y'), members, settings: WAVES, inFlight: NONE }).answer,
+    ).toBe('later');
+  });
+
+  it("a policy's maxConcurrent counts its members in flight and reserved, never raising the flags'", () => {
+    const budget = { group: 'ns/p', size: 2 };
+    const members = [
+      { ...member('a', PROGRESSING), maxConcurrent: budget },
+      { ...member('b'), maxConcurrent: budget },
+      { ...member('c'), maxConcurrent: budget },
+      member('d', PROGRESSING),
+    ];
+    const settings = { ...UNLIMITED_ROLLOUTS, maxConcurrent: 10 };
+    const ask = (name: string, reserved: readonly string[] = [], cluster = 0) =>
+      decideAdmission({
+        key: key(name),
+        members,
+        settings,
+        inFlight: { cluster, namespace: 0 },
+        reserved: (k) => reserved.map((n) => key(n)).includes(k),
+      });
+    expect(ask('b')).toEqual({ answer: 'now' });
+    expect(ask('c', ['b'])).toMatchObject({ answer: 'later', reason: 'policy_budget' });
+    expect(ask('b', [], 10)).toMatchObject({ answer: 'later', reason: 'budget' });
+    const big = members.map((m) =>
+      m.maxConcurrent ? { ...m, maxConcurrent: { ...budget, size: 99 } } : m,
+    );
+    expect(
+      decideAdmission({
+        key: key('b'),
+        members: big,
+        settings,
+        inFlight: { cluster: 10, namespace: 0 },
+      }),
+    ).toMatchObject({ answer: 'later', reason: 'budget' });
+  });
+
+  it("a member's own haltOnFailure decides whether its failure halts the change", () => {
+    const quiet = { ...member('a', FAILED), haltOnFailure: false };
+    expect(haltingMembers([quiet, member('b')], WAVES)).toEqual([]);
+    const loud = { ...member('a', FAILED), haltOnFailure: true };
+    expect(haltingMembers([loud], { ...WAVES, haltOnFailure: false })).toEqual([loud]);
   });
 });

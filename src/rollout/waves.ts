@@ -53,16 +53,29 @@ export type MemberState =
   | { readonly state: 'pending' | 'progressing' | 'complete' }
   | { readonly state: 'failed'; readonly reason: string; readonly detail: string };
 
+/** A group of members sized by one ReloadPolicy: its canary share or its in-flight budget. */
+export interface GroupSize<T> {
+  /** `namespace/name` of the policy whose targets form the group. */
+  readonly group: string;
+  readonly size: T;
+}
+
 export interface Member {
   readonly key: WorkloadKey;
   readonly ref: WorkloadRef;
   /** `kreload.io/rollout-priority`; lower rolls first. */
   readonly priority: number;
   readonly status: MemberState;
+  /** Its failure halts the change; undefined: `--halt-on-failed-rollout`. */
+  readonly haltOnFailure?: boolean | undefined;
+  /** Its policy's canary share of the policy's members; undefined: the change's `--canary`. */
+  readonly canary?: GroupSize<CountOrPercent> | undefined;
+  /** The most members of its policy in flight for the change at once; undefined: no such limit. */
+  readonly maxConcurrent?: GroupSize<number> | undefined;
 }
 
 /** Why a roll waits: the `reason` label of `kreload_rollouts_held_total`. */
-export type HoldReason = 'budget' | 'namespace_budget' | 'wave' | 'halted';
+export type HoldReason = 'budget' | 'namespace_budget' | 'policy_budget' | 'wave' | 'halted';
 
 export type Admission =
   | { readonly answer: 'now' }
@@ -112,13 +125,52 @@ export function waveOf(index: number, total: number, settings: RolloutSettings):
   return 1 + Math.floor((index - canary) / size);
 }
 
-/** The failed members that halt the change, when waves and halting are on. */
+/**
+ * The wave of each member of `order` (the rollout order): wave 0 holds the canaries — the first
+ * `--canary` of the members without a policy canary, and the first of each policy's targets by
+ * that policy's canary — and the rest follow in order, in waves of `--max-concurrent-rollouts`
+ * (one wave when it is 0). With no policy canary this is `waveOf` for every index.
+ */
+export function wavesOf(order: readonly Member[], settings: RolloutSettings): readonly number[] {
+  const groups = new Map<
+    string,
+    { readonly canary: CountOrPercent; total: number; taken: number }
+  >();
+  const groupOf = (member: Member): string => member.canary?.group ?? '';
+  for (const member of order) {
+    const id = groupOf(member);
+    const group = groups.get(id);
+    if (group) group.total += 1;
+    else groups.set(id, { canary: member.canary?.size ?? settings.canary, total: 1, taken: 0 });
+  }
+  const isCanary = order.map((member) => {
+    const group = groups.get(groupOf(member));
+    if (group === undefined || group.taken >= canarySize(group.canary, group.total)) return false;
+    group.taken += 1;
+    return true;
+  });
+  const canaries = isCanary.filter(Boolean).length;
+  const rest = order.length - canaries;
+  const size = settings.maxConcurrent > 0 ? settings.maxConcurrent : Math.max(1, rest);
+  let later = 0;
+  return isCanary.map((canary) => {
+    if (canary) return 0;
+    const wave = 1 + Math.floor(later / size);
+    later += 1;
+    return wave;
+  });
+}
+
+/** The failed members that halt the change: with waves on, each whose halting is on. */
 export function haltingMembers(
   members: readonly Member[],
   settings: RolloutSettings,
 ): readonly Member[] {
-  if (!settings.waves || !settings.haltOnFailure) return [];
-  return members.filter((member) => member.status.state === 'failed');
+  if (!settings.waves) return [];
+  return members.filter(
+    (member) =>
+      member.status.state === 'failed' && (member.haltOnFailure ?? settings.haltOnFailure),
+  );
 }
 
 export interface AdmissionQuestion {
@@ -128,6 +180,8 @@ export interface AdmissionQuestion {
   readonly members: readonly Member[];
   readonly settings: RolloutSettings;
   readonly inFlight: BudgetCounts;
+  /** Members admitted whose write has not ended yet: they count against their policy's budget. */
+  readonly reserved?: ((key: WorkloadKey) => boolean) | undefined;
 }
 
 /**
@@ -146,7 +200,28 @@ export function decideAdmission(question: AdmissionQuestion): Admission {
   if (settings.maxPerNamespace > 0 && inFlight.namespace >= settings.maxPerNamespace) {
     return { answer: 'later', reason: 'namespace_budget', waitingOn: [], wave: undefined };
   }
-  return { answer: 'now' };
+  return policyBudget(question) ?? { answer: 'now' };
+}
+
+/**
+ * A policy's `rollout.maxConcurrent`: the change's members of that policy in flight (rolled and
+ * not complete, or admitted and not written yet) leave no room. It only ever adds a limit: the
+ * cluster-wide and namespace budgets above still apply.
+ */
+function policyBudget(question: AdmissionQuestion): Admission | undefined {
+  const asking = question.members.find((member) => member.key === question.key);
+  const budget = asking?.maxConcurrent;
+  if (budget === undefined) return undefined;
+  const reserved = question.reserved ?? (() => false);
+  const inFlight = question.members.filter(
+    (member) =>
+      member.key !== question.key &&
+      member.maxConcurrent?.group === budget.group &&
+      (member.status.state === 'progressing' ||
+        (member.status.state === 'pending' && reserved(member.key))),
+  );
+  if (inFlight.length < budget.size) return undefined;
+  return { answer: 'later', reason: 'policy_budget', waitingOn: inFlight, wave: undefined };
 }
 
 function waveGate(question: AdmissionQuestion): Admission | undefined {
@@ -157,8 +232,9 @@ function waveGate(question: AdmissionQuestion): Admission | undefined {
   const index = order.findIndex((member) => member.key === question.key);
   // Not a member (it dropped out of the order): nothing to gate it on.
   if (index < 0) return undefined;
-  const wave = waveOf(index, order.length, settings);
-  const earlier = order.filter((_, i) => i < index && waveOf(i, order.length, settings) < wave);
+  const waves = wavesOf(order, settings);
+  const wave = waves[index] ?? 0;
+  const earlier = order.filter((_, i) => (waves[i] ?? 0) < wave);
   // Without halting, a failed member's rollout is over too: the gate does not wait on it.
   const waitingOn = earlier.filter(
     (member) => member.status.state === 'pending' || member.status.state === 'progressing',

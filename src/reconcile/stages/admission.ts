@@ -8,7 +8,15 @@
  * reserved by writes not yet acknowledged, so two workers never take the last slot together.
  */
 import type { ApiError } from '../../core/api-error.ts';
-import type { SourceKey, SourceRef, WorkloadKey, WorkloadView } from '../../core/types.ts';
+import type { PolicyBinding } from '../../core/reload-policy.ts';
+import { NO_BINDING } from '../../core/reload-policy.ts';
+import type {
+  AnnotationProblem,
+  SourceKey,
+  SourceRef,
+  WorkloadKey,
+  WorkloadView,
+} from '../../core/types.ts';
 import { ROLLOUT_HALTED, ROLLOUT_PRIORITY } from '../../core/types.ts';
 import { parseSourceKey } from '../../core/keys.ts';
 import { configRolloutHaltedEvent, configRolloutUndoneEvent } from '../../events/event-messages.ts';
@@ -17,6 +25,7 @@ import { sourceObjectRef, workloadObjectRef } from '../../events/object-refs.ts'
 import { judgeRollout, type RolloutHealth } from '../../rollout/health.ts';
 import type { KindTable } from '../../rollout/kinds.ts';
 import { haltMarkerPatch } from '../../rollout/patch.ts';
+import { type WorkloadRollout, workloadRollout } from '../../rollout/workload-settings.ts';
 import type { FailedRolloutUndo } from './undo.ts';
 import {
   type Admission,
@@ -98,7 +107,12 @@ export interface AdmissionDeps {
    * the annotations they stand for); absent: policies are off.
    */
   readonly underPolicy?: ((view: WorkloadView) => WorkloadView) | undefined;
-  /** `--undo-failed-rollouts`: the halt PATCH of a member opted in to config revisions undoes it. */
+  /** The workload's ReloadPolicy binding (its canary and maxConcurrent); absent: policies are off. */
+  readonly binding?: ((view: WorkloadView) => PolicyBinding) | undefined;
+  /** Bad rollout annotations of a member: InvalidAnnotation on that workload (the plan's path). */
+  readonly problems?:
+    ((view: WorkloadView, problems: readonly AnnotationProblem[]) => void) | undefined;
+  /** The halt PATCH of a member opted in to undo (and to config revisions) undoes it. */
   readonly undo?: FailedRolloutUndo | undefined;
 }
 
@@ -178,6 +192,7 @@ export class RollAdmission implements ReconcileStage {
         members,
         settings: this.#deps.settings,
         inFlight: this.#inFlight(namespace),
+        reserved: (key) => this.#reserved.has(key),
       });
       if (worst === undefined || RANK[admission.answer] > RANK[worst.admission.answer]) {
         worst = { admission, change, members };
@@ -246,7 +261,28 @@ export class RollAdmission implements ReconcileStage {
     };
     const deadlineMs = this.#deps.settings.deadlineMs ?? DEFAULT_ROLLOUT_DEADLINE_MS;
     const status = memberStatus(facts, deadlineMs, this.#deps.now());
-    return { key, ref: view.ref, priority: this.#priority(view), status };
+    const rollout = this.#rollout(view);
+    return {
+      key,
+      ref: view.ref,
+      priority: this.#priority(view),
+      status,
+      haltOnFailure: rollout.haltOnFailure,
+      canary: rollout.canary,
+      maxConcurrent: rollout.maxConcurrent,
+    };
+  }
+
+  /** Its halting, undo, canary and budget: annotation, else its policy, else the flags. */
+  #rollout(view: WorkloadView): WorkloadRollout {
+    const binding = this.#deps.binding?.(view) ?? NO_BINDING;
+    const { settings, problems } = workloadRollout(
+      this.#underPolicy(view),
+      binding,
+      this.#deps.settings,
+    );
+    if (problems.length > 0) this.#deps.problems?.(view, problems);
+    return settings;
   }
 
   /** A marker seen is remembered; one that disappeared was removed by a user: resumed. */
@@ -411,7 +447,7 @@ export class RollAdmission implements ReconcileStage {
   async #writeMarker(view: WorkloadView, marker: string, change: Change): Promise<void> {
     const { undo } = this.#deps;
     const planned =
-      undo && this.#deps.settings.undoOnFailure
+      undo && this.#rollout(view).undoOnFailure
         ? await undo.plan(this.#underPolicy(view), change.source, { [ROLLOUT_HALTED]: marker })
         : undefined;
     // Written before, its answer lost: the marker and the undo are there already.

@@ -7,14 +7,15 @@
  * change and removes the record in its one PATCH. The decision is rollout/holds.ts's.
  */
 import type { ApiError } from '../../core/api-error.ts';
-import type { FlapStatus } from '../../core/flap-breaker.ts';
+import type { FlapLimits, FlapStatus } from '../../core/flap-breaker.ts';
 import type { PolicyParse } from '../../core/restart-window.ts';
 import { parseRestartWindow } from '../../core/restart-window.ts';
 import { formatHashMap, parseHashMap } from '../../core/state.ts';
-import type { SourceKey, WorkloadView } from '../../core/types.ts';
+import type { AnnotationProblem, SourceKey, WorkloadView } from '../../core/types.ts';
 import { PENDING_ROLL, RESTART_WINDOW } from '../../core/types.ts';
 import type { Hold } from '../../rollout/holds.ts';
 import { holdsEnd, holdsOf } from '../../rollout/holds.ts';
+import { workloadFlapLimits } from '../../rollout/workload-settings.ts';
 import type { Pass } from '../attempt.ts';
 import { asApiError } from '../attempt.ts';
 import type { WorkloadWriter } from '../ports.ts';
@@ -38,13 +39,22 @@ export interface HoldsReport {
 export interface RollHoldsDeps {
   /** `--enable-restart-windows`. */
   readonly windowsEnabled: boolean;
-  /** The breaker of each source (controller/source-breakers.ts). */
-  readonly breakers: { status(namespace: string, source: SourceKey): FlapStatus };
+  /** The breaker of each source (controller/source-breakers.ts), under a workload's limits. */
+  readonly breakers: {
+    status(namespace: string, source: SourceKey, limits: FlapLimits): FlapStatus;
+  };
+  /** `--flap-max-changes`, `--flap-period`, `--flap-cool-down`: the limits a workload overrides. */
+  readonly flapLimits: FlapLimits;
   readonly writer: WorkloadWriter;
   readonly report: HoldsReport;
   /** ms since the epoch. */
   readonly now: () => number;
   readonly mayWrite: () => boolean;
+  /** The workload with the settings its ReloadPolicy stands for (windows, breaker limits). */
+  readonly underPolicy?: ((view: WorkloadView) => WorkloadView) | undefined;
+  /** A bad window or breaker annotation: InvalidAnnotation on that workload (the plan's path). */
+  readonly problems?:
+    ((view: WorkloadView, problems: readonly AnnotationProblem[]) => void) | undefined;
 }
 
 export class RollHolds implements ReconcileStage {
@@ -58,7 +68,9 @@ export class RollHolds implements ReconcileStage {
   async admit(pass: Pass, target: Target): Promise<AdmitAnswer> {
     const { plan, view } = target;
     if (plan.action !== 'roll') return undefined;
-    const holds = this.holdsOn(view, plan.rolling);
+    const holds = this.holdsOn(view, plan.rolling, (problems) => {
+      this.#deps.problems?.(view, problems);
+    });
     if (holds.length === 0) return undefined;
     this.#deps.report.held(view, holds);
     const recorded = await this.#recordPending(pass, target);
@@ -67,16 +79,37 @@ export class RollHolds implements ReconcileStage {
     return { finish: { outcome: 'skipped', plan, attempts: 0, resumeAt } };
   }
 
-  /** The holds a roll of `view` for `rolling` meets now (explain asks too). */
-  holdsOn(view: WorkloadView, rolling: readonly SourceKey[]): readonly Hold[] {
-    const windowValue = view.annotations[RESTART_WINDOW];
+  /**
+   * The holds a roll of `view` for `rolling` meets now (explain asks too): its window and breaker
+   * limits are its annotations', else its policy's. Bad values go to `onProblems`.
+   */
+  holdsOn(
+    view: WorkloadView,
+    rolling: readonly SourceKey[],
+    onProblems?: (problems: readonly AnnotationProblem[]) => void,
+  ): readonly Hold[] {
+    const under = this.#deps.underPolicy?.(view) ?? view;
+    const windowValue = under.annotations[RESTART_WINDOW];
+    const window = windowValue === undefined ? undefined : this.#policy(windowValue);
+    const limits = workloadFlapLimits(under, this.#deps.flapLimits);
+    const problems: AnnotationProblem[] = [...limits.problems];
+    if (windowValue !== undefined && window !== undefined && 'problem' in window) {
+      problems.push({
+        on: 'workload',
+        key: RESTART_WINDOW,
+        value: windowValue.slice(0, 256),
+        problem: `invalid restart window: ${window.problem}`,
+        consequence: 'its rolls are held until it is fixed or removed',
+      });
+    }
+    if (problems.length > 0) onProblems?.(problems);
     const namespace = view.ref.namespace;
     return holdsOf({
       windowValue,
-      window: windowValue === undefined ? undefined : this.#policy(windowValue),
+      window,
       windowsEnabled: this.#deps.windowsEnabled,
       rolling,
-      flapping: (source) => this.#deps.breakers.status(namespace, source),
+      flapping: (source) => this.#deps.breakers.status(namespace, source, limits.settings),
       now: this.#deps.now(),
     });
   }
