@@ -4,7 +4,9 @@
  * the answer also shows what only the controller knows (ADR 0031). Nothing here does I/O; the
  * caches hold hashes and kept annotations only, never Secret data.
  */
-import type { FlapStatus } from '../core/flap-breaker.ts';
+import type { FlapLimits, FlapStatus } from '../core/flap-breaker.ts';
+import { withPolicySettings } from '../core/reload-policy.ts';
+import { workloadFlapLimits } from '../rollout/workload-settings.ts';
 import { parseSourceKey, sourceKey, workloadKey } from '../core/keys.ts';
 import { referencedSources } from '../core/references.ts';
 import type {
@@ -63,7 +65,8 @@ export interface ControllerExplainPorts {
   readonly eviction?: ((key: WorkloadKey) => RunningEviction | undefined) | undefined;
   readonly leading: () => boolean;
   /** The flapping-source breakers (docs/windows-and-breaker.md); undefined when off. */
-  readonly breakers?: { status(namespace: string, source: SourceKey): FlapStatus } | undefined;
+  readonly breakers?:
+    { status(namespace: string, source: SourceKey, limits?: FlapLimits): FlapStatus } | undefined;
   /** ms since the epoch. */
   readonly now: () => number;
   /** `POD_NAME`, named in the answer. */
@@ -113,6 +116,10 @@ function explainCached(
     ),
   ]);
   const sources = new Map([...keys].map((k) => [k, cachedRead(ports, namespace, k)] as const));
+  // The limits the roll holds apply: the workload's own or its policy's, then the flags'.
+  const under =
+    binding === undefined ? view : withPolicySettings(view, binding, options.annotationKeys);
+  const limits = workloadFlapLimits(under, options.flapBreaker).settings;
   const input: WorkloadInput = {
     view,
     row,
@@ -125,7 +132,7 @@ function explainCached(
     now: ports.now(),
     recreationPendingSince: ports.recreationPendingSince(key),
     halts: options.rollouts.waves ? haltsAmong(ports.workloadsInNamespace(namespace)) : undefined,
-    flapping: (source) => ports.breakers?.status(namespace, source) ?? { open: false },
+    flapping: (source) => ports.breakers?.status(namespace, source, limits) ?? { open: false },
     // The binding the reconciler's next pass reads, from the same store.
     policies: binding === undefined ? undefined : { state: 'known', binding },
     controller: {

@@ -1,3 +1,4 @@
+import type { FlapLimits, FlapStatus } from '../core/flap-breaker.ts';
 import type { StartedRollout } from './explain-workload.ts';
 import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import { dumpYaml, loadYaml } from '@kubernetes/client-node';
@@ -74,6 +75,8 @@ interface World {
   readonly rollout?: StartedRollout;
   /** Other workloads of the namespace (halt markers). */
   readonly others?: readonly WorkloadView[];
+  /** The controller's breakers. */
+  readonly breakers?: ControllerExplainPorts['breakers'];
 }
 
 const BASELINED = { [K.auto]: 'true', [BASELINE]: JSON.stringify({ [CFG]: HASH }) };
@@ -117,6 +120,7 @@ async function portsOf(world: World): Promise<ControllerExplainPorts> {
     leading: () => true,
     now: () => NOW,
     pod: 'kreload-0',
+    breakers: world.breakers,
   };
 }
 
@@ -346,6 +350,25 @@ describe('GET /debug/explain: the controller answers from its caches', () => {
       `${DEPLOYMENT}&o=table`,
     );
     expect(table.body).toContain('rollout kreload started (generation 7): unknown');
+  });
+
+  it("holds by the breaker under the workload's own limits (kreload.io/flap-max-changes)", async () => {
+    const open: FlapStatus = {
+      open: true,
+      openedAt: NOW - 10_000,
+      closesAt: NOW + 110_000,
+      changesInPeriod: 4,
+      episodeChanges: 4,
+    };
+    // Open only under the workload's limit of 3; the flags leave the breaker off.
+    const breakers = {
+      status: (_namespace: string, _source: SourceKey, limits?: FlapLimits): FlapStatus =>
+        limits?.maxChanges === 3 ? open : { open: false },
+    };
+    const annotations = { ...BASELINED, 'kreload.io/flap-max-changes': '3' };
+    const world: World = { annotations, cfg: { hash: OTHER_HASH }, breakers };
+    const table = (await ask(world, `${DEPLOYMENT}&o=table`)).body;
+    expect(table).toContain('held (flapping)');
   });
 
   it('names the halted change, the failed workload and the resume command (--rollout-waves)', async () => {
