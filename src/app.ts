@@ -6,6 +6,7 @@
 import { Registry } from 'prom-client';
 import type { App, AppDeps, Runtime } from './app/app-types.ts';
 import { replayRecreations, recreationJournal, writeMetaInfo } from './app/leader-term.ts';
+import { type BaselineStoreRuntime, createBaselineStore } from './app/baseline-store.ts';
 import { createAlerts, createEventNotifications, createWebhookMode } from './app/notifications.ts';
 import { createElector } from './app/election.ts';
 import { controllerExplainPorts, createHttpServers } from './app/http-servers.ts';
@@ -33,6 +34,7 @@ class KreloadApp implements App {
   readonly #options: Options;
   readonly #deps: AppDeps;
   #runtime: Runtime | undefined;
+  readonly #stopping = Promise.withResolvers<undefined>();
 
   constructor(options: Options, deps: AppDeps) {
     this.#options = options;
@@ -51,17 +53,31 @@ class KreloadApp implements App {
       logger.info('profiling listener started', { port: await runtime.profiling.start() });
     }
     await runtime.watch.start();
+    runtime.baselines?.watch.start();
     await runtime.watch.initialSync();
+    if (runtime.baselines) await this.#baselineStoreSynced(runtime.baselines);
     if (runtime.gate.shuttingDown) return;
-    logger.info('caches synced', runtime.watch.syncSummary());
+    logger.info('caches synced', {
+      ...runtime.watch.syncSummary(),
+      ...(runtime.baselines && { baselineStore: runtime.baselines.namespace }),
+    });
     if (runtime.elector) runtime.elector.start();
     else this.#lead(runtime);
     runtime.resync.start();
   }
 
+  /**
+   * A first sight must see the store's records (docs/adr/0046): nothing is reconciled before its
+   * first list. Shutdown ends the wait.
+   */
+  async #baselineStoreSynced(baselines: BaselineStoreRuntime): Promise<void> {
+    await Promise.race([baselines.watch.synced, this.#stopping.promise]);
+  }
+
   async stop(reason: string): Promise<void> {
     const runtime = this.#runtime;
     if (!runtime) return;
+    this.#stopping.resolve(undefined);
     runtime.gate.beginShutdown();
     runtime.resync.stop();
     this.#deps.logger.info('stopping', { reason });
@@ -75,6 +91,8 @@ class KreloadApp implements App {
         runtime.gate.stepDown();
       },
     });
+    await runtime.baselines?.store.stop();
+    await runtime.baselines?.watch.stop();
     await runtime.watch.stop();
     for (const sender of runtime.senders) await sender.stop();
     await runtime.profiling?.stop();
@@ -111,6 +129,15 @@ class KreloadApp implements App {
     metrics.setLeader(gate.leading);
     const writes = new WriteLedger();
     const kinds = kindTable(options.customWorkloadKinds);
+    const baselines = createBaselineStore({
+      options,
+      transport,
+      logger,
+      timers: SYSTEM_TIMERS,
+      random: Math.random,
+      mayWrite: () => gate.mayWrite(),
+      contextNamespace: kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace,
+    });
     const watch = createWatchServer({
       options,
       kinds,
@@ -151,13 +178,20 @@ class KreloadApp implements App {
         : undefined,
       rollouts: options.rollouts,
       holds: { windowsEnabled: options.enableRestartWindows, flapLimits: options.flapBreaker },
+      baselines: baselines?.store,
     });
     const { health, probes, profiling } = createHttpServers({
       options,
       registry,
       logger,
       readiness: {
-        watch,
+        watch: baselines
+          ? {
+              watchStates: () => [...watch.watchStates(), baselines.readiness()],
+              unwatchedKinds: () => watch.unwatchedKinds(),
+              apiServerStatus: () => watch.apiServerStatus(),
+            }
+          : watch,
         election: elector,
         shuttingDown: () => gate.shuttingDown,
         haltedRollouts: () =>
@@ -177,7 +211,10 @@ class KreloadApp implements App {
       },
     });
     const senders = [...(alerts ? [alerts] : []), ...(webhook ? [webhook] : [])];
-    return { health, probes, profiling, watch, gate, elector, pipeline, resync, senders, context };
+    return {
+      ...{ health, probes, profiling, watch, gate, elector, pipeline, resync, senders, context },
+      baselines,
+    };
   }
 
   /** Acquiring leadership, or starting without HA: reconcile every workload at once (§5.2). */

@@ -1,3 +1,4 @@
+import type { BaselineStoreRuntime } from './baseline-store.ts';
 /** The contract between the process edge (src/cli/run.ts) and the composition root (src/app.ts). */
 import type { Options } from '../config/parse-options.ts';
 import type { LeaderElector } from '../leader/leader-elector.ts';
@@ -40,4 +41,6 @@ export interface Runtime {
   readonly context: LeaderTermContext;
   /** Alerts and the webhook mode, stopped after the drain. */
   readonly senders: readonly { stop(): Promise<void> | void }[];
+  /** `--baseline-store=namespace` (docs/adr/0046). */
+  readonly baselines: BaselineStoreRuntime | undefined;
 }

@@ -23,7 +23,13 @@ import type { RandomSource } from '../queue/backoff.ts';
 import type { DebounceSettings } from '../queue/debouncer.ts';
 import type { Timers } from '../time/timers.ts';
 import { WorkQueue } from '../queue/work-queue.ts';
-import type { PodApi, RecreationJournal, SnapshotApi, WorkloadWriter } from '../reconcile/ports.ts';
+import type {
+  BaselineStore,
+  PodApi,
+  RecreationJournal,
+  SnapshotApi,
+  WorkloadWriter,
+} from '../reconcile/ports.ts';
 import type { AdmissionReport } from '../reconcile/stages/admission.ts';
 import type { HoldsReport } from '../reconcile/stages/roll-holds.ts';
 import type { FlapLimits } from '../core/flap-breaker.ts';
@@ -90,6 +96,8 @@ export interface PipelineDeps {
   readonly rollouts?: RolloutSettings | undefined;
   /** Restart windows and the flapping-source breaker (docs/windows-and-breaker.md). */
   readonly holds?: HoldSettings | undefined;
+  /** `--baseline-store=namespace`: where first-sight baselines go (docs/adr/0046). */
+  readonly baselines?: BaselineStore | undefined;
 }
 
 /** `--enable-restart-windows` and the `--flap-*` limits. */
@@ -321,6 +329,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       report: admissionReport(metrics, deps.logger),
     },
     pods: deps.pods,
+    baselines: deps.baselines,
     holds: deps.holds &&
       breakers && {
         windowsEnabled: deps.holds.windowsEnabled,

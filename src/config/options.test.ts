@@ -75,6 +75,7 @@ const CONTRACT_FLAGS = [
   '--leader-election-renew-deadline',
   '--leader-election-retry-period',
   '--leader-election-release-on-cancel',
+  '--baseline-store',
   '--enable-restart-windows',
   '--flap-max-changes',
   '--flap-period',

@@ -89,6 +89,10 @@ export type IgnorableWorkloadType = (typeof IGNORABLE_WORKLOAD_TYPES)[number];
 
 export const RELOAD_STRATEGIES = ['env-vars', 'annotations'] as const;
 
+/** `--baseline-store`: where first-sight baselines live (docs/adr/0046). */
+export const BASELINE_STORES = ['workload', 'namespace'] as const;
+export type BaselineStoreMode = (typeof BASELINE_STORES)[number];
+
 export const LOG_FORMATS = ['', 'text', 'json'] as const;
 
 /** `--is-openshift`: Reloader 2.0's tri-state; empty means auto. */
@@ -780,6 +784,19 @@ export const OPTION_SPECS = [
     default: 'true',
     help: 'Release the Lease on shutdown so a successor leads at once; false leaves it to expire.',
     helm: 'reloader.leaderElection.releaseOnCancel',
+  },
+  {
+    name: 'baselineStore',
+    flag: '--baseline-store',
+    env: 'KRELOAD_BASELINE_STORE',
+    type: 'enum',
+    default: 'workload',
+    help:
+      'Where the first-sight baseline of a never-rolled workload is kept: workload (a kreload.io/baseline ' +
+      "annotation on it) or namespace (ConfigMaps in kreload's own namespace, written in batches: " +
+      'installing kreload then writes to no workload; docs/adr/0046-baseline-store.md).',
+    helm: 'reloader.baselineStore',
+    choices: BASELINE_STORES,
   },
   {
     name: 'enableRestartWindows',

@@ -14,9 +14,15 @@ import type { ConfigWarning } from './config-warning.ts';
 import type { AlertFlags, AlertOptions, KubeconfigSearch } from './env-settings.ts';
 import { readEnvSettings } from './env-settings.ts';
 import { OptionReader } from './option-reader.ts';
-import type { IgnorableWorkloadType, LogLevelName, ResourceType } from './options.ts';
+import type {
+  BaselineStoreMode,
+  IgnorableWorkloadType,
+  LogLevelName,
+  ResourceType,
+} from './options.ts';
 import {
   ALERT_SINK_NAMES,
+  BASELINE_STORES,
   IGNORABLE_WORKLOAD_TYPES,
   LOG_FORMATS,
   OPENSHIFT_MODES,
@@ -110,6 +116,8 @@ export interface Options {
   readonly enableConfigRevisions: boolean;
   /** `--enable-restart-windows` (docs/windows-and-breaker.md). */
   readonly enableRestartWindows: boolean;
+  /** `--baseline-store` (docs/adr/0046). */
+  readonly baselineStore: BaselineStoreMode;
   /** `--flap-max-changes`, `--flap-period`, `--flap-cool-down`; maxChanges 0: off. */
   readonly flapBreaker: FlapLimits;
   /** The budget and waves of roll admission (docs/safe-rollouts.md). */
@@ -439,6 +447,7 @@ export async function parseOptions(
     dryRun,
     enableConfigRevisions: reader.bool('enableConfigRevisions'),
     enableRestartWindows: reader.bool('enableRestartWindows'),
+    baselineStore: reader.choice('baselineStore', BASELINE_STORES),
     flapBreaker: {
       maxChanges: reader.int('flapMaxChanges'),
       periodMs: reader.duration('flapPeriod'),

@@ -77,6 +77,21 @@ export interface WorkloadLookup {
   ): readonly WorkloadView[] | undefined;
 }
 
+/**
+ * The baseline store (docs/adr/0046): the baselines of workloads kreload never rolled, kept in
+ * kreload's own namespace instead of on the workloads. A record belongs to one workload object
+ * (kind, namespace, name and UID): a workload re-created under the same name has none.
+ */
+export interface BaselineStore {
+  /** The workload's record (a `kreload.io/baseline` hash map), or undefined when there is none. */
+  recordOf(view: WorkloadView): string | undefined;
+  /**
+   * Sets the workload's record (null removes it). Seen by `recordOf` at once; written in a later
+   * batch, only while this process may write.
+   */
+  record(view: WorkloadView, value: string | null): void;
+}
+
 /** Marks held per workload (§5.4); the leader consumes them when a reconcile completes. */
 export interface MarkLedger {
   marksOf(key: WorkloadKey): readonly Mark[];

@@ -31,6 +31,7 @@ import { FollowUps } from './follow-ups.ts';
 import { Outcomes } from './outcomes.ts';
 import type { PlanOptions } from './plan/model.ts';
 import type {
+  BaselineStore,
   MarkLedger,
   PodApi,
   PolicyLookup,
@@ -104,6 +105,11 @@ export interface ReconcilerDeps {
    */
   readonly holds?:
     Omit<RollHoldsDeps, 'writer' | 'now' | 'mayWrite' | 'underPolicy' | 'problems'> | undefined;
+  /**
+   * `--baseline-store=namespace` (docs/adr/0046): where baselines of never-rolled workloads are
+   * kept. Absent: on the workloads (`kreload.io/baseline`).
+   */
+  readonly baselines?: BaselineStore | undefined;
 }
 
 /**
@@ -298,6 +304,7 @@ export class Reconciler {
     }
     const target = this.#targets.of(pass, view);
     this.#targets.report(target);
+    this.#recordBaseline(target, false);
     const timing = { attempt: 1, startedAt: this.#deps.now() };
     if (!hasWrite(target)) return this.#idle(pass, target, timing, true);
     if (this.#deps.options.dryRun) return this.#outcomes.dryRun(pass, target, plansWrite(target));
@@ -418,6 +425,7 @@ export class Reconciler {
     if (!basis.view) return this.#outcomes.gone(pass, timing.attempt);
     const target = this.#targets.of(pass, basis.view);
     this.#targets.report(target);
+    this.#recordBaseline(target, false);
     if (!hasWrite(target)) return this.#idle(pass, target, timing, false);
     return this.#write(pass, { target, fetched: basis.fetched, ...timing });
   }
@@ -496,8 +504,21 @@ export class Reconciler {
     return this.#outcomes.failed(pass, target, failure, attempt);
   }
 
+  /**
+   * Hands the plan's new baseline-store record to the store (docs/adr/0046). A roll retires the
+   * record only once written (`rolled`): a roll that fails keeps the baseline it needs.
+   */
+  #recordBaseline(target: Target, rolled: boolean): void {
+    const value = target.plan.baselineRecord;
+    const { baselines, options } = this.#deps;
+    if (value === undefined || !baselines || options.dryRun) return;
+    if ((target.plan.action === 'roll') !== rolled || !this.#mayWrite()) return;
+    baselines.record(target.view, value);
+  }
+
   #written(pass: Pass, timing: Attempt, completion: Completion): ReconcileResult {
     const { target } = timing;
+    this.#recordBaseline(target, true);
     const againAt = earliest(
       ...this.#stages.map((stage) => answerAt(stage.written?.(pass, target))),
     );

@@ -21,7 +21,13 @@ import type { Pass } from './attempt.ts';
 import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan/model.ts';
 import { planReconcile } from './plan/plan.ts';
 import { uniqueProblems } from './plan/tracking.ts';
-import type { PolicyLookup, ReconcileObserver, SourceLookup, WorkloadLookup } from './ports.ts';
+import type {
+  BaselineStore,
+  PolicyLookup,
+  ReconcileObserver,
+  SourceLookup,
+  WorkloadLookup,
+} from './ports.ts';
 import { cachedSourceFacts } from './source-facts.ts';
 import type { Target } from './write-actions.ts';
 
@@ -36,6 +42,8 @@ export interface TargetsDeps {
   readonly reloadLists?: ReloadListCache | undefined;
   /** ms since the epoch. */
   readonly now: () => number;
+  /** `--baseline-store=namespace` (docs/adr/0046); absent, B lives on the workload only. */
+  readonly baselines?: Pick<BaselineStore, 'recordOf'> | undefined;
 }
 
 /** What one workload holds and wants of one source. */
@@ -144,6 +152,7 @@ export class Targets {
       marks: pass.marks,
       policySources: binding.sources,
       now: this.#deps.now(),
+      storedBaseline: this.#deps.baselines && { raw: this.#deps.baselines.recordOf(view) },
     });
   }
 

@@ -550,6 +550,29 @@ describe('helm/kreload values matrix', () => {
       expect(result.one('Deployment').spec?.replicas).toBe(3);
     });
 
+    it('grants the baseline store its ConfigMaps in the release namespace only with baselineStore: namespace', async () => {
+      expect(
+        get('default')
+          .ofKind('Role')
+          .map((role) => role.metadata.name),
+      ).not.toContain(`${RELEASE}-baseline-store`);
+      const result = await render(helm, {
+        values: { reloader: { baselineStore: 'namespace', namespaces: ['team-a'] } },
+      });
+      const role = result.one('Role', `${RELEASE}-baseline-store`);
+      expect(role.metadata.namespace).toBe(NAMESPACE);
+      expect(normalizeRules(role.rules ?? [])).toEqual(
+        normalizeRules([
+          {
+            apiGroups: [''],
+            resources: ['configmaps'],
+            verbs: ['get', 'list', 'watch', 'create', 'patch'],
+          },
+        ]),
+      );
+      expect(result.args()).toContain('--baseline-store=namespace');
+    });
+
     it('puts the Lease rules in the release namespace by default, for the default Lease name', async () => {
       const result = await render(helm, { values: { reloader: { enableHA: true } } });
       const role = result.one('Role', `${RELEASE}-leader-election`);

@@ -199,6 +199,38 @@ function changedMap(
   return holds(next, held, raw) ? undefined : changed(formatHashMap(next), raw);
 }
 
+/**
+ * Where a roll-less baseline goes when B lives in the store (docs/adr/0046): the store's record,
+ * never W, so a first sight writes nothing to the workload.
+ */
+function recordChange(
+  next: ReadonlyMap<SourceKey, string>,
+  state: PersistedState,
+): string | null | undefined {
+  return changedMap(next, state.baseline, state.raw.record);
+}
+
+/**
+ * A roll writes B into W, as it always did. When the store holds a record, W gets the map even
+ * empty (`{}`): from then on W owns B, so the record, removed after the roll, can never come back
+ * as a stale B if the removal is lost.
+ */
+function rollBaseline(
+  next: ReadonlyMap<SourceKey, string>,
+  state: PersistedState,
+): string | null | undefined {
+  if (state.baselineHome === 'store' && state.raw.record !== undefined) {
+    return changed(formatHashMap(next) ?? '{}', state.raw.baseline);
+  }
+  return changedMap(next, state.baseline, state.raw.baseline);
+}
+
+/** The store's record goes once W owns B: after a roll, or when W holds an older version's B. */
+function retiredRecord(state: PersistedState, rolls: boolean): { baselineRecord?: null } {
+  const retire = state.raw.record !== undefined && (rolls || state.baselineHome === 'workload');
+  return retire ? { baselineRecord: null } : {};
+}
+
 export function planChanges(context: ChangeContext): PlannedChanges {
   const ordered = byObservation(context);
   const rawBaseline = context.state.raw.baseline;
@@ -215,9 +247,18 @@ export function planChanges(context: ChangeContext): PlannedChanges {
       : ordered.length > 0;
   if (!rolls) {
     const baseline = nextBaseline(context.keys, new Map(), false);
+    if (context.state.baselineHome === 'store') {
+      const baselineRecord = recordChange(baseline, context.state);
+      return {
+        envWrites: [],
+        ...(baselineRecord !== undefined && { baselineRecord }),
+        ...(pendingRoll !== undefined && { pendingRoll }),
+      };
+    }
     return {
       envWrites: [],
       baseline: changedMap(baseline, heldBaseline, rawBaseline),
+      ...retiredRecord(context.state, false),
       ...(pendingRoll !== undefined && { pendingRoll }),
     };
   }
@@ -233,7 +274,8 @@ export function planChanges(context: ChangeContext): PlannedChanges {
       writer.heldHashes(context.state),
       writer.rawHashes(context.state),
     ),
-    baseline: changedMap(baseline, heldBaseline, rawBaseline),
+    baseline: rollBaseline(baseline, context.state),
+    ...retiredRecord(context.state, true),
     ...(pendingRoll !== undefined && { pendingRoll }),
   };
 }

@@ -61,6 +61,14 @@ export interface PlanOptions {
   readonly envVarNames?: EnvVarNames | undefined;
 }
 
+/**
+ * The baseline store's record of one workload (docs/adr/0046): its baseline when it has none in
+ * its own metadata. `raw` undefined: the store holds no record of it.
+ */
+export interface StoredBaseline {
+  readonly raw: string | undefined;
+}
+
 export interface PlanInput {
   readonly view: WorkloadView;
   readonly row: WorkloadKindRow;
@@ -78,6 +86,8 @@ export interface PlanInput {
   readonly policySources?: ReadonlySet<SourceKey> | undefined;
   /** ms since the epoch. */
   readonly now: number;
+  /** `--baseline-store=namespace`: the store's record of the workload; absent otherwise. */
+  readonly storedBaseline?: StoredBaseline | undefined;
 }
 
 /**
@@ -122,6 +132,11 @@ export interface EnvVarCollision {
 }
 
 export interface PlannedChanges extends WorkloadChanges {
+  /**
+   * The workload's new record in the baseline store (docs/adr/0046): null removes it, undefined
+   * leaves it. Never part of the workload's own patch.
+   */
+  readonly baselineRecord?: string | null | undefined;
   /** CronJob: the strategy's change for the Job the roll creates (§7.3 item 2); the CronJob keeps its template. */
   readonly jobTemplate?: TemplateChange | undefined;
 }

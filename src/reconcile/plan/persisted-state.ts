@@ -2,6 +2,7 @@
 import { sourceKey } from '../../core/keys.ts';
 import { type HashMapCache, parseHashMap, parseLastReloadedFrom } from '../../core/state.ts';
 import type { AnnotationProblem, Annotations, SourceKey, WorkloadView } from '../../core/types.ts';
+import type { StoredBaseline } from './model.ts';
 import { BASELINE, LAST_RELOADED_FROM, PENDING_ROLL, SOURCE_HASHES } from '../../core/types.ts';
 
 export type HashMap = ReadonlyMap<SourceKey, string>;
@@ -11,8 +12,13 @@ export interface PersistedState {
   readonly templateHashes: HashMap;
   /** W `kreload.io/source-hashes`. */
   readonly workloadHashes: HashMap;
-  /** W `kreload.io/baseline`. */
+  /** B: W `kreload.io/baseline`, or the baseline store's record when W has none (`baselineHome`). */
   readonly baseline: HashMap;
+  /**
+   * Where B lives (docs/adr/0046): `workload` when W holds `kreload.io/baseline` (even `{}`, which
+   * a roll writes to retire a store record) or the store is off; `store` otherwise.
+   */
+  readonly baselineHome: 'workload' | 'store';
   /** W `kreload.io/pending-roll`: changes a hold owes a roll for (docs/adr/0043). */
   readonly pending: HashMap;
   /** The key and hash PT `last-reloaded-from` names, when it names a source of this namespace. */
@@ -23,6 +29,8 @@ export interface PersistedState {
     readonly workloadHashes: string | undefined;
     readonly baseline: string | undefined;
     readonly pending: string | undefined;
+    /** The store's record, when the store is on and holds one. */
+    readonly record: string | undefined;
   };
   readonly problems: readonly AnnotationProblem[];
 }
@@ -63,17 +71,35 @@ function readLastReloadedFrom(
   return { key: sourceKey(value.type, value.name), hash: value.hash };
 }
 
-/** `cache`: parsed maps shared with other reconciles (the maps are read, never changed). */
-export function readPersistedState(view: WorkloadView, cache?: HashMapCache): PersistedState {
+/**
+ * A malformed record counts as absent, as a malformed annotation does; the store reports it, not the
+ * workload, whose metadata holds nothing wrong.
+ */
+function readRecord(raw: string | undefined, cache: HashMapCache | undefined): HashMap {
+  const parsed = cache === undefined ? parseHashMap(raw) : cache.parse(raw);
+  return parsed.map ?? EMPTY;
+}
+
+/**
+ * `cache`: parsed maps shared with other reconciles (the maps are read, never changed). `stored`:
+ * the baseline store's record of the workload, when the store is on (docs/adr/0046).
+ */
+export function readPersistedState(
+  view: WorkloadView,
+  cache?: HashMapCache,
+  stored?: StoredBaseline,
+): PersistedState {
   const problems: AnnotationProblem[] = [];
   const template = readHashMap(view.templateAnnotations, SOURCE_HASHES, problems, cache);
   const workload = readHashMap(view.annotations, SOURCE_HASHES, problems, cache);
   const baseline = readHashMap(view.annotations, BASELINE, problems, cache);
   const pending = readHashMap(view.annotations, PENDING_ROLL, problems, cache);
+  const inStore = stored !== undefined && baseline.raw === undefined;
   return {
     templateHashes: template.map,
     workloadHashes: workload.map,
-    baseline: baseline.map,
+    baseline: inStore ? readRecord(stored.raw, cache) : baseline.map,
+    baselineHome: inStore ? 'store' : 'workload',
     pending: pending.map,
     lastReloadedFrom: readLastReloadedFrom(view, problems),
     raw: {
@@ -81,6 +107,7 @@ export function readPersistedState(view: WorkloadView, cache?: HashMapCache): Pe
       workloadHashes: workload.raw,
       baseline: baseline.raw,
       pending: pending.raw,
+      record: stored?.raw,
     },
     problems,
   };

@@ -99,7 +99,7 @@ function actionOf(rolling: readonly SourceKey[], changes: WorkloadChanges): Plan
 
 export function planReconcile(input: PlanInput): ReconcilePlan {
   const { view, options } = input;
-  const state = readPersistedState(view, options.stateMaps);
+  const state = readPersistedState(view, options.stateMaps, input.storedBaseline);
   const policySources = boundPolicySources(input.policySources);
   const tracking = evaluateTracking({
     view,

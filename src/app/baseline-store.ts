@@ -1,0 +1,109 @@
+/**
+ * The baseline store of `--baseline-store=namespace` (docs/adr/0046), composed: its ConfigMaps in
+ * kreload's own namespace list-watched, the batched writer, and what `/readyz` and the log say of
+ * it. kreload reconciles nothing before the store is synced, so a first sight never mistakes a
+ * record not yet read for a missing one.
+ */
+import type { Options } from '../config/parse-options.ts';
+import type { WatchState } from '../http/readiness.ts';
+import {
+  BASELINE_STORE_SELECTOR,
+  KubeBaselineStore,
+  projectStoreObject,
+  refusedMessage,
+} from '../kube/baseline-store.ts';
+import type { StoreObject } from '../kube/baseline-records.ts';
+import type { ListWatch } from '../kube/list-watch.ts';
+import { createResourceListWatch } from '../kube/resource-list-watch.ts';
+import { OTHER_RESOURCES } from '../kube/resources.ts';
+import type { StreamingKubeTransport } from '../kube/transport.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Timers } from '../time/timers.ts';
+import { journalNamespace } from './leader-term.ts';
+
+/** The resource name the store's list-watch has in `/readyz`. */
+export const STORE_READINESS_RESOURCE = 'baseline-store';
+
+export interface BaselineStoreRuntime {
+  readonly store: KubeBaselineStore;
+  readonly watch: ListWatch<StoreObject>;
+  readonly namespace: string;
+  /** The store's watch as `/readyz` sees it: forbidden counts as not synced, kreload waits. */
+  readiness(): WatchState;
+}
+
+export interface BaselineStoreContext {
+  readonly options: Options;
+  readonly transport: StreamingKubeTransport;
+  readonly logger: Logger;
+  readonly timers: Timers;
+  readonly random: () => number;
+  readonly mayWrite: () => boolean;
+  /** Namespace of the kubeconfig's current context, if it names one. */
+  readonly contextNamespace: string | undefined;
+}
+
+/** Undefined unless `--baseline-store=namespace`. */
+export function createBaselineStore(
+  context: BaselineStoreContext,
+): BaselineStoreRuntime | undefined {
+  const { options, transport, logger, timers, random } = context;
+  if (options.baselineStore !== 'namespace') return undefined;
+  const { namespace } = journalNamespace(options.podNamespace, context.contextNamespace);
+  const where = { namespace, selector: BASELINE_STORE_SELECTOR };
+  const store = new KubeBaselineStore({
+    transport,
+    namespace,
+    timers,
+    random,
+    mayWrite: context.mayWrite,
+    events: {
+      onRefused: (refused) => {
+        logger.warn('baseline not recorded', { ...where, reason: refusedMessage(refused) });
+      },
+      onLost: (object, records) => {
+        logger.warn(
+          'baseline store object gone: its workloads are baselined again, without a roll',
+          { ...where, object, records },
+        );
+      },
+      onWriteFailed: (batch, error, retryInMs) => {
+        logger.warn('baseline store write failed', {
+          ...where,
+          object: batch.object,
+          records: batch.data.size,
+          error: error.message,
+          ...(retryInMs === undefined ? { givenUp: true } : { retryInMs }),
+        });
+      },
+      onStatus: (status) => {
+        if (status !== 'forbidden') return;
+        logger.error(
+          'cannot list the baseline store: kreload reconciles nothing until it can ' +
+            '(configmaps get, list, watch, create and patch in its own namespace)',
+          where,
+        );
+      },
+    },
+  });
+  const watch = createResourceListWatch({
+    transport,
+    resource: OTHER_RESOURCES.configMaps,
+    namespace,
+    labelSelector: BASELINE_STORE_SELECTOR,
+    project: projectStoreObject,
+    consumer: store.consumer,
+    timers,
+    random,
+  });
+  return {
+    store,
+    watch,
+    namespace,
+    readiness: () => ({
+      resource: STORE_READINESS_RESOURCE,
+      namespace,
+      status: watch.isSynced ? 'ok' : 'syncing',
+    }),
+  };
+}

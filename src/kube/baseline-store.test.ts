@@ -1,0 +1,297 @@
+/**
+ * The baseline store against an in-memory ConfigMap API (docs/adr/0046): the exact writes of a
+ * batch, the overlay until the watch catches up, a deleted or corrupted object, the size bound, a
+ * namespace of 10,000 workloads, failures and leadership.
+ */
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../core/api-error.ts';
+import type { JsonObject } from '../core/json.ts';
+import type { WorkloadView } from '../core/types.ts';
+import { ManualTimers } from '../testing/list-watch-testkit.ts';
+import type { ObjectBatch, Refused, StoreObject } from './baseline-records.ts';
+import {
+  BaselineRecords,
+  OBJECT_MAX_BYTES,
+  recordKey,
+  storeObjectName,
+} from './baseline-records.ts';
+import {
+  BASELINE_NAMESPACE_ANNOTATION,
+  BASELINE_STORE_LABELS,
+  KubeBaselineStore,
+  projectStoreObject,
+} from './baseline-store.ts';
+import type { KubeRequest, KubeTransport } from './transport.ts';
+
+const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
+const H2 = 'd93dd00779cd04e2ec1db21fa3d0e20deea13f9c';
+const HOME = 'kreload-system';
+const COLLECTION = `/api/v1/namespaces/${HOME}/configmaps`;
+
+function view(name: string, uid = `uid-${name}`, namespace = 'team-a'): WorkloadView {
+  return { ref: { kind: 'Deployment', namespace, name }, uid } as unknown as WorkloadView;
+}
+
+const record = (hash: string) => `{"configmap/app":"${hash}"}`;
+
+/** ConfigMaps of one namespace: merge PATCH, POST, and a log of every write. */
+class ConfigMapApi implements KubeTransport {
+  readonly objects = new Map<string, JsonObject>();
+  readonly writes: { method: string; path: string; body: unknown }[] = [];
+  #version = 100;
+  failNext: ApiError | undefined;
+
+  request(request: KubeRequest): Promise<unknown> {
+    this.writes.push({ method: request.method, path: request.path, body: request.body });
+    if (this.failNext) {
+      const error = this.failNext;
+      this.failNext = undefined;
+      return Promise.reject(error);
+    }
+    const body = request.body as JsonObject;
+    if (request.method === 'POST') {
+      const metadata = body.metadata as JsonObject;
+      const name = metadata.name as string;
+      if (this.objects.has(name)) return Promise.reject(status(409));
+      return Promise.resolve(this.#store(name, body));
+    }
+    const name = request.path.slice(COLLECTION.length + 1);
+    const current = this.objects.get(name);
+    if (!current) return Promise.reject(status(404));
+    const data = { ...(current.data as Record<string, string>) };
+    for (const [key, value] of Object.entries(body.data as Record<string, string | null>)) {
+      if (value === null) Reflect.deleteProperty(data, key);
+      else data[key] = value;
+    }
+    return Promise.resolve(this.#store(name, { ...current, data }));
+  }
+
+  #store(name: string, object: JsonObject): JsonObject {
+    this.#version += 1;
+    const metadata = { ...(object.metadata as JsonObject), resourceVersion: String(this.#version) };
+    const stored = { ...object, metadata };
+    this.objects.set(name, stored);
+    return stored;
+  }
+
+  /** What the watch would deliver now. */
+  observed(): StoreObject[] {
+    return [...this.objects.values()].map(projectStoreObject);
+  }
+}
+
+function status(code: number): ApiError {
+  return new ApiError(`status ${String(code)}`, { status: code, retryable: code >= 500 });
+}
+
+function harness(options: { leader?: () => boolean } = {}) {
+  const api = new ConfigMapApi();
+  const timers = new ManualTimers();
+  const refused: Refused[] = [];
+  const lost: [string, number][] = [];
+  const failed: [ObjectBatch, number | undefined][] = [];
+  const store = new KubeBaselineStore({
+    transport: api,
+    namespace: HOME,
+    timers,
+    random: () => 0.5,
+    mayWrite: options.leader ?? (() => true),
+    events: {
+      onRefused: (r) => refused.push(r),
+      onLost: (object, count) => lost.push([object, count]),
+      onWriteFailed: (batch, _error, retryInMs) => failed.push([batch, retryInMs]),
+    },
+  });
+  return { api, timers, store, refused, lost, failed };
+}
+
+describe('KubeBaselineStore', () => {
+  it('batches the records of many workloads into one create, then one patch per object', async () => {
+    const { api, store } = harness();
+    store.consumer.replace([], '1');
+    for (let index = 0; index < 50; index += 1) store.record(view(`w${String(index)}`), record(H1));
+    expect(store.recordOf(view('w7'))).toBe(record(H1));
+    await store.flush();
+    const name = storeObjectName('team-a', 0);
+    expect(api.writes.map((write) => [write.method, write.path])).toEqual([
+      ['PATCH', `${COLLECTION}/${name}`],
+      ['POST', COLLECTION],
+    ]);
+    const created = api.writes[1]?.body as JsonObject;
+    expect(created.metadata).toEqual({
+      name,
+      namespace: HOME,
+      labels: BASELINE_STORE_LABELS,
+      annotations: { [BASELINE_NAMESPACE_ANNOTATION]: 'team-a' },
+    });
+    expect(Object.keys(created.data as JsonObject)).toHaveLength(50);
+    store.record(view('w1'), record(H2));
+    store.record(view('w2'), null);
+    await store.flush();
+    expect(api.writes.slice(2)).toEqual([
+      {
+        method: 'PATCH',
+        path: `${COLLECTION}/${name}`,
+        body: { data: { [recordKey(view('w1'))]: record(H2), [recordKey(view('w2'))]: null } },
+      },
+    ]);
+  });
+
+  it('keeps a written record until the watch shows it, then reads the object', async () => {
+    const { api, store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('api'), record(H1));
+    await store.flush();
+    // The watch has not delivered the object yet: the record is still known.
+    expect(store.recordOf(view('api'))).toBe(record(H1));
+    for (const object of api.observed()) store.consumer.upsert(object, true);
+    expect(store.recordOf(view('api'))).toBe(record(H1));
+  });
+
+  it('a re-created workload (same name, new UID) has no record', async () => {
+    const { store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('api', 'uid-1'), record(H1));
+    await store.flush();
+    expect(store.recordOf(view('api', 'uid-2'))).toBeUndefined();
+  });
+
+  it('a deleted store object loses its records: their workloads have none (no roll)', async () => {
+    const { api, store, lost } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('api'), record(H1));
+    await store.flush();
+    const [object] = api.observed();
+    if (!object) throw new Error('no object');
+    store.consumer.upsert(object, true);
+    store.consumer.remove({
+      ...object,
+      resourceVersion: String(Number(object.resourceVersion) + 1),
+    });
+    expect(store.recordOf(view('api'))).toBeUndefined();
+    expect(lost).toEqual([[object.name, 1]]);
+  });
+
+  it('a write that comes back without its object (lost before the watch saw it) is dropped too', async () => {
+    const { api, store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('api'), record(H1));
+    await store.flush();
+    const written = api.observed()[0];
+    if (!written) throw new Error('no object');
+    store.consumer.remove({ ...written, data: new Map() });
+    expect(store.recordOf(view('api'))).toBeUndefined();
+  });
+
+  it('a corrupted value is served as is: the planner treats it as absent and rewrites it', () => {
+    const { store } = harness();
+    const name = storeObjectName('team-a', 0);
+    store.consumer.replace(
+      [
+        {
+          name,
+          namespace: 'team-a',
+          resourceVersion: '5',
+          data: new Map([[recordKey(view('api')), 'not json']]),
+        },
+      ],
+      '5',
+    );
+    expect(store.recordOf(view('api'))).toBe('not json');
+  });
+
+  it('refuses a record bigger than an object, with no write at all', async () => {
+    const { api, store, refused } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('huge'), 'x'.repeat(OBJECT_MAX_BYTES));
+    await store.flush();
+    expect(api.writes).toEqual([]);
+    expect(refused).toHaveLength(1);
+    expect(store.recordOf(view('huge'))).toBeUndefined();
+  });
+
+  it('writes nothing while another replica leads; the leader writes', async () => {
+    let leading = false;
+    const { api, store } = harness({ leader: () => leading });
+    store.consumer.replace([], '1');
+    store.record(view('api'), record(H1));
+    await store.flush();
+    expect(api.writes).toEqual([]);
+    leading = true;
+    await store.flush();
+    expect(api.writes.map((write) => write.method)).toEqual(['PATCH', 'POST']);
+  });
+
+  it('retries a failed batch after a backoff, and gives up on a non-retryable one', async () => {
+    const { api, store, failed, timers } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('api'), record(H1));
+    api.failNext = status(503);
+    await store.flush();
+    expect(failed.map(([, retryInMs]) => retryInMs)).toEqual([1_000]);
+    expect(timers.liveCount).toBe(1);
+    await store.flush();
+    expect(api.objects.size).toBe(1);
+    store.record(view('other'), record(H1));
+    api.failNext = status(422);
+    await store.flush();
+    expect(failed.at(-1)?.[1]).toBeUndefined();
+    const writes = api.writes.length;
+    await store.flush();
+    expect(api.writes.length).toBe(writes);
+  });
+});
+
+describe('BaselineRecords: placement and bounds', () => {
+  it('a namespace of 10,000 workloads fits in a few objects, each under the bound', () => {
+    const records = new BaselineRecords();
+    // 10 sources per workload: about 620 bytes per record.
+    const map = `{${Array.from({ length: 10 }, (_, i) => `"configmap/source-${String(i)}":"${H1}"`).join(',')}}`;
+    const refusals = Array.from({ length: 10_000 }, (_, index) =>
+      records.set(view(`workload-${String(index)}`, `uid-${String(index)}`), map),
+    ).filter((refusal) => refusal !== undefined);
+    expect(refusals).toEqual([]);
+    const batches = records.takeBatches();
+    expect(batches.length).toBeGreaterThan(1);
+    expect(batches.length).toBeLessThanOrEqual(16);
+    for (const batch of batches) {
+      const bytes = JSON.stringify(Object.fromEntries(batch.data)).length;
+      expect(bytes).toBeLessThanOrEqual(OBJECT_MAX_BYTES);
+    }
+    expect(batches.reduce((sum, batch) => sum + batch.data.size, 0)).toBe(10_000);
+  });
+
+  it('namespaces never share an object', () => {
+    const records = new BaselineRecords();
+    records.set(view('api', 'u1', 'team-a'), record(H1));
+    records.set(view('api', 'u2', 'team-b'), record(H1));
+    const objects = records.takeBatches().map((batch) => [batch.object, batch.namespace]);
+    expect(objects).toEqual([
+      [storeObjectName('team-a', 0), 'team-a'],
+      [storeObjectName('team-b', 0), 'team-b'],
+    ]);
+  });
+
+  it('a record that outgrows its full object moves, and the old key is removed', () => {
+    const records = new BaselineRecords();
+    const first = storeObjectName('team-a', 0);
+    const filler = 'f'.repeat(OBJECT_MAX_BYTES - 200);
+    records.upsert({
+      name: first,
+      namespace: 'team-a',
+      resourceVersion: '7',
+      data: new Map([
+        ['filler', filler],
+        [recordKey(view('api')), record(H1)],
+      ]),
+    });
+    records.set(view('api'), `${record(H1).slice(0, -1)},"secret/big":"${'a'.repeat(300)}"}`);
+    const batches = records.takeBatches();
+    expect(
+      batches.map((batch) => [batch.object, [...batch.data.values()].map((v) => v === null)]),
+    ).toEqual([
+      [storeObjectName('team-a', 1), [false]],
+      [first, [true]],
+    ]);
+  });
+});

@@ -1,0 +1,237 @@
+/**
+ * The baseline store's I/O (docs/adr/0046): a list-watch of its ConfigMaps in kreload's own
+ * namespace, folded into `BaselineRecords`, and a writer that sends the records set since the last
+ * flush as one JSON merge patch per object (a POST creates an object the first time), at most once
+ * per FLUSH_INTERVAL_MS. Only hashes are kept and written, never source content.
+ */
+import type { ApiError } from '../core/api-error.ts';
+import type { JsonObject } from '../core/json.ts';
+import { isJsonObject, stringAt } from '../core/json.ts';
+import type { WorkloadView } from '../core/types.ts';
+import { backoffDelay, BACKOFF_POLICIES, type RandomSource } from '../queue/backoff.ts';
+import type { BaselineStore } from '../reconcile/ports.ts';
+import type { Timers } from '../time/timers.ts';
+import { toApiError } from './api-error.ts';
+import type { ObjectBatch, Refused, StoreObject } from './baseline-records.ts';
+import { BaselineRecords, OBJECT_MAX_BYTES } from './baseline-records.ts';
+import type { ListWatchConsumer, ListWatchStatus } from './list-watch.ts';
+import { OTHER_RESOURCES, resourcePath } from './resources.ts';
+import type { KubeTransport } from './transport.ts';
+import { HttpMethod } from './transport.ts';
+import { FIELD_MANAGER } from './workload-client.ts';
+
+export const BASELINE_STORE_LABELS = {
+  'app.kubernetes.io/managed-by': 'kreload',
+  'kreload.io/baseline-store': 'true',
+} as const;
+export const BASELINE_STORE_SELECTOR = Object.entries(BASELINE_STORE_LABELS)
+  .map(([key, value]) => `${key}=${value}`)
+  .join(',');
+/** The watched namespace whose workloads a store object records. */
+export const BASELINE_NAMESPACE_ANNOTATION = 'kreload.io/baseline-namespace';
+/** Records set within this long of each other go out in one patch per object. */
+export const FLUSH_INTERVAL_MS = 1_000;
+const MERGE_PATCH = 'application/merge-patch+json';
+
+/** What the list-watch keeps of a store object: its name, version and data, nothing else. */
+export function projectStoreObject(object: JsonObject): StoreObject {
+  const metadata = isJsonObject(object.metadata) ? object.metadata : {};
+  const data = isJsonObject(object.data) ? object.data : {};
+  const entries = new Map<string, string>();
+  for (const [key, value] of Object.entries(data)) {
+    if (typeof value === 'string') entries.set(key, value);
+  }
+  return {
+    name: stringAt(metadata, ['name']) ?? '',
+    namespace: stringAt(metadata, ['annotations', BASELINE_NAMESPACE_ANNOTATION]),
+    resourceVersion: stringAt(metadata, ['resourceVersion']) ?? '',
+    data: entries,
+  };
+}
+
+export interface BaselineStoreEvents {
+  /** A record that no object can hold: its workload keeps no baseline (Reloader's behaviour). */
+  onRefused(refused: Refused): void;
+  /** Store objects that vanished with records in them; their workloads are baselined again. */
+  onLost(object: string, records: number): void;
+  /** A batch that could not be written; `retryInMs` undefined: given up (not retryable). */
+  onWriteFailed(batch: ObjectBatch, error: ApiError, retryInMs: number | undefined): void;
+  onStatus?(status: ListWatchStatus): void;
+}
+
+export interface KubeBaselineStoreDeps {
+  readonly transport: KubeTransport;
+  /** kreload's own namespace, where the store objects live. */
+  readonly namespace: string;
+  readonly timers: Timers;
+  readonly random: RandomSource;
+  /** §13.4 item 4: only the leader writes; a follower's batches wait. */
+  readonly mayWrite: () => boolean;
+  readonly events: BaselineStoreEvents;
+}
+
+export class KubeBaselineStore implements BaselineStore {
+  readonly #deps: KubeBaselineStoreDeps;
+  readonly #records = new BaselineRecords();
+  #cancelFlush: (() => void) | undefined;
+  #flushing: Promise<void> | undefined;
+  #failures = 0;
+  #stopped = false;
+
+  constructor(deps: KubeBaselineStoreDeps) {
+    this.#deps = deps;
+  }
+
+  /** Feeds the store from its list-watch. */
+  get consumer(): ListWatchConsumer<StoreObject> {
+    return {
+      replace: (items) => {
+        const lost = this.#records.replace(items);
+        if (lost > 0) this.#deps.events.onLost('(relist)', lost);
+      },
+      upsert: (item) => {
+        this.#records.upsert(item);
+      },
+      remove: (item) => {
+        const lost = this.#records.remove(item.name, item.resourceVersion);
+        if (lost > 0) this.#deps.events.onLost(item.name, lost);
+      },
+      onStatus: (status) => this.#deps.events.onStatus?.(status),
+    };
+  }
+
+  recordOf(view: WorkloadView): string | undefined {
+    return this.#records.recordOf(view);
+  }
+
+  record(view: WorkloadView, value: string | null): void {
+    const refused = this.#records.set(view, value);
+    if (refused !== undefined) {
+      this.#deps.events.onRefused(refused);
+      return;
+    }
+    this.#scheduleFlush(FLUSH_INTERVAL_MS);
+  }
+
+  /** Sends what is pending now and waits for it (shutdown; tests). */
+  async flush(): Promise<void> {
+    this.#cancelFlush?.();
+    this.#cancelFlush = undefined;
+    await this.#flushing;
+    this.#flushing = this.#flushOnce();
+    await this.#flushing;
+  }
+
+  /** Stops the timer after a last flush. */
+  async stop(): Promise<void> {
+    await this.flush().catch(() => undefined);
+    this.#stopped = true;
+    this.#cancelFlush?.();
+  }
+
+  #scheduleFlush(delayMs: number): void {
+    if (this.#cancelFlush !== undefined || this.#stopped) return;
+    this.#cancelFlush = this.#deps.timers.schedule(delayMs, () => {
+      this.#cancelFlush = undefined;
+      void this.#flushOnceSerial();
+    });
+  }
+
+  async #flushOnceSerial(): Promise<void> {
+    await this.#flushing;
+    this.#flushing = this.#flushOnce();
+    await this.#flushing;
+  }
+
+  async #flushOnce(): Promise<void> {
+    if (!this.#deps.mayWrite()) return;
+    const batches = this.#records.takeBatches();
+    let retryable = false;
+    let failedAny: ApiError | undefined;
+    for (const batch of batches) {
+      try {
+        const resourceVersion = await this.#write(batch);
+        this.#records.written(batch, resourceVersion);
+      } catch (error) {
+        const apiError = toApiError(error);
+        this.#records.failed(batch, apiError.retryable);
+        failedAny = apiError;
+        retryable ||= apiError.retryable;
+        const retryInMs = apiError.retryable ? this.#retryDelay() : undefined;
+        this.#deps.events.onWriteFailed(batch, apiError, retryInMs);
+      }
+    }
+    if (failedAny === undefined) this.#failures = 0;
+    else if (retryable) this.#failures += 1;
+    if (this.#records.hasPending) {
+      this.#scheduleFlush(this.#failures > 0 ? this.#retryDelay() : FLUSH_INTERVAL_MS);
+    }
+  }
+
+  #retryDelay(): number {
+    return Math.max(
+      FLUSH_INTERVAL_MS,
+      backoffDelay(BACKOFF_POLICIES.watch, Math.max(0, this.#failures - 1), this.#deps.random),
+    );
+  }
+
+  /** One merge patch of the object; a POST when it does not exist yet. The new resourceVersion. */
+  async #write(batch: ObjectBatch): Promise<string | undefined> {
+    const data = Object.fromEntries(batch.data);
+    try {
+      return await this.#patch(batch.object, data);
+    } catch (error) {
+      if (toApiError(error).status !== 404) throw toApiError(error);
+    }
+    const kept = Object.fromEntries([...batch.data].filter(([, value]) => value !== null));
+    if (Object.keys(kept).length === 0) return undefined;
+    try {
+      return await this.#create(batch, kept);
+    } catch (error) {
+      if (toApiError(error).status !== 409) throw toApiError(error);
+      return this.#patch(batch.object, data);
+    }
+  }
+
+  async #patch(name: string, data: JsonObject): Promise<string | undefined> {
+    const served = await this.#deps.transport.request({
+      method: HttpMethod.PATCH,
+      path: resourcePath(OTHER_RESOURCES.configMaps, { namespace: this.#deps.namespace, name }),
+      query: { fieldManager: FIELD_MANAGER },
+      body: { data },
+      contentType: MERGE_PATCH,
+    });
+    return stringAt(served, ['metadata', 'resourceVersion']);
+  }
+
+  async #create(batch: ObjectBatch, data: JsonObject): Promise<string | undefined> {
+    const { namespace, transport } = this.#deps;
+    const served = await transport.request({
+      method: HttpMethod.POST,
+      path: resourcePath(OTHER_RESOURCES.configMaps, { namespace }),
+      query: { fieldManager: FIELD_MANAGER },
+      body: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name: batch.object,
+          namespace,
+          labels: { ...BASELINE_STORE_LABELS },
+          annotations: { [BASELINE_NAMESPACE_ANNOTATION]: batch.namespace },
+        },
+        data,
+      },
+      contentType: 'application/json',
+    });
+    return stringAt(served, ['metadata', 'resourceVersion']);
+  }
+}
+
+/** The message of a record too big for the store. */
+export function refusedMessage(refused: Refused): string {
+  return (
+    `the baseline of ${refused.namespace}/${refused.dataKey} is ${String(refused.bytes)} bytes, ` +
+    `more than a store object holds (${String(OBJECT_MAX_BYTES)}), or every object of its ` +
+    'namespace is full: it is not recorded, so a change made while kreload is down is not rolled'
+  );
+}
