@@ -1,0 +1,130 @@
+// `--baseline-store=namespace` (docs/adr/0046) on the real control plane, kreload as its CLI: a
+// first start records the baselines of never-rolled workloads in ConfigMaps of its own namespace
+// and writes nothing to the workloads (audit log); a change made while kreload is killed with -9
+// rolls each of them once at the restart; a workload created while it was down, already on the
+// changed content, is not rolled.
+import { CoreV1Api } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { AUTO } from '../harness/annotations.ts';
+import { AuditLog } from '../harness/audit.ts';
+import { auditedRequestsWhen, countByObject } from '../harness/audit-objects.ts';
+import { useKreload } from '../harness/kreload-fixture.ts';
+import { pollUntil } from '../harness/poll.ts';
+import { KRELOAD_NAMESPACE, KRELOAD_USER } from '../harness/rbac.ts';
+import { envVarName, sourceHash, type SourceSpec } from '../harness/sources.ts';
+import { APP, podSpec, type WorkloadRef } from '../harness/workloads.ts';
+
+const STORE_LABEL = 'kreload.io/baseline-store=true';
+const DEPENDENTS = ['dependent-0', 'dependent-1', 'dependent-2'];
+
+const fixture = useKreload({
+  name: 'bstore',
+  args: ([namespace]) => [
+    `--namespaces=${String(namespace)}`,
+    '--sync-delay=0',
+    '--baseline-store=namespace',
+  ],
+  startInBeforeAll: false,
+});
+
+const config = (value: string): SourceSpec => ({
+  type: 'CONFIGMAP',
+  name: 'app-config',
+  data: { value },
+});
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/** Every data key of the store objects in kreload's namespace. */
+async function storeKeys(): Promise<string[]> {
+  const core = fixture.cluster.kc.makeApiClient(CoreV1Api);
+  const listed = await core.listNamespacedConfigMap({
+    namespace: KRELOAD_NAMESPACE,
+    labelSelector: STORE_LABEL,
+  });
+  return listed.items.flatMap((item) => Object.keys(item.data ?? {}));
+}
+
+function envOf(view: { containers: readonly { name: string; env: Record<string, string> }[] }) {
+  return view.containers.find((c) => c.name === APP)?.env ?? {};
+}
+
+describe('--baseline-store=namespace', () => {
+  it('a first start writes no workload; a change made while down rolls each once', async () => {
+    const { namespace, workloads, sources, cluster } = fixture;
+    const auditLogPath = cluster.auditLogPath;
+    if (auditLogPath === undefined) throw new Error('the shared cluster runs without an audit log');
+    const audit = new AuditLog({ path: auditLogPath });
+    const first = config('one');
+    await sources.create(namespace, first);
+    const refs: WorkloadRef[] = [];
+    for (const name of DEPENDENTS) {
+      refs.push(
+        await workloads.create('Deployment', {
+          namespace,
+          name,
+          annotations: { [AUTO]: 'true' },
+          podSpec: podSpec({ app: { envFrom: [{ configMapRef: { name: first.name } }] } }),
+        }),
+      );
+    }
+    const uids = await Promise.all(refs.map(async (ref) => (await workloads.read(ref)).uid));
+
+    const startOffset = await audit.mark();
+    await fixture.start();
+    await pollUntil(
+      async () => {
+        const keys = await storeKeys();
+        return uids.every((uid) => keys.some((key) => key.endsWith(`.${uid}`))) ? keys : undefined;
+      },
+      { timeoutMs: 30_000, describe: 'a baseline record of each Deployment in the store' },
+    );
+    await sleep(2_000);
+    const atStart = await auditedRequestsWhen(audit, {
+      offset: startOffset,
+      username: KRELOAD_USER,
+      done: (seen) => seen.some((r) => r.resource === 'configmaps' && r.verb !== 'list'),
+    });
+    const workloadWrites = atStart.filter(
+      (r) => r.resource.startsWith('deployments') && r.verb !== 'get' && r.verb !== 'list',
+    );
+    expect(workloadWrites, 'no write to any workload before a change').toEqual([]);
+    for (const ref of refs) {
+      expect((await workloads.read(ref)).annotations['kreload.io/baseline']).toBeUndefined();
+    }
+
+    // Killed; the change and a new workload (already on the new content) arrive meanwhile.
+    await fixture.kill9();
+    const second = config('two');
+    await sources.replace(namespace, second);
+    const late = await workloads.create('Deployment', {
+      namespace,
+      name: 'late',
+      annotations: { [AUTO]: 'true' },
+      podSpec: podSpec({ app: { envFrom: [{ configMapRef: { name: second.name } }] } }),
+    });
+    const restartOffset = await audit.mark();
+    await fixture.start();
+    for (const ref of refs) {
+      await pollUntil(
+        async () => {
+          const view = await workloads.read(ref);
+          return envOf(view)[envVarName(second)] === sourceHash(second) ? view : undefined;
+        },
+        { timeoutMs: 30_000, describe: `${ref.name} rolled for the change made while down` },
+      );
+    }
+    await sleep(3_000);
+    expect(envOf(await workloads.read(late)), 'the late workload is not rolled').toEqual({});
+    const afterRestart = await auditedRequestsWhen(audit, {
+      offset: restartOffset,
+      username: KRELOAD_USER,
+      done: (seen) =>
+        DEPENDENTS.every((name) => seen.some((r) => r.verb === 'patch' && r.name === name)),
+    });
+    expect(
+      countByObject(
+        afterRestart.filter((r) => r.verb === 'patch' && r.namespace === namespace && r.code < 300),
+      ),
+    ).toEqual(Object.fromEntries(DEPENDENTS.map((name) => [`patch deployments ${name}`, 1])));
+  }, 180_000);
+});
