@@ -20,10 +20,17 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
+import { createGunzip, createZstdDecompress } from 'node:zlib';
 
 export const INDEX_MEDIA_TYPE = 'application/vnd.oci.image.index.v1+json';
 export const MANIFEST_MEDIA_TYPE = 'application/vnd.oci.image.manifest.v1+json';
+export const GZIP_LAYER_MEDIA_TYPE = 'application/vnd.oci.image.layer.v1.tar+gzip';
+export const ZSTD_LAYER_MEDIA_TYPE = 'application/vnd.oci.image.layer.v1.tar+zstd';
+/** How to read each layer encoding this layout may hold; any other media type is refused. */
+const LAYER_DECODERS: Readonly<Record<string, () => Transform>> = {
+  [GZIP_LAYER_MEDIA_TYPE]: () => createGunzip(),
+  [ZSTD_LAYER_MEDIA_TYPE]: () => createZstdDecompress(),
+};
 const REF_NAME = 'org.opencontainers.image.ref.name';
 /** The name containerd (kind, k3d, `ctr import`) gives an image it imports from an archive. */
 const CONTAINERD_NAME = 'io.containerd.image.name';
@@ -235,8 +242,12 @@ export async function writeIndex(
   return digest;
 }
 
-/** Streams a gzip layer blob into `file` uncompressed, checking the result against `diffId`. */
-async function gunzipLayer(blob: string, file: string, diffId: string): Promise<void> {
+/** Streams a layer blob into `file` uncompressed, checking the result against `diffId`. */
+async function unpackLayer(layer: Descriptor, blob: string, file: string, diffId: string) {
+  const decoder = LAYER_DECODERS[layer.mediaType];
+  if (decoder === undefined) {
+    throw new OciLayoutError(`layer ${layer.digest} is ${layer.mediaType}, not gzip or zstd`);
+  }
   const hash = createHash('sha256');
   const tee = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -244,7 +255,7 @@ async function gunzipLayer(blob: string, file: string, diffId: string): Promise<
       callback(null, chunk);
     },
   });
-  await pipeline(createReadStream(blob), createGunzip(), tee, createWriteStream(file));
+  await pipeline(createReadStream(blob), decoder(), tee, createWriteStream(file));
   const digest = `sha256:${hash.digest('hex')}`;
   if (digest !== diffId) throw new OciLayoutError(`${blob} unpacks to ${digest}, not ${diffId}`);
 }
@@ -272,12 +283,9 @@ export async function writeDockerArchive(
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, files.configFile), configBytes);
   for (const [i, layer] of manifest.layers.entries()) {
-    if (!layer.mediaType.endsWith('.tar+gzip')) {
-      throw new OciLayoutError(`layer ${layer.digest} is ${layer.mediaType}, not gzip`);
-    }
     const file = path.join(dir, files.layerFiles[i] ?? '');
     await mkdir(path.dirname(file), { recursive: true });
-    await gunzipLayer(blobPath(layout, layer.digest), file, diffIds[i] ?? '');
+    await unpackLayer(layer, blobPath(layout, layer.digest), file, diffIds[i] ?? '');
   }
   await writeFile(path.join(dir, 'manifest.json'), JSON.stringify(files.manifest));
   await writeFile(path.join(dir, 'repositories'), JSON.stringify(files.repositories));
