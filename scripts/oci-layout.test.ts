@@ -13,6 +13,7 @@ import {
   dockerArchiveIndex,
   imageIndex,
   pushTarget,
+  reencodedManifest,
   sha256Of,
   writeDockerArchive,
   writeIndex,
@@ -77,6 +78,45 @@ describe('the docker load archive', () => {
 
   it('refuses an image without layers', () => {
     expect(() => dockerArchiveIndex(digestOf('config'), [], 'kreload:1')).toThrow('without layers');
+  });
+});
+
+describe('a manifest re-encoded', () => {
+  const gz = (text: string): Descriptor => ({
+    mediaType: GZIP_LAYER_MEDIA_TYPE,
+    digest: digestOf(`gz ${text}`),
+    size: 10,
+  });
+  const zst = (text: string): Descriptor => ({
+    mediaType: ZSTD_LAYER_MEDIA_TYPE,
+    digest: digestOf(`zst ${text}`),
+    size: 7,
+  });
+  const image = {
+    schemaVersion: 2,
+    config: {
+      mediaType: 'application/vnd.oci.image.config.v1+json',
+      digest: digestOf('c'),
+      size: 1,
+    },
+    layers: [gz('base'), gz('app')],
+  };
+
+  it('points each layer at its new blob, in order, and keeps the config', () => {
+    const encoded = new Map([
+      [gz('app').digest, zst('app')],
+      [gz('base').digest, zst('base')],
+    ]);
+    expect(reencodedManifest(image, encoded)).toEqual({
+      ...image,
+      layers: [zst('base'), zst('app')],
+    });
+  });
+
+  it('refuses a manifest with a layer left out', () => {
+    expect(() => reencodedManifest(image, new Map([[gz('base').digest, zst('base')]]))).toThrow(
+      `layer ${gz('app').digest} not re-encoded`,
+    );
   });
 });
 

@@ -98,6 +98,22 @@ export function imageIndex(
   return { schemaVersion: 2, mediaType: INDEX_MEDIA_TYPE, manifests };
 }
 
+/**
+ * The manifest with each layer re-encoded as `encoded` says (the old digest → the new descriptor);
+ * the config and its diff_ids stay, as they name the uncompressed tar streams.
+ */
+export function reencodedManifest<M extends ImageManifest>(
+  manifest: M,
+  encoded: ReadonlyMap<string, Descriptor>,
+): M {
+  const layers = manifest.layers.map((layer) => {
+    const replacement = encoded.get(layer.digest);
+    if (replacement === undefined) throw new OciLayoutError(`layer ${layer.digest} not re-encoded`);
+    return { ...layer, ...replacement };
+  });
+  return { ...manifest, layers };
+}
+
 /** A layout's index.json entry, named for OCI tools (TAG) and containerd (NAME). */
 export function namedEntry(descriptor: Descriptor, tag: string, name: string): Descriptor {
   const { mediaType, digest, size, platform } = descriptor;
