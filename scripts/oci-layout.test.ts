@@ -11,6 +11,7 @@ import {
   type ImageIndex,
   ZSTD_LAYER_MEDIA_TYPE,
   dockerArchiveIndex,
+  encodeLayersZstd,
   imageIndex,
   pushTarget,
   reencodedManifest,
@@ -301,6 +302,34 @@ describe('a layout of two architectures', () => {
       expect(layers).toEqual(['base', 'kreload']);
     },
   );
+
+  it('re-encodes an image as zstd, the same bytes twice, still unpacking to its diff_ids', async () => {
+    const first = await encodeLayersZstd(layout, '1.0.0-amd64', 19);
+    const manifestOf = async (digest: string) =>
+      JSON.parse(await readFile(path.join(layout, 'blobs', 'sha256', digest.slice(7)), 'utf8')) as {
+        layers: Descriptor[];
+      };
+    expect((await manifestOf(first.digest)).layers.map((l) => l.mediaType)).toEqual([
+      ZSTD_LAYER_MEDIA_TYPE,
+      ZSTD_LAYER_MEDIA_TYPE,
+    ]);
+    const again = await putImage('amd64', ['base amd64', 'app']);
+    const index = await readIndex();
+    await writeFile(
+      path.join(layout, 'index.json'),
+      JSON.stringify({ ...index, manifests: [...index.manifests, tagged(again, 'again')] }),
+    );
+    expect((await encodeLayersZstd(layout, 'again', 19)).digest).toBe(first.digest);
+    const dir = path.join(layout, 'docker');
+    await writeDockerArchive(layout, '1.0.0-amd64', 'kreload:1', dir);
+    const [entry] = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')) as {
+      Layers: string[];
+    }[];
+    const layers = await Promise.all(
+      (entry?.Layers ?? []).map((layer) => readFile(path.join(dir, layer), 'utf8')),
+    );
+    expect(layers).toEqual(['base amd64', 'app']);
+  });
 
   it('refuses a layer of an encoding it cannot read', async () => {
     const image = await putImage('amd64', ['x'], 'application/vnd.oci.image.layer.v1.tar');

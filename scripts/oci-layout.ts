@@ -14,9 +14,10 @@
  *                                       blobs, each image manifest by digest, then the index by tag;
  *                                       prints REGISTRY/REPOSITORY:TAG@DIGEST
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -258,6 +259,60 @@ export async function writeIndex(
   return digest;
 }
 
+/**
+ * Re-encodes the gzip layers of the image tagged `tag` as zstd with the `zstd` CLI (one thread and
+ * a fixed level, so the bytes are the same on every build), and re-points the tag at the new
+ * manifest. Returns the new manifest's descriptor.
+ */
+export async function encodeLayersZstd(layout: string, tag: string, level = 19) {
+  const layoutIndex = await readLayoutIndex(layout);
+  const entry = entryTagged(layoutIndex, tag, layout);
+  const manifest = await readJsonBlob<ImageManifest>(layout, entry.digest);
+  const encoded = new Map<string, Descriptor>();
+  for (const layer of manifest.layers) {
+    if (layer.mediaType !== GZIP_LAYER_MEDIA_TYPE) continue;
+    const tmp = path.join(layout, 'blobs', 'sha256', `${hexOf(layer.digest)}.zst.tmp`);
+    const zstd = spawn('zstd', [`-${String(level)}`, '-T1', '-q', '-c'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | null>((resolve, reject) => {
+      zstd.on('error', reject).on('close', resolve);
+    });
+    const hash = createHash('sha256');
+    let size = 0;
+    const tee = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        hash.update(chunk);
+        size += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    await Promise.all([
+      pipeline(createReadStream(blobPath(layout, layer.digest)), createGunzip(), zstd.stdin),
+      pipeline(zstd.stdout, tee, createWriteStream(tmp)),
+    ]);
+    const code = await exited;
+    if (code !== 0) throw new OciLayoutError(`zstd exited with ${String(code)}`);
+    const digest = `sha256:${hash.digest('hex')}`;
+    await rename(tmp, blobPath(layout, digest));
+    encoded.set(layer.digest, { mediaType: ZSTD_LAYER_MEDIA_TYPE, digest, size });
+  }
+  for (const layer of manifest.layers)
+    if (!encoded.has(layer.digest)) encoded.set(layer.digest, layer);
+  const bytes = Buffer.from(JSON.stringify(reencodedManifest(manifest, encoded)));
+  const digest = sha256Of(bytes);
+  await writeFile(blobPath(layout, digest), bytes);
+  const updated: Descriptor = { ...entry, digest, size: bytes.length };
+  await writeFile(
+    path.join(layout, 'index.json'),
+    JSON.stringify({
+      ...layoutIndex,
+      manifests: layoutIndex.manifests.map((m) => (m === entry ? updated : m)),
+    }),
+  );
+  return updated;
+}
+
 /** Streams a layer blob into `file` uncompressed, checking the result against `diffId`. */
 async function unpackLayer(layer: Descriptor, blob: string, file: string, diffId: string) {
   const decoder = LAYER_DECODERS[layer.mediaType];
@@ -370,7 +425,7 @@ async function push(layout: string, tag: string, target: PushTarget): Promise<st
 async function main(argv: readonly string[]): Promise<void> {
   const [command, ...args] = argv;
   const usage =
-    'usage: oci-layout.ts index LAYOUT TAG NAME ARCH=TAG... | docker-archive LAYOUT TAG REPO_TAG DIR | push LAYOUT TAG REGISTRY/REPOSITORY:TAG [--plain-http]';
+    'usage: oci-layout.ts index LAYOUT TAG NAME ARCH=TAG... | docker-archive LAYOUT TAG REPO_TAG DIR | zstd LAYOUT TAG LEVEL | push LAYOUT TAG REGISTRY/REPOSITORY:TAG [--plain-http]';
   const [layout, tag, third, ...rest] = args;
   if (layout === undefined || tag === undefined || third === undefined) throw new Error(usage);
   switch (command) {
@@ -381,6 +436,9 @@ async function main(argv: readonly string[]): Promise<void> {
     case 'docker-archive':
       if (rest[0] === undefined) throw new Error(usage);
       await writeDockerArchive(layout, tag, third, rest[0]);
+      return;
+    case 'zstd':
+      console.log((await encodeLayersZstd(layout, tag, Number(third))).digest);
       return;
     case 'push': {
       const target = pushTarget(third, rest.includes('--plain-http'));
