@@ -9,8 +9,11 @@
 # (scripts/image-smoke.sh copies and checks them). It runs as 65532:65532 and needs nothing writable
 # but /tmp. Two builds of one commit give the same digests.
 #
-# Usage: scripts/image.sh [OUT] [--push REGISTRY/REPOSITORY:TAG] [--plain-http]
+# Usage: scripts/image.sh [OUT] [--compression gzip|zstd] [--push REGISTRY/REPOSITORY:TAG] [--plain-http]
 #   OUT          the output folder (default .cache/image)
+#   --compression  the OCI layers' encoding (default gzip; zstd, level 19, needs the zstd CLI and
+#                a runtime that pulls zstd layers: containerd >= 1.5, CRI-O, podman). The docker
+#                load archives hold uncompressed layers either way.
 #   --push       then pushes the index, its images and their blobs to a registry (distribution API,
 #                no credentials; plain HTTP for localhost and 127.0.0.1, or with --plain-http)
 #
@@ -26,9 +29,10 @@
 #   image.env                                          the paths, tags, digest and sizes in bytes
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: $0 [OUT] [--push REGISTRY/REPOSITORY:TAG] [--plain-http]"
+usage="usage: $0 [OUT] [--compression gzip|zstd] [--push REGISTRY/REPOSITORY:TAG] [--plain-http]"
 out=''
 push=''
+compression=gzip
 plain_http=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -38,6 +42,10 @@ while [ $# -gt 0 ]; do
       shift 2
       ;;
     --plain-http) plain_http=(--plain-http); shift ;;
+    --compression)
+      case ${2:-} in gzip | zstd) compression=$2 ;; *) echo "image: --compression is gzip or zstd; $usage" >&2; exit 2 ;; esac
+      shift 2
+      ;;
     -*) echo "image: unknown option $1; $usage" >&2; exit 2 ;;
     *)
       [ -z "$out" ] || { echo "image: one output folder only; $usage" >&2; exit 2; }
@@ -47,7 +55,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 out=${out:-"$root/.cache/image"}
-for tool in apt-get dpkg-deb umoci tar gzip readelf; do
+tools=(apt-get dpkg-deb umoci tar gzip readelf)
+[ "$compression" = gzip ] || tools+=("$compression")
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || {
     echo "image: $tool is required (Debian: apt-get install -y umoci; see docs/getting-started.md)" >&2
     exit 1
@@ -250,6 +260,10 @@ find "$work/app" -exec touch -h -d "@$epoch" {} +
 arch_tags=()
 for arch in "${architectures[@]}"; do
   build_image "$arch"
+  if [ "$compression" = zstd ]; then
+    echo "image: $arch layers as zstd" >&2
+    "$node24" "$root/scripts/oci-layout.ts" zstd "$layout" "$version-$arch" 19 >/dev/null
+  fi
   arch_tags+=("$arch=$version-$arch")
 done
 umoci gc --layout "$layout"
@@ -284,7 +298,7 @@ for arch in "${architectures[@]}"; do
     echo "IMAGE_${upper}_DOCKER_ARCHIVE=$docker_archive"
     echo "IMAGE_${upper}_SBOM=$out/kreload-$version-linux-$arch.sbom.cdx.json"
     echo "IMAGE_${upper}_ROOTFS_BYTES=$(cat "$work/$arch/rootfs-bytes")"
-    # What a pull of this architecture transfers: its layer blobs (gzip-compressed).
+    # What a pull of this architecture transfers: its layer blobs (compressed).
     echo "IMAGE_${upper}_COMPRESSED_BYTES=$("$node24" -e '
       const fs = require("node:fs");
       const [layout, tag] = process.argv.slice(1);

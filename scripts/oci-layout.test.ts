@@ -1,16 +1,20 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  GZIP_LAYER_MEDIA_TYPE,
   INDEX_MEDIA_TYPE,
   MANIFEST_MEDIA_TYPE,
   type Descriptor,
   type ImageIndex,
+  ZSTD_LAYER_MEDIA_TYPE,
   dockerArchiveIndex,
+  encodeLayersZstd,
   imageIndex,
   pushTarget,
+  reencodedManifest,
   sha256Of,
   writeDockerArchive,
   writeIndex,
@@ -78,6 +82,45 @@ describe('the docker load archive', () => {
   });
 });
 
+describe('a manifest re-encoded', () => {
+  const gz = (text: string): Descriptor => ({
+    mediaType: GZIP_LAYER_MEDIA_TYPE,
+    digest: digestOf(`gz ${text}`),
+    size: 10,
+  });
+  const zst = (text: string): Descriptor => ({
+    mediaType: ZSTD_LAYER_MEDIA_TYPE,
+    digest: digestOf(`zst ${text}`),
+    size: 7,
+  });
+  const image = {
+    schemaVersion: 2,
+    config: {
+      mediaType: 'application/vnd.oci.image.config.v1+json',
+      digest: digestOf('c'),
+      size: 1,
+    },
+    layers: [gz('base'), gz('app')],
+  };
+
+  it('points each layer at its new blob, in order, and keeps the config', () => {
+    const encoded = new Map([
+      [gz('app').digest, zst('app')],
+      [gz('base').digest, zst('base')],
+    ]);
+    expect(reencodedManifest(image, encoded)).toEqual({
+      ...image,
+      layers: [zst('base'), zst('app')],
+    });
+  });
+
+  it('refuses a manifest with a layer left out', () => {
+    expect(() => reencodedManifest(image, new Map([[gz('base').digest, zst('base')]]))).toThrow(
+      `layer ${gz('app').digest} not re-encoded`,
+    );
+  });
+});
+
 describe('the push target', () => {
   it.each([
     ['localhost:5000/kreload:1.0.0', false, 'http://localhost:5000/v2/kreload', '1.0.0'],
@@ -119,8 +162,17 @@ describe('a layout of two architectures', () => {
     await writeFile(path.join(layout, 'blobs', 'sha256', digest.slice(7)), bytes);
     return { mediaType: '', digest, size: bytes.length };
   };
+  const encoders: Record<string, (bytes: Buffer) => Buffer> = {
+    [GZIP_LAYER_MEDIA_TYPE]: (bytes) => gzipSync(bytes),
+    [ZSTD_LAYER_MEDIA_TYPE]: (bytes) => zstdCompressSync(bytes),
+    'application/vnd.oci.image.layer.v1.tar': (bytes) => bytes,
+  };
   /** An image whose layers are the given (fake) tar streams, gzip-compressed as umoci writes them. */
-  const putImage = async (architecture: string, layers: string[]): Promise<Descriptor> => {
+  const putImage = async (
+    architecture: string,
+    layers: string[],
+    layerMediaType = GZIP_LAYER_MEDIA_TYPE,
+  ): Promise<Descriptor> => {
     const configBytes = Buffer.from(
       JSON.stringify({
         architecture,
@@ -131,8 +183,8 @@ describe('a layout of two architectures', () => {
     const configDescriptor = await putBlob(configBytes);
     const layerDescriptors = await Promise.all(
       layers.map(async (layer) => ({
-        ...(await putBlob(gzipSync(Buffer.from(layer)))),
-        mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip',
+        ...(await putBlob((encoders[layerMediaType] ?? gzipSync)(Buffer.from(layer)))),
+        mediaType: layerMediaType,
       })),
     );
     const manifestBytes = Buffer.from(
@@ -229,6 +281,65 @@ describe('a layout of two architectures', () => {
       (entry?.Layers ?? []).map((layer) => readFile(path.join(dir, layer), 'utf8')),
     );
     expect(layers).toEqual(['base arm64', 'app']);
+  });
+
+  it.each([ZSTD_LAYER_MEDIA_TYPE, GZIP_LAYER_MEDIA_TYPE])(
+    'unpacks %s layers into the docker load files',
+    async (mediaType) => {
+      const image = await putImage('amd64', ['base', 'kreload'], mediaType);
+      await writeFile(
+        path.join(layout, 'index.json'),
+        JSON.stringify({ schemaVersion: 2, manifests: [tagged(image, 'z')] }),
+      );
+      const dir = path.join(layout, 'docker');
+      await writeDockerArchive(layout, 'z', 'kreload:1', dir);
+      const [entry] = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')) as {
+        Layers: string[];
+      }[];
+      const layers = await Promise.all(
+        (entry?.Layers ?? []).map((layer) => readFile(path.join(dir, layer), 'utf8')),
+      );
+      expect(layers).toEqual(['base', 'kreload']);
+    },
+  );
+
+  it('re-encodes an image as zstd, the same bytes twice, still unpacking to its diff_ids', async () => {
+    const first = await encodeLayersZstd(layout, '1.0.0-amd64', 19);
+    const manifestOf = async (digest: string) =>
+      JSON.parse(await readFile(path.join(layout, 'blobs', 'sha256', digest.slice(7)), 'utf8')) as {
+        layers: Descriptor[];
+      };
+    expect((await manifestOf(first.digest)).layers.map((l) => l.mediaType)).toEqual([
+      ZSTD_LAYER_MEDIA_TYPE,
+      ZSTD_LAYER_MEDIA_TYPE,
+    ]);
+    const again = await putImage('amd64', ['base amd64', 'app']);
+    const index = await readIndex();
+    await writeFile(
+      path.join(layout, 'index.json'),
+      JSON.stringify({ ...index, manifests: [...index.manifests, tagged(again, 'again')] }),
+    );
+    expect((await encodeLayersZstd(layout, 'again', 19)).digest).toBe(first.digest);
+    const dir = path.join(layout, 'docker');
+    await writeDockerArchive(layout, '1.0.0-amd64', 'kreload:1', dir);
+    const [entry] = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')) as {
+      Layers: string[];
+    }[];
+    const layers = await Promise.all(
+      (entry?.Layers ?? []).map((layer) => readFile(path.join(dir, layer), 'utf8')),
+    );
+    expect(layers).toEqual(['base amd64', 'app']);
+  });
+
+  it('refuses a layer of an encoding it cannot read', async () => {
+    const image = await putImage('amd64', ['x'], 'application/vnd.oci.image.layer.v1.tar');
+    await writeFile(
+      path.join(layout, 'index.json'),
+      JSON.stringify({ schemaVersion: 2, manifests: [tagged(image, 'plain')] }),
+    );
+    await expect(
+      writeDockerArchive(layout, 'plain', 'kreload:1', path.join(layout, 'docker')),
+    ).rejects.toThrow('not gzip or zstd');
   });
 
   it('refuses a layer whose bytes do not match its diff_id', async () => {

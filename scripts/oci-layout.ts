@@ -14,16 +14,24 @@
  *                                       blobs, each image manifest by digest, then the index by tag;
  *                                       prints REGISTRY/REPOSITORY:TAG@DIGEST
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
+import { createGunzip, createZstdDecompress } from 'node:zlib';
 
 export const INDEX_MEDIA_TYPE = 'application/vnd.oci.image.index.v1+json';
 export const MANIFEST_MEDIA_TYPE = 'application/vnd.oci.image.manifest.v1+json';
+export const GZIP_LAYER_MEDIA_TYPE = 'application/vnd.oci.image.layer.v1.tar+gzip';
+export const ZSTD_LAYER_MEDIA_TYPE = 'application/vnd.oci.image.layer.v1.tar+zstd';
+/** How to read each layer encoding this layout may hold; any other media type is refused. */
+const LAYER_DECODERS: Readonly<Record<string, () => Transform>> = {
+  [GZIP_LAYER_MEDIA_TYPE]: () => createGunzip(),
+  [ZSTD_LAYER_MEDIA_TYPE]: () => createZstdDecompress(),
+};
 const REF_NAME = 'org.opencontainers.image.ref.name';
 /** The name containerd (kind, k3d, `ctr import`) gives an image it imports from an archive. */
 const CONTAINERD_NAME = 'io.containerd.image.name';
@@ -89,6 +97,22 @@ export function imageIndex(
     };
   });
   return { schemaVersion: 2, mediaType: INDEX_MEDIA_TYPE, manifests };
+}
+
+/**
+ * The manifest with each layer re-encoded as `encoded` says (the old digest → the new descriptor);
+ * the config and its diff_ids stay, as they name the uncompressed tar streams.
+ */
+export function reencodedManifest<M extends ImageManifest>(
+  manifest: M,
+  encoded: ReadonlyMap<string, Descriptor>,
+): M {
+  const layers = manifest.layers.map((layer) => {
+    const replacement = encoded.get(layer.digest);
+    if (replacement === undefined) throw new OciLayoutError(`layer ${layer.digest} not re-encoded`);
+    return { ...layer, ...replacement };
+  });
+  return { ...manifest, layers };
 }
 
 /** A layout's index.json entry, named for OCI tools (TAG) and containerd (NAME). */
@@ -235,8 +259,66 @@ export async function writeIndex(
   return digest;
 }
 
-/** Streams a gzip layer blob into `file` uncompressed, checking the result against `diffId`. */
-async function gunzipLayer(blob: string, file: string, diffId: string): Promise<void> {
+/**
+ * Re-encodes the gzip layers of the image tagged `tag` as zstd with the `zstd` CLI (one thread and
+ * a fixed level, so the bytes are the same on every build), and re-points the tag at the new
+ * manifest. Returns the new manifest's descriptor.
+ */
+export async function encodeLayersZstd(layout: string, tag: string, level = 19) {
+  const layoutIndex = await readLayoutIndex(layout);
+  const entry = entryTagged(layoutIndex, tag, layout);
+  const manifest = await readJsonBlob<ImageManifest>(layout, entry.digest);
+  const encoded = new Map<string, Descriptor>();
+  for (const layer of manifest.layers) {
+    if (layer.mediaType !== GZIP_LAYER_MEDIA_TYPE) continue;
+    const tmp = path.join(layout, 'blobs', 'sha256', `${hexOf(layer.digest)}.zst.tmp`);
+    const zstd = spawn('zstd', [`-${String(level)}`, '-T1', '-q', '-c'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | null>((resolve, reject) => {
+      zstd.on('error', reject).on('close', resolve);
+    });
+    const hash = createHash('sha256');
+    let size = 0;
+    const tee = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        hash.update(chunk);
+        size += chunk.length;
+        callback(null, chunk);
+      },
+    });
+    await Promise.all([
+      pipeline(createReadStream(blobPath(layout, layer.digest)), createGunzip(), zstd.stdin),
+      pipeline(zstd.stdout, tee, createWriteStream(tmp)),
+    ]);
+    const code = await exited;
+    if (code !== 0) throw new OciLayoutError(`zstd exited with ${String(code)}`);
+    const digest = `sha256:${hash.digest('hex')}`;
+    await rename(tmp, blobPath(layout, digest));
+    encoded.set(layer.digest, { mediaType: ZSTD_LAYER_MEDIA_TYPE, digest, size });
+  }
+  for (const layer of manifest.layers)
+    if (!encoded.has(layer.digest)) encoded.set(layer.digest, layer);
+  const bytes = Buffer.from(JSON.stringify(reencodedManifest(manifest, encoded)));
+  const digest = sha256Of(bytes);
+  await writeFile(blobPath(layout, digest), bytes);
+  const updated: Descriptor = { ...entry, digest, size: bytes.length };
+  await writeFile(
+    path.join(layout, 'index.json'),
+    JSON.stringify({
+      ...layoutIndex,
+      manifests: layoutIndex.manifests.map((m) => (m === entry ? updated : m)),
+    }),
+  );
+  return updated;
+}
+
+/** Streams a layer blob into `file` uncompressed, checking the result against `diffId`. */
+async function unpackLayer(layer: Descriptor, blob: string, file: string, diffId: string) {
+  const decoder = LAYER_DECODERS[layer.mediaType];
+  if (decoder === undefined) {
+    throw new OciLayoutError(`layer ${layer.digest} is ${layer.mediaType}, not gzip or zstd`);
+  }
   const hash = createHash('sha256');
   const tee = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -244,7 +326,7 @@ async function gunzipLayer(blob: string, file: string, diffId: string): Promise<
       callback(null, chunk);
     },
   });
-  await pipeline(createReadStream(blob), createGunzip(), tee, createWriteStream(file));
+  await pipeline(createReadStream(blob), decoder(), tee, createWriteStream(file));
   const digest = `sha256:${hash.digest('hex')}`;
   if (digest !== diffId) throw new OciLayoutError(`${blob} unpacks to ${digest}, not ${diffId}`);
 }
@@ -272,12 +354,9 @@ export async function writeDockerArchive(
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, files.configFile), configBytes);
   for (const [i, layer] of manifest.layers.entries()) {
-    if (!layer.mediaType.endsWith('.tar+gzip')) {
-      throw new OciLayoutError(`layer ${layer.digest} is ${layer.mediaType}, not gzip`);
-    }
     const file = path.join(dir, files.layerFiles[i] ?? '');
     await mkdir(path.dirname(file), { recursive: true });
-    await gunzipLayer(blobPath(layout, layer.digest), file, diffIds[i] ?? '');
+    await unpackLayer(layer, blobPath(layout, layer.digest), file, diffIds[i] ?? '');
   }
   await writeFile(path.join(dir, 'manifest.json'), JSON.stringify(files.manifest));
   await writeFile(path.join(dir, 'repositories'), JSON.stringify(files.repositories));
@@ -346,7 +425,7 @@ async function push(layout: string, tag: string, target: PushTarget): Promise<st
 async function main(argv: readonly string[]): Promise<void> {
   const [command, ...args] = argv;
   const usage =
-    'usage: oci-layout.ts index LAYOUT TAG NAME ARCH=TAG... | docker-archive LAYOUT TAG REPO_TAG DIR | push LAYOUT TAG REGISTRY/REPOSITORY:TAG [--plain-http]';
+    'usage: oci-layout.ts index LAYOUT TAG NAME ARCH=TAG... | docker-archive LAYOUT TAG REPO_TAG DIR | zstd LAYOUT TAG LEVEL | push LAYOUT TAG REGISTRY/REPOSITORY:TAG [--plain-http]';
   const [layout, tag, third, ...rest] = args;
   if (layout === undefined || tag === undefined || third === undefined) throw new Error(usage);
   switch (command) {
@@ -357,6 +436,9 @@ async function main(argv: readonly string[]): Promise<void> {
     case 'docker-archive':
       if (rest[0] === undefined) throw new Error(usage);
       await writeDockerArchive(layout, tag, third, rest[0]);
+      return;
+    case 'zstd':
+      console.log((await encodeLayersZstd(layout, tag, Number(third))).digest);
       return;
     case 'push': {
       const target = pushTarget(third, rest.includes('--plain-http'));
