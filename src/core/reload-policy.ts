@@ -260,13 +260,8 @@ export interface PolicySettings {
   readonly breakerCoolDown?: string | undefined;
 }
 
-/** The settings one policy may set, each combined by the same rule (ADR 0034). */
-export type PolicyField =
-  | 'strategy'
-  | 'syncDelay'
-  | 'pausePeriod'
-  | 'configRevisions'
-  | 'rolloutPriority'
+/** The settings a policy sets beside its members, each read and checked as its annotation is. */
+export type PolicySettingField =
   | 'rolloutMaxConcurrent'
   | 'rolloutCanary'
   | 'rolloutHaltOnFailure'
@@ -275,6 +270,15 @@ export type PolicyField =
   | 'breakerMaxChanges'
   | 'breakerPeriod'
   | 'breakerCoolDown';
+
+/** The settings one policy may set, each combined by the same rule (ADR 0034). */
+export type PolicyField =
+  | 'strategy'
+  | 'syncDelay'
+  | 'pausePeriod'
+  | 'configRevisions'
+  | 'rolloutPriority'
+  | PolicySettingField;
 
 export interface PolicyConflict {
   readonly policy: PolicyRef;

@@ -22,6 +22,7 @@ import type {
   PolicyConditionType,
   PolicyMember,
   PolicySelector,
+  PolicySettingField,
   PolicyStatusView,
   PolicyStrategy,
   PolicyTargetStatus,
@@ -253,17 +254,7 @@ function rolloutPriorityOf(spec: JsonObject | undefined, problems: string[]): nu
 }
 
 /** What the policy sets beside its members, each read and checked as its annotation would be. */
-type PolicySettingFields = Pick<
-  ReloadPolicyView,
-  | 'rolloutMaxConcurrent'
-  | 'rolloutCanary'
-  | 'rolloutHaltOnFailure'
-  | 'rolloutUndoOnFailure'
-  | 'windows'
-  | 'breakerMaxChanges'
-  | 'breakerPeriod'
-  | 'breakerCoolDown'
->;
+type PolicySettingFields = Pick<ReloadPolicyView, PolicySettingField>;
 
 /** A field's value as text (numbers and booleans as written), or a problem when of another type. */
 function textOf(value: unknown): string | undefined {
