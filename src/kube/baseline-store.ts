@@ -15,10 +15,8 @@ import { toApiError } from './api-error.ts';
 import type { ObjectBatch, Refused, StoreObject } from './baseline-records.ts';
 import { BaselineRecords, OBJECT_MAX_BYTES } from './baseline-records.ts';
 import type { ListWatchConsumer, ListWatchStatus } from './list-watch.ts';
-import { OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
-import { HttpMethod } from './transport.ts';
-import { FIELD_MANAGER } from './workload-client.ts';
+import { configMapCreation, configMapDataPatch } from './config-map-requests.ts';
 
 export const BASELINE_STORE_LABELS = {
   'app.kubernetes.io/managed-by': 'kreload',
@@ -31,7 +29,6 @@ export const BASELINE_STORE_SELECTOR = Object.entries(BASELINE_STORE_LABELS)
 export const BASELINE_NAMESPACE_ANNOTATION = 'kreload.io/baseline-namespace';
 /** Records set within this long of each other go out in one patch per object. */
 export const FLUSH_INTERVAL_MS = 1_000;
-const MERGE_PATCH = 'application/merge-patch+json';
 
 /** What the list-watch keeps of a store object: its name, version and data, nothing else. */
 export function projectStoreObject(object: JsonObject): StoreObject {
@@ -194,35 +191,24 @@ export class KubeBaselineStore implements BaselineStore {
   }
 
   async #patch(name: string, data: JsonObject): Promise<string | undefined> {
-    const served = await this.#deps.transport.request({
-      method: HttpMethod.PATCH,
-      path: resourcePath(OTHER_RESOURCES.configMaps, { namespace: this.#deps.namespace, name }),
-      query: { fieldManager: FIELD_MANAGER },
-      body: { data },
-      contentType: MERGE_PATCH,
-    });
+    const { namespace, transport } = this.#deps;
+    const served = await transport.request(configMapDataPatch(namespace, name, data));
     return stringAt(served, ['metadata', 'resourceVersion']);
   }
 
   async #create(batch: ObjectBatch, data: JsonObject): Promise<string | undefined> {
     const { namespace, transport } = this.#deps;
-    const served = await transport.request({
-      method: HttpMethod.POST,
-      path: resourcePath(OTHER_RESOURCES.configMaps, { namespace }),
-      query: { fieldManager: FIELD_MANAGER },
-      body: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: {
-          name: batch.object,
+    const served = await transport.request(
+      configMapCreation(
+        {
           namespace,
-          labels: { ...BASELINE_STORE_LABELS },
+          name: batch.object,
+          labels: BASELINE_STORE_LABELS,
           annotations: { [BASELINE_NAMESPACE_ANNOTATION]: batch.namespace },
         },
         data,
-      },
-      contentType: 'application/json',
-    });
+      ),
+    );
     return stringAt(served, ['metadata', 'resourceVersion']);
   }
 }

@@ -22,7 +22,7 @@ import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
 import { recreatedKindRow } from '../rollout/kinds.ts';
 import { type Refusal, ReportedRefusals } from './reported-refusals.ts';
-import { FIELD_MANAGER } from './workload-client.ts';
+import { configMapCreation, configMapDataPatch } from './config-map-requests.ts';
 import {
   JOURNAL_KEY_SECRET,
   type JournalKey,
@@ -34,7 +34,6 @@ export const JOURNAL_NAME = 'kreload-job-recreations';
 /** The API server's limit on a ConfigMap's data: a bigger entry can never be journalled. */
 export const CONFIG_MAP_DATA_MAX_BYTES = 1024 * 1024;
 const ENTRY_VERSION = 2;
-const MERGE_PATCH = 'application/merge-patch+json';
 
 export interface KubeRecreationJournalDeps {
   readonly transport: KubeTransport;
@@ -293,40 +292,22 @@ export class KubeRecreationJournal implements RecreationJournal {
     return entries;
   }
 
-  #path(): string {
-    return journalPath(this.#deps.namespace);
-  }
-
   async #patch(data: JsonObject): Promise<void> {
-    await this.#deps.transport.request({
-      method: HttpMethod.PATCH,
-      path: this.#path(),
-      query: { fieldManager: FIELD_MANAGER },
-      body: { data },
-      contentType: MERGE_PATCH,
-    });
+    await this.#deps.transport.request(
+      configMapDataPatch(this.#deps.namespace, JOURNAL_NAME, data),
+    );
   }
 
   /** The first entry creates the ConfigMap; a racing creator's wins and the entry is patched in. */
   async #create(data: JsonObject): Promise<void> {
     const { namespace, transport } = this.#deps;
     try {
-      await transport.request({
-        method: HttpMethod.POST,
-        path: resourcePath(OTHER_RESOURCES.configMaps, { namespace }),
-        query: { fieldManager: FIELD_MANAGER },
-        body: {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: {
-            name: JOURNAL_NAME,
-            namespace,
-            labels: { 'app.kubernetes.io/managed-by': 'kreload' },
-          },
+      await transport.request(
+        configMapCreation(
+          { namespace, name: JOURNAL_NAME, labels: { 'app.kubernetes.io/managed-by': 'kreload' } },
           data,
-        },
-        contentType: 'application/json',
-      });
+        ),
+      );
     } catch (error) {
       const apiError = toApiError(error);
       if (apiError.status !== 409) throw apiError;
