@@ -1,8 +1,8 @@
+import { WatchedWorkloads } from '../testing/watched-workloads.ts';
 import { Registry } from 'prom-client';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { workloadKey } from '../core/keys.ts';
 import { EVICT_BEFORE } from '../core/types.ts';
-import type { WorkloadKey, WorkloadView } from '../core/types.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import type { EvictionEvent } from '../reconcile/ports.ts';
 import { aWorkload } from '../testing/builders.ts';
@@ -17,42 +17,13 @@ const OTHER = aWorkload('StatefulSet', 'team-b', 'db')
 const KEY = workloadKey(MARKED.ref);
 const NOW = 1_767_225_600_000;
 
-/** The workload store as the tracker reads it: views by key, and update listeners. */
-class Workloads {
-  readonly #views = new Map<WorkloadKey, WorkloadView>();
-  readonly #listeners = new Map<WorkloadKey, Set<() => void>>();
-
-  get(key: WorkloadKey): WorkloadView | undefined {
-    return this.#views.get(key);
-  }
-
-  onUpdate(key: WorkloadKey, listener: () => void): () => void {
-    const set = this.#listeners.get(key) ?? new Set();
-    set.add(listener);
-    this.#listeners.set(key, set);
-    return () => set.delete(listener);
-  }
-
-  put(view: WorkloadView): void {
-    const key = workloadKey(view.ref);
-    this.#views.set(key, view);
-    for (const listener of [...(this.#listeners.get(key) ?? [])]) listener();
-  }
-
-  remove(view: WorkloadView): void {
-    const key = workloadKey(view.ref);
-    this.#views.delete(key);
-    for (const listener of [...(this.#listeners.get(key) ?? [])]) listener();
-  }
-}
-
 let registry: Registry;
-let workloads: Workloads;
+let workloads: WatchedWorkloads;
 let tracker: EvictionTracker;
 
 beforeEach(() => {
   registry = new Registry();
-  workloads = new Workloads();
+  workloads = new WatchedWorkloads();
   workloads.put(MARKED);
   workloads.put(OTHER);
   tracker = new EvictionTracker({

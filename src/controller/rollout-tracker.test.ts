@@ -1,3 +1,4 @@
+import { WatchedWorkloads } from '../testing/watched-workloads.ts';
 import { describe, expect, it } from 'vitest';
 import { BUILT_IN_KIND_TABLE } from '../rollout/kinds.ts';
 import { workloadKey } from '../core/keys.ts';
@@ -21,42 +22,9 @@ const STEADY: ReplicaSetStatusView = {
   progressing: { status: 'True', reason: 'NewReplicaSetAvailable' },
 };
 
-/** The workload store as the tracker reads it: views by key, and update listeners. */
-class Workloads {
-  readonly #views = new Map<WorkloadKey, WorkloadView>();
-  readonly #listeners = new Map<WorkloadKey, Set<() => void>>();
-
-  get(key: WorkloadKey): WorkloadView | undefined {
-    return this.#views.get(key);
-  }
-
-  onUpdate(key: WorkloadKey, listener: () => void): () => void {
-    const set = this.#listeners.get(key) ?? new Set();
-    set.add(listener);
-    this.#listeners.set(key, set);
-    return () => set.delete(listener);
-  }
-
-  listeners(key: WorkloadKey): number {
-    return this.#listeners.get(key)?.size ?? 0;
-  }
-
-  put(view: WorkloadView): void {
-    const key = workloadKey(view.ref);
-    this.#views.set(key, view);
-    for (const listener of [...(this.#listeners.get(key) ?? [])]) listener();
-  }
-
-  remove(view: WorkloadView): void {
-    const key = workloadKey(view.ref);
-    this.#views.delete(key);
-    for (const listener of [...(this.#listeners.get(key) ?? [])]) listener();
-  }
-}
-
 function setup(marked: ReadonlySet<WorkloadKey> = new Set()) {
   let now = 1_000_000;
-  const workloads = new Workloads();
+  const workloads = new WatchedWorkloads();
   const gauge: number[] = [];
   const ended: { kind: string; result: RolloutResult; seconds: number }[] = [];
   const events: EventRequest[] = [];
