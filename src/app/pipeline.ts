@@ -198,14 +198,18 @@ function admissionReport(metrics: Metrics, logger: Logger): AdmissionReport {
 
 function holdsReport(metrics: Metrics, logger: Logger): HoldsReport {
   return {
-    held: (view, holds) => {
+    held: (view, holds, begun) => {
       for (const hold of holds) metrics.recordRolloutHeld(hold.reason);
-      logger.info('roll held', {
+      // Info once when a hold begins or grows; a flapping source re-plans its dependents at each
+      // change, and an info line per reconcile would repeat the same hold hundreds of times.
+      const fields = {
         namespace: view.ref.namespace,
         kind: view.ref.kind,
         workload: view.ref.name,
         holds: holds.map((hold) => hold.detail),
-      });
+      };
+      if (begun) logger.info('roll held', fields);
+      else logger.debug('roll held', fields);
     },
     pendingFailed: (view, error) => {
       logger.warn('could not record the held roll on the workload; it is tried again', {

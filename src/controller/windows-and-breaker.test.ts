@@ -3,6 +3,7 @@
  * src/app/pipeline.ts as in safe-rollout.test.ts. The in-memory API server records every PATCH;
  * a restart is a second pipeline built on what the server holds. Fake timers.
  */
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { HoldSettings } from '../app/pipeline.ts';
 import { workloadKey } from '../core/keys.ts';
@@ -13,6 +14,7 @@ import {
   PENDING_ROLL,
   RESTART_WINDOW,
 } from '../core/types.ts';
+import { createLogger } from '../log/logger.ts';
 import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
 import {
   InMemoryCluster,
@@ -58,10 +60,21 @@ function api(annotations: Record<string, string> = {}): WorkloadView {
 
 /** One kreload process on `server`, with the Secrets at these hashes. */
 function kreload(server: InMemoryCluster, holds: HoldSettings, secrets: Record<string, string>) {
+  const logLines: string[] = [];
   const { queue, watched, events, sample } = startPipeline(server, {
     sourceTypes: ['SECRET'],
     debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
     holds,
+    logger: createLogger({
+      level: 'info',
+      format: 'json',
+      stream: new Writable({
+        write: (chunk: Buffer, _encoding, done) => {
+          logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+          done();
+        },
+      }),
+    }),
   });
   const secret = (name: string, value: string) =>
     aSecret(NS, name).withHash(value).withUid(`${name}-uid`).build();
@@ -76,6 +89,8 @@ function kreload(server: InMemoryCluster, holds: HoldSettings, secrets: Record<s
   return {
     events,
     counter: sample,
+    /** The messages of the info-and-above lines logged so far. */
+    messages: () => logLines.map((line) => (JSON.parse(line) as { msg: string }).msg),
     stop: () => {
       queue.stop();
     },
@@ -190,6 +205,8 @@ describe('the flapping-source breaker', () => {
       (write) => !isRoll(write) && annotationsOf(write)[PENDING_ROLL] !== undefined,
     );
     expect(pendingWrites).toHaveLength(1);
+    // One info line when the hold begins, not one per reconcile that keeps it.
+    expect(c.messages().filter((message) => message === 'roll held')).toHaveLength(1);
     await advance(BREAKER.flapLimits.coolDownMs + 1_000);
     expect(server.sent.filter(isRoll)).toHaveLength(rollsWhileClosed + 1);
     expect(envOf(server)).toEqual({ STAKATER_DB_SECRET: value(21) });

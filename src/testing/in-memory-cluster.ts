@@ -97,13 +97,13 @@ export function annotationsOf(write: SentPatch): Record<string, string | null> {
 }
 
 type Overrides = Partial<
-  Omit<PipelineDeps, 'watch' | 'writes' | 'writer' | 'metrics' | 'logger' | 'notifications'>
+  Omit<PipelineDeps, 'watch' | 'writes' | 'writer' | 'metrics' | 'notifications'>
 >;
 
 /**
  * One kreload process on `cluster`: the watch caches of `sourceTypes` (the test fills them), the
- * pipeline wired by createPipeline with a silent logger, real metrics and recorded Events. The
- * workload store is attached to the cluster's watch; nothing is started.
+ * pipeline wired by createPipeline with a silent logger (unless given one), real metrics and
+ * recorded Events. The workload store is attached to the cluster's watch; nothing is started.
  */
 export function startPipeline(
   cluster: InMemoryCluster,
@@ -128,12 +128,12 @@ export function startPipeline(
     gate: { leading: true, mayWrite: () => true },
     timers: SYSTEM_TIMERS,
     random: () => 0.5,
+    logger: silentLogger(),
     ...overrides,
     watch,
     writes,
     writer: cluster,
     metrics,
-    logger: silentLogger(),
     notifications: () => ({
       events: { record: (request) => events.push(request) },
       fanouts: { begin: () => undefined, finish: () => undefined },

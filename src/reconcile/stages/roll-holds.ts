@@ -30,8 +30,11 @@ const MAX_CACHED_POLICIES = 256;
 
 /** What the holds report: metrics, logs, Events (wired in app/pipeline.ts). */
 export interface HoldsReport {
-  /** A roll was held; `holds` say why and until when. */
-  held(view: WorkloadView, holds: readonly Hold[]): void;
+  /**
+   * A roll was held; `holds` say why and until when. `begun`: this reconcile started the hold or
+   * added a change to it (its `pending-roll` record was written), rather than kept it.
+   */
+  held(view: WorkloadView, holds: readonly Hold[], begun: boolean): void;
   /** The `pending-roll` record could not be written; the hold stands, the write is retried. */
   pendingFailed(view: WorkloadView, error: ApiError): void;
 }
@@ -72,10 +75,10 @@ export class RollHolds implements ReconcileStage {
       this.#deps.problems?.(view, problems);
     });
     if (holds.length === 0) return undefined;
-    this.#deps.report.held(view, holds);
     const recorded = await this.#recordPending(pass, target);
+    this.#deps.report.held(view, holds, recorded === 'written');
     const end = holdsEnd(holds);
-    const resumeAt = recorded ? end : this.#deps.now() + PENDING_RETRY_MS;
+    const resumeAt = recorded === 'failed' ? this.#deps.now() + PENDING_RETRY_MS : end;
     return { finish: { outcome: 'skipped', plan, attempts: 0, resumeAt } };
   }
 
@@ -126,12 +129,13 @@ export class RollHolds implements ReconcileStage {
 
   /**
    * Writes W `kreload.io/pending-roll` = what it held ∪ every key the plan rolls for, at its D
-   * (a metadata patch: nothing restarts). Returns false when the write failed. A key already
+   * (a metadata patch: nothing restarts), and says whether it wrote, found the record already
+   * complete or failed. A key already
    * recorded keeps its first hash: rule R7 reads only that the key is owed, and rewriting the hash
    * at each change of a flapping source would write every dependent as often as the source
    * changes, the load the breaker exists to stop.
    */
-  async #recordPending(pass: Pass, target: Target): Promise<boolean> {
+  async #recordPending(pass: Pass, target: Target): Promise<'written' | 'unchanged' | 'failed'> {
     const { view } = target;
     const raw = view.annotations[PENDING_ROLL];
     const next = new Map(parseHashMap(raw).map ?? []);
@@ -142,17 +146,17 @@ export class RollHolds implements ReconcileStage {
       }
     }
     const value = formatHashMap(next);
-    if (value === null || value === raw) return true;
-    if (!this.#deps.mayWrite()) return false;
+    if (value === null || value === raw) return 'unchanged';
+    if (!this.#deps.mayWrite()) return 'failed';
     try {
       await this.#deps.writer.patch(view.ref, {
         type: pass.row.metadataPatchType,
         body: { metadata: { annotations: { [PENDING_ROLL]: value } } },
       });
-      return true;
+      return 'written';
     } catch (error) {
       this.#deps.report.pendingFailed(view, asApiError(error));
-      return false;
+      return 'failed';
     }
   }
 }
