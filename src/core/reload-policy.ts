@@ -100,23 +100,8 @@ export interface PolicyStatusView {
   readonly unlistedTargets?: number | undefined;
 }
 
-export interface ReloadPolicyView {
-  readonly namespace: string;
-  readonly name: string;
-  readonly uid: string;
-  readonly generation: number;
-  readonly creationTimestamp: string | undefined;
-  readonly sources: readonly PolicyMember<SourceType>[];
-  readonly targets: readonly PolicyMember<WorkloadKindName>[];
-  readonly strategy: PolicyStrategy | undefined;
-  /** `spec.syncDelay` in ms; undefined: kreload's `--sync-delay`. */
-  readonly syncDelayMs: number | undefined;
-  /** `spec.pausePeriod` as written (a Go duration), the value the pause-period annotation takes. */
-  readonly pausePeriod: string | undefined;
-  /** `spec.configRevisions`; undefined: the workload's own annotations decide. */
-  readonly configRevisions?: PolicyConfigRevisions | undefined;
-  /** `spec.rollout.priority`, as `kreload.io/rollout-priority`; lower rolls first. */
-  readonly rolloutPriority?: number | undefined;
+/** The settings a policy sets beside its members, each read and checked as its annotation is. */
+export interface PolicySettingValues {
   /** `spec.rollout.maxConcurrent`: the most of this policy's targets in flight for one change. */
   readonly rolloutMaxConcurrent?: number | undefined;
   /** `spec.rollout.canary` as text, `3` or `25%`: this policy's targets' share of the canary wave. */
@@ -133,6 +118,25 @@ export interface ReloadPolicyView {
   readonly breakerPeriod?: string | undefined;
   /** `spec.breaker.coolDown` (Go duration), as `kreload.io/flap-cool-down`. */
   readonly breakerCoolDown?: string | undefined;
+}
+
+export interface ReloadPolicyView extends PolicySettingValues {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly generation: number;
+  readonly creationTimestamp: string | undefined;
+  readonly sources: readonly PolicyMember<SourceType>[];
+  readonly targets: readonly PolicyMember<WorkloadKindName>[];
+  readonly strategy: PolicyStrategy | undefined;
+  /** `spec.syncDelay` in ms; undefined: kreload's `--sync-delay`. */
+  readonly syncDelayMs: number | undefined;
+  /** `spec.pausePeriod` as written (a Go duration), the value the pause-period annotation takes. */
+  readonly pausePeriod: string | undefined;
+  /** `spec.configRevisions`; undefined: the workload's own annotations decide. */
+  readonly configRevisions?: PolicyConfigRevisions | undefined;
+  /** `spec.rollout.priority`, as `kreload.io/rollout-priority`; lower rolls first. */
+  readonly rolloutPriority?: number | undefined;
   readonly suspend: boolean;
   readonly status: PolicyStatusView;
   /** Spec entries kreload could not use (a CRD older than this kreload, or none installed). */
@@ -249,27 +253,17 @@ export interface GroupSetting<T> {
   readonly policy: PolicyRef;
 }
 
-export interface PolicySettings {
-  readonly rolloutMaxConcurrent?: GroupSetting<number> | undefined;
-  readonly rolloutCanary?: GroupSetting<string> | undefined;
-  readonly rolloutHaltOnFailure?: boolean | undefined;
-  readonly rolloutUndoOnFailure?: boolean | undefined;
-  readonly windows?: string | undefined;
-  readonly breakerMaxChanges?: number | undefined;
-  readonly breakerPeriod?: string | undefined;
-  readonly breakerCoolDown?: string | undefined;
-}
+/** The settings a policy gives its targets as a group (a budget and a canary share among them). */
+type GroupSettingField = 'rolloutMaxConcurrent' | 'rolloutCanary';
 
-/** The settings a policy sets beside its members, each read and checked as its annotation is. */
-export type PolicySettingField =
-  | 'rolloutMaxConcurrent'
-  | 'rolloutCanary'
-  | 'rolloutHaltOnFailure'
-  | 'rolloutUndoOnFailure'
-  | 'windows'
-  | 'breakerMaxChanges'
-  | 'breakerPeriod'
-  | 'breakerCoolDown';
+export type PolicySettingField = keyof PolicySettingValues;
+
+/** The settings that bind a workload: a group setting says which policy's group it is. */
+export type PolicySettings = {
+  readonly [Field in PolicySettingField]?: Field extends GroupSettingField
+    ? GroupSetting<NonNullable<PolicySettingValues[Field]>> | undefined
+    : PolicySettingValues[Field];
+};
 
 /** The settings one policy may set, each combined by the same rule (ADR 0034). */
 export type PolicyField =

@@ -22,7 +22,7 @@ import type {
   PolicyConditionType,
   PolicyMember,
   PolicySelector,
-  PolicySettingField,
+  PolicySettingValues,
   PolicyStatusView,
   PolicyStrategy,
   PolicyTargetStatus,
@@ -253,9 +253,6 @@ function rolloutPriorityOf(spec: JsonObject | undefined, problems: string[]): nu
   return undefined;
 }
 
-/** What the policy sets beside its members, each read and checked as its annotation would be. */
-type PolicySettingFields = Pick<ReloadPolicyView, PolicySettingField>;
-
 /** A field's value as text (numbers and booleans as written), or a problem when of another type. */
 function textOf(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
@@ -307,7 +304,7 @@ function windowsOf(spec: JsonObject | undefined, problems: string[]): string | u
   return text;
 }
 
-function settingsOf(spec: JsonObject | undefined, problems: string[]): PolicySettingFields {
+function settingsOf(spec: JsonObject | undefined, problems: string[]): PolicySettingValues {
   const rollout = objectAt(spec, ['rollout']);
   const breaker = objectAt(spec, ['breaker']);
   const check = checker(problems);
