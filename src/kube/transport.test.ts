@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -462,8 +463,7 @@ describe('createKubeTransport: hostile answers', () => {
     for (let i = 0; i < 20; i += 1) {
       await transport.request({ method: HttpMethod.GET, path: '/x', signal: controller.signal });
     }
-    const { getEventListeners } = await import('node:events');
-    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    expect(EventEmitter.getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it("sends each request with the exec plugin's current token", async () => {
