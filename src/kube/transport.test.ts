@@ -468,6 +468,11 @@ describe('createKubeTransport: hostile answers', () => {
     expect(EventEmitter.getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
+  it("client-node's KubeConfig still has the per-request authorization step the transport calls", () => {
+    // Without it every request would take the whole applySecurityAuthentication (ADR 0052).
+    expect(typeof Reflect.get(new KubeConfig(), 'applyAuthorizationHeader')).toBe('function');
+  });
+
   it("sends each request with the exec plugin's current token", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'kreload-exec-'));
     const counter = path.join(dir, 'n');
