@@ -189,6 +189,38 @@ describe('Events of successful rolls (§13.3)', () => {
       workloadsReloaded(configMapHash({ data })),
     ]);
   });
+
+  it('a change that rolls its only workload writes Reloaded on it and no summary on the source', async () => {
+    const solo = 'solo-config';
+    await sources.create(namespace, { type: 'CONFIGMAP', name: solo, data: { mode: 'v1' } });
+    await workloads.create('Deployment', {
+      namespace,
+      name: 'solo',
+      annotations: { [AUTO]: 'true' },
+      podSpec: podSpec({ app: { envFrom: [{ configMapRef: { name: solo } }] } }),
+    });
+    const settled = await waitUntilSettled(kreload, { since: PROCESS_START, minReconciles: 1 });
+    await sources.replace(namespace, { type: 'CONFIGMAP', name: solo, data: { mode: 'v2' } });
+    await waitUntilSettled(kreload, {
+      since: settled,
+      events: [{ resource: 'configmaps', event: 'update', atLeast: 1 }],
+      minReconciles: 1,
+    });
+    const message =
+      `Changes detected in '${solo}' of type 'CONFIGMAP' in namespace '${namespace}', ` +
+      `Updated 'solo' of type 'Deployment' in namespace '${namespace}'`;
+    await pollUntil(
+      async () =>
+        (await kreloadEvents(namespace)).some(
+          (event) => event.reason === 'Reloaded' && event.message === message,
+        ),
+      { timeoutMs: 20_000, describe: "solo's Reloaded Event" },
+    );
+    const onSolo = (await kreloadEvents(namespace))
+      .map(factsOf)
+      .filter((facts) => facts.object === `ConfigMap/${solo}`);
+    expect(onSolo).toEqual([]);
+  });
 });
 
 describe('ReloadFail when the API refuses the roll (§10 "Not retried: 403")', () => {

@@ -133,11 +133,29 @@ describe('FanoutTracker', () => {
 
   it('opens a new fan-out when a closed hash comes back (A → B → A)', () => {
     const { tracker, messages } = setup();
-    tracker.begin({ source: SOURCE, uid: 'u', hash: H1, workloads: [API] });
-    tracker.finish({ source: SOURCE, hash: H1, workload: API, outcome: 'rolled' });
-    tracker.begin({ source: SOURCE, uid: 'u', hash: H1, workloads: [API] });
-    tracker.finish({ source: SOURCE, hash: H1, workload: API, outcome: 'rolled' });
+    for (let round = 0; round < 2; round += 1) {
+      tracker.begin({ source: SOURCE, uid: 'u', hash: H1, workloads: [API, DB] });
+      tracker.finish({ source: SOURCE, hash: H1, workload: API, outcome: 'rolled' });
+      tracker.finish({ source: SOURCE, hash: H1, workload: DB, outcome: 'rolled' });
+    }
     expect(messages()).toHaveLength(2);
+  });
+
+  it("writes nothing for a change whose one workload rolled: that workload's Reloaded says it", () => {
+    const { tracker, recorded } = setup();
+    tracker.begin({ source: SOURCE, uid: 'u', hash: H1, workloads: [API] });
+    tracker.finish({ source: SOURCE, hash: H1, workload: API, outcome: 'rolled' });
+    expect(recorded).toEqual([]);
+    expect(tracker.openCount).toBe(0);
+  });
+
+  it('still writes the summary of a change whose one workload failed', () => {
+    const { tracker, messages } = setup();
+    tracker.begin({ source: SOURCE, uid: 'u', hash: H1, workloads: [API] });
+    tracker.finish({ source: SOURCE, hash: H1, workload: API, outcome: 'failed' });
+    expect(messages()).toEqual([
+      "Change to ConfigMap 'app-config' (hash dc30e0faa89a) rolled 0 workload(s); 1 failed",
+    ]);
   });
 
   it('closes a fan-out that stays open too long with what had finished', () => {

@@ -52,10 +52,18 @@ function fanoutKey(source: SourceRef): string {
   return `${source.namespace}/${sourceKeyOf(source)}`;
 }
 
+/** How many workloads the change fanned out to, finished or not. */
+function fanoutSize(fanout: Fanout): number {
+  return fanout.pending.size + fanout.finished.size;
+}
+
 /**
  * Follows one source change to the workloads it fanned out to and writes `WorkloadsReloaded` on
- * the source once all of them have finished, if at least one rolled or failed (§13.3). A newer
- * change of the same source closes the older fan-out with what had finished by then.
+ * the source once all of them have finished, if one failed, or if it fanned out to two or more and
+ * at least one rolled (§13.3). A change of one workload that rolled gets no summary: that
+ * workload's `Reloaded` Event names the source, and a second Event request per roll is the cost
+ * the common one-source-one-workload case would pay for nothing. A newer change of the same
+ * source closes the older fan-out with what had finished by then.
  */
 export class FanoutTracker {
   readonly #deps: FanoutTrackerDeps;
@@ -121,7 +129,7 @@ export class FanoutTracker {
 
   #close(key: string, fanout: Fanout): void {
     this.#open.delete(key);
-    if (fanout.rolled.length === 0 && fanout.failed === 0) return;
+    if (fanout.failed === 0 && (fanout.rolled.length === 0 || fanoutSize(fanout) < 2)) return;
     this.#deps.events.record({
       object: sourceObjectRef(fanout.source, fanout.uid),
       ...workloadsReloadedEvent({

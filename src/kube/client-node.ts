@@ -8,5 +8,4 @@
 export { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 export { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
 export { HttpMethod, RequestContext } from '@kubernetes/client-node/dist/gen/http/http.js';
-export { IsomorphicFetchHttpLibrary } from '@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js';
 export { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';

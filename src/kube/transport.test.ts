@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -395,5 +396,120 @@ describe('createKubeTransport over TLS', () => {
     await get();
     expect(tls.handshakes()).toBeGreaterThanOrEqual(4);
     expect(tls.handshakes()).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('createKubeTransport: hostile answers', () => {
+  it('a connection reset in the middle of a stream fails the reader with a retryable network error', async () => {
+    server.handle((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"type":"ADDED","object":{}}\n', () => {
+        setTimeout(() => response.socket?.destroy(), 20);
+      });
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
+    const stream = await transport.stream({ path: '/w', idleTimeoutMs: 5000 });
+    const chunks: Uint8Array[] = [];
+    const reading = (async () => {
+      for await (const chunk of stream.chunks) chunks.push(chunk);
+    })();
+    await expect(reading).rejects.toMatchObject({ retryable: true });
+    expect(Buffer.concat(chunks).toString()).toBe('{"type":"ADDED","object":{}}\n');
+  });
+
+  it('a caller abort in the middle of a stream ends it as Aborted', async () => {
+    server.handle((_request, response) => {
+      response.writeHead(200);
+      response.write('{}\n');
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
+    const controller = new AbortController();
+    const stream = await transport.stream({
+      path: '/w',
+      idleTimeoutMs: 5000,
+      signal: controller.signal,
+    });
+    const reading = (async () => {
+      for await (const chunk of stream.chunks) {
+        if (chunk.byteLength > 0) controller.abort();
+      }
+    })();
+    await expect(reading).rejects.toMatchObject({ reason: 'Aborted', retryable: false });
+  });
+
+  it('a timeout past 2^31 ms is clamped, not fired at once', async () => {
+    server.handle((_request, response) => {
+      setTimeout(() => {
+        sendJson(response, 200, { ok: true });
+      }, 30);
+    });
+    const transport = createKubeTransport({
+      kubeConfig: server.kubeConfig(),
+      timeoutMs: 2 ** 32,
+    });
+    await expect(transport.request({ method: HttpMethod.GET, path: '/x' })).resolves.toEqual({
+      ok: true,
+    });
+    const stream = await transport.stream({ path: '/x', idleTimeoutMs: 2 ** 40 });
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of stream.chunks) chunks.push(chunk);
+    expect(JSON.parse(Buffer.concat(chunks).toString())).toEqual({ ok: true });
+  });
+
+  it('leaves no listener on a long-lived caller signal after many requests', async () => {
+    server.handle((_request, response) => {
+      sendJson(response, 200, {});
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
+    const controller = new AbortController();
+    for (let i = 0; i < 20; i += 1) {
+      await transport.request({ method: HttpMethod.GET, path: '/x', signal: controller.signal });
+    }
+    expect(EventEmitter.getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it("client-node's KubeConfig still has the per-request authorization step the transport calls", () => {
+    // Without it every request would take the whole applySecurityAuthentication (ADR 0052).
+    expect(typeof Reflect.get(new KubeConfig(), 'applyAuthorizationHeader')).toBe('function');
+  });
+
+  it("sends each request with the exec plugin's current token", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kreload-exec-'));
+    const counter = path.join(dir, 'n');
+    // An already expired credential makes client-node run the plugin for every request.
+    const script = [
+      `n=$(cat ${counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > ${counter}`,
+      'printf \'{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t%s","expirationTimestamp":"2000-01-01T00:00:00Z"}}\' $n',
+    ].join('; ');
+    server.handle((_request, response) => {
+      sendJson(response, 200, {});
+    });
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: server.url, skipTLSVerify: true }],
+      users: [
+        {
+          name: 'u',
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1',
+            command: 'sh',
+            args: ['-c', script],
+            interactiveMode: 'Never',
+          },
+        },
+      ],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    try {
+      const transport = createKubeTransport({ kubeConfig: kc });
+      await transport.request({ method: HttpMethod.GET, path: '/x' });
+      await transport.request({ method: HttpMethod.GET, path: '/x' });
+      const tokens = server.requests.map((r) => r.headers.authorization);
+      expect(tokens.at(-1)).not.toBe(tokens.at(-2));
+      expect(tokens.at(-1)).toMatch(/^Bearer t\d+$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

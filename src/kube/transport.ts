@@ -1,18 +1,22 @@
 /**
- * Raw JSON requests through client-node's own HTTP stack: `KubeConfig.applySecurityAuthentication`
- * (token, client certificates, exec plugins, the cached undici dispatcher) and its fetch-based
- * `IsomorphicFetchHttpLibrary`, the same path `Watch` uses.
+ * Raw JSON requests on undici's dispatcher API (`Dispatcher.request`, ADR 0052), authenticated and
+ * encrypted as client-node's `KubeConfig` says: its `applySecurityAuthentication` builds the
+ * connection pool (CA, client certificate, proxy) and its authenticators (token, exec plugins, token
+ * files) give each request its `Authorization` header.
  *
  * Why raw rather than the typed `*Api` classes: typed reads deserialise into model classes, which
  * drop fields the model does not know (a Job recreated from such a GET would lose them), turn
  * timestamps into `Date`s, and strip `kind`/`apiVersion` from list items; watch events arrive as
  * raw JSON. Reading and writing wire JSON everywhere gives list items, watch events and GETs one
  * shape, and custom resources need no special path.
+ *
+ * Why not `fetch`: each `fetch` builds WHATWG `Request`, `Headers` and stream objects around the
+ * same dispatcher call; with `AbortSignal.timeout`/`AbortSignal.any` per request that was most of
+ * the transport's CPU. Deadlines here are plain timers on one `AbortController`.
  */
+import { Agent, type Dispatcher } from 'undici';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Dispatcher } from 'undici';
-import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from './client-node.ts';
-import type { ResponseContext } from '@kubernetes/client-node';
+import { HttpMethod, RequestContext } from './client-node.ts';
 import type { RestRequestRecord } from '../metrics/metrics.ts';
 import { apiErrorFromHttp, toApiError } from './api-error.ts';
 import { ApiError } from '../core/api-error.ts';
@@ -78,32 +82,20 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  */
 export const DISPATCHER_MAX_AGE_MS = 5 * 60_000;
 
-/**
- * client-node 2.0.1's `applySecurityAuthentication` builds a new undici Agent for every request
- * once TLS options are set, so every request paid a TLS handshake on both sides and left its
- * connection idling (about 15 % of kreload's CPU in the K1 benchmark went to TLS setup). The
- * transport keeps the first one and hands it out until it is DISPATCHER_MAX_AGE_MS old.
- */
-class DispatcherReuse {
-  readonly #now: () => number;
-  #current: { readonly dispatcher: Dispatcher; readonly since: number } | undefined;
+/** `setTimeout` fires at once for anything above this (Node clamps it to 1 ms). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-  constructor(now: () => number) {
-    this.#now = now;
-  }
+function timerMs(ms: number): number {
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_TIMER_MS) : MAX_TIMER_MS;
+}
 
-  /** The dispatcher to use instead of `fresh`, which client-node just built for this request. */
-  reuse(fresh: Dispatcher): Dispatcher {
-    const now = this.#now();
-    const current = this.#current;
-    if (current !== undefined && now - current.since < DISPATCHER_MAX_AGE_MS) {
-      return current.dispatcher;
-    }
-    this.#current = { dispatcher: fresh, since: now };
-    // In-flight requests (long watches among them) finish on the old pool before it closes.
-    current?.dispatcher.close().catch(() => undefined);
-    return fresh;
+function queryString(query: Readonly<Record<string, QueryValue>>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) params.set(key, String(value));
   }
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
 }
 
 export function buildUrl(
@@ -111,11 +103,7 @@ export function buildUrl(
   path: string,
   query: Readonly<Record<string, QueryValue>> = {},
 ): string {
-  const url = new URL(server.replace(/\/+$/, '') + path);
-  for (const [key, value] of Object.entries(query)) {
-    if (value !== undefined) url.searchParams.set(key, String(value));
-  }
-  return url.toString();
+  return new URL(server.replace(/\/+$/, '') + path + queryString(query)).toString();
 }
 
 /** The code label of a request that got no HTTP answer, as client-go records it. */
@@ -134,183 +122,329 @@ function invalidJson(status: number, text: string, error: unknown): ApiError {
   );
 }
 
-async function readErrorBody(response: ResponseContext): Promise<string> {
-  const body = response.body.stream();
-  if (body === null) return '';
-  const reader = body.getReader();
-  const parts: Uint8Array[] = [];
+type ResponseBody = Dispatcher.ResponseData['body'];
+
+async function readErrorBody(body: ResponseBody): Promise<string> {
+  const parts: Buffer[] = [];
   let bytes = 0;
   try {
-    while (bytes < MAX_ERROR_BODY_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      bytes += value.byteLength;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      parts.push(chunk);
+      bytes += chunk.byteLength;
+      if (bytes >= MAX_ERROR_BODY_BYTES) break;
     }
+  } catch {
+    // A broken error body still leaves its HTTP status.
   } finally {
-    await reader.cancel().catch(() => undefined);
+    body.destroy();
   }
   return Buffer.concat(parts).toString('utf8');
 }
 
-function idleTimeout(): DOMException {
-  return new DOMException('no data within the idle timeout', 'TimeoutError');
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function timeoutError(message: string): DOMException {
+  return new DOMException(message, 'TimeoutError');
 }
 
 /** The body's chunks, failing with a timeout when none arrives within `idleMs`. */
 async function* chunksOf(
-  response: ResponseContext,
+  body: ResponseBody,
   controller: AbortController,
   idleMs: number,
+  release: () => void,
 ): AsyncGenerator<Uint8Array> {
-  const body = response.body.stream();
-  if (body === null) return;
-  const reader = body.getReader();
+  const iterator = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const arm = (): void => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      controller.abort(idleTimeout());
-    }, idleMs);
-  };
   try {
     for (;;) {
-      arm();
-      let next: Awaited<ReturnType<typeof reader.read>>;
+      timer = setTimeout(() => {
+        controller.abort(timeoutError('no data within the idle timeout'));
+      }, idleMs);
+      let next: IteratorResult<Buffer>;
       try {
-        next = await reader.read();
+        next = await iterator.next();
       } catch (err) {
         throw toApiError(controller.signal.reason ?? err);
       }
       // The wait for the consumer is not the server's silence.
       clearTimeout(timer);
-      if (next.done) return;
+      if (next.done === true) return;
       yield next.value;
     }
   } finally {
     clearTimeout(timer);
+    release();
     // An early exit (a decoding error, a stop) must close the connection.
     controller.abort();
-    await reader.cancel().catch(() => undefined);
+    body.destroy();
   }
+}
+
+/** One connection pool and what every request on it sends, for DISPATCHER_MAX_AGE_MS. */
+interface Connection {
+  readonly dispatcher: Dispatcher;
+  readonly origin: string;
+  /** The server URL's path, without a trailing slash, put before every request path. */
+  readonly basePath: string;
+  readonly host: string;
+  /** The kubeconfig's headers when the pool was built; `Authorization` is renewed per request. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly since: number;
+}
+
+interface AuthorizationOptions {
+  headers?: Record<string, string>;
+}
+
+/**
+ * client-node's per-request part of `applySecurityAuthentication`: the user's authenticator (exec
+ * plugin, token file, OIDC …) or static token sets `Authorization`. Its CA and certificate part reads
+ * files and builds a new undici Agent on every call, so that part runs once per pool instead. The
+ * method is not in client-node's typings; without it every request takes the whole call.
+ */
+function authorizationOf(
+  kubeConfig: KubeConfig,
+): ((options: AuthorizationOptions) => Promise<void>) | undefined {
+  const method: unknown = Reflect.get(kubeConfig, 'applyAuthorizationHeader');
+  if (typeof method !== 'function') return undefined;
+  return async (options) => {
+    await (Reflect.apply(method, kubeConfig, [options]) as unknown);
+  };
+}
+
+/**
+ * client-node 2.0.1's `applySecurityAuthentication` builds a new undici Agent for every call once
+ * TLS options are set, so every request paid a TLS handshake on both sides and left its connection
+ * idling. The transport builds one pool and hands it out until it is DISPATCHER_MAX_AGE_MS old;
+ * afterwards the next request builds a fresh one, so a rotated CA or client certificate is picked
+ * up, and the old one closes once its in-flight requests (long watches among them) finish.
+ */
+class ConnectionPool {
+  readonly #kubeConfig: KubeConfig;
+  readonly #now: () => number;
+  #current: Connection | undefined;
+  #building: Promise<Connection> | undefined;
+
+  constructor(kubeConfig: KubeConfig, now: () => number) {
+    this.#kubeConfig = kubeConfig;
+    this.#now = now;
+  }
+
+  get(): Connection | Promise<Connection> {
+    const current = this.#current;
+    if (current !== undefined && this.#now() - current.since < DISPATCHER_MAX_AGE_MS) {
+      return current;
+    }
+    this.#building ??= this.#build().finally(() => {
+      this.#building = undefined;
+    });
+    return this.#building;
+  }
+
+  async #build(): Promise<Connection> {
+    const cluster = this.#kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    const url = new URL(cluster.server);
+    const context = new RequestContext(url.toString(), HttpMethod.GET);
+    await this.#kubeConfig.applySecurityAuthentication(context);
+    const connection: Connection = {
+      dispatcher: context.getDispatcher() ?? new Agent(),
+      origin: url.origin,
+      basePath: url.pathname.replace(/\/+$/, ''),
+      host: url.host,
+      headers: context.getHeaders(),
+      since: this.#now(),
+    };
+    const previous = this.#current;
+    this.#current = connection;
+    previous?.dispatcher.close().catch(() => undefined);
+    return connection;
+  }
+}
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Dispatcher.ResponseData['headers'];
+  readonly body: ResponseBody;
+  readonly host: string;
 }
 
 export function createKubeTransport(options: KubeTransportOptions): StreamingKubeTransport {
   const { kubeConfig, metrics } = options;
-  const http = new IsomorphicFetchHttpLibrary();
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = timerMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const userAgent = options.userAgent ?? 'kreload';
-  const dispatchers = new DispatcherReuse(options.now ?? Date.now);
+  const pool = new ConnectionPool(kubeConfig, options.now ?? Date.now);
+  const authorize = authorizationOf(kubeConfig);
   const seconds = options.monotonicSeconds ?? (() => performance.now() / 1000);
 
-  function serverUrl(): string {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    return cluster.server;
-  }
-
-  function record(method: HttpMethod, startedAt: number, code: string): void {
-    if (metrics === undefined) return;
-    let host: string;
-    try {
-      host = new URL(serverUrl()).host;
-    } catch {
-      host = '';
-    }
-    metrics.recordRestRequest({ code, method, host, verb: method, seconds: seconds() - startedAt });
-  }
-
-  async function open(request: KubeRequest, signal: AbortSignal): Promise<ResponseContext> {
-    const context = new RequestContext(
-      buildUrl(serverUrl(), request.path, request.query),
-      request.method,
-    );
-    context.setHeaderParam('Accept', 'application/json');
-    context.setHeaderParam('User-Agent', userAgent);
+  async function headersFor(
+    connection: Connection,
+    request: KubeRequest,
+  ): Promise<Record<string, string>> {
+    const headers: Record<string, string> = {
+      ...connection.headers,
+      accept: 'application/json',
+      'user-agent': userAgent,
+    };
     if (request.body !== undefined) {
-      context.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
-      context.setBody(JSON.stringify(request.body));
+      headers['content-type'] = request.contentType ?? 'application/json';
     }
-    context.setSignal(signal);
-    await kubeConfig.applySecurityAuthentication(context);
-    const fresh = context.getDispatcher();
-    if (fresh !== undefined) context.setDispatcher(dispatchers.reuse(fresh));
-    return http.send(context).toPromise();
+    if (authorize === undefined) {
+      const context = new RequestContext(connection.origin, request.method);
+      await kubeConfig.applySecurityAuthentication(context);
+      const authorization = context.getHeaders().Authorization;
+      if (authorization !== undefined) headers.Authorization = authorization;
+    } else {
+      const auth: AuthorizationOptions = { headers: {} };
+      await authorize(auth);
+      const authorization = auth.headers?.Authorization;
+      if (authorization !== undefined) headers.Authorization = authorization;
+    }
+    return headers;
   }
 
-  /** Opens the request; a non-2xx answer becomes a `ApiError` built from its `Status`. */
-  async function openOk(request: KubeRequest, signal: AbortSignal): Promise<ResponseContext> {
-    const response = await open(request, signal);
-    const status = response.httpStatusCode;
+  /** Sends the request; a non-2xx answer becomes a `ApiError` built from its `Status`. */
+  async function openOk(request: KubeRequest, signal: AbortSignal): Promise<Answer> {
+    const connection = await pool.get();
+    const headers = await headersFor(connection, request);
+    const response = await connection.dispatcher.request({
+      origin: connection.origin,
+      path: connection.basePath + request.path + queryString(request.query ?? {}),
+      method: request.method,
+      headers,
+      body: request.body === undefined ? null : JSON.stringify(request.body),
+      signal,
+    });
+    const status = response.statusCode;
     if (status < 200 || status > 299) {
       throw apiErrorFromHttp({
         status,
-        body: await readErrorBody(response),
-        headers: response.headers,
+        body: await readErrorBody(response.body),
+        headers: { 'retry-after': headerText(response.headers['retry-after']) ?? '' },
       });
     }
-    return response;
+    return { status, headers: response.headers, body: response.body, host: connection.host };
+  }
+
+  function record(method: HttpMethod, startedAt: number, code: string, host: string): void {
+    metrics?.recordRestRequest({
+      code,
+      method,
+      host,
+      verb: method,
+      seconds: seconds() - startedAt,
+    });
+  }
+
+  /** The host label of a request that failed before its connection was known. */
+  function serverHost(): string {
+    try {
+      return new URL(kubeConfig.getCurrentCluster()?.server ?? '').host;
+    } catch {
+      return '';
+    }
   }
 
   /** Runs one request and records it once, answered or not. */
-  async function measured<R extends { readonly status: number }>(
+  async function measured<R extends { readonly status: number; readonly host: string }>(
     method: HttpMethod,
     run: () => Promise<R>,
+    abortReason: () => unknown,
   ): Promise<R> {
     const startedAt = seconds();
     try {
       const result = await run();
-      record(method, startedAt, String(result.status));
+      record(method, startedAt, String(result.status), result.host);
       return result;
     } catch (err) {
-      const error = toApiError(err);
-      record(method, startedAt, error.status === undefined ? NO_ANSWER_CODE : String(error.status));
+      const error = toApiError(abortReason() ?? err);
+      const code = error.status === undefined ? NO_ANSWER_CODE : String(error.status);
+      if (metrics !== undefined) record(method, startedAt, code, serverHost());
       throw error;
     }
   }
 
-  async function send(request: KubeRequest): Promise<{ status: number; body: unknown }> {
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const signal = request.signal ? AbortSignal.any([request.signal, deadline]) : deadline;
-    const response = await openOk(request, signal);
-    const status = response.httpStatusCode;
-    const text = await response.body.text();
-    if (text.trim() === '') return { status, body: undefined };
-    try {
-      return { status, body: JSON.parse(text) };
-    } catch (err) {
-      throw invalidJson(status, text, err);
-    }
+  /**
+   * One controller per request, aborted by the deadline timer or the caller's signal. Returns the
+   * signal and the function that disarms both.
+   */
+  function deadline(
+    ms: number,
+    caller: AbortSignal | undefined,
+  ): { controller: AbortController; release: () => void; disarmTimer: () => void } {
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      controller.abort(timeoutError('no answer within the timeout'));
+    }, ms);
+    const onAbort = (): void => {
+      controller.abort(caller?.reason);
+    };
+    if (caller?.aborted === true) onAbort();
+    else caller?.addEventListener('abort', onAbort, { once: true });
+    const disarmTimer = (): void => {
+      clearTimeout(timer);
+    };
+    return {
+      controller,
+      disarmTimer,
+      release: () => {
+        clearTimeout(timer);
+        caller?.removeEventListener('abort', onAbort);
+      },
+    };
   }
 
   return {
     async request(request) {
-      const { body } = await measured(request.method, () => send(request));
-      return body;
+      const { controller, release } = deadline(timeoutMs, request.signal);
+      try {
+        const { body } = await measured(
+          request.method,
+          async () => {
+            const answer = await openOk(request, controller.signal);
+            const text = await answer.body.text();
+            if (text.trim() === '')
+              return { status: answer.status, host: answer.host, body: undefined };
+            try {
+              return {
+                status: answer.status,
+                host: answer.host,
+                body: JSON.parse(text) as unknown,
+              };
+            } catch (err) {
+              throw invalidJson(answer.status, text, err);
+            }
+          },
+          () => (controller.signal.aborted ? controller.signal.reason : undefined),
+        );
+        return body;
+      } finally {
+        release();
+      }
     },
 
     async stream(request) {
-      const controller = new AbortController();
-      const connectTimer = setTimeout(() => {
-        controller.abort(new DOMException('no answer within the timeout', 'TimeoutError'));
-      }, timeoutMs);
-      const signal = request.signal
-        ? AbortSignal.any([request.signal, controller.signal])
-        : controller.signal;
+      const { controller, release, disarmTimer } = deadline(timeoutMs, request.signal);
       const get = { method: HttpMethod.GET, path: request.path, query: request.query };
+      const idleMs = timerMs(request.idleTimeoutMs);
       try {
-        return await measured(HttpMethod.GET, async () => {
-          const response = await openOk(get, signal).catch((err: unknown) => {
-            throw toApiError(controller.signal.reason ?? err);
-          });
-          const chunks = chunksOf(response, controller, request.idleTimeoutMs);
-          return { status: response.httpStatusCode, chunks };
-        });
+        return await measured(
+          HttpMethod.GET,
+          async () => {
+            const answer = await openOk(get, controller.signal);
+            disarmTimer();
+            const chunks = chunksOf(answer.body, controller, idleMs, release);
+            return { status: answer.status, host: answer.host, chunks };
+          },
+          () => (controller.signal.aborted ? controller.signal.reason : undefined),
+        );
       } catch (err) {
+        release();
         controller.abort();
         throw err;
-      } finally {
-        clearTimeout(connectTimer);
       }
     },
   };
