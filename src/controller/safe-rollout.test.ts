@@ -396,6 +396,41 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     ]);
   });
 
+  it("without --rollout-deadline, the canary's own progressDeadlineSeconds + 30 s", async () => {
+    const canary = deployment('w0');
+    const status = canary.rolloutStatus as ReplicaSetStatusView;
+    const workloads = [
+      { ...canary, rolloutStatus: { ...status, progressDeadlineSeconds: 60 } },
+      ...TEN.slice(1),
+    ];
+    const c = cluster(WAVES, workloads);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    expect(c.rolled()).toEqual(['w0']);
+    await advance(89_000);
+    expect(c.halts()).toEqual([]);
+    await advance(31_000);
+    expect(c.rolled()).toEqual(['w0']);
+    expect(c.halts().map((halt) => [halt.name, halt.marker.reason])).toEqual([
+      ['w0', 'RolloutDeadlineExceeded'],
+    ]);
+  });
+
+  it("--rollout-deadline overrides the workload's own progress deadline", async () => {
+    const canary = deployment('w0');
+    const status = canary.rolloutStatus as ReplicaSetStatusView;
+    const workloads = [
+      { ...canary, rolloutStatus: { ...status, progressDeadlineSeconds: 3_600 } },
+      ...TEN.slice(1),
+    ];
+    const c = cluster({ ...WAVES, deadlineMs: 60_000 }, workloads);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100 + 90_000);
+    expect(c.halts().map((halt) => [halt.name, halt.marker.reason])).toEqual([
+      ['w0', 'RolloutDeadlineExceeded'],
+    ]);
+  });
+
   it('a new leader resumes at the same wave and rolls no member twice', async () => {
     // The previous leader rolled the canary (complete) and w1 (still progressing), then died.
     const workloads = TEN.map((view, i) => {

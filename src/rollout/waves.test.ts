@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkloadKey } from '../core/types.ts';
 import type { RolloutHealth } from './health.ts';
+import type { RolloutStatusView } from './rollout-status.ts';
 import {
   type Admission,
   admitsEverything,
@@ -12,6 +13,7 @@ import {
   memberStatus,
   orderMembers,
   parsePriority,
+  rolloutDeadlineMs,
   type RolloutSettings,
   UNLIMITED_ROLLOUTS,
   waveOf,
@@ -237,6 +239,52 @@ describe('memberStatus', () => {
   ])('%s', (_name, facts, now, expected) => {
     const status = memberStatus(facts, 60_000, now);
     expect(status.state === 'failed' ? `failed ${status.reason}` : status.state).toBe(expected);
+  });
+});
+
+describe('rolloutDeadlineMs', () => {
+  const deployment = (progressDeadlineSeconds: number | undefined): RolloutStatusView => ({
+    model: 'replica-set',
+    observedGeneration: 1,
+    desired: 1,
+    replicas: 1,
+    updated: 1,
+    available: 1,
+    unavailable: 0,
+    progressing: undefined,
+    progressDeadlineSeconds,
+  });
+  const statefulSet: RolloutStatusView = {
+    model: 'stateful-set',
+    observedGeneration: 1,
+    desired: 1,
+    updated: 1,
+    ready: 1,
+    currentRevision: 'a',
+    updateRevision: 'a',
+    partition: 0,
+    onDelete: false,
+  };
+  const argoRollout = (progressDeadlineSeconds: number | undefined): RolloutStatusView => ({
+    model: 'rollout-phase',
+    observedGeneration: 1,
+    phase: 'Healthy',
+    message: undefined,
+    progressDeadlineSeconds,
+  });
+  it.each<[string, RolloutStatusView | undefined, number]>([
+    ['a Deployment: its own progressDeadlineSeconds + 30 s', deployment(60), 90_000],
+    ['a Deployment without one: 600 s + 30 s', deployment(undefined), 630_000],
+    ['an Argo Rollout: its own progressDeadlineSeconds + 30 s', argoRollout(120), 150_000],
+    ['a StatefulSet has none: 600 s + 30 s', statefulSet, 630_000],
+    ['a kind without a health model: 600 s + 30 s', undefined, 630_000],
+    ['zero is not a deadline: the default', deployment(0), 630_000],
+    ['a negative value: the default', deployment(-5), 630_000],
+    ['a fraction is rounded up', deployment(1.5), 32_000],
+    // Kubernetes' "no progress deadline" (MaxInt32): bounded by the longest timer.
+    ['MaxInt32 is bounded to 2^31-1 ms', deployment(2_147_483_647), 2_147_483_647],
+  ])('%s', (_name, status, expected) => {
+    expect(rolloutDeadlineMs(status)).toBe(expected);
   });
 });
 

@@ -29,7 +29,6 @@ import { type WorkloadRollout, workloadRollout } from '../../rollout/workload-se
 import type { FailedRolloutUndo } from './undo.ts';
 import {
   type Admission,
-  DEFAULT_ROLLOUT_DEADLINE_MS,
   HALTED_REASON,
   decideAdmission,
   formatHaltMarker,
@@ -41,6 +40,7 @@ import {
   parseHaltMarker,
   parsePriority,
   resumeCommand,
+  rolloutDeadlineMs,
   type RolloutSettings,
 } from '../../rollout/waves.ts';
 import type { Pass } from '../attempt.ts';
@@ -259,7 +259,7 @@ export class RollAdmission implements ReconcileStage {
       haltMarked,
       resumed: record.resumed.has(key),
     };
-    const deadlineMs = this.#deps.settings.deadlineMs ?? DEFAULT_ROLLOUT_DEADLINE_MS;
+    const deadlineMs = this.#deps.settings.deadlineMs ?? rolloutDeadlineMs(view.rolloutStatus);
     const status = memberStatus(facts, deadlineMs, this.#deps.now());
     const rollout = this.#rollout(view);
     return {
