@@ -181,7 +181,10 @@ export interface AdmissionQuestion {
   readonly members: readonly Member[];
   readonly settings: RolloutSettings;
   readonly inFlight: BudgetCounts;
-  /** Members admitted whose write has not ended yet: they count against their policy's budget. */
+  /**
+   * Members admitted and not seen rolled yet (their write has not ended, or the watch has not shown
+   * it): they count against their policy's budget.
+   */
   readonly reserved?: ((key: WorkloadKey) => boolean) | undefined;
 }
 
