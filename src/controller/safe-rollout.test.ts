@@ -451,6 +451,21 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     expect(c.rolled().sort()).toEqual(['w2', 'w3']);
   });
 
+  it('a change resumed before a restart stays resumed: the new process rolls on', async () => {
+    // The user removed the failed canary's marker; wave 1 rolled (complete); then kreload died.
+    const workloads = TEN.map((view, i) => {
+      if (i === 0) return deployment('w0', {}, { hash: BAD, outcome: 'failed' });
+      if (i <= 3) return deployment(view.ref.name, {}, { hash: BAD, outcome: 'complete' });
+      return view;
+    });
+    const c = cluster(WAVES, workloads, BAD);
+    for (const view of workloads) c.queue.trigger(workloadKey(view.ref), { debounced: false });
+    await advance(100);
+    // Wave 2 (w4, w5, w6) rolls; the accepted failure of w0 is not halted again.
+    expect(c.halts()).toEqual([]);
+    expect(c.rolled().sort()).toEqual(['w4', 'w5', 'w6']);
+  });
+
   it('a new leader finds the halt on the failed canary: nothing is rolled', async () => {
     const marker = JSON.stringify({
       source: `secret/${NS}/db`,

@@ -385,4 +385,15 @@ describe('per-policy canary, budget and halting', () => {
     const loud = { ...member('a', FAILED), haltOnFailure: true };
     expect(haltingMembers([loud], { ...WAVES, haltOnFailure: false })).toEqual([loud]);
   });
+
+  const HALTED: MemberState = { state: 'failed', reason: 'Halted', detail: 'marker' };
+  it.each<[string, MemberState[], string[]]>([
+    ['a failed canary, nothing else rolled', [FAILED], ['w0']],
+    ['a failed canary, wave 1 rolled: accepted before', [FAILED, COMPLETE, PROGRESSING], []],
+    ['the marker halts whatever rolled after', [HALTED, COMPLETE], ['w0']],
+    ['a failure in wave 1 beside a complete member of it', [COMPLETE, FAILED, COMPLETE], ['w1']],
+    ['a failure in wave 1, wave 2 rolled', [COMPLETE, FAILED, COMPLETE, COMPLETE, PROGRESSING], []],
+  ])('%s', (_name, states, expected) => {
+    expect(haltingMembers(ten(...states), WAVES).map((m) => m.ref.name)).toEqual(expected);
+  });
 });

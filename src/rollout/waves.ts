@@ -168,9 +168,20 @@ export function haltingMembers(
   settings: RolloutSettings,
 ): readonly Member[] {
   if (!settings.waves) return [];
-  return members.filter(
-    (member) =>
-      member.status.state === 'failed' && (member.haltOnFailure ?? settings.haltOnFailure),
+  const order = orderMembers(members);
+  const waves = wavesOf(order, settings);
+  // A member rolled for the change in a later wave than a failure means that failure was accepted
+  // (resumed) before: the later wave could not have started otherwise. A restarted or new leader,
+  // which never saw the marker removed, reads the resume from here.
+  const furthest = Math.max(
+    -1,
+    ...order.flatMap((member, i) => (member.status.state === 'pending' ? [] : [waves[i] ?? 0])),
+  );
+  return order.filter(
+    (member, i) =>
+      member.status.state === 'failed' &&
+      (member.haltOnFailure ?? settings.haltOnFailure) &&
+      (member.status.reason === HALTED_REASON || (waves[i] ?? 0) >= furthest),
   );
 }
 
