@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ControlPlane } from '../cluster/control-plane.ts';
 import type { AuditLog } from '../harness/audit.ts';
+import { KubeJson, MERGE_PATCH, stringMapAt } from '../harness/crds.ts';
 import { countRequests } from '../harness/audit.ts';
 import type { MetricsSnapshot } from '../harness/metrics.ts';
 import { isWrite, kreloadRequestsSince, type CompletedRequest } from '../harness/ops-audit.ts';
@@ -96,6 +97,11 @@ export interface FaultRow {
   readonly bystander?: boolean;
   /** The fleet this row runs, from the one asked for (default: that one). */
   readonly fleet?: (requested: FleetShape) => FleetShape;
+  /**
+   * The fleet's first Deployment, every change's canary, crash-loops on the "during" change
+   * (ChaosFleetDeps.crashingCanaryOn): that change fails its canary.
+   */
+  readonly crashingCanary?: boolean;
   /** kreload flags of this row, after the suite's own (namespaces, strategy, HA, sync delay). */
   readonly kreloadArgs?: readonly string[];
   inject(ctx: FaultContext): Promise<FaultEvidence>;
@@ -234,9 +240,20 @@ const WAVE_FLAGS = [
 /** Longest wait for the seeded number of rolls before the kill. */
 const WAVE_KILL_WAIT_MS = 60_000;
 
+/** A change followed wave by wave: its members' waves and a sampler of their rollouts. */
+interface WaveWatch {
+  /** Audit log offset before the change. */
+  readonly offset: number;
+  readonly sampler: RollSampler;
+  /** Member name → wave, for the Deployments the sampler follows. */
+  readonly waves: ReadonlyMap<string, number>;
+  /** The first wave a kill may be seeded in (earlier ones are over). */
+  readonly firstWave: number;
+}
+
 /**
  * A kill (of kreload, or of the leader) in a seeded wave, as soon as its first member is seen
- * rolled for the change; a sampler follows every Deployment's rollout until the window is
+ * rolled for the change; the sampler follows every Deployment's rollout until the window is
  * over, and verify() judges the wave order and the budget from it and the audit log.
  */
 async function killMidWave(
@@ -252,11 +269,20 @@ async function killMidWave(
   });
   const hash = await ctx.changeSource();
   sampler.start(hash);
-  const names = ctx.fleet.names('Deployment');
-  const waves = wavesByName(names, WAVE_CANARY, WAVE_SIZE);
+  const waves = wavesByName(ctx.fleet.names('Deployment'), WAVE_CANARY, WAVE_SIZE);
+  return killInWave(ctx, { offset, sampler, waves, firstWave: 0 }, kill, what);
+}
+
+async function killInWave(
+  ctx: FaultContext,
+  watch: WaveWatch,
+  kill: () => Promise<void>,
+  what: string,
+): Promise<FaultEvidence> {
+  const { offset, sampler, waves } = watch;
   // A seeded wave; the kill as soon as its first member is seen rolled, while the wave runs.
-  const lastWave = Math.max(0, ...waves.values());
-  const wave = Math.floor(ctx.random() * (lastWave + 1));
+  const lastWave = Math.max(watch.firstWave, ...waves.values());
+  const wave = watch.firstWave + Math.floor(ctx.random() * (lastWave - watch.firstWave + 1));
   const target = 1 + [...waves.values()].filter((each) => each < wave).length;
   let reached = true;
   try {
@@ -273,14 +299,14 @@ async function killMidWave(
   await kill();
   return {
     injected: 1,
-    note: `${what} in wave ${String(wave)}: ${String(atKill.rolled)} of ${String(names.length)} Deployments rolled, ${String(atKill.unfinished)} not complete`,
+    note: `${what} in wave ${String(wave)}: ${String(atKill.rolled)} of ${String(waves.size)} Deployments rolled, ${String(atKill.unfinished)} not complete`,
     verify: async () => {
       const samples = await sampler.stop();
       const firstPatchAt = new Map<string, number>();
       for (const request of await kreloadRequestsSince(ctx.audit, offset)) {
         // Any response: a PATCH whose sender was killed is logged with 504, and may have committed.
         if (request.verb !== 'patch' || request.resource !== 'deployments') continue;
-        if (request.namespace !== ctx.namespace) continue;
+        if (request.namespace !== ctx.namespace || !waves.has(request.name)) continue;
         if (!firstPatchAt.has(request.name)) firstPatchAt.set(request.name, request.receivedAt);
       }
       const verdict = judgeWaves({ waves, firstPatchAt, samples });
@@ -292,7 +318,7 @@ async function killMidWave(
         },
         {
           name: 'wave order and gates preserved',
-          passed: verdict.violations.length === 0 && verdict.patched === names.length,
+          passed: verdict.violations.length === 0 && verdict.patched === waves.size,
           detail: `order violations ${String(verdict.violations.length)}, ${String(verdict.patched)} Deployments PATCHed${verdict.violations.length === 0 ? '' : `: ${verdict.violations.slice(0, 3).join('; ')}`}`,
         },
         {
@@ -302,6 +328,97 @@ async function killMidWave(
         },
       ];
     },
+  };
+}
+
+/** kreload's halt marker on a workload's metadata (docs/safe-rollouts.md). */
+const ROLLOUT_HALTED = 'kreload.io/rollout-halted';
+/** Longest wait for the canary to fail and kreload to halt the change (5 s progress deadline). */
+const HALT_WAIT_MS = 90_000;
+/** How long the restarted kreload is watched holding the halt: listed, every member reconciled. */
+const HALT_HOLD_MS = 15_000;
+
+/**
+ * The window's change fails its canary (the fleet's crashing canary) and kreload halts it; kreload
+ * is killed -9 and started again, and must keep the halt: no PATCH to another Deployment, the
+ * marker unchanged. The marker is then removed (the resume a user does), and kreload is killed
+ * again mid-wave of the rest: the waves after the canary must keep their order and budget.
+ */
+async function killAfterHalt(ctx: FaultContext): Promise<FaultEvidence> {
+  const { namespace } = ctx;
+  const offset = await ctx.audit.mark();
+  const [canary = '', ...rest] = [...ctx.fleet.names('Deployment')].sort();
+  // The canary crash-loops for good: the sampler follows the rest, whose waves start at 1.
+  const sampler = new RollSampler({
+    kc: ctx.admin,
+    namespace,
+    source: ctx.fleet.source,
+    exclude: canary,
+  });
+  const hash = await ctx.changeSource();
+  sampler.start(hash);
+  const kube = new KubeJson({ kc: ctx.admin });
+  const path = `/apis/apps/v1/namespaces/${namespace}/deployments/${canary}`;
+  const marker = async (): Promise<string | undefined> => {
+    const annotations = stringMapAt(await kube.get(path), ['metadata', 'annotations']);
+    return annotations[ROLLOUT_HALTED];
+  };
+  let halted: string | undefined;
+  try {
+    halted = await pollUntil(
+      async () => {
+        const found = await marker();
+        if (found?.includes(hash) === true) return found;
+        throw new Error(`no halt marker on ${canary} yet`);
+      },
+      { timeoutMs: HALT_WAIT_MS, intervalMs: 200, describe: `the halt marker on ${canary}` },
+    );
+  } catch (error) {
+    if (!(error instanceof PollTimeoutError)) throw error;
+  }
+  await ctx.replicas.kill9();
+  await ctx.replicas.allRunning();
+  await sleep(HALT_HOLD_MS);
+  const kept = await marker();
+  const others = new Set<string>();
+  for (const request of await kreloadRequestsSince(ctx.audit, offset)) {
+    if (request.verb !== 'patch' || request.resource !== 'deployments') continue;
+    if (request.namespace === namespace && request.name !== canary) others.add(request.name);
+  }
+  const held: FaultCheck[] = [
+    {
+      name: 'halted before the kill',
+      passed: halted !== undefined,
+      detail: halted === undefined ? 'no halt marker' : `marker ${halted}`,
+    },
+    {
+      name: 'halt kept across kill -9',
+      passed: halted !== undefined && kept === halted && others.size === 0,
+      detail: `marker ${kept === halted ? 'unchanged' : `now ${kept ?? 'gone'}`}, ${String(others.size)} other Deployments PATCHed${others.size === 0 ? '' : `: ${[...others].slice(0, 3).join(', ')}`}`,
+    },
+  ];
+  // Resume: the user removes the marker; the canary's failure is accepted, wave 1 starts.
+  await kube.request({
+    method: 'PATCH',
+    path,
+    body: { metadata: { annotations: { [ROLLOUT_HALTED]: null } } },
+    contentType: MERGE_PATCH,
+  });
+  const waves = new Map(wavesByName(rest, 0, WAVE_SIZE));
+  const evidence = await killInWave(
+    ctx,
+    { offset, sampler, waves, firstWave: 1 },
+    async () => {
+      await ctx.replicas.kill9();
+      await ctx.replicas.allRunning();
+    },
+    'resumed, killed',
+  );
+  return {
+    ...evidence,
+    injected: 2,
+    note: `halted, killed, held ${String(HALT_HOLD_MS / 1000)} s; ${evidence.note}`,
+    checks: held,
   };
 }
 
@@ -594,6 +711,19 @@ export const FAULTS: readonly FaultRow[] = [
     async inject(ctx) {
       return killMidWave(ctx, () => ctx.replicas.kill9(), 'leader killed');
     },
+  },
+  {
+    id: 'wave-halt-kill',
+    title: 'kreload kill -9 after a halt, then mid-wave of the resumed change',
+    how: 'as `wave-kreload-kill`, the canary (first Deployment) with one pod that crash-loops on the change: kreload halts the change; SIGKILL, started again, watched 15 s (the halt must hold: no other PATCH, the marker kept); the marker removed (resume); SIGKILL as soon as the first Deployment of a seeded later wave is seen rolled',
+    replicas: 1,
+    ha: false,
+    convergeTimeoutMs: 180_000,
+    defaultIterations: 10,
+    fleet: deploymentsOnly,
+    crashingCanary: true,
+    kreloadArgs: WAVE_FLAGS,
+    inject: killAfterHalt,
   },
   {
     id: 'slow-api',

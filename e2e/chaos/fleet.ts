@@ -11,6 +11,7 @@ import {
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
 import { AUTO, SOURCE_HASHES } from '../harness/annotations.ts';
+import { crashOnConfig, runnable } from '../harness/pod-lifecycle.ts';
 import { envVarName, sourceKey, SourceClient, type SourceRef } from '../harness/sources.ts';
 import { podSpec, WorkloadClient, type WorkloadKindName } from '../harness/workloads.ts';
 
@@ -48,6 +49,8 @@ const KIND_SHORT: Readonly<Record<ChaosKind, string>> = {
 const NEVER = '0 0 31 2 *';
 const MANUAL_INSTANTIATE = 'cronjob.kubernetes.io/instantiate';
 const CREATE_BATCH = 10;
+/** The crashing canary's progress deadline: its failure shows 5 s after its roll. */
+const CANARY_PROGRESS_DEADLINE_S = 5;
 
 export interface WorkloadState {
   readonly kind: ChaosKind;
@@ -73,6 +76,12 @@ export interface ChaosFleetDeps {
   readonly namespace: string;
   readonly shape: FleetShape;
   readonly configMap: string;
+  /**
+   * The first Deployment (every change's canary) gets one pod on the kwok nodes that crash-loops
+   * when the ConfigMap's hash is this one, and a 5 s progress deadline: a change to that value
+   * fails its canary (e2e/harness/pod-lifecycle.ts). The others keep 0 replicas.
+   */
+  readonly crashingCanaryOn?: string | undefined;
 }
 
 function ownerUid(metadata: V1ObjectMeta | undefined): string | undefined {
@@ -169,11 +178,20 @@ export class ChaosFleet {
   }
 
   async #createApps(kind: WorkloadKindName, name: string): Promise<void> {
+    const crashOn = this.#deps.crashingCanaryOn;
+    const canary = kind === 'Deployment' && name === this.names('Deployment')[0];
     await new WorkloadClient({ kc: this.#deps.kc }).create(kind, {
       namespace: this.#deps.namespace,
       name,
       annotations: { [AUTO]: 'true' },
-      podSpec: this.#podSpec(),
+      ...(crashOn !== undefined && canary
+        ? {
+            replicas: 1,
+            progressDeadlineSeconds: CANARY_PROGRESS_DEADLINE_S,
+            templateAnnotations: crashOnConfig(crashOn),
+            podSpec: runnable(this.#podSpec()),
+          }
+        : { podSpec: this.#podSpec() }),
     });
   }
 

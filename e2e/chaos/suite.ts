@@ -38,6 +38,8 @@ const SETTLE_MS = 6000;
 const WINDOW_TIMEOUT_MS = 60_000;
 const CONFIG_MAP = 'chaos-config';
 const NOISE_CONFIG_MAP = 'chaos-noise';
+/** The ConfigMap's value of the "during" window's change (a crashing canary crashes on it). */
+const DURING_VALUE = '2';
 
 export type WindowName = 'before' | 'during' | 'after';
 
@@ -227,7 +229,14 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
     const created = await env.cluster.createNamespace(`chaos-${fault.id}${suffix}`);
     fleets.push({
       namespace: created,
-      fleet: new ChaosFleet({ kc: admin, namespace: created, shape, configMap: CONFIG_MAP }),
+      fleet: new ChaosFleet({
+        kc: admin,
+        namespace: created,
+        shape,
+        configMap: CONFIG_MAP,
+        crashingCanaryOn:
+          fault.crashingCanary === true ? configMapHash({ data: { v: DURING_VALUE } }) : undefined,
+      }),
     });
   }
   const [target, bystander] = fleets;
@@ -312,7 +321,7 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
       'during',
       async () => {
         evidence = await fault.inject({
-          changeSource: () => change('2'),
+          changeSource: () => change(DURING_VALUE),
           changeNoise: (count) => changeNoise(sources, namespace, count),
           proxy: env.proxy,
           controlPlane: env.cluster.controlPlane,

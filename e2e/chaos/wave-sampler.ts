@@ -12,6 +12,8 @@ export interface RollSamplerDeps {
   readonly kc: KubeConfig;
   readonly namespace: string;
   readonly source: SourceRef;
+  /** A Deployment left out of the samples (a canary resumed after failing: never complete). */
+  readonly exclude?: string;
 }
 
 export class RollSampler {
@@ -35,7 +37,8 @@ export class RollSampler {
           .catch(() => undefined);
         if (list !== undefined) {
           const states = new Map<string, RollState>();
-          for (const item of list.items) {
+          const followed = list.items.filter((item) => item.metadata?.name !== this.#deps.exclude);
+          for (const item of followed) {
             const rolled = appliedHash(this.#deps.source, item.spec?.template, undefined) === hash;
             const complete = deploymentComplete({
               generation: item.metadata?.generation ?? 0,

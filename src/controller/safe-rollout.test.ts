@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../core/api-error.ts';
 import { workloadKey } from '../core/keys.ts';
+import type { ReloadPolicyView } from '../core/reload-policy.ts';
 import type { WorkloadRef, WorkloadView } from '../core/types.ts';
 import {
   BASELINE,
@@ -18,6 +19,7 @@ import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
 import { type RolloutSettings, UNLIMITED_ROLLOUTS } from '../rollout/waves.ts';
 import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
 import { InMemoryCluster, isRoll, startPipeline } from '../testing/in-memory-cluster.ts';
+import { aPolicy } from '../testing/policies.ts';
 
 const NS = 'team-a';
 const NS_B = 'team-b';
@@ -77,12 +79,14 @@ function cluster(
   settings: RolloutSettings | undefined,
   workloads: readonly WorkloadView[],
   secretHash = OLD,
+  policies?: readonly ReloadPolicyView[],
 ) {
   const server = new InMemoryCluster();
   const { queue, adoptRollouts, watched, events, sample } = startPipeline(server, {
     sourceTypes: ['SECRET'],
     debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
     rollouts: settings,
+    reloadPolicies: policies !== undefined,
   });
   const { store, byType: caches } = watched;
   const secret = (hash: string, namespace = NS) =>
@@ -90,6 +94,7 @@ function cluster(
   caches.SECRET?.replace([secret(secretHash), secret(secretHash, NS_B)]);
   for (const view of workloads) server.api.put(view);
   store.replace('Deployment', [...workloads]);
+  if (policies) watched.policies?.replace([...policies]);
   adoptRollouts();
   queue.start();
 
@@ -396,6 +401,41 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     ]);
   });
 
+  it("without --rollout-deadline, the canary's own progressDeadlineSeconds + 30 s", async () => {
+    const canary = deployment('w0');
+    const status = canary.rolloutStatus as ReplicaSetStatusView;
+    const workloads = [
+      { ...canary, rolloutStatus: { ...status, progressDeadlineSeconds: 60 } },
+      ...TEN.slice(1),
+    ];
+    const c = cluster(WAVES, workloads);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    expect(c.rolled()).toEqual(['w0']);
+    await advance(89_000);
+    expect(c.halts()).toEqual([]);
+    await advance(31_000);
+    expect(c.rolled()).toEqual(['w0']);
+    expect(c.halts().map((halt) => [halt.name, halt.marker.reason])).toEqual([
+      ['w0', 'RolloutDeadlineExceeded'],
+    ]);
+  });
+
+  it("--rollout-deadline overrides the workload's own progress deadline", async () => {
+    const canary = deployment('w0');
+    const status = canary.rolloutStatus as ReplicaSetStatusView;
+    const workloads = [
+      { ...canary, rolloutStatus: { ...status, progressDeadlineSeconds: 3_600 } },
+      ...TEN.slice(1),
+    ];
+    const c = cluster({ ...WAVES, deadlineMs: 60_000 }, workloads);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100 + 90_000);
+    expect(c.halts().map((halt) => [halt.name, halt.marker.reason])).toEqual([
+      ['w0', 'RolloutDeadlineExceeded'],
+    ]);
+  });
+
   it('a new leader resumes at the same wave and rolls no member twice', async () => {
     // The previous leader rolled the canary (complete) and w1 (still progressing), then died.
     const workloads = TEN.map((view, i) => {
@@ -409,6 +449,21 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     await advance(100);
     // Wave 1 is w1, w2, w3; w1 (adopted) holds one of the 3 slots.
     expect(c.rolled().sort()).toEqual(['w2', 'w3']);
+  });
+
+  it('a change resumed before a restart stays resumed: the new process rolls on', async () => {
+    // The user removed the failed canary's marker; wave 1 rolled (complete); then kreload died.
+    const workloads = TEN.map((view, i) => {
+      if (i === 0) return deployment('w0', {}, { hash: BAD, outcome: 'failed' });
+      if (i <= 3) return deployment(view.ref.name, {}, { hash: BAD, outcome: 'complete' });
+      return view;
+    });
+    const c = cluster(WAVES, workloads, BAD);
+    for (const view of workloads) c.queue.trigger(workloadKey(view.ref), { debounced: false });
+    await advance(100);
+    // Wave 2 (w4, w5, w6) rolls; the accepted failure of w0 is not halted again.
+    expect(c.halts()).toEqual([]);
+    expect(c.rolled().sort()).toEqual(['w4', 'w5', 'w6']);
   });
 
   it('a new leader finds the halt on the failed canary: nothing is rolled', async () => {
@@ -427,5 +482,96 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     for (const view of workloads) c.queue.trigger(workloadKey(view.ref), { debounced: false });
     await advance(60_000);
     expect(c.server.sent).toEqual([]);
+  });
+});
+
+describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over six targets', () => {
+  // The flags only turn admission on: their canary (3) and halting (off) are the policy's to override.
+  const FLAGS: RolloutSettings = {
+    ...UNLIMITED_ROLLOUTS,
+    waves: true,
+    canary: { count: 3 },
+    haltOnFailure: false,
+  };
+  const SIX = NAMES.slice(0, 6);
+  /** Six Deployments that reload only because the policy targets them (no annotation). */
+  const targets = SIX.map((name) => {
+    const view = deployment(name);
+    const annotations = Object.fromEntries(
+      Object.entries(view.annotations).filter(([key]) => key !== KEYS.auto),
+    );
+    return { ...view, annotations };
+  });
+  const POLICY = aPolicy(NS, 'db-readers', {
+    sources: [{ kind: 'SECRET', name: 'db' }],
+    targets: SIX.map((name) => ({ kind: 'Deployment', name })),
+    rolloutCanary: '1',
+    rolloutHaltOnFailure: true,
+    rolloutMaxConcurrent: 2,
+  });
+  const policyCluster = () => cluster(FLAGS, targets, OLD, [POLICY]);
+
+  it('a bad value: only the canary rolls, fails, halts; no PATCH to the other five', async () => {
+    const c = policyCluster();
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    expect(c.server.sent.map((write) => [write.key, isRoll(write)])).toEqual([
+      [`Deployment/${NS}/w0`, true],
+    ]);
+    c.settle('w0', 'failed');
+    await advance(100);
+    expect(c.halts()).toEqual([
+      {
+        name: 'w0',
+        marker: {
+          source: `secret/${NS}/db`,
+          hash: BAD,
+          at: expect.any(String) as string,
+          reason: 'ProgressDeadlineExceeded',
+        },
+      },
+    ]);
+    await advance(30 * 60_000);
+    // Exactly two writes in all: the canary's roll and its halt marker.
+    expect(c.server.sent.map((write) => [write.key, isRoll(write)])).toEqual([
+      [`Deployment/${NS}/w0`, true],
+      [`Deployment/${NS}/w0`, false],
+    ]);
+    const halted = c.events.filter((event) => event.reason === 'ConfigRolloutHalted');
+    expect(halted.map((event) => `${event.object.kind}/${event.object.name}`).sort()).toEqual([
+      'Deployment/w0',
+      'Secret/db',
+    ]);
+    expect(halted[0]?.message).toContain('5 workload(s) held');
+  });
+
+  it('a fix rolls all six in waves, never more than 2 of them in flight', async () => {
+    const c = policyCluster();
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    c.settle('w0', 'failed');
+    await advance(100);
+    expect(c.halts()).toHaveLength(1);
+    c.editSecret(FIX);
+    await advance(SYNC_DELAY_MS + 100);
+    // The fix's own canary (w0 again) alone, although the flag says 3.
+    expect(c.rolled()).toEqual(['w0', 'w0']);
+    c.settle('w0', 'complete');
+    await advance(100);
+    // Wave 1 is the other five; the policy's budget lets two of them in.
+    expect(c.rolled().slice(2)).toHaveLength(2);
+    await advance(60_000);
+    expect(c.rolled().slice(2)).toHaveLength(2);
+    let maxInFlight = 0;
+    for (let round = 0; round < 20 && c.rolled().length < 7; round += 1) {
+      maxInFlight = Math.max(maxInFlight, c.inFlight().length);
+      for (const name of c.inFlight()) c.settle(name, 'complete');
+      await advance(2_000);
+    }
+    expect(c.rolled().slice(1).sort()).toEqual(SIX);
+    expect(maxInFlight).toBe(2);
+    expect(
+      await c.gauge('kreload_rollouts_held_total', { reason: 'policy_budget' }),
+    ).toBeGreaterThan(0);
   });
 });

@@ -259,7 +259,7 @@ describe('projectWorkload: rollout status', () => {
       kindRow('Deployment'),
       {
         metadata: metadata(),
-        spec: { replicas: 2, template: TEMPLATE },
+        spec: { replicas: 2, progressDeadlineSeconds: 120, template: TEMPLATE },
         status: {
           observedGeneration: 3,
           replicas: 3,
@@ -289,6 +289,7 @@ describe('projectWorkload: rollout status', () => {
       available: 2,
       unavailable: 1,
       progressing: { status: 'False', reason: 'ProgressDeadlineExceeded' },
+      progressDeadlineSeconds: 120,
     });
   });
 

@@ -89,6 +89,7 @@ const STATUS_READERS: Readonly<Record<HealthModel, (obj: unknown) => RolloutStat
     available: count(obj, ['status', 'availableReplicas']),
     unavailable: count(obj, ['status', 'unavailableReplicas']),
     progressing: progressingCondition(obj),
+    progressDeadlineSeconds: numberAt(obj, ['spec', 'progressDeadlineSeconds']),
   }),
   'stateful-set': (obj) => ({
     model: 'stateful-set',
@@ -120,6 +121,7 @@ const STATUS_READERS: Readonly<Record<HealthModel, (obj: unknown) => RolloutStat
           : numberAt(obj, ['status', 'observedGeneration']),
       phase: statusText(obj, ['status', 'phase']),
       message: statusText(obj, ['status', 'message']),
+      progressDeadlineSeconds: numberAt(obj, ['spec', 'progressDeadlineSeconds']),
     };
   },
 };

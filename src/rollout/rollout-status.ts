@@ -32,6 +32,8 @@ export interface ReplicaSetStatusView {
   readonly available: number;
   readonly unavailable: number;
   readonly progressing: ConditionView | undefined;
+  /** spec.progressDeadlineSeconds (Deployment); undefined where the kind has none or it is unset. */
+  readonly progressDeadlineSeconds?: number | undefined;
 }
 
 export interface StatefulSetStatusView {
@@ -68,6 +70,8 @@ export interface RolloutPhaseStatusView {
   readonly observedGeneration: number | undefined;
   readonly phase: string | undefined;
   readonly message: string | undefined;
+  /** spec.progressDeadlineSeconds of the Argo Rollout; undefined when unset. */
+  readonly progressDeadlineSeconds?: number | undefined;
 }
 
 export type RolloutStatusView =

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkloadKey } from '../core/types.ts';
 import type { RolloutHealth } from './health.ts';
+import type { RolloutStatusView } from './rollout-status.ts';
 import {
   type Admission,
   admitsEverything,
@@ -12,6 +13,7 @@ import {
   memberStatus,
   orderMembers,
   parsePriority,
+  rolloutDeadlineMs,
   type RolloutSettings,
   UNLIMITED_ROLLOUTS,
   waveOf,
@@ -240,6 +242,52 @@ describe('memberStatus', () => {
   });
 });
 
+describe('rolloutDeadlineMs', () => {
+  const deployment = (progressDeadlineSeconds: number | undefined): RolloutStatusView => ({
+    model: 'replica-set',
+    observedGeneration: 1,
+    desired: 1,
+    replicas: 1,
+    updated: 1,
+    available: 1,
+    unavailable: 0,
+    progressing: undefined,
+    progressDeadlineSeconds,
+  });
+  const statefulSet: RolloutStatusView = {
+    model: 'stateful-set',
+    observedGeneration: 1,
+    desired: 1,
+    updated: 1,
+    ready: 1,
+    currentRevision: 'a',
+    updateRevision: 'a',
+    partition: 0,
+    onDelete: false,
+  };
+  const argoRollout = (progressDeadlineSeconds: number | undefined): RolloutStatusView => ({
+    model: 'rollout-phase',
+    observedGeneration: 1,
+    phase: 'Healthy',
+    message: undefined,
+    progressDeadlineSeconds,
+  });
+  it.each<[string, RolloutStatusView | undefined, number]>([
+    ['a Deployment: its own progressDeadlineSeconds + 30 s', deployment(60), 90_000],
+    ['a Deployment without one: 600 s + 30 s', deployment(undefined), 630_000],
+    ['an Argo Rollout: its own progressDeadlineSeconds + 30 s', argoRollout(120), 150_000],
+    ['a StatefulSet has none: 600 s + 30 s', statefulSet, 630_000],
+    ['a kind without a health model: 600 s + 30 s', undefined, 630_000],
+    ['zero is not a deadline: the default', deployment(0), 630_000],
+    ['a negative value: the default', deployment(-5), 630_000],
+    ['a fraction is rounded up', deployment(1.5), 32_000],
+    // Kubernetes' "no progress deadline" (MaxInt32): bounded by the longest timer.
+    ['MaxInt32 is bounded to 2^31-1 ms', deployment(2_147_483_647), 2_147_483_647],
+  ])('%s', (_name, status, expected) => {
+    expect(rolloutDeadlineMs(status)).toBe(expected);
+  });
+});
+
 describe('parsePriority', () => {
   it.each<[string | undefined, number, boolean]>([
     [undefined, 0, false],
@@ -336,5 +384,16 @@ describe('per-policy canary, budget and halting', () => {
     expect(haltingMembers([quiet, member('b')], WAVES)).toEqual([]);
     const loud = { ...member('a', FAILED), haltOnFailure: true };
     expect(haltingMembers([loud], { ...WAVES, haltOnFailure: false })).toEqual([loud]);
+  });
+
+  const HALTED: MemberState = { state: 'failed', reason: 'Halted', detail: 'marker' };
+  it.each<[string, MemberState[], string[]]>([
+    ['a failed canary, nothing else rolled', [FAILED], ['w0']],
+    ['a failed canary, wave 1 rolled: accepted before', [FAILED, COMPLETE, PROGRESSING], []],
+    ['the marker halts whatever rolled after', [HALTED, COMPLETE], ['w0']],
+    ['a failure in wave 1 beside a complete member of it', [COMPLETE, FAILED, COMPLETE], ['w1']],
+    ['a failure in wave 1, wave 2 rolled', [COMPLETE, FAILED, COMPLETE, COMPLETE, PROGRESSING], []],
+  ])('%s', (_name, states, expected) => {
+    expect(haltingMembers(ten(...states), WAVES).map((m) => m.ref.name)).toEqual(expected);
   });
 });

@@ -6,6 +6,7 @@
  */
 import type { WorkloadKey, WorkloadRef } from '../core/types.ts';
 import type { RolloutHealth } from './health.ts';
+import type { RolloutStatusView } from './rollout-status.ts';
 
 /** `--canary`: a count of workloads, or a percentage of the change's members. */
 export type CountOrPercent = { readonly count: number } | { readonly percent: number };
@@ -167,9 +168,20 @@ export function haltingMembers(
   settings: RolloutSettings,
 ): readonly Member[] {
   if (!settings.waves) return [];
-  return members.filter(
-    (member) =>
-      member.status.state === 'failed' && (member.haltOnFailure ?? settings.haltOnFailure),
+  const order = orderMembers(members);
+  const waves = wavesOf(order, settings);
+  // A member rolled for the change in a later wave than a failure means that failure was accepted
+  // (resumed) before: the later wave could not have started otherwise. A restarted or new leader,
+  // which never saw the marker removed, reads the resume from here.
+  const furthest = Math.max(
+    -1,
+    ...order.flatMap((member, i) => (member.status.state === 'pending' ? [] : [waves[i] ?? 0])),
+  );
+  return order.filter(
+    (member, i) =>
+      member.status.state === 'failed' &&
+      (member.haltOnFailure ?? settings.haltOnFailure) &&
+      (member.status.reason === HALTED_REASON || (waves[i] ?? 0) >= furthest),
   );
 }
 
@@ -180,7 +192,10 @@ export interface AdmissionQuestion {
   readonly members: readonly Member[];
   readonly settings: RolloutSettings;
   readonly inFlight: BudgetCounts;
-  /** Members admitted whose write has not ended yet: they count against their policy's budget. */
+  /**
+   * Members admitted and not seen rolled yet (their write has not ended, or the watch has not shown
+   * it): they count against their policy's budget.
+   */
   readonly reserved?: ((key: WorkloadKey) => boolean) | undefined;
 }
 
@@ -243,8 +258,32 @@ function waveGate(question: AdmissionQuestion): Admission | undefined {
   return undefined;
 }
 
-/** The deadline when `--rollout-deadline` is not set: the default progress deadline + a margin. */
-export const DEFAULT_ROLLOUT_DEADLINE_MS = 600_000 + 30_000;
+/** Kubernetes' default `progressDeadlineSeconds`, for kinds without one of their own. */
+const DEFAULT_PROGRESS_DEADLINE_SECONDS = 600;
+
+/** Past the workload's own progress deadline: its controller reports the failure first. */
+const ROLLOUT_DEADLINE_MARGIN_MS = 30_000;
+
+/** The longest a timer can wait (2^31-1 ms), as for `--rollout-deadline`. */
+const MAX_ROLLOUT_DEADLINE_MS = 2 ** 31 - 1;
+
+/**
+ * The deadline of a member when `--rollout-deadline` is not set: its own `progressDeadlineSeconds`
+ * (a Deployment's, an Argo Rollout's; 600 s for kinds without one, or when unset or not positive)
+ * plus a margin, so its controller's own `ProgressDeadlineExceeded` comes first. Bounded by the
+ * longest timer: Kubernetes' "no deadline" (2^31-1 s) waits 2^31-1 ms.
+ */
+export function rolloutDeadlineMs(status: RolloutStatusView | undefined): number {
+  const own =
+    status?.model === 'replica-set' || status?.model === 'rollout-phase'
+      ? status.progressDeadlineSeconds
+      : undefined;
+  const seconds =
+    own !== undefined && Number.isFinite(own) && own > 0
+      ? Math.ceil(own)
+      : DEFAULT_PROGRESS_DEADLINE_SECONDS;
+  return Math.min(seconds * 1000 + ROLLOUT_DEADLINE_MARGIN_MS, MAX_ROLLOUT_DEADLINE_MS);
+}
 
 /** The reason of a member failed because it carries the halt marker. */
 export const HALTED_REASON = 'Halted';

@@ -110,15 +110,17 @@ export function startPipeline(
   options: {
     readonly sourceTypes: readonly SourceType[];
     readonly selectorEnabled?: boolean;
+    readonly reloadPolicies?: boolean;
   } & Overrides,
 ) {
-  const { sourceTypes, selectorEnabled, ...overrides } = options;
+  const { sourceTypes, selectorEnabled, reloadPolicies, ...overrides } = options;
   const registry = new Registry();
   const metrics = createMetrics(registry, { countByNamespace: false });
   const events: EventRequest[] = [];
   const { writes, watched, watch } = inMemoryWatch({
     sourceTypes,
     selectorEnabled: selectorEnabled === true,
+    reloadPolicies: reloadPolicies === true,
   });
   cluster.store = watched.store;
   const pipeline = createPipeline({

@@ -28,6 +28,8 @@ export function silentLogger(): Logger {
 export function inMemoryWatch(options: {
   readonly sourceTypes: readonly SourceType[];
   readonly selectorEnabled?: boolean;
+  /** `--enable-reload-policies`: keep a policy store (the test fills it). */
+  readonly reloadPolicies?: boolean;
 }) {
   const subscribers = new WatchSubscribers();
   const writes = new WriteLedger();
@@ -40,6 +42,7 @@ export function inMemoryWatch(options: {
       timers: SYSTEM_TIMERS,
       writeBasis: (key) => writes.basis(key),
       isTypeHealthy: () => true,
+      reloadPolicies: options.reloadPolicies === true,
     },
     subscribers,
   );

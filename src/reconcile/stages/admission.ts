@@ -29,7 +29,6 @@ import { type WorkloadRollout, workloadRollout } from '../../rollout/workload-se
 import type { FailedRolloutUndo } from './undo.ts';
 import {
   type Admission,
-  DEFAULT_ROLLOUT_DEADLINE_MS,
   HALTED_REASON,
   decideAdmission,
   formatHaltMarker,
@@ -41,6 +40,7 @@ import {
   parseHaltMarker,
   parsePriority,
   resumeCommand,
+  rolloutDeadlineMs,
   type RolloutSettings,
 } from '../../rollout/waves.ts';
 import type { Pass } from '../attempt.ts';
@@ -66,7 +66,9 @@ export const RESERVATION_TTL_MS = 10 * 60_000;
 export interface RolloutsInFlight {
   /** Followed rollouts not ended, cluster-wide or in one namespace. */
   inProgress(namespace?: string): number;
-  lastRollout(key: WorkloadKey): { readonly uid: string; readonly startedAt: number } | undefined;
+  lastRollout(
+    key: WorkloadKey,
+  ): { readonly uid: string; readonly startedAt: number; readonly ended?: unknown } | undefined;
   onEnded(listener: () => void): () => void;
 }
 
@@ -192,7 +194,7 @@ export class RollAdmission implements ReconcileStage {
         members,
         settings: this.#deps.settings,
         inFlight: this.#inFlight(namespace),
-        reserved: (key) => this.#reserved.has(key),
+        reserved: (key) => this.#reserved.has(key) || this.#rolling(key),
       });
       if (worst === undefined || RANK[admission.answer] > RANK[worst.admission.answer]) {
         worst = { admission, change, members };
@@ -259,7 +261,7 @@ export class RollAdmission implements ReconcileStage {
       haltMarked,
       resumed: record.resumed.has(key),
     };
-    const deadlineMs = this.#deps.settings.deadlineMs ?? DEFAULT_ROLLOUT_DEADLINE_MS;
+    const deadlineMs = this.#deps.settings.deadlineMs ?? rolloutDeadlineMs(view.rolloutStatus);
     const status = memberStatus(facts, deadlineMs, this.#deps.now());
     const rollout = this.#rollout(view);
     return {
@@ -347,10 +349,18 @@ export class RollAdmission implements ReconcileStage {
     };
   }
 
+  /**
+   * kreload's rollout of `key` is followed and not over: written, though the watch may not show the
+   * roll yet (the member still reads pending), so it still counts against its policy's budget.
+   */
+  #rolling(key: WorkloadKey): boolean {
+    const last = this.#deps.rollouts.lastRollout(key);
+    return last !== undefined && last.ended === undefined;
+  }
+
   /** Synchronous with the decision: no other worker runs between them. */
   #reserve(key: WorkloadKey, namespace: string): void {
-    const { maxConcurrent, maxPerNamespace } = this.#deps.settings;
-    if (maxConcurrent === 0 && maxPerNamespace === 0) return;
+    // Also without a budget flag: a ReloadPolicy's maxConcurrent counts the members reserved.
     this.#reserved.set(key, { namespace, at: this.#deps.now() });
   }
 

@@ -1,0 +1,134 @@
+// Safe rollout set by a ReloadPolicy, not by flags, on kwok nodes: six Deployments that carry no
+// kreload annotation share one Secret through a policy with `rollout: {canary: 1, haltOnFailure:
+// true, maxConcurrent: 2}`. kreload runs with waves on but a canary of 5 and halting off, so only
+// the policy can make the first wave one workload and halt it. A bad value crashes the canary: no
+// PATCH to the other five (audit log), ConfigRolloutHalted, and `kreload explain` on another names
+// the halted change. A fix rolls all six, never more than 2 in flight.
+import { describe, expect, it } from 'vitest';
+import { AuditLog } from '../harness/audit.ts';
+import { KubeJson } from '../harness/crds.ts';
+import { explainJson } from '../harness/explain.ts';
+import { waitForBaseline, waitForEnv } from '../harness/expectations.ts';
+import { KRELOAD_NAMESPACE } from '../harness/rbac.ts';
+import { useKreload } from '../harness/kreload-fixture.ts';
+import { pollUntil } from '../harness/poll.ts';
+import { PodLifecycle, crashOnConfig, runnable } from '../harness/pod-lifecycle.ts';
+import { createPolicy, policyIdentity } from '../harness/reload-policies.ts';
+import { changeProgress, patchedSince } from '../harness/rollout-watch.ts';
+import { envVarName, sourceHash, sourceKey, type SecretSpec } from '../harness/sources.ts';
+import { APP, podSpec, type WorkloadRef } from '../harness/workloads.ts';
+
+const IDENTITY = 'kreload-e2e-safe-policy';
+const USER = `system:serviceaccount:${KRELOAD_NAMESPACE}:${IDENTITY}`;
+const COUNT = 6;
+
+/** What the controller runs with; explain takes the same after `--`. */
+const controllerArgs = (namespace: string): string[] => [
+  `--namespaces=${namespace}`,
+  '--enable-reload-policies=true',
+  '--rollout-waves',
+  '--canary=5',
+  '--halt-on-failed-rollout=false',
+];
+
+const fixture = useKreload({
+  name: 'safe-rollout-policy',
+  args: ([namespace]) => controllerArgs(String(namespace)),
+  identity: policyIdentity(IDENTITY),
+});
+
+describe('safe rollout from a ReloadPolicy', () => {
+  it('canary 1 and halt from the policy: the bad value stops at the canary; a fix rolls all', async () => {
+    const { namespace, workloads, sources, cluster } = fixture;
+    const auditLogPath = cluster.auditLogPath;
+    if (auditLogPath === undefined) throw new Error('the shared cluster runs without an audit log');
+    const audit = new AuditLog({ path: auditLogPath });
+    const pods = new PodLifecycle({ kc: cluster.kc });
+    const secret: SecretSpec = { type: 'SECRET', name: 'db', data: { level: 'info' } };
+    const bad: SecretSpec = { ...secret, data: { level: 'no-such-level' } };
+    const fixed: SecretSpec = { ...secret, data: { level: 'warn' } };
+    await sources.create(namespace, secret);
+    const refs: WorkloadRef[] = [];
+    for (let i = 0; i < COUNT; i += 1) {
+      refs.push(
+        await workloads.create('Deployment', {
+          namespace,
+          name: `p${String(i).padStart(2, '0')}`,
+          labels: { reads: 'db' },
+          templateAnnotations: crashOnConfig(sourceHash(bad)),
+          progressDeadlineSeconds: 10,
+          replicas: 1,
+          podSpec: runnable(podSpec({ app: { envFrom: [{ secretRef: { name: 'db' } }] } })),
+        }),
+      );
+    }
+    await createPolicy(new KubeJson({ kc: cluster.kc }), namespace, 'db-readers', {
+      sources: [{ kind: 'Secret', name: 'db' }],
+      targets: [{ kind: 'Deployment', selector: { matchLabels: { reads: 'db' } } }],
+      rollout: { canary: 1, haltOnFailure: true, maxConcurrent: 2 },
+    });
+    for (const ref of refs) {
+      await waitForBaseline(workloads, ref, { [sourceKey(secret)]: sourceHash(secret) });
+      await pods.waitComplete(ref);
+    }
+    const [canary, held] = refs;
+    if (canary === undefined || held === undefined) throw new Error(`${String(COUNT)} Deployments`);
+
+    const beforeBad = await audit.mark();
+    await sources.replace(namespace, bad);
+    await waitForEnv(workloads, canary, {
+      container: APP,
+      name: envVarName(bad),
+      value: sourceHash(bad),
+    });
+    await pods.waitProgressDeadlineExceeded(canary);
+    const halted = await pollUntil(
+      async () => {
+        const found = (await fixture.events.about(canary)).filter(
+          (event) => event.reason === 'ConfigRolloutHalted',
+        );
+        if (found.length > 0) return found;
+        throw new Error('no ConfigRolloutHalted Event yet');
+      },
+      { timeoutMs: 40_000, describe: 'the ConfigRolloutHalted Event on the canary' },
+    );
+    expect(halted).toMatchObject([{ type: 'Warning' }]);
+    expect(halted[0]?.message).toContain(`${String(COUNT - 1)} workload(s) held`);
+    // The canary's roll and its halt marker: 0 PATCHes to the other five.
+    const patched = await patchedSince(audit, beforeBad, namespace, USER);
+    expect(patched.filter((name) => name !== canary.name)).toEqual([]);
+    expect(patched.filter((name) => name === canary.name)).toHaveLength(2);
+    const explained = await explainJson(
+      cluster.kubeconfigPath,
+      `deployment/${held.name}`,
+      namespace,
+      ['--', ...controllerArgs(namespace)],
+    );
+    expect(explained.workload?.facts.halts).toMatchObject([
+      {
+        source: `secret/${namespace}/db`,
+        hash: sourceHash(bad),
+        by: { name: canary.name },
+        reason: 'ProgressDeadlineExceeded',
+        resume: `kubectl annotate -n ${namespace} deployment/${canary.name} kreload.io/rollout-halted-`,
+      },
+    ]);
+
+    await sources.replace(namespace, fixed);
+    let maxInFlight = 0;
+    const rolledFixed = { name: envVarName(fixed), value: sourceHash(fixed) };
+    await pollUntil(
+      async () => {
+        const { complete, inFlight } = await changeProgress(cluster.kc, namespace, rolledFixed);
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        if (complete === COUNT) return complete;
+        throw new Error(
+          `${String(complete)} of ${String(COUNT)} complete, ${String(inFlight)} in flight`,
+        );
+      },
+      { timeoutMs: 110_000, intervalMs: 100, describe: `all ${String(COUNT)} rolled and complete` },
+    );
+    expect(maxInFlight).toBeGreaterThan(0);
+    expect(maxInFlight).toBeLessThanOrEqual(2);
+  }, 240_000);
+});
