@@ -149,6 +149,7 @@ class KreloadApp implements App {
     const ports = shardPorts(shard, {
       writer: workloadWriter,
       pods: new KubePodClient({ transport }),
+      rollouts: options.rollouts,
     });
     const baselines = createBaselineStore({
       options,
@@ -197,7 +198,7 @@ class KreloadApp implements App {
       policyStatus: options.enableReloadPolicies
         ? new PolicyStatusClient({ transport })
         : undefined,
-      rollouts: options.rollouts,
+      rollouts: ports.rollouts,
       holds: { windowsEnabled: options.enableRestartWindows, flapLimits: options.flapBreaker },
       baselines: baselines?.store,
       owns: ports.owns,

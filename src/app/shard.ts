@@ -10,13 +10,16 @@ import { LeaseClient } from '../kube/lease-client.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import type { Logger } from '../log/logger.ts';
 import type { PodApi, WorkloadWriter } from '../reconcile/ports.ts';
+import type { RolloutSettings } from '../rollout/waves.ts';
 import { BucketWrites, fencedPodApi, fencedWorkloadWriter } from '../shard/fenced-writer.ts';
+import { budgetShare, sharedRolloutSettings } from '../shard/rollout-budget.ts';
 import { ShardCoordinator } from '../shard/shard-coordinator.ts';
 import { SYSTEM_CLOCK, SYSTEM_TIMERS } from '../time/timers.ts';
 
 export interface ShardRuntime {
   readonly coordinator: ShardCoordinator;
   readonly writes: BucketWrites;
+  readonly identity: string;
 }
 
 /** Undefined unless `--shard-mode=active-active`. */
@@ -85,7 +88,7 @@ export function createShard(parts: {
       });
     },
   });
-  return { coordinator, writes };
+  return { coordinator, writes, identity };
 }
 
 /** The workloads of `keys` whose namespace falls in `bucket`. */
@@ -125,17 +128,26 @@ export function shardReadiness(coordinator: ShardCoordinator) {
 /** The pipeline's write ports: fenced by bucket in active-active mode, as given otherwise. */
 export function shardPorts(
   shard: ShardRuntime | undefined,
-  ports: { readonly writer: WorkloadWriter; readonly pods: PodApi },
+  ports: {
+    readonly writer: WorkloadWriter;
+    readonly pods: PodApi;
+    readonly rollouts: RolloutSettings;
+  },
 ): {
   readonly writer: WorkloadWriter;
   readonly pods: PodApi;
+  readonly rollouts: RolloutSettings;
   readonly owns: ((namespace: string) => boolean) | undefined;
 } {
   if (!shard) return { ...ports, owns: undefined };
-  const { coordinator, writes } = shard;
+  const { coordinator, writes, identity } = shard;
   return {
     writer: fencedWorkloadWriter(ports.writer, coordinator, writes),
     pods: fencedPodApi(ports.pods, coordinator, writes),
+    // The cluster-wide rollout budget, split between the live members.
+    rollouts: sharedRolloutSettings(ports.rollouts, (budget) =>
+      budgetShare({ budget, members: coordinator.liveMembers(), identity }),
+    ),
     owns: (namespace) => coordinator.owns(namespace),
   };
 }
