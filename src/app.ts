@@ -9,7 +9,14 @@ import { replayRecreations, recreationJournal, writeMetaInfo } from './app/leade
 import { type BaselineStoreRuntime, createBaselineStore } from './app/baseline-store.ts';
 import { createAlerts, createEventNotifications, createWebhookMode } from './app/notifications.ts';
 import { createElector } from './app/election.ts';
-import { createShard, keysInBucket, keysOwned, shardPorts, shardReadiness } from './app/shard.ts';
+import {
+  createShard,
+  keysInBucket,
+  keysOwned,
+  shardFacts,
+  shardPorts,
+  shardReadiness,
+} from './app/shard.ts';
 import { controllerExplainPorts, createHttpServers } from './app/http-servers.ts';
 import { loadKubeConfig } from './app/kube-config.ts';
 import { createPipeline, reconcileOptionsOf } from './app/pipeline.ts';
@@ -223,7 +230,10 @@ class KreloadApp implements App {
             .map(({ source, hash }) => `${source}@${hash.slice(0, 12)}`),
         breakers: pipeline.breakers,
       },
-      explain: controllerExplainPorts({ options, kinds, watch, pipeline, gate }),
+      explain: controllerExplainPorts({
+        ...{ options, kinds, watch, pipeline, gate },
+        shard: shard && shardFacts(shard.coordinator),
+      }),
     });
     const resync = new PeriodicResync({
       periodMs: options.resyncPeriod,

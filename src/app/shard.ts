@@ -4,6 +4,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Options } from '../config/parse-options.ts';
+import type { ShardFacts } from '../explain/model.ts';
 import { parseWorkloadKey } from '../core/keys.ts';
 import type { WorkloadKey } from '../core/types.ts';
 import { LeaseClient } from '../kube/lease-client.ts';
@@ -111,6 +112,16 @@ export function keysOwned(
   return keys.filter((key) => {
     const ref = parseWorkloadKey(key);
     return ref !== undefined && coordinator.owns(ref.namespace);
+  });
+}
+
+/** `kreload explain`'s view of a namespace: its bucket, the holder and the assigned member. */
+export function shardFacts(coordinator: ShardCoordinator) {
+  return (namespace: string): ShardFacts => ({
+    bucket: coordinator.bucketOf(namespace),
+    holder: coordinator.leaseHolder(namespace),
+    assigned: coordinator.assignedOwner(namespace),
+    owned: coordinator.owns(namespace),
   });
 }
 
