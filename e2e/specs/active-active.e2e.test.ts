@@ -7,7 +7,7 @@
 // Every replica runs as kreload's audited ServiceAccount: the audit log shows all their writes.
 import { CoordinationV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucketOf } from '../../src/shard/assignment.ts';
+import { assignBuckets, bucketOf } from '../../src/shard/assignment.ts';
 import { AuditLog } from '../harness/audit.ts';
 import { DeploymentFleet } from '../harness/fleet.ts';
 import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
@@ -26,7 +26,10 @@ const cluster = sharedCluster();
 const sources = new SourceClient({ kc: cluster.kc });
 const coordination = cluster.kc.makeApiClient(CoordinationV1Api);
 
-const NAMESPACES = 9;
+/** Three namespaces per replica of the first three: each has a share of the fan-out. */
+const PER_REPLICA = 3;
+const FIRST = ['aa-0', 'aa-1', 'aa-2'];
+const NAMESPACES = PER_REPLICA * FIRST.length;
 const PER_NAMESPACE = 4;
 const BUCKETS = 16;
 const CONFIG = 'aa-config';
@@ -176,8 +179,15 @@ describe('active-active: three replicas share the namespaces over Leases', () =>
         },
       })
       .catch(() => undefined);
-    for (let index = 0; index < NAMESPACES; index += 1) {
+    // Rendezvous hashing of the pod names decides the owners: keep namespaces until each of the
+    // three replicas owns PER_REPLICA of them.
+    const owners = assignBuckets(FIRST, BUCKETS);
+    const perOwner = new Map<string, number>();
+    while (namespaces.length < NAMESPACES) {
       const namespace = await cluster.createNamespace('aa');
+      const owner = owners[bucketOf(namespace, BUCKETS)] ?? '';
+      if ((perOwner.get(owner) ?? 0) >= PER_REPLICA) continue;
+      perOwner.set(owner, (perOwner.get(owner) ?? 0) + 1);
       namespaces.push(namespace);
       await sources.create(namespace, { type: 'CONFIGMAP', name: CONFIG, data: { v: '1' } });
       const fleet = new DeploymentFleet({
@@ -207,6 +217,7 @@ describe('active-active: three replicas share the namespaces over Leases', () =>
     }
     const owners = namespaces.map((namespace) => holders[bucketOf(namespace, BUCKETS)]);
     console.info(`active-active: namespaces per replica ${JSON.stringify(countBy(owners))}`);
+    expect(Object.values(countBy(owners))).toEqual([PER_REPLICA, PER_REPLICA, PER_REPLICA]);
     for (const pod of ['aa-0', 'aa-1', 'aa-2']) {
       const kreload = processes.get(pod);
       if (!kreload) throw new Error(pod);
@@ -253,6 +264,15 @@ describe('active-active: three replicas share the namespaces over Leases', () =>
     expect(takeoverMs).toBeLessThanOrEqual(LEASE_DURATION_MS + 5_000);
     await waitAllRolledTo(h3, 2);
     await expectOneRollEach(mark);
+    const victimNamespaces = namespaces.filter(
+      (namespace) => holders[bucketOf(namespace, BUCKETS)] === victim,
+    );
+    const patches = rollPatches(await kreloadRequestsSince(audit, mark), victimNamespaces);
+    const afterKill = patches.filter((p) => p.receivedAt > killedAt).length;
+    console.info(
+      `active-active: the killed replica's ${String(patches.length)} workloads: ` +
+        `${String(patches.length - afterKill)} rolled before the kill, ${String(afterKill)} after, by the survivors`,
+    );
   });
 
   it('scaling to 5 members moves buckets only to the new ones', async () => {
@@ -266,11 +286,16 @@ describe('active-active: three replicas share the namespaces over Leases', () =>
       const bucket = bucketOf(namespace, BUCKETS);
       return before[bucket] !== after[bucket];
     });
+    // The share of namespaces that moved, over 1,000 names placed by the measured Lease holders.
+    const names = Array.from({ length: 1000 }, (_, index) => `team-${String(index)}`);
+    const movedNames = names.filter((name) => moved.includes(bucketOf(name, BUCKETS)));
     console.info(
       `active-active: 3 → 5 moved ${String(moved.length)}/${String(BUCKETS)} buckets, ` +
-        `${String(movedNamespaces.length)}/${String(NAMESPACES)} namespaces`,
+        `${String(movedNamespaces.length)}/${String(NAMESPACES)} test namespaces, ` +
+        `${String(movedNames.length)}/1000 namespace names`,
     );
     for (const bucket of moved) expect(['aa-4', 'aa-5']).toContain(after[bucket]);
+    expect(moved.length / BUCKETS).toBeLessThanOrEqual(2 / 5);
     // A change after the move still rolls each dependent exactly once.
     const mark = await audit.mark();
     await changeAll({ v: '4' });
