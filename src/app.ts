@@ -9,6 +9,14 @@ import { replayRecreations, recreationJournal, writeMetaInfo } from './app/leade
 import { type BaselineStoreRuntime, createBaselineStore } from './app/baseline-store.ts';
 import { createAlerts, createEventNotifications, createWebhookMode } from './app/notifications.ts';
 import { createElector } from './app/election.ts';
+import {
+  createShard,
+  keysInBucket,
+  keysOwned,
+  shardFacts,
+  shardPorts,
+  shardReadiness,
+} from './app/shard.ts';
 import { controllerExplainPorts, createHttpServers } from './app/http-servers.ts';
 import { loadKubeConfig } from './app/kube-config.ts';
 import { createPipeline, reconcileOptionsOf } from './app/pipeline.ts';
@@ -63,6 +71,8 @@ class KreloadApp implements App {
     });
     if (runtime.elector) runtime.elector.start();
     else this.#lead(runtime);
+    // Active-active: each bucket's workloads are reconciled as its Lease is acquired.
+    runtime.shard?.coordinator.start();
     runtime.resync.start();
   }
 
@@ -85,7 +95,7 @@ class KreloadApp implements App {
     queue.stop();
     await drainAndRelease({
       queue,
-      elector: runtime.elector,
+      elector: runtime.elector ?? runtime.shard?.coordinator,
       logger: this.#deps.logger,
       onDrained: () => {
         runtime.gate.stepDown();
@@ -107,6 +117,15 @@ class KreloadApp implements App {
     const metrics = createMetrics(registry, { countByNamespace: options.metricsCountByNamespace });
     const kubeConfig = loadKubeConfig(options);
     const transport = createKubeTransport({ kubeConfig, metrics });
+    const shard = createShard({
+      options,
+      transport,
+      logger,
+      registry,
+      onAcquired: (bucket) => {
+        this.#reconcileBucket(bucket);
+      },
+    });
     const elector = createElector({
       options,
       transport,
@@ -129,6 +148,16 @@ class KreloadApp implements App {
     metrics.setLeader(gate.leading);
     const writes = new WriteLedger();
     const kinds = kindTable(options.customWorkloadKinds);
+    const workloadWriter = new WorkloadClient({
+      transport,
+      projection: projectionSettings(options),
+      kinds,
+    });
+    const ports = shardPorts(shard, {
+      writer: workloadWriter,
+      pods: new KubePodClient({ transport }),
+      rollouts: options.rollouts,
+    });
     const baselines = createBaselineStore({
       options,
       transport,
@@ -154,7 +183,7 @@ class KreloadApp implements App {
     const pipeline = createPipeline({
       watch,
       writes,
-      writer: new WorkloadClient({ transport, projection: projectionSettings(options), kinds }),
+      writer: ports.writer,
       reconcile: reconcileOptionsOf(options, kinds),
       concurrency: options.workerThreads,
       debounce: { syncDelayMs: options.syncDelay, syncMaxDelayMs: options.syncMaxDelay },
@@ -168,7 +197,7 @@ class KreloadApp implements App {
         isSelected: (namespace) => watch.caches.namespaces.isSelected(namespace),
       }),
       snapshots: options.enableConfigRevisions ? new KubeSnapshotClient({ transport }) : undefined,
-      pods: new KubePodClient({ transport }),
+      pods: ports.pods,
       webhook: webhook?.mode,
       timers: SYSTEM_TIMERS,
       random: Math.random,
@@ -176,9 +205,10 @@ class KreloadApp implements App {
       policyStatus: options.enableReloadPolicies
         ? new PolicyStatusClient({ transport })
         : undefined,
-      rollouts: options.rollouts,
+      rollouts: ports.rollouts,
       holds: { windowsEnabled: options.enableRestartWindows, flapLimits: options.flapBreaker },
       baselines: baselines?.store,
+      owns: ports.owns,
     });
     const { health, probes, profiling } = createHttpServers({
       options,
@@ -192,7 +222,7 @@ class KreloadApp implements App {
               apiServerStatus: () => watch.apiServerStatus(),
             }
           : watch,
-        election: elector,
+        election: shard ? shardReadiness(shard.coordinator) : elector,
         shuttingDown: () => gate.shuttingDown,
         haltedRollouts: () =>
           pipeline.reconciler
@@ -200,7 +230,10 @@ class KreloadApp implements App {
             .map(({ source, hash }) => `${source}@${hash.slice(0, 12)}`),
         breakers: pipeline.breakers,
       },
-      explain: controllerExplainPorts({ options, kinds, watch, pipeline, gate }),
+      explain: controllerExplainPorts({
+        ...{ options, kinds, watch, pipeline, gate },
+        shard: shard && shardFacts(shard.coordinator),
+      }),
     });
     const resync = new PeriodicResync({
       periodMs: options.resyncPeriod,
@@ -214,6 +247,7 @@ class KreloadApp implements App {
     return {
       ...{ health, probes, profiling, watch, gate, elector, pipeline, resync, senders, context },
       baselines,
+      shard,
     };
   }
 
@@ -226,9 +260,19 @@ class KreloadApp implements App {
     writeMetaInfo(runtime.context);
   }
 
+  /** A bucket's Lease acquired (active-active): its workloads, as on taking the lead. */
+  #reconcileBucket(bucket: number): void {
+    const runtime = this.#runtime;
+    if (!runtime?.shard || runtime.gate.shuttingDown) return;
+    const keys = runtime.watch.caches.store.keys();
+    runtime.pipeline.router.triggerAll(keysInBucket(keys, bucket, runtime.shard.coordinator));
+  }
+
   /** Every workload and every policy status again; Jobs deleted but not re-created replayed. */
   #reconcileAll(runtime: Runtime): void {
-    runtime.pipeline.router.triggerAll(runtime.watch.caches.store.keys());
+    const keys = runtime.watch.caches.store.keys();
+    const { shard } = runtime;
+    runtime.pipeline.router.triggerAll(shard ? keysOwned(keys, shard.coordinator) : keys);
     runtime.pipeline.policyStatus?.refreshAll();
     replayRecreations(runtime.context, runtime.pipeline);
   }

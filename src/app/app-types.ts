@@ -9,6 +9,7 @@ import type { WatchServer } from '../watch/watch-server.ts';
 import type { HttpServers } from './http-servers.ts';
 import type { LeaderTermContext } from './leader-term.ts';
 import type { Pipeline } from './pipeline.ts';
+import type { ShardRuntime } from './shard.ts';
 
 /** What app.ts receives besides the options. */
 export interface AppDeps {
@@ -35,6 +36,8 @@ export interface Runtime {
   readonly watch: WatchServer;
   readonly gate: LeadershipGate;
   readonly elector: LeaderElector | undefined;
+  /** `--shard-mode=active-active`: the coordinator and the write fence (docs/adr/0051). */
+  readonly shard: ShardRuntime | undefined;
   readonly pipeline: Pipeline;
   readonly resync: PeriodicResync;
   /** What the notifications and the leadership term need. */

@@ -5,7 +5,7 @@ import { LeaderElector } from '../leader/leader-elector.ts';
 import { SYSTEM_CLOCK, SYSTEM_TIMERS } from '../time/timers.ts';
 import type { Logger } from '../log/logger.ts';
 
-/** With `--enable-ha`, the elector on the configured Lease (§13.4); undefined without HA. */
+/** With `--enable-ha`, the elector on the configured Lease (§13.4); undefined without HA or with active-active. */
 export function createElector(parts: {
   readonly options: Options;
   readonly transport: KubeTransport;
@@ -16,6 +16,8 @@ export function createElector(parts: {
   const { leaderElection, podName } = parts.options;
   const { logger } = parts;
   if (!leaderElection.enabled || leaderElection.namespace === undefined) return undefined;
+  // Active-active mode has no leader: the shard's Leases fence each namespace (app/shard.ts).
+  if (parts.options.shard.mode === 'active-active') return undefined;
   return new LeaderElector({
     store: new LeaseClient({ transport: parts.transport }),
     identity: leaderElection.identity ?? podName ?? 'kreload',

@@ -16,6 +16,7 @@ import { SYSTEM_CLOCK } from '../time/timers.ts';
 import type { ControllerExplainPorts } from '../explain/controller-explain.ts';
 import { explainFromController, queueStateOf } from '../explain/controller-explain.ts';
 import type { LeadershipGate } from '../leader/leadership-gate.ts';
+import type { ShardFacts } from '../explain/model.ts';
 import type { WatchServer } from '../watch/watch-server.ts';
 import type { Pipeline } from './pipeline.ts';
 import { debugExplainReply } from '../explain/debug-endpoint.ts';
@@ -91,6 +92,8 @@ export function controllerExplainPorts(parts: {
   readonly watch: WatchServer;
   readonly pipeline: Pipeline;
   readonly gate: LeadershipGate;
+  /** Active-active mode: who writes each namespace. */
+  readonly shard?: ((namespace: string) => ShardFacts) | undefined;
 }): ControllerExplainPorts {
   const { options, kinds, watch, pipeline, gate } = parts;
   return {
@@ -111,6 +114,7 @@ export function controllerExplainPorts(parts: {
         .keysInNamespace(namespace)
         .flatMap((key) => watch.caches.store.get(key) ?? []),
     leading: () => gate.leading,
+    shard: parts.shard,
     now: () => SYSTEM_CLOCK.now(),
     pod: options.podName,
   };

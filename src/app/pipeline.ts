@@ -98,6 +98,8 @@ export interface PipelineDeps {
   readonly holds?: HoldSettings | undefined;
   /** `--baseline-store=namespace`: where first-sight baselines go (docs/adr/0046). */
   readonly baselines?: BaselineStore | undefined;
+  /** Active-active mode: changes are routed only in the namespaces this replica owns. */
+  readonly owns?: ((namespace: string) => boolean) | undefined;
 }
 
 /** `--enable-restart-windows` and the `--flap-*` limits. */
@@ -364,7 +366,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     autoReloadAll: deps.reconcile.autoReloadAll,
     reloadOnDelete: deps.reconcile.reloadOnDelete,
     reloadLists,
-    acceptsNamespace: (ns) => caches.namespaces.accepts(ns),
+    acceptsNamespace: (ns) => caches.namespaces.accepts(ns) && (deps.owns?.(ns) ?? true),
     isLeading: () => gate.leading,
     onSkip: (reason) => {
       metrics.recordSkip(reason);

@@ -75,6 +75,8 @@ const CONTRACT_FLAGS = [
   '--leader-election-renew-deadline',
   '--leader-election-retry-period',
   '--leader-election-release-on-cancel',
+  '--shard-mode',
+  '--shard-buckets',
   '--baseline-store',
   '--enable-restart-windows',
   '--flap-max-changes',

@@ -89,6 +89,10 @@ export type IgnorableWorkloadType = (typeof IGNORABLE_WORKLOAD_TYPES)[number];
 
 export const RELOAD_STRATEGIES = ['env-vars', 'annotations'] as const;
 
+/** `--shard-mode`: one leader, or every replica writing its share of namespaces (docs/adr/0051). */
+export const SHARD_MODES = ['leader-election', 'active-active'] as const;
+export type ShardMode = (typeof SHARD_MODES)[number];
+
 /** `--baseline-store`: where first-sight baselines live (docs/adr/0046). */
 export const BASELINE_STORES = ['workload', 'namespace'] as const;
 export type BaselineStoreMode = (typeof BASELINE_STORES)[number];
@@ -784,6 +788,30 @@ export const OPTION_SPECS = [
     default: 'true',
     help: 'Release the Lease on shutdown so a successor leads at once; false leaves it to expire.',
     helm: 'reloader.leaderElection.releaseOnCancel',
+  },
+  {
+    name: 'shardMode',
+    flag: '--shard-mode',
+    env: 'KRELOAD_SHARD_MODE',
+    type: 'enum',
+    default: 'leader-election',
+    help:
+      'How replicas share the work: leader-election, with --enable-ha one replica writes, the others wait; active-active: every ' +
+      "replica writes to its share of the namespaces, fenced by Leases in kreload's namespace " +
+      '(implies --enable-ha; docs/ha.md).',
+    helm: 'reloader.shardMode',
+    choices: SHARD_MODES,
+  },
+  {
+    name: 'shardBuckets',
+    flag: '--shard-buckets',
+    env: 'KRELOAD_SHARD_BUCKETS',
+    type: 'int',
+    default: '32',
+    help: 'With --shard-mode=active-active, the number of namespace buckets, one Lease each; all replicas must agree.',
+    helm: 'reloader.shardBuckets',
+    min: 1,
+    max: 1024,
   },
   {
     name: 'baselineStore',

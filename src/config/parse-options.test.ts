@@ -88,6 +88,7 @@ describe('parseOptions defaults', () => {
         structured: false,
       },
       metaInfo: { namespace: undefined, deploymentName: undefined },
+      shard: { mode: 'leader-election', bucketCount: 32 },
       customWorkloadKinds: [],
       warnings: [],
     } satisfies Options);
@@ -123,6 +124,15 @@ describe('parseOptions accepts', () => {
     ['bool from env', [], { KRELOAD_DRY_RUN: 't' }, { dryRun: true }],
     ['bool env 0', [], { KRELOAD_INCLUDE_HELM_SECRETS: '0' }, { includeHelmSecrets: false }],
     ['include-helm-secrets', ['--include-helm-secrets'], {}, { includeHelmSecrets: true }],
+    [
+      'active-active implies HA',
+      ['--shard-mode=active-active', '--shard-buckets=64'],
+      { POD_NAME: 'kreload-0', POD_NAMESPACE: 'kreload' },
+      {
+        shard: { mode: 'active-active', bucketCount: 64 },
+        leaderElection: expect.objectContaining({ enabled: true, identity: 'kreload-0' }),
+      },
+    ],
     [
       'enable-pprof and address',
       ['--enable-pprof', '--pprof-addr', '127.0.0.1:7070'],

@@ -19,6 +19,7 @@ import type {
   IgnorableWorkloadType,
   LogLevelName,
   ResourceType,
+  ShardMode,
 } from './options.ts';
 import {
   ALERT_SINK_NAMES,
@@ -29,6 +30,7 @@ import {
   LOG_LEVEL_NAMES,
   RELOAD_STRATEGIES,
   RESOURCE_TYPES,
+  SHARD_MODES,
 } from './options.ts';
 import type { RolloutSettings } from '../rollout/waves.ts';
 import type { Scope } from './scope.ts';
@@ -57,6 +59,12 @@ export interface LeaderElectionOptions {
   readonly retryPeriodMs: number;
   /** Clear the Lease's holder on shutdown (§13.5 item 3); false lets it expire instead. */
   readonly releaseOnCancel: boolean;
+}
+
+/** `--shard-mode` and `--shard-buckets` (docs/adr/0051-active-active-sharding.md). */
+export interface ShardOptions {
+  readonly mode: ShardMode;
+  readonly bucketCount: number;
 }
 
 /** `--is-openshift`; empty is `auto`. `auto` and `true` watch DeploymentConfigs once served. */
@@ -88,6 +96,7 @@ export interface Options {
   readonly resourceLabelSelector: string;
   readonly webhookUrl: string | undefined;
   readonly leaderElection: LeaderElectionOptions;
+  readonly shard: ShardOptions;
   readonly logFormat: LogFormat;
   /** `warning` is `warn`; `fatal` and `panic` are `error` (§13.9). */
   readonly logLevel: LogLevel;
@@ -295,7 +304,9 @@ function readLeaderElection(
   reader: OptionReader,
   pod: { podName: string | undefined; podNamespace: string | undefined },
 ): LeaderElectionOptions {
-  const enabled = reader.bool('enableHa');
+  // Active-active is HA: every replica needs its identity and the Leases' namespace.
+  const enabled =
+    reader.bool('enableHa') || reader.choice('shardMode', SHARD_MODES) === 'active-active';
   const namespace = reader.namespace('leaderElectionNamespace') ?? pod.podNamespace;
   if (enabled && pod.podName === undefined) {
     reader.addProblem(
@@ -433,6 +444,10 @@ export async function parseOptions(
     resourceLabelSelector: reader.selector('resourceLabelSelector'),
     webhookUrl,
     leaderElection: readLeaderElection(reader, settings),
+    shard: {
+      mode: reader.choice('shardMode', SHARD_MODES),
+      bucketCount: reader.int('shardBuckets'),
+    },
     logFormat: reader.choice('logFormat', LOG_FORMATS) === 'json' ? 'json' : 'text',
     logLevel: LOG_LEVELS[reader.choice('logLevel', LOG_LEVEL_NAMES)],
     enablePprof: reader.bool('enablePprof'),

@@ -27,11 +27,18 @@ import type {
   StartedRollout,
   WorkloadInput,
 } from './explain-workload.ts';
-import { explainWorkload, haltsAmong, keysToRead, listedTypes } from './explain-workload.ts';
+import {
+  type ControllerKnowledge,
+  explainWorkload,
+  haltsAmong,
+  keysToRead,
+  listedTypes,
+} from './explain-workload.ts';
 import { explainSource } from './explain-source.ts';
 import type {
   ExplainReport,
   QueueState,
+  ShardFacts,
   SourceQueryExplanation,
   WorkloadExplanation,
 } from './model.ts';
@@ -64,6 +71,8 @@ export interface ControllerExplainPorts {
   /** The roll by eviction under way on the workload (controller/eviction-tracker.ts). */
   readonly eviction?: ((key: WorkloadKey) => RunningEviction | undefined) | undefined;
   readonly leading: () => boolean;
+  /** Active-active mode: the bucket of a namespace and who writes it; undefined otherwise. */
+  readonly shard?: ((namespace: string) => ShardFacts) | undefined;
   /** The flapping-source breakers (docs/windows-and-breaker.md); undefined when off. */
   readonly breakers?:
     { status(namespace: string, source: SourceKey, limits?: FlapLimits): FlapStatus } | undefined;
@@ -92,6 +101,23 @@ function namespaceSelected(ports: ControllerExplainPorts, namespace: string) {
   const { scope } = ports.options;
   if (scope.mode !== 'global' || scope.namespaceSelector === '') return undefined;
   return ports.namespaceSelected(namespace);
+}
+
+/** What the running controller knows of the workload `key` in `namespace`. */
+function controllerKnowledge(
+  ports: ControllerExplainPorts,
+  key: WorkloadKey,
+  namespace: string,
+): ControllerKnowledge {
+  return {
+    marks: ports.marks.marksOf(key),
+    facts: (source) => cachedSourceFacts(ports, { key, namespace }, source),
+    leading: ports.leading(),
+    queue: ports.queue(key),
+    rollout: ports.rollout(key),
+    eviction: ports.eviction?.(key),
+    shard: ports.shard?.(namespace),
+  };
 }
 
 function explainCached(
@@ -135,14 +161,7 @@ function explainCached(
     flapping: (source) => ports.breakers?.status(namespace, source, limits) ?? { open: false },
     // The binding the reconciler's next pass reads, from the same store.
     policies: binding === undefined ? undefined : { state: 'known', binding },
-    controller: {
-      marks: ports.marks.marksOf(key),
-      facts: (source) => cachedSourceFacts(ports, { key, namespace }, source),
-      leading: ports.leading(),
-      queue: ports.queue(key),
-      rollout: ports.rollout(key),
-      eviction: ports.eviction?.(key),
-    },
+    controller: controllerKnowledge(ports, key, namespace),
   };
   return explainWorkload(input);
 }

@@ -77,6 +77,8 @@ interface World {
   readonly others?: readonly WorkloadView[];
   /** The controller's breakers. */
   readonly breakers?: ControllerExplainPorts['breakers'];
+  /** Active-active mode. */
+  readonly shard?: ControllerExplainPorts['shard'];
 }
 
 const BASELINED = { [K.auto]: 'true', [BASELINE]: JSON.stringify({ [CFG]: HASH }) };
@@ -121,6 +123,7 @@ async function portsOf(world: World): Promise<ControllerExplainPorts> {
     now: () => NOW,
     pod: 'kreload-0',
     breakers: world.breakers,
+    shard: world.shard,
   };
 }
 
@@ -425,6 +428,22 @@ describe('GET /debug/explain: the controller answers from its caches', () => {
     const table = await ask({ cfg: { hash: HASH }, rollout: adopted }, `${DEPLOYMENT}&o=table`);
     expect(table.body).toContain(
       'progressing: 1 of 3 replicas updated; in progress when this controller started, followed since 2026-06-01T12:00:00.000Z',
+    );
+  });
+
+  it('active-active: names the bucket of the namespace, its holder and whether this replica writes it', async () => {
+    const shard = (namespace: string) => ({
+      bucket: namespace.length,
+      holder: 'kreload-2',
+      assigned: 'kreload-2',
+      owned: false,
+    });
+    const reply = await ask({ cfg: { hash: HASH }, shard }, DEPLOYMENT);
+    const report = JSON.parse(reply.body) as ExplainReport;
+    expect(report.workload?.facts.controller?.shard).toEqual(shard(NS));
+    const table = await ask({ cfg: { hash: HASH }, shard }, `${DEPLOYMENT}&o=table`);
+    expect(table.body).toContain(
+      `controller: namespace bucket ${String(NS.length)} held by kreload-2, assigned to kreload-2; this replica does not write it; no pass due`,
     );
   });
 

@@ -64,6 +64,7 @@ import type {
   RolloutFacts,
   QueueState,
   ReferenceSite,
+  ShardFacts,
   SourceExplanation,
   Verdict,
   WorkloadExplanation,
@@ -97,6 +98,8 @@ export interface ControllerKnowledge {
   readonly rollout?: StartedRollout | undefined;
   /** The roll by eviction under way, as its last round left it (controller/eviction-tracker.ts). */
   readonly eviction?: RunningEviction | undefined;
+  /** Active-active mode: the namespace's bucket and its owner. */
+  readonly shard?: ShardFacts | undefined;
 }
 
 /** A roll by eviction as the controller's eviction tracker holds it. */
@@ -637,6 +640,7 @@ function policyFacts(input: WorkloadInput): PolicyFacts | undefined {
 function controllerFacts(knowledge: ControllerKnowledge): ControllerFacts {
   return {
     leading: knowledge.leading,
+    ...(knowledge.shard && { shard: knowledge.shard }),
     marks: knowledge.marks.map((mark) => ({
       kind: mark.kind,
       source: mark.sourceKey,

@@ -315,6 +315,18 @@ export interface ControllerFacts {
   readonly leading: boolean;
   readonly marks: readonly PendingMark[];
   readonly queue: QueueState;
+  /** Active-active mode: who writes to the workload's namespace (docs/ha.md#active-active). */
+  readonly shard?: ShardFacts | undefined;
+}
+
+export interface ShardFacts {
+  readonly bucket: number;
+  /** The replica holding the bucket's Lease, as this replica last read it. */
+  readonly holder: string | undefined;
+  /** The live member the bucket is assigned to, as this replica sees the members. */
+  readonly assigned: string | undefined;
+  /** This replica writes to the namespace now. */
+  readonly owned: boolean;
 }
 
 /** Where the controller options came from (docs/explain.md "Configuration"). */

@@ -9,6 +9,7 @@ import type {
   PolicyFacts,
   ReferenceSite,
   RolloutFacts,
+  ShardFacts,
   SourceExplanation,
   SourceUsage,
   WorkloadExplanation,
@@ -133,10 +134,23 @@ function queueText(queue: QueueState): string {
   }
 }
 
+function shardText(shard: ShardFacts): string {
+  const writer = shard.owned ? 'this replica writes it' : 'this replica does not write it';
+  return (
+    `namespace bucket ${String(shard.bucket)} held by ${shard.holder ?? 'nobody'}, ` +
+    `assigned to ${shard.assigned ?? 'no live member'}; ${writer}`
+  );
+}
+
 function controllerLines(controller: ControllerFacts | undefined): string[] {
   if (controller === undefined) return [];
+  const role = controller.shard
+    ? shardText(controller.shard)
+    : controller.leading
+      ? 'leader'
+      : 'not the leader (writes nothing)';
   return [
-    `  controller: ${controller.leading ? 'leader' : 'not the leader (writes nothing)'}; ${queueText(controller.queue)}`,
+    `  controller: ${role}; ${queueText(controller.queue)}`,
     ...controller.marks.map(
       (mark) => `  pending ${mark.kind} mark for ${mark.source}, observed at ${mark.at}`,
     ),

@@ -45,6 +45,25 @@ afterEach(async () => {
 });
 
 describe('LeaseClient', () => {
+  it('lists the Leases of a namespace named with the prefix, in one request', async () => {
+    await server.close();
+    server = await startTestApiServer((_request, response) => {
+      const other = { ...SERVED, metadata: { ...SERVED.metadata, name: 'someone-else' } };
+      const member = { ...SERVED, metadata: { ...SERVED.metadata, name: 'kreload-member-pod-a' } };
+      sendJson(response, 200, { kind: 'LeaseList', items: [other, member] });
+    });
+    client = new LeaseClient({
+      transport: createKubeTransport({ kubeConfig: server.kubeConfig() }),
+    });
+    const listed = await client.list('kreload-system', 'kreload-');
+    expect(
+      listed.map(({ name, lease }) => [name, lease.resourceVersion, lease.record.holderIdentity]),
+    ).toEqual([['kreload-member-pod-a', '77', 'pod-a']]);
+    expect(server.requests).toMatchObject([
+      { method: 'GET', path: '/apis/coordination.k8s.io/v1/namespaces/kreload-system/leases' },
+    ]);
+  });
+
   it('reads a Lease, MicroTime strings becoming Dates', async () => {
     await expect(client.get(ID)).resolves.toEqual({
       resourceVersion: '77',

@@ -7,13 +7,14 @@
  * fractional digits (400). client-node's `V1MicroTime` exists for its typed API; on the wire
  * format used here they are written by `formatMicroTime`, and read back (strings) with `Date.parse`.
  */
-import type { LeaseId, LeaseRecord, LeaseStore, ObservedLease } from '../leader/ports.ts';
+import type { LeaseId, LeaseRecord, ObservedLease } from '../leader/ports.ts';
+import type { NamedLease, ShardLeaseStore } from '../shard/ports.ts';
 // The port's error class is part of its contract: the adapter must throw exactly this type.
 import { LeaseConflictError } from '../leader/ports.ts';
 import { toApiError } from './api-error.ts';
 import { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
-import { numberAt, stringAt } from '../core/json.ts';
+import { numberAt, objectsAt, stringAt } from '../core/json.ts';
 import { apiVersionOf, OTHER_RESOURCES, resourcePath } from './resources.ts';
 import type { KubeTransport } from './transport.ts';
 import { HttpMethod } from './transport.ts';
@@ -67,7 +68,7 @@ export interface LeaseClientDeps {
 }
 
 /** Rejects with `LeaseConflictError` on 409, with `ApiError` otherwise. */
-export class LeaseClient implements LeaseStore {
+export class LeaseClient implements ShardLeaseStore {
   readonly #transport: KubeTransport;
 
   constructor(deps: LeaseClientDeps) {
@@ -87,6 +88,18 @@ export class LeaseClient implements LeaseStore {
       if (error.status === 404) return undefined;
       throw error;
     }
+  }
+
+  /** One LIST of the namespace's Leases, those named `prefix…` kept (active-active mode). */
+  async list(namespace: string, prefix: string): Promise<readonly NamedLease[]> {
+    const answer = await this.#transport.request({
+      method: HttpMethod.GET,
+      path: resourcePath(OTHER_RESOURCES.leases, { namespace }),
+    });
+    return objectsAt(answer, ['items']).flatMap((item) => {
+      const name = stringAt(item, ['metadata', 'name']);
+      return name?.startsWith(prefix) === true ? [{ name, lease: parseLease(item) }] : [];
+    });
   }
 
   create(id: LeaseId, record: LeaseRecord): Promise<ObservedLease> {

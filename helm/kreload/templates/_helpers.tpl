@@ -58,14 +58,21 @@ Leader election runs with enableHA, and also when more than one replica is asked
 Reloader's chart passes --enable-ha=true then (and still runs one replica, see kreload.replicas).
 */}}
 {{- define "kreload.leaderElection" -}}
-{{- if or (eq (toString .Values.reloader.enableHA) "true") (gt (int .Values.reloader.deployment.replicas) 1) -}}
+{{- if or (eq (toString .Values.reloader.enableHA) "true") (gt (int .Values.reloader.deployment.replicas) 1) (include "kreload.activeActive" .) -}}
 true
 {{- end -}}
 {{- end -}}
 
-{{/* Replicas as in Reloader's chart: deployment.replicas with enableHA, otherwise at most 1. */}}
+{{/* Every replica writes its share of the namespaces (--shard-mode=active-active). */}}
+{{- define "kreload.activeActive" -}}
+{{- if eq (toString .Values.reloader.shardMode) "active-active" -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Replicas as in Reloader's chart: deployment.replicas with enableHA or active-active, otherwise at most 1. */}}
 {{- define "kreload.replicas" -}}
-{{- if eq (toString .Values.reloader.enableHA) "true" -}}
+{{- if or (eq (toString .Values.reloader.enableHA) "true") (include "kreload.activeActive" .) -}}
 {{- int .Values.reloader.deployment.replicas -}}
 {{- else -}}
 {{- min (int .Values.reloader.deployment.replicas) 1 -}}
@@ -306,6 +313,8 @@ how the value becomes the flag:
 - { value: leaderElection.renewDeadline, flag: leader-election-renew-deadline, type: scalar, when: ha }
 - { value: leaderElection.retryPeriod, flag: leader-election-retry-period, type: scalar, when: ha }
 - { value: leaderElection.releaseOnCancel, flag: leader-election-release-on-cancel, type: scalar, omit: true, when: ha }
+- { value: shardMode, flag: shard-mode, type: scalar, omit: leader-election }
+- { value: shardBuckets, flag: shard-buckets, type: scalar, omit: 32, when: ha }
 - { value: logFormat, flag: log-format, type: scalar }
 - { value: logLevel, flag: log-level, type: scalar }
 - { value: metricsPort, flag: metrics-port, type: scalar }

@@ -586,6 +586,27 @@ describe('helm/kreload values matrix', () => {
       );
     });
 
+    it('active-active: N replicas, HA flags, and Lease rules for any name with list', async () => {
+      const result = await render(helm, {
+        values: { reloader: { shardMode: 'active-active', deployment: { replicas: 3 } } },
+      });
+      expect(result.one('Deployment').spec?.replicas).toBe(3);
+      expect(result.args()).toEqual(
+        expect.arrayContaining(['--enable-ha=true', '--shard-mode=active-active']),
+      );
+      const role = result.one('Role', `${RELEASE}-leader-election`);
+      expect(role.metadata.namespace).toBe(NAMESPACE);
+      expect(normalizeRules(role.rules ?? [])).toEqual(
+        normalizeRules([
+          {
+            apiGroups: ['coordination.k8s.io'],
+            resources: ['leases'],
+            verbs: ['create', 'get', 'list', 'update'],
+          },
+        ]),
+      );
+    });
+
     it('runs exactly one replica with Recreate and no PDB or anti-affinity without HA', () => {
       const result = get('default');
       const spec = result.one('Deployment').spec;

@@ -100,6 +100,8 @@ const FLAG_VALUES: FlagValue[] = [
   { path: 'leaderElection.renewDeadline', probe: '5s', with: { enableHA: true } },
   { path: 'leaderElection.retryPeriod', probe: '1s', with: { enableHA: true } },
   { path: 'leaderElection.releaseOnCancel', probe: false, with: { enableHA: true } },
+  { path: 'shardMode', probe: 'active-active', with: { enableHA: true } },
+  { path: 'shardBuckets', probe: 64, with: { enableHA: true } },
   { path: 'logFormat', probe: 'text' },
   { path: 'logLevel', probe: 'debug' },
   { path: 'metricsPort', probe: 9797 },

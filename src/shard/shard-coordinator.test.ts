@@ -1,0 +1,350 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../core/api-error.ts';
+import { LeaseConflictError } from '../leader/ports.ts';
+import type { LeaseId, LeaseRecord, ObservedLease } from '../leader/ports.ts';
+import type { LeaseTimings } from '../leader/lease-decision.ts';
+import type { Clock, Timers } from '../time/timers.ts';
+import { assignBuckets } from './assignment.ts';
+import { BucketWrites } from './fenced-writer.ts';
+import type { NamedLease, ShardLeaseStore } from './ports.ts';
+import { ShardCoordinator, type ShardLeaseError } from './shard-coordinator.ts';
+
+const NS = 'kreload';
+const PREFIX = 'kreload';
+const BUCKETS = 8;
+const TIMINGS: LeaseTimings = {
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+};
+
+interface Write {
+  readonly op: 'create' | 'replace';
+  readonly name: string;
+  readonly holder: string | undefined;
+  readonly by: string;
+}
+
+/** The shard's Leases in memory with optimistic concurrency, recording every write. */
+class InMemoryShardLeases {
+  readonly leases = new Map<string, ObservedLease>();
+  readonly writes: Write[] = [];
+  /** Lease name → what its next write does: fails with an error, or is applied with the answer lost. */
+  readonly faults = new Map<string, 'lost-answer' | Error>();
+  #version = 0;
+
+  storeFor(identity: string): ShardLeaseStore {
+    return {
+      get: (id) => Promise.resolve(this.leases.get(id.name)),
+      list: (_namespace, prefix) =>
+        Promise.resolve(
+          [...this.leases]
+            .filter(([name]) => name.startsWith(prefix))
+            .map(([name, lease]): NamedLease => ({ name, lease })),
+        ),
+      create: (id, record) => this.#write(id, record, identity, 'create', undefined),
+      replace: (id, record, rv) => this.#write(id, record, identity, 'replace', rv),
+    };
+  }
+
+  holder(bucket: number): string | undefined {
+    return this.leases.get(`${PREFIX}-bucket-${String(bucket)}`)?.record.holderIdentity;
+  }
+
+  #write(
+    id: LeaseId,
+    record: LeaseRecord,
+    by: string,
+    op: 'create' | 'replace',
+    rv: string | undefined,
+  ): Promise<ObservedLease> {
+    const fault = this.faults.get(id.name);
+    this.faults.delete(id.name);
+    if (fault instanceof Error) return Promise.reject(fault);
+    const current = this.leases.get(id.name);
+    if (op === 'create' ? current !== undefined : current?.resourceVersion !== rv) {
+      return Promise.reject(new LeaseConflictError('conflict'));
+    }
+    this.#version += 1;
+    const lease = { record, resourceVersion: String(this.#version) };
+    this.leases.set(id.name, lease);
+    this.writes.push({ op, name: id.name, holder: record.holderIdentity, by });
+    if (fault === 'lost-answer')
+      return Promise.reject(new ApiError('connection reset', { retryable: true }));
+    return Promise.resolve(lease);
+  }
+}
+
+class ManualClock implements Clock {
+  monotonic = 1_000;
+  wall = Date.parse('2026-12-06T12:00:00Z');
+  now(): number {
+    return this.wall;
+  }
+  monotonicMs(): number {
+    return this.monotonic;
+  }
+  advance(ms: number): void {
+    this.monotonic += ms;
+    this.wall += ms;
+  }
+}
+
+const noTimers: Timers = {
+  now: () => 0,
+  schedule: (_delay, callback) => {
+    queueMicrotask(callback);
+    return () => undefined;
+  },
+};
+
+interface Replica {
+  readonly identity: string;
+  readonly coordinator: ShardCoordinator;
+  readonly writes: BucketWrites;
+  readonly acquired: number[];
+  readonly released: number[];
+  readonly errors: ShardLeaseError[];
+}
+
+let cluster: InMemoryShardLeases;
+let clock: ManualClock;
+
+function replica(identity: string): Replica {
+  const writes = new BucketWrites();
+  const acquired: number[] = [];
+  const released: number[] = [];
+  const errors: ShardLeaseError[] = [];
+  const coordinator = new ShardCoordinator({
+    store: cluster.storeFor(identity),
+    settings: { identity, namespace: NS, prefix: PREFIX, bucketCount: BUCKETS, timings: TIMINGS },
+    clock,
+    timers: noTimers,
+    inFlight: (bucket) => writes.inFlight(bucket),
+    onAcquired: (bucket) => acquired.push(bucket),
+    onReleased: (bucket) => released.push(bucket),
+    onError: (error) => errors.push(error),
+  });
+  return { identity, coordinator, writes, acquired, released, errors };
+}
+
+/** One round of every replica given, `ms` apart; asserts the fence after each step. */
+async function rounds(replicas: readonly Replica[], count = 1, ms = TIMINGS.retryPeriodMs) {
+  for (let round = 0; round < count; round += 1) {
+    for (const r of replicas) {
+      await r.coordinator.tick();
+      expectAtMostOneWriter(replicas);
+    }
+    clock.advance(ms);
+  }
+}
+
+/** No namespace bucket is writable by two replicas at any instant. */
+function expectAtMostOneWriter(replicas: readonly Replica[]): void {
+  for (let bucket = 0; bucket < BUCKETS; bucket += 1) {
+    const writers = replicas.filter((r) => r.coordinator.ownedBuckets().includes(bucket));
+    expect(writers.length, `bucket ${String(bucket)}`).toBeLessThanOrEqual(1);
+  }
+}
+
+const owned = (r: Replica): readonly number[] => r.coordinator.ownedBuckets();
+
+beforeEach(() => {
+  cluster = new InMemoryShardLeases();
+  clock = new ManualClock();
+});
+
+describe('ShardCoordinator', () => {
+  it('three members: each holds exactly the buckets rendezvous hashing assigns it', async () => {
+    const replicas = ['a', 'b', 'c'].map(replica);
+    await rounds(replicas, 3);
+    const expected = assignBuckets(['a', 'b', 'c'], BUCKETS);
+    for (const r of replicas) {
+      expect(owned(r)).toEqual(expected.flatMap((owner, b) => (owner === r.identity ? [b] : [])));
+    }
+    for (let bucket = 0; bucket < BUCKETS; bucket += 1)
+      expect(cluster.holder(bucket)).toBe(expected[bucket]);
+  });
+
+  it('a bucket is written under only by its holder within the renew deadline', async () => {
+    const a = replica('a');
+    await a.coordinator.tick();
+    const namespace = 'team-x';
+    expect(a.coordinator.mayWrite(namespace)).toBe(true);
+    // Renewals fail (a 403 on every Lease): writes stop at the renew deadline, before anyone
+    // else may take over at the lease duration.
+    for (const name of cluster.leases.keys())
+      cluster.faults.set(name, new ApiError('forbidden', { status: 403, retryable: false }));
+    clock.advance(TIMINGS.renewDeadlineMs - 1);
+    expect(a.coordinator.mayWrite(namespace)).toBe(true);
+    clock.advance(1);
+    expect(a.coordinator.mayWrite(namespace)).toBe(false);
+    const written = new BucketWrites();
+    await expect(
+      written.admit(a.coordinator, { kind: 'Deployment', namespace, name: 'w' }, () =>
+        Promise.resolve(1),
+      ),
+    ).rejects.toThrow(/lost the lease/);
+  });
+
+  it('a joining member: the old owner drains its in-flight write, releases, then the new one acquires', async () => {
+    const a = replica('a');
+    await rounds([a], 2);
+    expect(owned(a)).toHaveLength(BUCKETS);
+    const b = replica('b');
+    const moving = assignBuckets(['a', 'b'], BUCKETS).flatMap((o, bucket) =>
+      o === 'b' ? [bucket] : [],
+    );
+    const bucket = moving[0] ?? -1;
+    const namespace = namespaceIn(a.coordinator, bucket);
+    // A write of a in that bucket, unanswered until we say.
+    const answer = Promise.withResolvers<undefined>();
+    const inFlight = a.writes.admit(
+      a.coordinator,
+      { kind: 'Deployment', namespace, name: 'w' },
+      () => answer.promise,
+    );
+    cluster.writes.length = 0;
+    await rounds([b, a], 2);
+    // a renews the busy bucket (kept), releases the idle ones; b waits for the busy one.
+    expect(a.coordinator.owns(namespace)).toBe(false);
+    expect(a.coordinator.mayWrite(namespace)).toBe(false);
+    expect(cluster.holder(bucket)).toBe('a');
+    expect(b.acquired).not.toContain(bucket);
+    await expect(
+      a.writes.admit(a.coordinator, { kind: 'Deployment', namespace, name: 'v' }, () =>
+        Promise.resolve(1),
+      ),
+    ).rejects.toThrow(/lost the lease/);
+    answer.resolve(undefined);
+    await inFlight;
+    await rounds([a, b], 1);
+    const bucketName = `${PREFIX}-bucket-${String(bucket)}`;
+    expect(cluster.writes.filter((w) => w.name === bucketName).slice(-2)).toEqual([
+      { op: 'replace', name: bucketName, holder: undefined, by: 'a' },
+      { op: 'replace', name: bucketName, holder: 'b', by: 'b' },
+    ]);
+    expect([...b.acquired].sort()).toEqual(moving);
+    expect(b.acquired.at(-1)).toBe(bucket); // the busy one last, after its write answered
+    expect(a.released.sort()).toEqual(moving);
+  });
+
+  it('a dead member’s buckets are taken over after the lease duration, not before', async () => {
+    const [a, b, c] = ['a', 'b', 'c'].map(replica) as [Replica, Replica, Replica];
+    await rounds([a, b, c], 2);
+    const cBuckets = [...owned(c)];
+    expect(cBuckets.length).toBeGreaterThan(0);
+    // c is killed: it writes nothing more. The others go on every retry period.
+    const survivors = [a, b];
+    const takenAt: number[] = [];
+    const start = clock.monotonic;
+    for (let round = 0; round < 12 && takenAt.length === 0; round += 1) {
+      await rounds(survivors, 1);
+      if (cBuckets.every((bucket) => cluster.holder(bucket) !== 'c'))
+        takenAt.push(clock.monotonic - start);
+    }
+    expect(takenAt[0]).toBeGreaterThanOrEqual(TIMINGS.leaseDurationMs);
+    expect(takenAt[0]).toBeLessThanOrEqual(
+      TIMINGS.leaseDurationMs + 2 * TIMINGS.retryPeriodMs + 2_000,
+    );
+    const expected = assignBuckets(['a', 'b'], BUCKETS);
+    for (const bucket of cBuckets) expect(cluster.holder(bucket)).toBe(expected[bucket]);
+  });
+
+  it('kill -9 between the release and the new owner’s acquire: acquired at the next round', async () => {
+    const a = replica('a');
+    await rounds([a], 2);
+    const b = replica('b');
+    await rounds([b], 1); // b is a member now, holds nothing yet
+    await a.coordinator.tick(); // a releases b's buckets ... and dies
+    const moving = assignBuckets(['a', 'b'], BUCKETS).flatMap((o, bucket) =>
+      o === 'b' ? [bucket] : [],
+    );
+    for (const bucket of moving) expect(cluster.holder(bucket)).toBeUndefined();
+    clock.advance(TIMINGS.retryPeriodMs);
+    await b.coordinator.tick();
+    expect([...owned(b)]).toEqual(moving);
+  });
+
+  it('a release applied but its answer lost: dropped at the next round, the new owner acquires', async () => {
+    const a = replica('a');
+    await rounds([a], 2);
+    const b = replica('b');
+    const moving = assignBuckets(['a', 'b'], BUCKETS).flatMap((o, bucket) =>
+      o === 'b' ? [bucket] : [],
+    );
+    const bucket = moving[0] ?? -1;
+    cluster.faults.set(`${PREFIX}-bucket-${String(bucket)}`, 'lost-answer');
+    await rounds([b, a], 1);
+    expect(cluster.holder(bucket)).toBeUndefined();
+    expect(a.errors.map((e) => e.message)).toEqual([
+      `cannot release the lease ${NS}/${PREFIX}-bucket-${String(bucket)}`,
+    ]);
+    await rounds([b, a], 1);
+    expect(owned(b)).toContain(bucket);
+    expect(owned(a)).not.toContain(bucket);
+  });
+
+  it('a claim applied but its answer lost: held (and written under) only after the next renewal', async () => {
+    const a = replica('a');
+    cluster.faults.set(`${PREFIX}-bucket-0`, 'lost-answer');
+    await a.coordinator.tick();
+    expect(cluster.holder(0)).toBe('a');
+    expect(owned(a)).not.toContain(0);
+    clock.advance(TIMINGS.retryPeriodMs);
+    await a.coordinator.tick();
+    expect(owned(a)).toContain(0);
+    expect(a.acquired.filter((b) => b === 0)).toEqual([0]);
+  });
+
+  it('a 403 on one bucket Lease: that bucket is not held and reported, the others are', async () => {
+    const a = replica('a');
+    const forbidden = new ApiError('leases "kreload-bucket-3" is forbidden', {
+      status: 403,
+      retryable: false,
+    });
+    cluster.faults.set(`${PREFIX}-bucket-3`, forbidden);
+    await a.coordinator.tick();
+    expect([...owned(a)]).toEqual([0, 1, 2, 4, 5, 6, 7]);
+    expect(a.errors.map((e) => [e.message, e.cause])).toEqual([
+      [`cannot acquire the lease ${NS}/${PREFIX}-bucket-3`, forbidden],
+    ]);
+    clock.advance(TIMINGS.retryPeriodMs);
+    await a.coordinator.tick();
+    expect(owned(a)).toContain(3);
+  });
+
+  it('a wall-clock jump of an hour takes over nothing: liveness is judged on the monotonic clock', async () => {
+    const [a, b] = ['a', 'b'].map(replica) as [Replica, Replica];
+    await rounds([a, b], 2);
+    const before = [owned(a), owned(b)].map((o) => [...o]);
+    a.released.length = 0;
+    b.released.length = 0;
+    clock.wall += 3_600_000;
+    await rounds([a, b], 3);
+    clock.wall -= 7_200_000;
+    await rounds([a, b], 3);
+    expect([owned(a), owned(b)]).toEqual(before);
+    expect(a.released).toEqual([]);
+    expect(b.released).toEqual([]);
+  });
+
+  it('shutdown releases the member and every bucket: the survivor acquires them at its next round', async () => {
+    const [a, b] = ['a', 'b'].map(replica) as [Replica, Replica];
+    await rounds([a, b], 2);
+    const aBuckets = [...owned(a)];
+    await a.coordinator.release();
+    expect(owned(a)).toEqual([]);
+    for (const bucket of aBuckets) expect(cluster.holder(bucket)).toBeUndefined();
+    await rounds([b], 1);
+    expect(owned(b)).toHaveLength(BUCKETS);
+  });
+});
+
+/** A namespace name that falls in `bucket`. */
+function namespaceIn(coordinator: ShardCoordinator, bucket: number): string {
+  for (let index = 0; ; index += 1) {
+    const namespace = `ns-${String(index)}`;
+    if (coordinator.bucketOf(namespace) === bucket) return namespace;
+  }
+}

@@ -1,0 +1,412 @@
+/**
+ * Active-active mode (docs/adr/0051-active-active-sharding.md): every replica holds a member Lease;
+ * the namespaces' buckets are assigned to the live members by rendezvous hashing, and a replica
+ * writes to a namespace only while it holds the bucket's own Lease within the renew deadline of
+ * its last renewal. A bucket that moves is drained and released by the old owner before the new
+ * owner can acquire it; a dead member's buckets are taken over once not seen renewed for a lease
+ * duration. Liveness is judged as client-go does: by when this process saw a Lease change, on its
+ * monotonic clock, never by the timestamps another machine wrote.
+ */
+import {
+  canWriteAt,
+  claimDurationMs,
+  claimRecord,
+  decideLeaseAction,
+  observeLease,
+  releaseRecord,
+} from '../leader/lease-decision.ts';
+import type { LeaseObservation, LeaseTimings } from '../leader/lease-decision.ts';
+import { LeaseConflictError } from '../leader/ports.ts';
+import type { LeaseId, ObservedLease } from '../leader/ports.ts';
+import type { Clock, Timers } from '../time/timers.ts';
+import { assignBuckets, bucketOf, ownerOf } from './assignment.ts';
+import { bucketLeaseName, memberLeaseName, memberLeasePrefix } from './lease-names.ts';
+import type { NamedLease, ShardLeaseStore } from './ports.ts';
+
+export interface ShardSettings {
+  /** The pod name: holder identity of this replica's Leases. */
+  readonly identity: string;
+  /** kreload's namespace, where the Leases live. */
+  readonly namespace: string;
+  /** Lease name prefix (`--leader-election-id`). */
+  readonly prefix: string;
+  /** `--shard-buckets`. */
+  readonly bucketCount: number;
+  readonly timings: LeaseTimings;
+}
+
+export interface ShardCoordinatorDeps {
+  readonly store: ShardLeaseStore;
+  readonly settings: ShardSettings;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  /** Workload writes of `bucket` admitted and not yet answered: a release waits for 0. */
+  readonly inFlight: (bucket: number) => number;
+  /** The bucket's Lease was acquired: reconcile its namespaces' workloads. */
+  readonly onAcquired: (bucket: number) => void;
+  /** The bucket's Lease was released to its new owner, or found taken. */
+  readonly onReleased?: (bucket: number, reason: string) => void;
+  /** A Lease read or write failed (conflicts excluded: they are part of the protocol). */
+  readonly onError?: (error: ShardLeaseError) => void;
+}
+
+export class ShardLeaseError extends Error {
+  override readonly name = 'ShardLeaseError';
+}
+
+/**
+ * - `none`: not held; nothing is written to the bucket's namespaces.
+ * - `held`: held and admitting writes (within the renew deadline).
+ * - `draining`: held, assigned elsewhere: no new write is admitted; released once none is in flight.
+ */
+type BucketPhase = 'none' | 'held' | 'draining';
+
+interface BucketState {
+  phase: BucketPhase;
+  /** The Lease as last read or written. */
+  lease: ObservedLease | undefined;
+  observation: LeaseObservation | undefined;
+  /** Monotonic time the last successful claim or renewal was sent. */
+  lastRenewAtMs: number | undefined;
+}
+
+interface MemberState {
+  lease: ObservedLease | undefined;
+  lastRenewAtMs: number | undefined;
+}
+
+export class ShardCoordinator {
+  readonly #deps: ShardCoordinatorDeps;
+  readonly #buckets: BucketState[];
+  readonly #member: MemberState = { lease: undefined, lastRenewAtMs: undefined };
+  /** Other members' Leases by name, observed on the local clock. */
+  #memberObservations = new Map<string, LeaseObservation>();
+  #liveMembers: readonly string[] = [];
+  #running = false;
+  #cancelTick: (() => void) | undefined;
+  #cycle: Promise<void> | undefined;
+  #handovers = 0;
+  #lastListedAtMs: number | undefined;
+
+  constructor(deps: ShardCoordinatorDeps) {
+    this.#deps = deps;
+    this.#buckets = Array.from({ length: deps.settings.bucketCount }, () => ({
+      phase: 'none',
+      lease: undefined,
+      observation: undefined,
+      lastRenewAtMs: undefined,
+    }));
+  }
+
+  get #settings(): ShardSettings {
+    return this.#deps.settings;
+  }
+
+  get #timings(): LeaseTimings {
+    return this.#settings.timings;
+  }
+
+  #id(name: string): LeaseId {
+    return { namespace: this.#settings.namespace, name };
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    if (!this.#cycle) this.#runCycle();
+  }
+
+  stop(): void {
+    this.#running = false;
+    this.#cancelTick?.();
+    this.#cancelTick = undefined;
+  }
+
+  /** One round now (tests and the loop): member renewal, list, then every bucket. */
+  async tick(): Promise<void> {
+    await this.#renewMember();
+    let leases: readonly NamedLease[];
+    try {
+      leases = await this.#deps.store.list(this.#settings.namespace, `${this.#settings.prefix}-`);
+    } catch (error) {
+      this.#report('cannot list the shard leases in', error);
+      return;
+    }
+    const nowMs = this.#deps.clock.monotonicMs();
+    this.#lastListedAtMs = nowMs;
+    this.#liveMembers = this.#observeMembers(leases, nowMs);
+    const owners = assignBuckets(this.#liveMembers, this.#settings.bucketCount);
+    const byName = new Map(leases.map(({ name, lease }) => [name, lease]));
+    await Promise.all(
+      owners.map((owner, bucket) =>
+        this.#step(bucket, {
+          lease: byName.get(bucketLeaseName(this.#settings.prefix, bucket)),
+          assigned: owner === this.#settings.identity,
+          nowMs,
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Shutdown: stops admitting writes, waits for those in flight (bounded by the renew deadline),
+   * then releases every bucket held and the member Lease, so the others take over at once.
+   */
+  async release(): Promise<void> {
+    this.stop();
+    await this.#cycle;
+    for (const state of this.#buckets) if (state.phase === 'held') state.phase = 'draining';
+    const deadline = this.#deps.clock.monotonicMs() + this.#timings.renewDeadlineMs;
+    while (this.#buckets.some((_, bucket) => this.#deps.inFlight(bucket) > 0)) {
+      if (this.#deps.clock.monotonicMs() >= deadline) break;
+      await new Promise<void>((resolve) => this.#deps.timers.schedule(100, resolve));
+    }
+    await this.#releaseLease(this.#id(this.#memberName()), this.#member.lease);
+    this.#member.lastRenewAtMs = undefined;
+    await Promise.all(
+      this.#buckets.map(async (state, bucket) => {
+        if (state.phase === 'none') return;
+        state.phase = 'none';
+        state.lastRenewAtMs = undefined;
+        await this.#releaseLease(this.#bucketId(bucket), state.lease);
+        this.#handovers += 1;
+        this.#deps.onReleased?.(bucket, 'shutdown');
+      }),
+    );
+  }
+
+  bucketOf(namespace: string): number {
+    return bucketOf(namespace, this.#settings.bucketCount);
+  }
+
+  /** Changes in `namespace` are this replica's to reconcile: it holds the bucket, not draining. */
+  owns(namespace: string): boolean {
+    return this.#buckets[this.bucketOf(namespace)]?.phase === 'held';
+  }
+
+  /** A write to `namespace` may start now: owned, and the bucket's term cannot have lapsed. */
+  mayWrite(namespace: string): boolean {
+    const state = this.#buckets[this.bucketOf(namespace)];
+    return (
+      state?.phase === 'held' &&
+      canWriteAt({
+        nowMs: this.#deps.clock.monotonicMs(),
+        lastRenewAtMs: state.lastRenewAtMs,
+        timings: this.#timings,
+      })
+    );
+  }
+
+  /** The live member `namespace` is assigned to, as this replica last saw the members. */
+  assignedOwner(namespace: string): string | undefined {
+    return ownerOf(this.bucketOf(namespace), this.#liveMembers);
+  }
+
+  /** The replica that holds the Lease of the bucket of `namespace`, as last read. */
+  leaseHolder(namespace: string): string | undefined {
+    return this.#buckets[this.bucketOf(namespace)]?.lease?.record.holderIdentity;
+  }
+
+  ownedBuckets(): readonly number[] {
+    return this.#buckets.flatMap((state, bucket) => (state.phase === 'held' ? [bucket] : []));
+  }
+
+  liveMembers(): readonly string[] {
+    return this.#liveMembers;
+  }
+
+  /** Buckets released to another member or lost to one, since start. */
+  get handovers(): number {
+    return this.#handovers;
+  }
+
+  /** Monotonic time of the last successful list of the shard's Leases (for `/readyz`). */
+  get lastObservedAt(): number | undefined {
+    return this.#lastListedAtMs;
+  }
+
+  #runCycle(): void {
+    this.#cancelTick = undefined;
+    const cycle = this.tick()
+      .catch((error: unknown) => {
+        this.#report('shard cycle failed on', error);
+      })
+      .finally(() => {
+        this.#cycle = undefined;
+        if (this.#running) {
+          this.#cancelTick = this.#deps.timers.schedule(this.#timings.retryPeriodMs, () => {
+            this.#runCycle();
+          });
+        }
+      });
+    this.#cycle = cycle;
+  }
+
+  #memberName(): string {
+    return memberLeaseName(this.#settings.prefix, this.#settings.identity);
+  }
+
+  #bucketId(bucket: number): LeaseId {
+    return this.#id(bucketLeaseName(this.#settings.prefix, bucket));
+  }
+
+  /** This replica is a member while its own member Lease is within the renew deadline. */
+  #isMember(nowMs: number): boolean {
+    return canWriteAt({ nowMs, lastRenewAtMs: this.#member.lastRenewAtMs, timings: this.#timings });
+  }
+
+  async #renewMember(): Promise<void> {
+    const id = this.#id(this.#memberName());
+    let lease: ObservedLease | undefined;
+    try {
+      lease = await this.#deps.store.get(id);
+    } catch (error) {
+      this.#report('cannot read the member lease', error);
+      return;
+    }
+    // Our own member Lease: nobody else's renewals to wait for, whatever it says.
+    const sentAtMs = this.#deps.clock.monotonicMs();
+    const written = await this.#claim(id, lease, lease === undefined ? 'acquire' : 'renew');
+    if (written === undefined) return;
+    this.#member.lease = written;
+    this.#member.lastRenewAtMs = sentAtMs;
+  }
+
+  /** The live members: others seen renewing within their duration, and this one while a member. */
+  #observeMembers(leases: readonly NamedLease[], nowMs: number): readonly string[] {
+    const prefix = memberLeasePrefix(this.#settings.prefix);
+    const own = this.#memberName();
+    const observations = new Map<string, LeaseObservation>();
+    const live = new Set<string>();
+    for (const { name, lease } of leases) {
+      if (!name.startsWith(prefix) || name === own) continue;
+      const observation = observeLease(this.#memberObservations.get(name), lease, nowMs);
+      observations.set(name, observation);
+      const holder = lease.record.holderIdentity;
+      const expired =
+        nowMs >= observation.observedAtMs + claimDurationMs(lease.record, this.#timings);
+      if (holder !== undefined && holder !== this.#settings.identity && !expired) live.add(holder);
+    }
+    this.#memberObservations = observations;
+    if (this.#isMember(nowMs)) live.add(this.#settings.identity);
+    return [...live].sort();
+  }
+
+  async #step(
+    bucket: number,
+    input: { lease: ObservedLease | undefined; assigned: boolean; nowMs: number },
+  ): Promise<void> {
+    const state = this.#buckets[bucket];
+    if (!state) return;
+    const { lease, assigned, nowMs } = input;
+    if (lease) state.observation = observeLease(state.observation, lease, nowMs);
+    state.lease = lease;
+    const heldHere = lease?.record.holderIdentity === this.#settings.identity;
+    if (state.phase !== 'none' && !heldHere) {
+      // Taken over (our term lapsed) or deleted: nothing more is written under it.
+      this.#drop(bucket, state, `lease held by ${lease?.record.holderIdentity ?? 'nobody'}`);
+    }
+    if (assigned) await this.#keep(bucket, state, nowMs);
+    else if (heldHere) await this.#handOver(bucket, state);
+  }
+
+  /** Assigned here: acquire when free or expired, renew when held. */
+  async #keep(bucket: number, state: BucketState, nowMs: number): Promise<void> {
+    const action = decideLeaseAction({
+      lease: state.lease,
+      observation: state.observation,
+      identity: this.#settings.identity,
+      nowMs,
+      timings: this.#timings,
+    });
+    if (action === 'acquire' || action === 'takeover' || action === 'renew') {
+      await this.#claimBucket(bucket, state, action, { admit: true });
+    }
+  }
+
+  /** Held here, assigned elsewhere: admit nothing more; release once the writes in flight answered. */
+  async #handOver(bucket: number, state: BucketState): Promise<void> {
+    if (state.phase === 'none') state.lastRenewAtMs = undefined;
+    state.phase = 'draining';
+    if (this.#deps.inFlight(bucket) > 0) {
+      await this.#claimBucket(bucket, state, 'renew', { admit: false });
+      return;
+    }
+    if (await this.#releaseLease(this.#bucketId(bucket), state.lease)) {
+      this.#drop(bucket, state, 'assigned to another member');
+    }
+  }
+
+  async #claimBucket(
+    bucket: number,
+    state: BucketState,
+    action: 'acquire' | 'takeover' | 'renew',
+    mode: { readonly admit: boolean },
+  ): Promise<void> {
+    const sentAtMs = this.#deps.clock.monotonicMs();
+    const written = await this.#claim(this.#bucketId(bucket), state.lease, action);
+    if (written === undefined) return;
+    state.lease = written;
+    state.observation = observeLease(state.observation, written, this.#deps.clock.monotonicMs());
+    state.lastRenewAtMs = sentAtMs;
+    if (state.phase === 'held' || !mode.admit) return;
+    // Newly held, or assigned back while draining (changes were not routed here meanwhile).
+    state.phase = 'held';
+    this.#deps.onAcquired(bucket);
+  }
+
+  /** Creates or replaces the Lease naming this replica; undefined when another write won or failed. */
+  async #claim(
+    id: LeaseId,
+    lease: ObservedLease | undefined,
+    action: 'acquire' | 'takeover' | 'renew',
+  ): Promise<ObservedLease | undefined> {
+    const record = claimRecord({
+      action,
+      previous: lease?.record,
+      identity: this.#settings.identity,
+      now: new Date(this.#deps.clock.now()),
+      timings: this.#timings,
+    });
+    try {
+      return lease === undefined
+        ? await this.#deps.store.create(id, record)
+        : await this.#deps.store.replace(id, record, lease.resourceVersion);
+    } catch (error) {
+      // A conflict means another replica wrote first (or our answer was lost): the next list shows.
+      if (!(error instanceof LeaseConflictError))
+        this.#report(`cannot ${action} the lease`, error, id);
+      return undefined;
+    }
+  }
+
+  /** Clears the holder with a 1 s duration; true when written. */
+  async #releaseLease(id: LeaseId, lease: ObservedLease | undefined): Promise<boolean> {
+    if (lease?.record.holderIdentity !== this.#settings.identity) return false;
+    try {
+      await this.#deps.store.replace(
+        id,
+        releaseRecord(lease.record, new Date(this.#deps.clock.now())),
+        lease.resourceVersion,
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof LeaseConflictError))
+        this.#report('cannot release the lease', error, id);
+      return false;
+    }
+  }
+
+  #drop(bucket: number, state: BucketState, reason: string): void {
+    if (state.phase === 'none') return;
+    state.phase = 'none';
+    state.lastRenewAtMs = undefined;
+    this.#handovers += 1;
+    this.#deps.onReleased?.(bucket, reason);
+  }
+
+  #report(message: string, cause: unknown, id?: LeaseId): void {
+    const where = id ? `${id.namespace}/${id.name}` : this.#settings.namespace;
+    this.#deps.onError?.(new ShardLeaseError(`${message} ${where}`, { cause }));
+  }
+}
