@@ -121,7 +121,7 @@ class KreloadApp implements App {
       options,
       transport,
       logger,
-      registry,
+      metrics,
       onAcquired: (bucket) => {
         this.#reconcileBucket(bucket);
       },

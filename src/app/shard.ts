@@ -2,7 +2,6 @@
  * Active-active mode's parts (docs/adr/0051-active-active-sharding.md): the coordinator on the
  * shard's Leases, the fence every workload write passes, and the per-replica metrics.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Options } from '../config/parse-options.ts';
 import type { ShardFacts } from '../explain/model.ts';
 import { parseWorkloadKey } from '../core/keys.ts';
@@ -10,6 +9,7 @@ import type { WorkloadKey } from '../core/types.ts';
 import { LeaseClient } from '../kube/lease-client.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { PodApi, WorkloadWriter } from '../reconcile/ports.ts';
 import type { RolloutSettings } from '../rollout/waves.ts';
 import { BucketWrites, fencedPodApi, fencedWorkloadWriter } from '../shard/fenced-writer.ts';
@@ -28,29 +28,13 @@ export function createShard(parts: {
   readonly options: Options;
   readonly transport: KubeTransport;
   readonly logger: Logger;
-  readonly registry: Registry;
+  readonly metrics: Metrics;
   /** A bucket was acquired: reconcile the workloads of its namespaces. */
   readonly onAcquired: (bucket: number) => void;
 }): ShardRuntime | undefined {
-  const { options, logger, registry } = parts;
+  const { options, logger, metrics } = parts;
   const { leaderElection, shard } = options;
   if (shard.mode !== 'active-active' || leaderElection.namespace === undefined) return undefined;
-  const owned = new Gauge({
-    name: 'kreload_shard_buckets_owned',
-    help: 'Namespace buckets this replica holds the Lease of and writes to (active-active mode).',
-    registers: [registry],
-  });
-  const members = new Gauge({
-    name: 'kreload_shard_members',
-    help: 'Live members this replica sees (active-active mode).',
-    registers: [registry],
-  });
-  const handovers = new Counter({
-    name: 'kreload_shard_handovers_total',
-    help: 'Buckets this replica acquired or gave up (active-active mode).',
-    labelNames: ['direction'] as const,
-    registers: [registry],
-  });
   const writes = new BucketWrites();
   const identity = leaderElection.identity ?? options.podName ?? 'kreload';
   const coordinator: ShardCoordinator = new ShardCoordinator({
@@ -71,16 +55,14 @@ export function createShard(parts: {
     inFlight: (bucket) => writes.inFlight(bucket),
     onAcquired: (bucket) => {
       logger.info('shard bucket acquired', { bucket, members: coordinator.liveMembers() });
-      owned.set(coordinator.ownedBuckets().length);
-      members.set(coordinator.liveMembers().length);
-      handovers.inc({ direction: 'acquired' });
+      metrics.setShardState(coordinator.ownedBuckets().length, coordinator.liveMembers().length);
+      metrics.recordShardHandover('acquired');
       parts.onAcquired(bucket);
     },
     onReleased: (bucket, reason) => {
       logger.info('shard bucket given up', { bucket, reason });
-      owned.set(coordinator.ownedBuckets().length);
-      members.set(coordinator.liveMembers().length);
-      handovers.inc({ direction: 'released' });
+      metrics.setShardState(coordinator.ownedBuckets().length, coordinator.liveMembers().length);
+      metrics.recordShardHandover('released');
     },
     onError: (error) => {
       logger.warn('shard lease request failed', {

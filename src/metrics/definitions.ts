@@ -221,6 +221,22 @@ export const METRIC_ROWS = {
     help: 'Job recreation journal entries refused (not replayed), each counted once while it stays.',
     labelNames: ['reason'],
   },
+  shardBucketsOwned: {
+    type: 'gauge',
+    name: 'kreload_shard_buckets_owned',
+    help: 'Namespace buckets this replica holds the Lease of and writes to (active-active mode).',
+  },
+  shardMembers: {
+    type: 'gauge',
+    name: 'kreload_shard_members',
+    help: 'Live members this replica sees (active-active mode).',
+  },
+  shardHandovers: {
+    type: 'counter',
+    name: 'kreload_shard_handovers_total',
+    help: 'Buckets this replica acquired or gave up (active-active mode).',
+    labelNames: ['direction'],
+  },
 } as const satisfies Record<string, MetricRow>;
 
 type LabelsOf<Row extends MetricRow> = Row extends { readonly labelNames: readonly (infer Label)[] }

@@ -134,6 +134,10 @@ export interface Metrics {
   recordEviction(result: EvictionResult): void;
   /** Pods that still run an older config, summed over the rolls by eviction under way. */
   setPodsPendingEviction(count: number): void;
+  /** Active-active mode: buckets this replica holds and the live members it sees. */
+  setShardState(bucketsOwned: number, members: number): void;
+  /** Active-active mode: a bucket acquired or given up. */
+  recordShardHandover(direction: 'acquired' | 'released'): void;
 }
 
 export interface MetricsOptions {
@@ -262,6 +266,13 @@ export function createMetrics(registry: Registry, options: MetricsOptions): Metr
     },
     setPodsPendingEviction(count) {
       metric.podsPendingEviction.set(count);
+    },
+    setShardState(bucketsOwned, members) {
+      metric.shardBucketsOwned.set(bucketsOwned);
+      metric.shardMembers.set(members);
+    },
+    recordShardHandover(direction) {
+      metric.shardHandovers.inc({ direction });
     },
   };
 }
