@@ -71,7 +71,7 @@ class KreloadApp implements App {
    * first list. Shutdown ends the wait.
    */
   async #baselineStoreSynced(baselines: BaselineStoreRuntime): Promise<void> {
-    await Promise.race([baselines.watch.synced, this.#stopping.promise]);
+    await Promise.race([baselines.settled, this.#stopping.promise]);
   }
 
   async stop(reason: string): Promise<void> {
@@ -137,6 +137,9 @@ class KreloadApp implements App {
       random: Math.random,
       mayWrite: () => gate.mayWrite(),
       contextNamespace: kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace,
+      onFellBack: () => {
+        this.#resync();
+      },
     });
     const watch = createWatchServer({
       options,
@@ -187,7 +190,7 @@ class KreloadApp implements App {
       readiness: {
         watch: baselines
           ? {
-              watchStates: () => [...watch.watchStates(), baselines.readiness()],
+              watchStates: () => [...watch.watchStates(), ...baselines.readiness()],
               unwatchedKinds: () => watch.unwatchedKinds(),
               apiServerStatus: () => watch.apiServerStatus(),
             }

@@ -54,7 +54,12 @@ export interface BaselineStoreEvents {
   /** A batch that could not be written; `retryInMs` undefined: given up (not retryable). */
   onWriteFailed(batch: ObjectBatch, error: ApiError, retryInMs: number | undefined): void;
   onStatus?(status: ListWatchStatus): void;
+  /** The store stopped being used: B of never-rolled workloads goes to the workloads now. */
+  onFellBack?(cause: FallBackCause): void;
 }
+
+/** Why the store fell back to baselines on the workloads. */
+export type FallBackCause = 'list-forbidden' | 'write-forbidden';
 
 export interface KubeBaselineStoreDeps {
   readonly transport: KubeTransport;
@@ -74,6 +79,7 @@ export class KubeBaselineStore implements BaselineStore {
   #flushing: Promise<void> | undefined;
   #failures = 0;
   #stopped = false;
+  #inUse = true;
 
   constructor(deps: KubeBaselineStoreDeps) {
     this.#deps = deps;
@@ -97,11 +103,28 @@ export class KubeBaselineStore implements BaselineStore {
     };
   }
 
+  inUse(): boolean {
+    return this.#inUse;
+  }
+
+  /**
+   * From now on B of never-rolled workloads is written into them (`--baseline-store=workload`):
+   * the store cannot be read or written. Records not yet written are dropped, never sent.
+   */
+  fallBack(cause: FallBackCause): void {
+    if (!this.#inUse) return;
+    this.#inUse = false;
+    this.#cancelFlush?.();
+    this.#cancelFlush = undefined;
+    this.#deps.events.onFellBack?.(cause);
+  }
+
   recordOf(view: WorkloadView): string | undefined {
     return this.#records.recordOf(view);
   }
 
   record(view: WorkloadView, value: string | null): void {
+    if (!this.#inUse) return;
     const refused = this.#records.set(view, value);
     if (refused !== undefined) {
       this.#deps.events.onRefused(refused);
@@ -141,7 +164,7 @@ export class KubeBaselineStore implements BaselineStore {
   }
 
   async #flushOnce(): Promise<void> {
-    if (!this.#deps.mayWrite()) return;
+    if (!this.#deps.mayWrite() || !this.#inUse) return;
     const batches = this.#records.takeBatches();
     let retryable = false;
     let failedAny: ApiError | undefined;
@@ -151,6 +174,10 @@ export class KubeBaselineStore implements BaselineStore {
         this.#records.written(batch, resourceVersion);
       } catch (error) {
         const apiError = toApiError(error);
+        if (apiError.status === 403) {
+          this.fallBack('write-forbidden');
+          return;
+        }
         this.#records.failed(batch, apiError.retryable);
         failedAny = apiError;
         retryable ||= apiError.retryable;
