@@ -108,10 +108,7 @@ try {
       const object = await deployment();
       const uid = object.metadata?.uid ?? '';
       return (
-        (await baselines.recordOf(
-          { kind: 'Deployment', namespace: NAMESPACE, name: 'api' },
-          uid,
-        )) !== undefined
+        (await baselines.recordOf({ kind: 'Deployment', namespace: NAMESPACE }, uid)) !== undefined
       );
     },
     { timeoutMs: 30_000, describe: 'kreload records the baseline of demo/api' },

@@ -22,6 +22,7 @@ import { KubePodClient } from './kube/pod-client.ts';
 import { KubeSnapshotClient } from './kube/snapshot-client.ts';
 import { projectionSettings } from './kube/projections.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
+import { createBaselineStoreMetrics } from './metrics/baseline-store-metrics.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { PeriodicResync } from './queue/resync.ts';
 import { kindTable } from './rollout/kinds.ts';
@@ -140,6 +141,7 @@ class KreloadApp implements App {
       onFellBack: () => {
         this.#resync();
       },
+      metrics: createBaselineStoreMetrics(registry, () => this.#runtime?.baselines?.store),
     });
     const watch = createWatchServer({
       options,
@@ -203,7 +205,10 @@ class KreloadApp implements App {
             .map(({ source, hash }) => `${source}@${hash.slice(0, 12)}`),
         breakers: pipeline.breakers,
       },
-      explain: controllerExplainPorts({ options, kinds, watch, pipeline, gate }),
+      explain: controllerExplainPorts({
+        ...{ options, kinds, watch, pipeline, gate },
+        baselines: baselines?.store,
+      }),
     });
     const resync = new PeriodicResync({
       periodMs: options.resyncPeriod,
@@ -234,6 +239,30 @@ class KreloadApp implements App {
     runtime.pipeline.router.triggerAll(runtime.watch.caches.store.keys());
     runtime.pipeline.policyStatus?.refreshAll();
     replayRecreations(runtime.context, runtime.pipeline);
+    this.#sweepBaselines(runtime);
+  }
+
+  /**
+   * The leader removes the store's records of workloads that no longer exist (docs/adr/0046), at
+   * every full reconcile; only when every watch is read, so a namespace it cannot list now never
+   * looks empty.
+   */
+  #sweepBaselines(runtime: Runtime): void {
+    const { baselines, watch, gate } = runtime;
+    if (baselines === undefined || !gate.leading) return;
+    if (watch.watchStates().some((state) => state.status !== 'ok')) return;
+    const live = new Set<string>();
+    for (const key of watch.caches.store.keys()) {
+      const uid = watch.caches.store.get(key)?.uid;
+      if (uid !== undefined) live.add(uid);
+    }
+    const removed = baselines.store.sweep((uid) => !live.has(uid));
+    if (removed > 0) {
+      this.#deps.logger.info('baseline records of deleted workloads removed', {
+        namespace: baselines.namespace,
+        records: removed,
+      });
+    }
   }
 
   /** Every workload again (§5.2); Jobs deleted but not re-created are replayed from the journal. */

@@ -3,7 +3,12 @@
 // spec that runs kreload as outside a cluster is read too).
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { BASELINE } from './annotations.ts';
-import type { WorkloadRef } from './workloads.ts';
+
+/** A workload as the store keys it (kind and namespace; the UID is asked for apart). */
+interface RecordedRef {
+  readonly kind: string;
+  readonly namespace: string;
+}
 
 export const BASELINE_STORE_LABEL = 'kreload.io/baseline-store=true';
 const RECORDED_NAMESPACE = 'kreload.io/baseline-namespace';
@@ -26,7 +31,7 @@ export class BaselineStoreReader {
   }
 
   /** The record of the workload object `uid` (data key `<kind>.<name>.<uid>`), if any. */
-  async recordOf(ref: WorkloadRef, uid: string): Promise<string | undefined> {
+  async recordOf(ref: RecordedRef, uid: string): Promise<string | undefined> {
     for (const object of await this.objectsOf(ref.namespace)) {
       for (const [key, value] of Object.entries(object.data ?? {})) {
         if (key.startsWith(`${ref.kind}.`) && key.endsWith(`.${uid}`)) return value;
@@ -40,7 +45,7 @@ export class BaselineStoreReader {
    * `kreload.io/baseline` when W has one, else the store's record.
    */
   async baselineOf(
-    ref: WorkloadRef,
+    ref: RecordedRef,
     view: { readonly uid: string; readonly annotations: Readonly<Record<string, string>> },
   ): Promise<string | undefined> {
     return view.annotations[BASELINE] ?? (await this.recordOf(ref, view.uid));

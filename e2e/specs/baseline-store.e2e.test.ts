@@ -3,7 +3,7 @@
 // and writes nothing to the workloads (audit log); a change made while kreload is killed with -9
 // rolls each of them once at the restart; a workload created while it was down, already on the
 // changed content, is not rolled.
-import { CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { AUTO } from '../harness/annotations.ts';
 import { AuditLog } from '../harness/audit.ts';
@@ -23,6 +23,8 @@ const fixture = useKreload({
     `--namespaces=${String(namespace)}`,
     '--sync-delay=0',
     '--baseline-store=namespace',
+    // The shortest resync: records of deleted workloads are swept at each full reconcile.
+    '--resync-period=30s',
   ],
   startInBeforeAll: false,
 });
@@ -126,5 +128,17 @@ describe('--baseline-store=namespace', () => {
         afterRestart.filter((r) => r.verb === 'patch' && r.namespace === namespace && r.code < 300),
       ),
     ).toEqual(Object.fromEntries(DEPENDENTS.map((name) => [`patch deployments ${name}`, 1])));
-  }, 180_000);
+
+    // The late workload, never rolled, has a record; deleted, its record is swept by the next
+    // full reconcile (--resync-period=30s), in a batched write.
+    const lateUid = (await workloads.read(late)).uid;
+    expect(await storeKeys()).toContainEqual(expect.stringMatching(`\\.${lateUid}$`));
+    const apps = cluster.kc.makeApiClient(AppsV1Api);
+    await apps.deleteNamespacedDeployment({ name: late.name, namespace });
+    await pollUntil(
+      async () =>
+        (await storeKeys()).some((key) => key.endsWith(`.${lateUid}`)) ? undefined : true,
+      { timeoutMs: 60_000, describe: 'the record of the deleted Deployment swept from the store' },
+    );
+  }, 240_000);
 });

@@ -15,6 +15,7 @@ import {
 } from '../kube/baseline-store.ts';
 import type { StoreObject } from '../kube/baseline-records.ts';
 import type { ListWatch } from '../kube/list-watch.ts';
+import type { BaselineStoreMetrics } from '../metrics/baseline-store-metrics.ts';
 import { createResourceListWatch } from '../kube/resource-list-watch.ts';
 import { OTHER_RESOURCES } from '../kube/resources.ts';
 import type { StreamingKubeTransport } from '../kube/transport.ts';
@@ -49,6 +50,7 @@ export interface BaselineStoreContext {
   readonly contextNamespace: string | undefined;
   /** After a fall-back: every workload again, so those the store held get B in W. */
   readonly onFellBack: () => void;
+  readonly metrics: BaselineStoreMetrics;
 }
 
 const FALL_BACK_CAUSES: Readonly<Record<FallBackCause, string>> = {
@@ -88,6 +90,7 @@ export function createBaselineStore(
         );
       },
       onWriteFailed: (batch, error, retryInMs) => {
+        context.metrics.writeFailed(retryInMs !== undefined);
         logger.warn('baseline store write failed', {
           ...where,
           object: batch.object,

@@ -91,8 +91,9 @@ export function controllerExplainPorts(parts: {
   readonly watch: WatchServer;
   readonly pipeline: Pipeline;
   readonly gate: LeadershipGate;
+  readonly baselines?: ControllerExplainPorts['baselines'];
 }): ControllerExplainPorts {
-  const { options, kinds, watch, pipeline, gate } = parts;
+  const { options, kinds, watch, pipeline, gate, baselines } = parts;
   return {
     options,
     kinds,
@@ -113,5 +114,6 @@ export function controllerExplainPorts(parts: {
     leading: () => gate.leading,
     now: () => SYSTEM_CLOCK.now(),
     pod: options.podName,
+    baselines,
   };
 }

@@ -365,14 +365,24 @@ describe('the baseline store forbidden: baselines go to the workloads (docs/adr/
       expect(fellBack[0]?.fields).toMatchObject({ namespace: 'kreload' });
       const readyz = await get('/readyz');
       expect(readyz.status).toBe(200);
+      const metrics = await (await get('/metrics')).text();
+      expect(metrics).toContain('kreload_baseline_store_in_use 0');
+      const refusedWrites = forbids === STORE_WRITE ? 1 : 0;
+      expect(metrics).toContain(
+        `kreload_baseline_store_write_errors_total{retryable="false"} ${String(refusedWrites)}`,
+      );
     },
   );
 
   it('a readable store keeps the first sight off the workload', { timeout: 30_000 }, async () => {
-    const { api } = await startApp(() => false, ['--namespaces=ma'], {
+    const { api, get } = await startApp(() => false, ['--namespaces=ma'], {
       POD_NAMESPACE: 'kreload',
     });
     await firstRequest(api, (r) => r.method === 'PATCH' && r.path.startsWith(STORE_HOME));
     expect(api.requests.filter(BASELINE_PATCH)).toEqual([]);
+    const metrics = await (await get('/metrics')).text();
+    expect(metrics).toContain('kreload_baseline_store_in_use 1');
+    expect(metrics).toContain('kreload_baseline_store_records 1');
+    expect(metrics).toContain('kreload_baseline_store_write_errors_total{retryable="true"} 0');
   });
 });

@@ -71,6 +71,14 @@ export interface ControllerExplainPorts {
   readonly now: () => number;
   /** `POD_NAME`, named in the answer. */
   readonly pod: string | undefined;
+  /** The baseline store (docs/adr/0046); undefined with `--baseline-store=workload`. */
+  readonly baselines?:
+    | {
+        inUse(): boolean;
+        recordOf(view: WorkloadView): string | undefined;
+        objectOf(view: WorkloadView): string | undefined;
+      }
+    | undefined;
 }
 
 export type ControllerAnswer =
@@ -92,6 +100,13 @@ function namespaceSelected(ports: ControllerExplainPorts, namespace: string) {
   const { scope } = ports.options;
   if (scope.mode !== 'global' || scope.namespaceSelector === '') return undefined;
   return ports.namespaceSelected(namespace);
+}
+
+/** The store's record and its ConfigMap, when the store is in use (docs/adr/0046). */
+function storedBaseline(ports: ControllerExplainPorts, view: WorkloadView) {
+  const { baselines } = ports;
+  if (baselines?.inUse() !== true) return undefined;
+  return { raw: baselines.recordOf(view), object: baselines.objectOf(view) };
 }
 
 function explainCached(
@@ -142,6 +157,7 @@ function explainCached(
       queue: ports.queue(key),
       rollout: ports.rollout(key),
       eviction: ports.eviction?.(key),
+      storedBaseline: storedBaseline(ports, view),
     },
   };
   return explainWorkload(input);

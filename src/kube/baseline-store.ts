@@ -103,6 +103,14 @@ export class KubeBaselineStore implements BaselineStore {
     };
   }
 
+  get recordCount(): number {
+    return this.#records.recordCount;
+  }
+
+  get objectCount(): number {
+    return this.#records.objectCount;
+  }
+
   inUse(): boolean {
     return this.#inUse;
   }
@@ -123,6 +131,12 @@ export class KubeBaselineStore implements BaselineStore {
     return this.#records.recordOf(view);
   }
 
+  /** `<namespace>/<name>` of the store object holding the workload's record, if any. */
+  objectOf(view: WorkloadView): string | undefined {
+    const object = this.#records.objectOf(view);
+    return object === undefined ? undefined : `${this.#deps.namespace}/${object}`;
+  }
+
   record(view: WorkloadView, value: string | null): void {
     if (!this.#inUse) return;
     const refused = this.#records.set(view, value);
@@ -131,6 +145,17 @@ export class KubeBaselineStore implements BaselineStore {
       return;
     }
     this.#scheduleFlush(FLUSH_INTERVAL_MS);
+  }
+
+  /**
+   * Removes the records of deleted workloads (docs/adr/0046), in the batched write path. `isGone`
+   * answers by UID; the caller asks only when its caches hold every watched workload.
+   */
+  sweep(isGone: (uid: string) => boolean): number {
+    if (!this.#inUse) return 0;
+    const removed = this.#records.sweep(isGone);
+    if (removed > 0) this.#scheduleFlush(FLUSH_INTERVAL_MS);
+    return removed;
   }
 
   /** Sends what is pending now and waits for it (shutdown; tests). */
@@ -175,6 +200,7 @@ export class KubeBaselineStore implements BaselineStore {
       } catch (error) {
         const apiError = toApiError(error);
         if (apiError.status === 403) {
+          this.#deps.events.onWriteFailed(batch, apiError, undefined);
           this.fallBack('write-forbidden');
           return;
         }
