@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { AUTO } from '../harness/annotations.ts';
 import { AuditLog } from '../harness/audit.ts';
 import { auditedRequestsWhen, countByObject } from '../harness/audit-objects.ts';
+import { askController, type ExplainJson } from '../harness/explain.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { KRELOAD_NAMESPACE, KRELOAD_USER } from '../harness/rbac.ts';
@@ -25,6 +26,7 @@ const fixture = useKreload({
     '--baseline-store=namespace',
     // The shortest resync: records of deleted workloads are swept at each full reconcile.
     '--resync-period=30s',
+    '--enable-debug-explain',
   ],
   startInBeforeAll: false,
 });
@@ -93,6 +95,22 @@ describe('--baseline-store=namespace', () => {
     for (const ref of refs) {
       expect((await workloads.read(ref)).annotations['kreload.io/baseline']).toBeUndefined();
     }
+
+    // /debug/explain names the store object holding B, and its hash, never content.
+    const explained = await askController(fixture.kreload, {
+      namespace,
+      kind: 'Deployment',
+      name: DEPENDENTS[0] ?? '',
+    });
+    expect(explained.status, explained.body).toBe(200);
+    const report = JSON.parse(explained.body) as ExplainJson;
+    expect(report.workload?.facts.baselineIn).toMatch(
+      new RegExp(`^${KRELOAD_NAMESPACE}/kreload-baselines-[0-9a-f]{16}-0$`),
+    );
+    expect(report.workload?.sources.find((s) => s.key === `configmap/${first.name}`)).toMatchObject(
+      { baseline: sourceHash(first) },
+    );
+    expect(explained.body).not.toContain('"one"');
 
     // Killed; the change and a new workload (already on the new content) arrive meanwhile.
     await fixture.kill9();
