@@ -15,6 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { startCluster, type StartedCluster } from './harness/cluster.ts';
 import { startKreload, type KreloadProcess } from './harness/kreload-process.ts';
 import { PodLifecycle, runnable } from './harness/pod-lifecycle.ts';
+import { BaselineStoreReader } from './harness/baseline-store.ts';
 import { pollUntil } from './harness/poll.ts';
 import { installKreloadIdentity } from './harness/rbac.ts';
 
@@ -93,17 +94,30 @@ try {
     name: 'demo',
     kubeconfig: identity.kubeconfigPath,
     args: ['--namespaces=demo', '--sync-delay=1s'],
+    // The default, which the e2e harness otherwise pins to `workload`.
+    env: { KRELOAD_BASELINE_STORE: 'namespace' },
   });
   say(
     `kreload is running (pid ${kreload.pid}, metrics on http://127.0.0.1:${kreload.metricsPort}/metrics)`,
   );
 
   const deployment = () => apps.readNamespacedDeployment({ name: 'api', namespace: NAMESPACE });
+  const baselines = new BaselineStoreReader({ kc: cluster.kc });
   await pollUntil(
-    async () => (await deployment()).metadata?.annotations?.['kreload.io/baseline'] !== undefined,
+    async () => {
+      const object = await deployment();
+      const uid = object.metadata?.uid ?? '';
+      return (
+        (await baselines.recordOf({ kind: 'Deployment', namespace: NAMESPACE }, uid)) !== undefined
+      );
+    },
     { timeoutMs: 30_000, describe: 'kreload records the baseline of demo/api' },
   );
-  say('first sight: kreload recorded a baseline in metadata only; no pod was restarted');
+  const [store] = await baselines.objectsOf(NAMESPACE);
+  say(
+    `first sight: kreload recorded a baseline in ConfigMap ${store?.metadata?.namespace ?? ''}/${store?.metadata?.name ?? ''}; ` +
+      'demo/api was not written to, no pod was restarted',
+  );
   const pods = new PodLifecycle({ kc: cluster.kc });
   const ref = { kind: 'Deployment', namespace: NAMESPACE, name: 'api' } as const;
   const showPods = async (): Promise<void> => {

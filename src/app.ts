@@ -30,6 +30,7 @@ import { KubePodClient } from './kube/pod-client.ts';
 import { KubeSnapshotClient } from './kube/snapshot-client.ts';
 import { projectionSettings } from './kube/projections.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
+import { createBaselineStoreMetrics } from './metrics/baseline-store-metrics.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { PeriodicResync } from './queue/resync.ts';
 import { kindTable } from './rollout/kinds.ts';
@@ -81,7 +82,7 @@ class KreloadApp implements App {
    * first list. Shutdown ends the wait.
    */
   async #baselineStoreSynced(baselines: BaselineStoreRuntime): Promise<void> {
-    await Promise.race([baselines.watch.synced, this.#stopping.promise]);
+    await Promise.race([baselines.settled, this.#stopping.promise]);
   }
 
   async stop(reason: string): Promise<void> {
@@ -166,6 +167,10 @@ class KreloadApp implements App {
       random: Math.random,
       mayWrite: () => gate.mayWrite(),
       contextNamespace: kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace,
+      onFellBack: () => {
+        this.#resync();
+      },
+      metrics: createBaselineStoreMetrics(registry, () => this.#runtime?.baselines?.store),
     });
     const watch = createWatchServer({
       options,
@@ -217,7 +222,7 @@ class KreloadApp implements App {
       readiness: {
         watch: baselines
           ? {
-              watchStates: () => [...watch.watchStates(), baselines.readiness()],
+              watchStates: () => [...watch.watchStates(), ...baselines.readiness()],
               unwatchedKinds: () => watch.unwatchedKinds(),
               apiServerStatus: () => watch.apiServerStatus(),
             }
@@ -233,6 +238,7 @@ class KreloadApp implements App {
       explain: controllerExplainPorts({
         ...{ options, kinds, watch, pipeline, gate },
         shard: shard && shardFacts(shard.coordinator),
+        baselines: baselines?.store,
       }),
     });
     const resync = new PeriodicResync({
@@ -275,6 +281,30 @@ class KreloadApp implements App {
     runtime.pipeline.router.triggerAll(shard ? keysOwned(keys, shard.coordinator) : keys);
     runtime.pipeline.policyStatus?.refreshAll();
     replayRecreations(runtime.context, runtime.pipeline);
+    this.#sweepBaselines(runtime);
+  }
+
+  /**
+   * The leader removes the store's records of workloads that no longer exist (docs/adr/0046), at
+   * every full reconcile; only when every watch is read, so a namespace it cannot list now never
+   * looks empty.
+   */
+  #sweepBaselines(runtime: Runtime): void {
+    const { baselines, watch, gate } = runtime;
+    if (baselines === undefined || !gate.leading) return;
+    if (watch.watchStates().some((state) => state.status !== 'ok')) return;
+    const live = new Set<string>();
+    for (const key of watch.caches.store.keys()) {
+      const uid = watch.caches.store.get(key)?.uid;
+      if (uid !== undefined) live.add(uid);
+    }
+    const removed = baselines.store.sweep((uid) => !live.has(uid));
+    if (removed > 0) {
+      this.#deps.logger.info('baseline records of deleted workloads removed', {
+        namespace: baselines.namespace,
+        records: removed,
+      });
+    }
   }
 
   /** Every workload again (§5.2); Jobs deleted but not re-created are replayed from the journal. */

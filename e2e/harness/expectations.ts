@@ -1,5 +1,5 @@
 // Waits and expected values that several reload specs share.
-import { BASELINE, stateJson } from './annotations.ts';
+import { stateJson } from './annotations.ts';
 import type { EventReader, InvolvedObject } from './kube-events.ts';
 import { pollUntil } from './poll.ts';
 import type { SourceSpec } from './sources.ts';
@@ -24,10 +24,12 @@ export function waitForView(
 }
 
 /**
- * Waits for W `kreload.io/baseline` to be exactly this map, and for kube-controller-manager to have
- * made the workload's first revision. A test changes a source next; a roll that overtook a busy
- * controller would leave it one revision short, which would read as a missing roll (seen under load:
- * the ReplicaSet created 2.7 s after its Deployment, from the already rolled template).
+ * Waits for the workload's baseline to be exactly this map, wherever the running kreload keeps it
+ * (W `kreload.io/baseline`, else its record in the baseline store, as the planner reads it), and
+ * for kube-controller-manager to have made the workload's first revision. A test changes a source
+ * next; a roll that overtook a busy controller would leave it one revision short, which would read
+ * as a missing roll (seen under load: the ReplicaSet created 2.7 s after its Deployment, from the
+ * already rolled template).
  */
 export async function waitForBaseline(
   workloads: WorkloadClient,
@@ -35,11 +37,16 @@ export async function waitForBaseline(
   map: Readonly<Record<string, string>>,
 ): Promise<WorkloadView> {
   const expected = stateJson(map);
-  const view = await waitForView(
-    workloads,
-    ref,
-    (candidate) => candidate.annotations[BASELINE] === expected,
-    `baseline ${expected}`,
+  const store = workloads.baselines;
+  const view = await pollUntil(
+    async () => {
+      const candidate = await workloads.read(ref);
+      return (await store.baselineOf(ref, candidate)) === expected ? candidate : undefined;
+    },
+    {
+      timeoutMs: WAIT_MS,
+      describe: `${ref.kind} ${ref.namespace}/${ref.name}: baseline ${expected}`,
+    },
   );
   await workloads.settledRevisions(ref, 1);
   return view;

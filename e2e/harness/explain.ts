@@ -26,6 +26,8 @@ export interface ExplainJson {
     readonly problems: readonly { readonly key: string }[];
     readonly facts: {
       readonly paused: boolean;
+      /** Where B lives: `workload`, or the baseline store's `<namespace>/<ConfigMap>`. */
+      readonly baselineIn?: string;
       readonly resumesAt?: string;
       readonly controller?: {
         readonly leading: boolean;

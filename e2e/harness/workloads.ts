@@ -14,6 +14,7 @@ import {
   type V1PodSpec,
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
+import { BaselineStoreReader } from './baseline-store.ts';
 import { pollUntil, PollTimeoutError } from './poll.ts';
 
 /** Never pulled: kwok plays the kubelet of the test cluster's fake nodes. */
@@ -280,9 +281,12 @@ export function viewOfSpec(spec: WorkloadSpec): Omit<WorkloadView, 'uid' | 'reso
 /** The adapter table bound to one admin client. */
 export class WorkloadClient {
   readonly #apps: AppsV1Api;
+  /** Where kreload keeps the baselines of workloads it never rolled (docs/adr/0046). */
+  readonly baselines: BaselineStoreReader;
 
   constructor(deps: { kc: KubeConfig }) {
     this.#apps = deps.kc.makeApiClient(AppsV1Api);
+    this.baselines = new BaselineStoreReader(deps);
   }
 
   async create(kind: WorkloadKindName, spec: WorkloadSpec): Promise<WorkloadRef> {

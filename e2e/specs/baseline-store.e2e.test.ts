@@ -3,11 +3,12 @@
 // and writes nothing to the workloads (audit log); a change made while kreload is killed with -9
 // rolls each of them once at the restart; a workload created while it was down, already on the
 // changed content, is not rolled.
-import { CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { AUTO } from '../harness/annotations.ts';
 import { AuditLog } from '../harness/audit.ts';
 import { auditedRequestsWhen, countByObject } from '../harness/audit-objects.ts';
+import { askController, type ExplainJson } from '../harness/explain.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { KRELOAD_NAMESPACE, KRELOAD_USER } from '../harness/rbac.ts';
@@ -23,6 +24,9 @@ const fixture = useKreload({
     `--namespaces=${String(namespace)}`,
     '--sync-delay=0',
     '--baseline-store=namespace',
+    // The shortest resync: records of deleted workloads are swept at each full reconcile.
+    '--resync-period=30s',
+    '--enable-debug-explain',
   ],
   startInBeforeAll: false,
 });
@@ -92,6 +96,22 @@ describe('--baseline-store=namespace', () => {
       expect((await workloads.read(ref)).annotations['kreload.io/baseline']).toBeUndefined();
     }
 
+    // /debug/explain names the store object holding B, and its hash, never content.
+    const explained = await askController(fixture.kreload, {
+      namespace,
+      kind: 'Deployment',
+      name: DEPENDENTS[0] ?? '',
+    });
+    expect(explained.status, explained.body).toBe(200);
+    const report = JSON.parse(explained.body) as ExplainJson;
+    expect(report.workload?.facts.baselineIn).toMatch(
+      new RegExp(`^${KRELOAD_NAMESPACE}/kreload-baselines-[0-9a-f]{16}-0$`),
+    );
+    expect(report.workload?.sources.find((s) => s.key === `configmap/${first.name}`)).toMatchObject(
+      { baseline: sourceHash(first) },
+    );
+    expect(explained.body).not.toContain('"one"');
+
     // Killed; the change and a new workload (already on the new content) arrive meanwhile.
     await fixture.kill9();
     const second = config('two');
@@ -126,5 +146,17 @@ describe('--baseline-store=namespace', () => {
         afterRestart.filter((r) => r.verb === 'patch' && r.namespace === namespace && r.code < 300),
       ),
     ).toEqual(Object.fromEntries(DEPENDENTS.map((name) => [`patch deployments ${name}`, 1])));
-  }, 180_000);
+
+    // The late workload, never rolled, has a record; deleted, its record is swept by the next
+    // full reconcile (--resync-period=30s), in a batched write.
+    const lateUid = (await workloads.read(late)).uid;
+    expect(await storeKeys()).toContainEqual(expect.stringMatching(`\\.${lateUid}$`));
+    const apps = cluster.kc.makeApiClient(AppsV1Api);
+    await apps.deleteNamespacedDeployment({ name: late.name, namespace });
+    await pollUntil(
+      async () =>
+        (await storeKeys()).some((key) => key.endsWith(`.${lateUid}`)) ? undefined : true,
+      { timeoutMs: 60_000, describe: 'the record of the deleted Deployment swept from the store' },
+    );
+  }, 240_000);
 });

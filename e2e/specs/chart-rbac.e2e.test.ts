@@ -277,7 +277,8 @@ describe.each(MODES)('chart RBAC, $mode mode ($file)', (modeCase) => {
       name: `chart-rbac-${modeCase.mode}`,
       kubeconfig: login.path,
       args,
-      env,
+      // The chart's default baseline store, not the suite's pin: its Role must be enough.
+      env: { KRELOAD_BASELINE_STORE: 'namespace', ...env },
     });
   });
 
@@ -302,8 +303,9 @@ describe.each(MODES)('chart RBAC, $mode mode ($file)', (modeCase) => {
   it('renders the mode it is testing', () => {
     const kinds = install?.objects.map((object) => object.kind) ?? [];
     expect(kinds.includes('ClusterRole')).toBe(modeCase.mode === 'global');
-    // Every mode: the meta-info and Job recreation journal Roles in the release namespace.
-    const releaseRoles = 2;
+    // Every mode: the meta-info, Job recreation journal and baseline store Roles in the release
+    // namespace.
+    const releaseRoles = 3;
     expect(kinds.filter((kind) => kind === 'Role').length).toBe(
       modeCase.mode === 'global'
         ? releaseRoles
@@ -327,6 +329,10 @@ describe.each(MODES)('chart RBAC, $mode mode ($file)', (modeCase) => {
       ...(modeCase.file === 'reload-policies' ? { reloadpolicies: 'ok' } : {}),
     });
     expect(Object.entries(kinds).filter(([, state]) => state === 'forbidden')).toEqual([]);
+    const metrics = await probe({ url: running.url('/metrics') });
+    expect(metrics.body, 'the baseline store is in use, not fallen back').toContain(
+      'kreload_baseline_store_in_use 1',
+    );
   });
 
   it('records the baseline, then rolls the Deployment when its ConfigMap changes', async () => {
@@ -370,7 +376,13 @@ describe.each(MODES)('chart RBAC, $mode mode ($file)', (modeCase) => {
         template: podTemplate({ app: ref.name, configMap: 'job-config', restartPolicy: 'Never' }),
       },
     });
-    await awaitBaseline(json, ref, { [sourceKey(jobConfig('1'))]: sourceHash(jobConfig('1')) });
+    await awaitBaseline(
+      json,
+      ref,
+      { [sourceKey(jobConfig('1'))]: sourceHash(jobConfig('1')) },
+      30_000,
+      workloads.baselines,
+    );
     await sources.replace(namespace, jobConfig('2'));
     await pollUntil(
       async () => {

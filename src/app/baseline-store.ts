@@ -8,12 +8,14 @@ import type { Options } from '../config/parse-options.ts';
 import type { WatchState } from '../http/readiness.ts';
 import {
   BASELINE_STORE_SELECTOR,
+  type FallBackCause,
   KubeBaselineStore,
   projectStoreObject,
   refusedMessage,
 } from '../kube/baseline-store.ts';
 import type { StoreObject } from '../kube/baseline-records.ts';
 import type { ListWatch } from '../kube/list-watch.ts';
+import type { BaselineStoreMetrics } from '../metrics/baseline-store-metrics.ts';
 import { createResourceListWatch } from '../kube/resource-list-watch.ts';
 import { OTHER_RESOURCES } from '../kube/resources.ts';
 import type { StreamingKubeTransport } from '../kube/transport.ts';
@@ -28,8 +30,13 @@ export interface BaselineStoreRuntime {
   readonly store: KubeBaselineStore;
   readonly watch: ListWatch<StoreObject>;
   readonly namespace: string;
-  /** The store's watch as `/readyz` sees it: forbidden counts as not synced, kreload waits. */
-  readiness(): WatchState;
+  /**
+   * Resolves once first sights may be planned: the store's first list is read, or the store fell
+   * back to baselines on the workloads (its ConfigMaps are forbidden).
+   */
+  readonly settled: Promise<void>;
+  /** The store's watch as `/readyz` sees it while the store is in use; none after a fall-back. */
+  readiness(): readonly WatchState[];
 }
 
 export interface BaselineStoreContext {
@@ -41,7 +48,15 @@ export interface BaselineStoreContext {
   readonly mayWrite: () => boolean;
   /** Namespace of the kubeconfig's current context, if it names one. */
   readonly contextNamespace: string | undefined;
+  /** After a fall-back: every workload again, so those the store held get B in W. */
+  readonly onFellBack: () => void;
+  readonly metrics: BaselineStoreMetrics;
 }
+
+const FALL_BACK_CAUSES: Readonly<Record<FallBackCause, string>> = {
+  'list-forbidden': 'cannot list',
+  'write-forbidden': 'cannot write',
+};
 
 /** Undefined unless `--baseline-store=namespace`. */
 export function createBaselineStore(
@@ -49,8 +64,15 @@ export function createBaselineStore(
 ): BaselineStoreRuntime | undefined {
   const { options, transport, logger, timers, random } = context;
   if (options.baselineStore !== 'namespace') return undefined;
-  const { namespace } = journalNamespace(options.podNamespace, context.contextNamespace);
+  const { namespace, from } = journalNamespace(options.podNamespace, context.contextNamespace);
   const where = { namespace, selector: BASELINE_STORE_SELECTOR };
+  if (options.podNamespace === undefined) {
+    logger.info('POD_NAMESPACE is not set: first-sight baselines are kept in this namespace', {
+      ...where,
+      from,
+    });
+  }
+  const fellBack = Promise.withResolvers<undefined>();
   const store = new KubeBaselineStore({
     transport,
     namespace,
@@ -68,6 +90,7 @@ export function createBaselineStore(
         );
       },
       onWriteFailed: (batch, error, retryInMs) => {
+        context.metrics.writeFailed(retryInMs !== undefined);
         logger.warn('baseline store write failed', {
           ...where,
           object: batch.object,
@@ -78,11 +101,27 @@ export function createBaselineStore(
       },
       onStatus: (status) => {
         if (status !== 'forbidden') return;
+        if (watch.isSynced) {
+          logger.error(
+            'cannot list the baseline store any more: records already read are kept ' +
+              '(configmaps get, list, watch, create and patch in its own namespace)',
+            where,
+          );
+        } else {
+          store.fallBack('list-forbidden');
+        }
+      },
+      onFellBack: (cause) => {
         logger.error(
-          'cannot list the baseline store: kreload reconciles nothing until it can ' +
-            '(configmaps get, list, watch, create and patch in its own namespace)',
+          `${FALL_BACK_CAUSES[cause]} the baseline store: first-sight baselines are written to ` +
+            'the workloads instead, as with --baseline-store=workload. Grant configmaps get, ' +
+            "list, watch, create and patch in kreload's namespace and restart to keep them off " +
+            'the workloads',
           where,
         );
+        fellBack.resolve(undefined);
+        void watch.stop();
+        context.onFellBack();
       },
     },
   });
@@ -100,10 +139,16 @@ export function createBaselineStore(
     store,
     watch,
     namespace,
-    readiness: () => ({
-      resource: STORE_READINESS_RESOURCE,
-      namespace,
-      status: watch.isSynced ? 'ok' : 'syncing',
-    }),
+    settled: Promise.race([watch.synced, fellBack.promise]),
+    readiness: () =>
+      store.inUse()
+        ? [
+            {
+              resource: STORE_READINESS_RESOURCE,
+              namespace,
+              status: watch.isSynced ? 'ok' : 'syncing',
+            },
+          ]
+        : [],
   };
 }

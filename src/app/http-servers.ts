@@ -94,8 +94,9 @@ export function controllerExplainPorts(parts: {
   readonly gate: LeadershipGate;
   /** Active-active mode: who writes each namespace. */
   readonly shard?: ((namespace: string) => ShardFacts) | undefined;
+  readonly baselines?: ControllerExplainPorts['baselines'];
 }): ControllerExplainPorts {
-  const { options, kinds, watch, pipeline, gate } = parts;
+  const { options, kinds, watch, pipeline, gate, baselines } = parts;
   return {
     options,
     kinds,
@@ -117,5 +118,6 @@ export function controllerExplainPorts(parts: {
     shard: parts.shard,
     now: () => SYSTEM_CLOCK.now(),
     pod: options.podName,
+    baselines,
   };
 }

@@ -162,7 +162,10 @@ describe('scoped mode with one forbidden namespace (issue 10, defect 5)', () => 
     'the permitted namespace is reconciled and /readyz names the forbidden one',
     { timeout: 30_000 },
     async () => {
-      const { api, logger, get } = await startApp(IN_MB, ['--namespaces=ma,mb']);
+      const { api, logger, get } = await startApp(IN_MB, [
+        '--namespaces=ma,mb',
+        '--baseline-store=workload',
+      ]);
       const baseline = (r: RecordedRequest): boolean =>
         r.method === 'PATCH' && r.path === '/apis/apps/v1/namespaces/ma/deployments/api';
       const giveUp = new AbortController();
@@ -274,7 +277,12 @@ describe('a namespace forbidden after it was listed (ADR 0021)', () => {
       });
       const { get } = await startApp(
         () => false,
-        ['--namespaces=ma,mb', '--reload-on-delete=true', '--sync-delay=0'],
+        [
+          '--namespaces=ma,mb',
+          '--reload-on-delete=true',
+          '--sync-delay=0',
+          '--baseline-store=workload',
+        ],
         {},
         api,
       );
@@ -301,4 +309,80 @@ describe('a namespace forbidden after it was listed (ADR 0021)', () => {
       expect(patches()).toHaveLength(1);
     },
   );
+});
+
+const STORE_HOME = '/api/v1/namespaces/kreload/configmaps';
+const STORE_LIST = (request: RecordedRequest): boolean =>
+  request.method === 'GET' &&
+  request.path === STORE_HOME &&
+  (request.query.get('labelSelector') ?? '').includes('kreload.io/baseline-store=true');
+const STORE_WRITE = (request: RecordedRequest): boolean =>
+  request.method !== 'GET' && request.path.startsWith(STORE_HOME);
+const BASELINE_PATCH = (request: RecordedRequest): boolean =>
+  request.method === 'PATCH' && request.path === '/apis/apps/v1/namespaces/ma/deployments/api';
+
+/** Resolves with the first request `matches`, or fails after 15 s. */
+async function firstRequest(
+  api: TestApiServer,
+  matches: (request: RecordedRequest) => boolean,
+): Promise<RecordedRequest> {
+  const giveUp = new AbortController();
+  await Promise.race([
+    api.waitForRequests(1, matches),
+    sleep(15_000, undefined, { signal: giveUp.signal }).then(
+      () => {
+        throw new Error('no such request within 15 s');
+      },
+      () => undefined,
+    ),
+  ]);
+  giveUp.abort();
+  const request = api.requests.find(matches);
+  if (request === undefined) throw new Error('request vanished');
+  return request;
+}
+
+describe('the baseline store forbidden: baselines go to the workloads (docs/adr/0046)', () => {
+  it.each([
+    ['its list', STORE_LIST],
+    ['its writes', STORE_WRITE],
+  ])(
+    '%s forbidden: logged, then B in W as with --baseline-store=workload',
+    { timeout: 30_000 },
+    async (_what, forbids) => {
+      const { api, logger, get } = await startApp(forbids, ['--namespaces=ma'], {
+        POD_NAMESPACE: 'kreload',
+      });
+      const patch = await firstRequest(api, BASELINE_PATCH);
+      expect(patch.body).toContain('kreload.io/baseline');
+      expect(patch.body).toContain('configmap/cfg');
+      const fellBack = logger.written.filter((line) =>
+        line.message.includes(
+          'the baseline store: first-sight baselines are written to the workloads',
+        ),
+      );
+      expect(fellBack).toHaveLength(1);
+      expect(fellBack[0]?.fields).toMatchObject({ namespace: 'kreload' });
+      const readyz = await get('/readyz');
+      expect(readyz.status).toBe(200);
+      const metrics = await (await get('/metrics')).text();
+      expect(metrics).toContain('kreload_baseline_store_in_use 0');
+      const refusedWrites = forbids === STORE_WRITE ? 1 : 0;
+      expect(metrics).toContain(
+        `kreload_baseline_store_write_errors_total{retryable="false"} ${String(refusedWrites)}`,
+      );
+    },
+  );
+
+  it('a readable store keeps the first sight off the workload', { timeout: 30_000 }, async () => {
+    const { api, get } = await startApp(() => false, ['--namespaces=ma'], {
+      POD_NAMESPACE: 'kreload',
+    });
+    await firstRequest(api, (r) => r.method === 'PATCH' && r.path.startsWith(STORE_HOME));
+    expect(api.requests.filter(BASELINE_PATCH)).toEqual([]);
+    const metrics = await (await get('/metrics')).text();
+    expect(metrics).toContain('kreload_baseline_store_in_use 1');
+    expect(metrics).toContain('kreload_baseline_store_records 1');
+    expect(metrics).toContain('kreload_baseline_store_write_errors_total{retryable="true"} 0');
+  });
 });

@@ -818,11 +818,12 @@ export const OPTION_SPECS = [
     flag: '--baseline-store',
     env: 'KRELOAD_BASELINE_STORE',
     type: 'enum',
-    default: 'workload',
+    default: 'namespace',
     help:
-      'Where the first-sight baseline of a never-rolled workload is kept: workload (a kreload.io/baseline ' +
-      "annotation on it) or namespace (ConfigMaps in kreload's own namespace, written in batches: " +
-      'installing kreload then writes to no workload; docs/adr/0046-baseline-store.md).',
+      "Where the first-sight baseline of a never-rolled workload is kept: namespace (ConfigMaps in kreload's " +
+      'own namespace, written in batches: installing kreload writes to no workload; if they are forbidden, ' +
+      'kreload logs it and falls back to workload) or workload (a kreload.io/baseline annotation on it); ' +
+      'docs/adr/0046-baseline-store.md.',
     helm: 'reloader.baselineStore',
     choices: BASELINE_STORES,
   },

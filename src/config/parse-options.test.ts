@@ -24,7 +24,7 @@ describe('parseOptions defaults', () => {
     expect(options).toEqual({
       annotationKeys: DEFAULT_ANNOTATION_KEYS,
       autoReloadAll: false,
-      baselineStore: 'workload',
+      baselineStore: 'namespace',
       reloadStrategy: 'env-vars',
       reloadOnCreate: false,
       reloadOnDelete: false,

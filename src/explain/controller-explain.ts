@@ -80,6 +80,14 @@ export interface ControllerExplainPorts {
   readonly now: () => number;
   /** `POD_NAME`, named in the answer. */
   readonly pod: string | undefined;
+  /** The baseline store (docs/adr/0046); undefined with `--baseline-store=workload`. */
+  readonly baselines?:
+    | {
+        inUse(): boolean;
+        recordOf(view: WorkloadView): string | undefined;
+        objectOf(view: WorkloadView): string | undefined;
+      }
+    | undefined;
 }
 
 export type ControllerAnswer =
@@ -103,12 +111,20 @@ function namespaceSelected(ports: ControllerExplainPorts, namespace: string) {
   return ports.namespaceSelected(namespace);
 }
 
+/** The store's record and its ConfigMap, when the store is in use (docs/adr/0046). */
+function storedBaseline(ports: ControllerExplainPorts, view: WorkloadView) {
+  const { baselines } = ports;
+  if (baselines?.inUse() !== true) return undefined;
+  return { raw: baselines.recordOf(view), object: baselines.objectOf(view) };
+}
+
 /** What the running controller knows of the workload `key` in `namespace`. */
 function controllerKnowledge(
   ports: ControllerExplainPorts,
   key: WorkloadKey,
-  namespace: string,
+  view: WorkloadView,
 ): ControllerKnowledge {
+  const namespace = view.ref.namespace;
   return {
     marks: ports.marks.marksOf(key),
     facts: (source) => cachedSourceFacts(ports, { key, namespace }, source),
@@ -117,6 +133,7 @@ function controllerKnowledge(
     rollout: ports.rollout(key),
     eviction: ports.eviction?.(key),
     shard: ports.shard?.(namespace),
+    storedBaseline: storedBaseline(ports, view),
   };
 }
 
@@ -161,7 +178,7 @@ function explainCached(
     flapping: (source) => ports.breakers?.status(namespace, source, limits) ?? { open: false },
     // The binding the reconciler's next pass reads, from the same store.
     policies: binding === undefined ? undefined : { state: 'known', binding },
-    controller: controllerKnowledge(ports, key, namespace),
+    controller: controllerKnowledge(ports, key, view),
   };
   return explainWorkload(input);
 }

@@ -591,6 +591,67 @@ describe('explainWorkload: state and predictions', () => {
     expect(text).toContain(`eviction held: ${pdb}; next try at 2026-06-01T00:00:14.000Z`);
   });
 
+  it.each([
+    {
+      where: 'the store record',
+      annotations: {},
+      stored: { raw: `{"${CFG}":"${OTHER_HASH}"}`, object: 'kreload-system/kreload-baselines-x-0' },
+      baselineIn: 'kreload-system/kreload-baselines-x-0',
+      line: 'baseline in: ConfigMap kreload-system/kreload-baselines-x-0 (the baseline store)',
+      verdict: 'pending-roll',
+    },
+    {
+      where: "W's own baseline, which wins over a record",
+      annotations: { [BASELINE]: `{"${CFG}":"${HASH}"}` },
+      stored: { raw: `{"${CFG}":"${OTHER_HASH}"}`, object: 'kreload-system/kreload-baselines-x-0' },
+      baselineIn: 'workload',
+      line: 'baseline in: the workload (kreload.io/baseline)',
+      verdict: 'rolls-on-change',
+    },
+    {
+      where: 'no baseline anywhere yet',
+      annotations: {},
+      stored: { raw: undefined, object: undefined },
+      baselineIn: undefined,
+      line: undefined,
+      verdict: undefined,
+    },
+  ])('says where B lives and reads it from there: $where', async (row) => {
+    let builder = aWorkload('Deployment', NS, 'api')
+      .withContainer(aContainer('app').withEnvFrom('configmap', 'cfg'))
+      .withAnnotation(K.auto, 'true');
+    for (const [key, value] of Object.entries(row.annotations)) {
+      builder = builder.withAnnotation(key, value);
+    }
+    const workload = explainWorkload({
+      view: builder.build(),
+      row: BUILT_IN_KIND_TABLE.row('Deployment'),
+      kinds: BUILT_IN_KIND_TABLE,
+      sites: new Map(),
+      options: await parseOptions([], {}),
+      namespaceSelected: undefined,
+      sources: cfgReads(),
+      candidates: { CONFIGMAP: ['cfg'] },
+      now: Date.parse('2026-06-01T00:00:10Z'),
+      controller: {
+        marks: [],
+        facts: () => ({ status: { state: 'present', hash: HASH, uid: 'u', annotations: {} } }),
+        leading: true,
+        queue: { state: 'idle' },
+        storedBaseline: row.stored,
+      },
+    });
+    expect(workload.facts.baselineIn).toBe(row.baselineIn);
+    const source = sourceOf(workload, CFG);
+    if (row.verdict !== undefined) expect(source.verdict).toBe(row.verdict);
+    const text = renderReport(
+      { config: { kind: 'flags', args: [] }, assumptions: ASSUMPTIONS, workload },
+      'table',
+    );
+    if (row.line === undefined) expect(text).not.toContain('baseline in:');
+    else expect(text).toContain(row.line);
+  });
+
   it('renders JSON and YAML with the same content', async () => {
     const workload = await explainCase(caseNamed(AUTO_UP_TO_DATE));
     const report = {

@@ -100,6 +100,12 @@ export interface ControllerKnowledge {
   readonly eviction?: RunningEviction | undefined;
   /** Active-active mode: the namespace's bucket and its owner. */
   readonly shard?: ShardFacts | undefined;
+  /**
+   * The baseline store's record of the workload and the ConfigMap (`<namespace>/<name>`) holding
+   * it, when the store is in use (docs/adr/0046); the planner reads B from it as the reconciler does.
+   */
+  readonly storedBaseline?:
+    { readonly raw: string | undefined; readonly object: string | undefined } | undefined;
 }
 
 /** A roll by eviction as the controller's eviction tracker holds it. */
@@ -439,6 +445,9 @@ function plan(input: WorkloadInput): ReconcilePlan {
       return factsOf(parsed.type, readOf(input, key), options);
     },
     marks: input.controller?.marks ?? NO_MARKS,
+    storedBaseline: input.controller?.storedBaseline && {
+      raw: input.controller.storedBaseline.raw,
+    },
     now: input.now,
     policySources: binding.sources,
   });
@@ -681,6 +690,13 @@ function evictingFacts(
 }
 
 /** Explains every source the workload references, lists, or tracks through its state. */
+/** Where B is read from, as `readPersistedState` reads it: W first, else the store's record. */
+function baselineIn(input: WorkloadInput): string | undefined {
+  if (input.view.annotations[BASELINE] !== undefined) return 'workload';
+  const stored = input.controller?.storedBaseline;
+  return stored?.raw === undefined ? undefined : (stored.object ?? 'the baseline store');
+}
+
 export function explainWorkload(given: WorkloadInput): WorkloadExplanation {
   // A policy's restart strategy and pausePeriod act as the annotations they stand for (ADR 0034).
   const view = withPolicySettings(given.view, bindingIn(given), given.options.annotationKeys);
@@ -722,6 +738,7 @@ export function explainWorkload(given: WorkloadInput): WorkloadExplanation {
         input.podsProgress,
       ),
       strategy: result.mode,
+      baselineIn: baselineIn(input),
       recreationPending:
         input.recreationPendingSince === undefined
           ? undefined

@@ -198,6 +198,12 @@ export interface WorkloadFacts {
     | undefined;
   readonly strategy: string;
   /**
+   * Where the workload's baseline B is kept (docs/adr/0046): `workload` (W `kreload.io/baseline`),
+   * or the baseline store's ConfigMap `<namespace>/<name>` holding its record; undefined: none
+   * (or, outside the controller, no W baseline). The hashes are the sources' `baseline`.
+   */
+  readonly baselineIn?: string | undefined;
+  /**
    * A Job kreload deleted to roll it and has not created again (§7.4 item 4, ADR 0019), from the
    * recreation journal; `since` is RFC 3339.
    */

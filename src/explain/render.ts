@@ -247,6 +247,13 @@ function workloadLines(workload: WorkloadExplanation, width: TableWidth): string
   const lines = [`${workload.kind} ${workload.namespace}/${workload.name}`];
   if (workload.gate !== undefined) lines.push(`  not rolled at all: ${REASONS[workload.gate]}`);
   lines.push(`  rolls by: ${ROLL_ACTION_WORDS[facts.rollAction]}, state in: ${facts.strategy}`);
+  if (facts.baselineIn !== undefined) {
+    lines.push(
+      facts.baselineIn === 'workload'
+        ? '  baseline in: the workload (kreload.io/baseline)'
+        : `  baseline in: ConfigMap ${facts.baselineIn} (the baseline store)`,
+    );
+  }
   lines.push(...evictingLines(facts.evicting));
   if (facts.paused) {
     lines.push(

@@ -123,6 +123,14 @@ export class BaselineRecords {
     return object === undefined ? undefined : this.#objects.get(object)?.data.get(dataKey);
   }
 
+  /** The store object that holds (or will hold) the workload's record, if it has one. */
+  objectOf(view: Pick<WorkloadView, 'ref' | 'uid'>): string | undefined {
+    const id = recordId(view.ref.namespace, recordKey(view));
+    const local = this.#local.get(id);
+    if (local !== undefined) return local.value === null ? undefined : local.object;
+    return this.#observedIn.get(id);
+  }
+
   /**
    * Sets the workload's record (null removes it) for the next batch. Returns the refusal when the
    * record is too big for any object of its namespace; nothing is kept or written then.
@@ -148,6 +156,28 @@ export class BaselineRecords {
     const leaving = holder !== undefined && holder !== object ? holder : undefined;
     this.#put(id, { object, namespace, dataKey, value, phase: 'pending', leaving });
     return undefined;
+  }
+
+  /**
+   * Removes, in the next batch, every record whose workload object `isGone` says no longer exists
+   * (by UID, the last segment of the data key). Returns how many it removes.
+   */
+  sweep(isGone: (uid: string) => boolean): number {
+    const holders = new Map<string, string>(this.#observedIn);
+    for (const [id, record] of this.#local) {
+      if (record.value === null) holders.delete(id);
+      else holders.set(id, record.object);
+    }
+    let removed = 0;
+    for (const [id, object] of holders) {
+      const namespace = id.slice(0, id.indexOf('/'));
+      const dataKey = id.slice(namespace.length + 1);
+      if (!isGone(dataKey.slice(dataKey.lastIndexOf('.') + 1))) continue;
+      this.#dropLocal(id);
+      this.#put(id, { object, namespace, dataKey, value: null, phase: 'pending' });
+      removed += 1;
+    }
+    return removed;
   }
 
   /** Takes the pending records as one batch per object, and marks them being sent. */
@@ -228,6 +258,22 @@ export class BaselineRecords {
       }
     }
     return lost;
+  }
+
+  /** Records held: observed, and set here but not yet observed; removals pending excluded. */
+  get recordCount(): number {
+    let count = this.#observedIn.size;
+    for (const [id, record] of this.#local) {
+      const observed = this.#observedIn.has(id);
+      if (record.value === null && observed) count -= 1;
+      else if (record.value !== null && !observed) count += 1;
+    }
+    return count;
+  }
+
+  /** Store objects observed. */
+  get objectCount(): number {
+    return this.#objects.size;
   }
 
   /** Records held in memory beyond the observed objects (bounded by the workloads written). */

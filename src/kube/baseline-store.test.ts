@@ -137,6 +137,41 @@ describe('KubeBaselineStore', () => {
     ]);
   });
 
+  it('sweeps the records of deleted workloads in one patch, observed or not yet', async () => {
+    const { api, store, timers } = harness();
+    store.consumer.replace([], '1');
+    for (const name of ['kept', 'gone-a', 'gone-b']) store.record(view(name), record(H1));
+    await store.flush();
+    for (const object of api.observed()) store.consumer.upsert(object, true);
+    store.record(view('gone-c'), record(H1));
+    const gone = new Set(['uid-gone-a', 'uid-gone-b', 'uid-gone-c']);
+    expect(store.sweep((uid) => gone.has(uid))).toBe(3);
+    expect(
+      store.sweep((uid) => gone.has(uid)),
+      'a removal already pending is not planned twice',
+    ).toBe(0);
+    expect(store.recordOf(view('gone-a'))).toBeUndefined();
+    expect(store.recordOf(view('kept'))).toBe(record(H1));
+    const before = api.writes.length;
+    expect(timers.liveCount, 'a batch is scheduled').toBe(1);
+    await store.flush();
+    expect(api.writes.slice(before)).toEqual([
+      {
+        method: 'PATCH',
+        path: `${COLLECTION}/${storeObjectName('team-a', 0)}`,
+        body: {
+          data: {
+            [recordKey(view('gone-a'))]: null,
+            [recordKey(view('gone-b'))]: null,
+            [recordKey(view('gone-c'))]: null,
+          },
+        },
+      },
+    ]);
+    for (const object of api.observed()) store.consumer.upsert(object, true);
+    expect([...(api.observed()[0]?.data.keys() ?? [])]).toEqual([recordKey(view('kept'))]);
+  });
+
   it('keeps a written record until the watch shows it, then reads the object', async () => {
     const { api, store } = harness();
     store.consumer.replace([], '1');

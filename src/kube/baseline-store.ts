@@ -54,7 +54,12 @@ export interface BaselineStoreEvents {
   /** A batch that could not be written; `retryInMs` undefined: given up (not retryable). */
   onWriteFailed(batch: ObjectBatch, error: ApiError, retryInMs: number | undefined): void;
   onStatus?(status: ListWatchStatus): void;
+  /** The store stopped being used: B of never-rolled workloads goes to the workloads now. */
+  onFellBack?(cause: FallBackCause): void;
 }
+
+/** Why the store fell back to baselines on the workloads. */
+export type FallBackCause = 'list-forbidden' | 'write-forbidden';
 
 export interface KubeBaselineStoreDeps {
   readonly transport: KubeTransport;
@@ -74,6 +79,7 @@ export class KubeBaselineStore implements BaselineStore {
   #flushing: Promise<void> | undefined;
   #failures = 0;
   #stopped = false;
+  #inUse = true;
 
   constructor(deps: KubeBaselineStoreDeps) {
     this.#deps = deps;
@@ -97,17 +103,59 @@ export class KubeBaselineStore implements BaselineStore {
     };
   }
 
+  get recordCount(): number {
+    return this.#records.recordCount;
+  }
+
+  get objectCount(): number {
+    return this.#records.objectCount;
+  }
+
+  inUse(): boolean {
+    return this.#inUse;
+  }
+
+  /**
+   * From now on B of never-rolled workloads is written into them (`--baseline-store=workload`):
+   * the store cannot be read or written. Records not yet written are dropped, never sent.
+   */
+  fallBack(cause: FallBackCause): void {
+    if (!this.#inUse) return;
+    this.#inUse = false;
+    this.#cancelFlush?.();
+    this.#cancelFlush = undefined;
+    this.#deps.events.onFellBack?.(cause);
+  }
+
   recordOf(view: WorkloadView): string | undefined {
     return this.#records.recordOf(view);
   }
 
+  /** `<namespace>/<name>` of the store object holding the workload's record, if any. */
+  objectOf(view: WorkloadView): string | undefined {
+    const object = this.#records.objectOf(view);
+    return object === undefined ? undefined : `${this.#deps.namespace}/${object}`;
+  }
+
   record(view: WorkloadView, value: string | null): void {
+    if (!this.#inUse) return;
     const refused = this.#records.set(view, value);
     if (refused !== undefined) {
       this.#deps.events.onRefused(refused);
       return;
     }
     this.#scheduleFlush(FLUSH_INTERVAL_MS);
+  }
+
+  /**
+   * Removes the records of deleted workloads (docs/adr/0046), in the batched write path. `isGone`
+   * answers by UID; the caller asks only when its caches hold every watched workload.
+   */
+  sweep(isGone: (uid: string) => boolean): number {
+    if (!this.#inUse) return 0;
+    const removed = this.#records.sweep(isGone);
+    if (removed > 0) this.#scheduleFlush(FLUSH_INTERVAL_MS);
+    return removed;
   }
 
   /** Sends what is pending now and waits for it (shutdown; tests). */
@@ -141,7 +189,7 @@ export class KubeBaselineStore implements BaselineStore {
   }
 
   async #flushOnce(): Promise<void> {
-    if (!this.#deps.mayWrite()) return;
+    if (!this.#deps.mayWrite() || !this.#inUse) return;
     const batches = this.#records.takeBatches();
     let retryable = false;
     let failedAny: ApiError | undefined;
@@ -151,6 +199,11 @@ export class KubeBaselineStore implements BaselineStore {
         this.#records.written(batch, resourceVersion);
       } catch (error) {
         const apiError = toApiError(error);
+        if (apiError.status === 403) {
+          this.#deps.events.onWriteFailed(batch, apiError, undefined);
+          this.fallBack('write-forbidden');
+          return;
+        }
         this.#records.failed(batch, apiError.retryable);
         failedAny = apiError;
         retryable ||= apiError.retryable;

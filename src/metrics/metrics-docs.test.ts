@@ -1,10 +1,12 @@
 /**
- * docs/metrics.md against what createMetrics registers, both ways: each kreload or Reloader metric
- * has exactly one row in the reference, and each row names a registered metric.
+ * docs/metrics.md against what createMetrics and the baseline store register, both ways: each
+ * kreload or Reloader metric has exactly one row in the reference, and each row names a
+ * registered metric.
  */
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { createBaselineStoreMetrics } from './baseline-store-metrics.ts';
 import { createMetrics } from './metrics.ts';
 
 const OWN_PREFIXES = /^(reloader_|kreload_|rest_client_)/;
@@ -19,6 +21,7 @@ function documentedNames(): string[] {
 function registeredNames(): string[] {
   const registry = new Registry();
   createMetrics(registry, { countByNamespace: true });
+  createBaselineStoreMetrics(registry, () => undefined);
   return registry
     .getMetricsAsArray()
     .map((metric) => metric.name)

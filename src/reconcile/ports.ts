@@ -83,6 +83,11 @@ export interface WorkloadLookup {
  * (kind, namespace, name and UID): a workload re-created under the same name has none.
  */
 export interface BaselineStore {
+  /**
+   * False once the store fell back to baselines on the workloads (its ConfigMaps are forbidden):
+   * a first sight then writes B into W, as with `--baseline-store=workload`.
+   */
+  inUse(): boolean;
   /** The workload's record (a `kreload.io/baseline` hash map), or undefined when there is none. */
   recordOf(view: WorkloadView): string | undefined;
   /**

@@ -18,7 +18,7 @@ import type { SourceKey, SourceType, WorkloadKey, WorkloadView } from '../core/t
 import type { KindTable } from '../rollout/kinds.ts';
 import { planPause } from '../rollout/pause.ts';
 import type { Pass } from './attempt.ts';
-import type { PlanOptions, ReconcilePlan, SourceFacts } from './plan/model.ts';
+import type { PlanOptions, ReconcilePlan, SourceFacts, StoredBaseline } from './plan/model.ts';
 import { planReconcile } from './plan/plan.ts';
 import { uniqueProblems } from './plan/tracking.ts';
 import type {
@@ -43,7 +43,7 @@ export interface TargetsDeps {
   /** ms since the epoch. */
   readonly now: () => number;
   /** `--baseline-store=namespace` (docs/adr/0046); absent, B lives on the workload only. */
-  readonly baselines?: Pick<BaselineStore, 'recordOf'> | undefined;
+  readonly baselines?: Pick<BaselineStore, 'inUse' | 'recordOf'> | undefined;
 }
 
 /** What one workload holds and wants of one source. */
@@ -152,8 +152,14 @@ export class Targets {
       marks: pass.marks,
       policySources: binding.sources,
       now: this.#deps.now(),
-      storedBaseline: this.#deps.baselines && { raw: this.#deps.baselines.recordOf(view) },
+      storedBaseline: this.#storedBaseline(view),
     });
+  }
+
+  /** The store's record, when B of never-rolled workloads lives in the store (docs/adr/0046). */
+  #storedBaseline(view: WorkloadView): StoredBaseline | undefined {
+    const { baselines } = this.#deps;
+    return baselines?.inUse() ? { raw: baselines.recordOf(view) } : undefined;
   }
 
   /** Sources that only a reload list can make tracked: every source of a type the workload lists. */

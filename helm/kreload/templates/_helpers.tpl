@@ -294,7 +294,7 @@ how the value becomes the flag:
 - { value: syncMaxDelay, flag: sync-max-delay, type: scalar }
 - { value: workerThreads, flag: worker-threads, type: scalar }
 - { value: resyncPeriod, flag: resync-period, type: scalar }
-- { value: baselineStore, flag: baseline-store, type: scalar, omit: workload }
+- { value: baselineStore, flag: baseline-store, type: scalar, omit: namespace }
 - { value: enableRestartWindows, flag: enable-restart-windows, type: bool }
 - { value: flapMaxChanges, flag: flap-max-changes, type: scalar, omit: 0 }
 - { value: flapPeriod, flag: flap-period, type: scalar, omit: 5m }

@@ -144,10 +144,20 @@ const JOB_JOURNAL_RULES: PolicyRule[] = [
   },
 ];
 
+/** The baseline store (docs/adr/0046): ConfigMaps kreload names at run time, by label. */
+const BASELINE_STORE_RULES: PolicyRule[] = [
+  {
+    apiGroups: [''],
+    resources: ['configmaps'],
+    verbs: ['get', 'list', 'watch', 'create', 'patch'],
+  },
+];
+
 /** The Roles every install has in its release namespace. */
 const META_INFO_ROLE = {
   [`${NAMESPACE}/${RELEASE}-meta-info`]: META_INFO_RULES,
   [`${NAMESPACE}/${RELEASE}-job-journal`]: JOB_JOURNAL_RULES,
+  [`${NAMESPACE}/${RELEASE}-baseline-store`]: BASELINE_STORE_RULES,
 };
 
 const TUNING_DEFAULT_ARGS = [
@@ -550,27 +560,20 @@ describe('helm/kreload values matrix', () => {
       expect(result.one('Deployment').spec?.replicas).toBe(3);
     });
 
-    it('grants the baseline store its ConfigMaps in the release namespace only with baselineStore: namespace', async () => {
-      expect(
-        get('default')
-          .ofKind('Role')
-          .map((role) => role.metadata.name),
-      ).not.toContain(`${RELEASE}-baseline-store`);
-      const result = await render(helm, {
-        values: { reloader: { baselineStore: 'namespace', namespaces: ['team-a'] } },
-      });
+    it('grants the baseline store its ConfigMaps in the release namespace by default, not with baselineStore: workload', async () => {
+      const result = await render(helm, { values: { reloader: { namespaces: ['team-a'] } } });
       const role = result.one('Role', `${RELEASE}-baseline-store`);
       expect(role.metadata.namespace).toBe(NAMESPACE);
-      expect(normalizeRules(role.rules ?? [])).toEqual(
-        normalizeRules([
-          {
-            apiGroups: [''],
-            resources: ['configmaps'],
-            verbs: ['get', 'list', 'watch', 'create', 'patch'],
-          },
-        ]),
+      expect(normalizeRules(role.rules ?? [])).toEqual(normalizeRules(BASELINE_STORE_RULES));
+      expect(result.args().some((arg) => arg.startsWith('--baseline-store'))).toBe(false);
+      expect(get('default').one('Role', `${RELEASE}-baseline-store`).metadata.namespace).toBe(
+        NAMESPACE,
       );
-      expect(result.args()).toContain('--baseline-store=namespace');
+      const workload = await render(helm, { values: { reloader: { baselineStore: 'workload' } } });
+      expect(workload.ofKind('Role').map((r) => r.metadata.name)).not.toContain(
+        `${RELEASE}-baseline-store`,
+      );
+      expect(workload.args()).toContain('--baseline-store=workload');
     });
 
     it('puts the Lease rules in the release namespace by default, for the default Lease name', async () => {
@@ -658,13 +661,15 @@ describe('helm/kreload values matrix', () => {
       const kinds = get('default')
         .objects.map((object) => object.kind)
         .sort();
-      // Two Roles in the release namespace: meta-info and the Job recreation journal.
+      // Three Roles in the release namespace: meta-info, the Job journal, the baseline store.
       expect(kinds).toEqual([
         'ClusterRole',
         'ClusterRoleBinding',
         'Deployment',
         'Role',
         'Role',
+        'Role',
+        'RoleBinding',
         'RoleBinding',
         'RoleBinding',
         'ServiceAccount',

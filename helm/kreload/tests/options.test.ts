@@ -81,7 +81,7 @@ const FLAG_VALUES: FlagValue[] = [
   { path: 'syncMaxDelay', probe: '77s' },
   { path: 'workerThreads', probe: 7 },
   { path: 'resyncPeriod', probe: '7m' },
-  { path: 'baselineStore', probe: 'namespace' },
+  { path: 'baselineStore', probe: 'workload' },
   { path: 'enableRestartWindows', probe: true },
   { path: 'flapMaxChanges', probe: 7 },
   { path: 'flapPeriod', probe: '7m' },
