@@ -23,6 +23,7 @@ import { createPipeline, reconcileOptionsOf } from './app/pipeline.ts';
 import { drainAndRelease } from './app/shutdown.ts';
 import type { Options } from './config/parse-options.ts';
 import { WriteLedger } from './controller/write-ledger.ts';
+import type { WatchReadiness } from './http/readiness.ts';
 import { createKubeTransport } from './kube/transport.ts';
 import { PolicyStatusClient } from './kube/policy-status-client.ts';
 import { WorkloadClient } from './kube/workload-client.ts';
@@ -38,6 +39,19 @@ import { yieldToEventLoop } from './time/event-loop.ts';
 import { SYSTEM_TIMERS } from './time/timers.ts';
 import { markMaxAgeMs } from './watch/marks.ts';
 import { createWatchServer } from './watch/watch-server.ts';
+
+/** The watches' readiness, with the baseline store's first list beside them when it is in use. */
+function watchReadiness(
+  watch: WatchReadiness,
+  baselines: BaselineStoreRuntime | undefined,
+): WatchReadiness {
+  if (baselines === undefined) return watch;
+  return {
+    watchStates: () => [...watch.watchStates(), ...baselines.readiness()],
+    unwatchedKinds: () => watch.unwatchedKinds(),
+    apiServerStatus: () => watch.apiServerStatus(),
+  };
+}
 
 class KreloadApp implements App {
   readonly #options: Options;
@@ -220,13 +234,7 @@ class KreloadApp implements App {
       registry,
       logger,
       readiness: {
-        watch: baselines
-          ? {
-              watchStates: () => [...watch.watchStates(), ...baselines.readiness()],
-              unwatchedKinds: () => watch.unwatchedKinds(),
-              apiServerStatus: () => watch.apiServerStatus(),
-            }
-          : watch,
+        watch: watchReadiness(watch, baselines),
         election: shard ? shardReadiness(shard.coordinator) : elector,
         shuttingDown: () => gate.shuttingDown,
         haltedRollouts: () =>
