@@ -306,7 +306,11 @@ class KreloadApp implements App {
       const uid = watch.caches.store.get(key)?.uid;
       if (uid !== undefined) live.add(uid);
     }
-    const removed = baselines.store.sweep((uid) => !live.has(uid));
+    // Active-active: another replica writes the records of its own namespaces, perhaps of a
+    // workload this replica's caches have not seen yet.
+    const { shard } = runtime;
+    const mine = (namespace: string) => shard?.coordinator.owns(namespace) ?? true;
+    const removed = baselines.store.sweep((namespace, uid) => mine(namespace) && !live.has(uid));
     if (removed > 0) {
       this.#deps.logger.info('baseline records of deleted workloads removed', {
         namespace: baselines.namespace,

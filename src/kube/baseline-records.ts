@@ -162,7 +162,7 @@ export class BaselineRecords {
    * Removes, in the next batch, every record whose workload object `isGone` says no longer exists
    * (by UID, the last segment of the data key). Returns how many it removes.
    */
-  sweep(isGone: (uid: string) => boolean): number {
+  sweep(isGone: (namespace: string, uid: string) => boolean): number {
     const holders = new Map<string, string>(this.#observedIn);
     for (const [id, record] of this.#local) {
       if (record.value === null) holders.delete(id);
@@ -172,7 +172,7 @@ export class BaselineRecords {
     for (const [id, object] of holders) {
       const namespace = id.slice(0, id.indexOf('/'));
       const dataKey = id.slice(namespace.length + 1);
-      if (!isGone(dataKey.slice(dataKey.lastIndexOf('.') + 1))) continue;
+      if (!isGone(namespace, dataKey.slice(dataKey.lastIndexOf('.') + 1))) continue;
       this.#dropLocal(id);
       this.#put(id, { object, namespace, dataKey, value: null, phase: 'pending' });
       removed += 1;

@@ -137,6 +137,21 @@ describe('KubeBaselineStore', () => {
     ]);
   });
 
+  it('sweeps only where the caller answers for the namespace (active-active: its own share)', () => {
+    const { store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('mine'), record(H1));
+    store.record(view('theirs', 'uid-theirs', 'team-b'), record(H1));
+    const asked: string[] = [];
+    const removed = store.sweep((namespace, uid) => {
+      asked.push(`${namespace}/${uid}`);
+      return namespace === 'team-a';
+    });
+    expect(removed).toBe(1);
+    expect(asked.sort()).toEqual(['team-a/uid-mine', 'team-b/uid-theirs']);
+    expect(store.recordOf(view('theirs', 'uid-theirs', 'team-b'))).toBe(record(H1));
+  });
+
   it('sweeps the records of deleted workloads in one patch, observed or not yet', async () => {
     const { api, store, timers } = harness();
     store.consumer.replace([], '1');
@@ -145,9 +160,9 @@ describe('KubeBaselineStore', () => {
     for (const object of api.observed()) store.consumer.upsert(object, true);
     store.record(view('gone-c'), record(H1));
     const gone = new Set(['uid-gone-a', 'uid-gone-b', 'uid-gone-c']);
-    expect(store.sweep((uid) => gone.has(uid))).toBe(3);
+    expect(store.sweep((_namespace, uid) => gone.has(uid))).toBe(3);
     expect(
-      store.sweep((uid) => gone.has(uid)),
+      store.sweep((_namespace, uid) => gone.has(uid)),
       'a removal already pending is not planned twice',
     ).toBe(0);
     expect(store.recordOf(view('gone-a'))).toBeUndefined();

@@ -149,9 +149,10 @@ export class KubeBaselineStore implements BaselineStore {
 
   /**
    * Removes the records of deleted workloads (docs/adr/0046), in the batched write path. `isGone`
-   * answers by UID; the caller asks only when its caches hold every watched workload.
+   * answers by namespace and UID; the caller asks only when its caches hold every watched workload,
+   * and answers false for a namespace it does not write (another active-active replica's).
    */
-  sweep(isGone: (uid: string) => boolean): number {
+  sweep(isGone: (namespace: string, uid: string) => boolean): number {
     if (!this.#inUse) return 0;
     const removed = this.#records.sweep(isGone);
     if (removed > 0) this.#scheduleFlush(FLUSH_INTERVAL_MS);
