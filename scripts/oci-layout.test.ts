@@ -10,6 +10,7 @@ import {
   type Descriptor,
   type ImageIndex,
   ZSTD_LAYER_MEDIA_TYPE,
+  decodedLayer,
   dockerArchiveIndex,
   encodeLayersZstd,
   imageIndex,
@@ -331,6 +332,12 @@ describe('a layout of two architectures', () => {
     expect(layers).toEqual(['base amd64', 'app']);
   });
 
+  it('runs the zstd CLI it is given, and says so when it cannot', async () => {
+    await expect(
+      encodeLayersZstd(layout, '1.0.0-amd64', 19, path.join(layout, 'no-such-zstd')),
+    ).rejects.toThrow(`cannot run ${path.join(layout, 'no-such-zstd')}`);
+  });
+
   it('refuses a layer of an encoding it cannot read', async () => {
     const image = await putImage('amd64', ['x'], 'application/vnd.oci.image.layer.v1.tar');
     await writeFile(
@@ -368,5 +375,28 @@ describe('a layout of two architectures', () => {
     await expect(
       writeDockerArchive(layout, 'forged', 'kreload:1', path.join(layout, 'docker')),
     ).rejects.toThrow(`unpacks to ${digestOf('x')}, not ${digestOf('y')}`);
+  });
+});
+
+describe('decodedLayer', () => {
+  const tar = Buffer.from('a tar stream');
+  it.each([
+    [GZIP_LAYER_MEDIA_TYPE, gzipSync(tar)],
+    [ZSTD_LAYER_MEDIA_TYPE, zstdCompressSync(tar)],
+  ])('reads a %s blob', (mediaType, blob) => {
+    expect(decodedLayer({ mediaType, digest: sha256Of(blob), size: blob.length }, blob)).toEqual(
+      tar,
+    );
+  });
+
+  it('refuses an encoding it cannot read, naming the layer', () => {
+    const layer = {
+      mediaType: 'application/vnd.oci.image.layer.v1.tar+bzip2',
+      digest: 'd',
+      size: 1,
+    };
+    expect(() => decodedLayer(layer, tar)).toThrow(
+      'layer d is application/vnd.oci.image.layer.v1.tar+bzip2',
+    );
   });
 });
