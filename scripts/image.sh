@@ -11,7 +11,7 @@
 #
 # Usage: scripts/image.sh [OUT] [--compression gzip|zstd] [--push REGISTRY/REPOSITORY:TAG] [--plain-http]
 #   OUT          the output folder (default .cache/image)
-#   --compression  the OCI layers' encoding: zstd (the default; level 19, one thread, with the zstd
+#   --compression  the OCI layers' encoding: zstd (the default; level 19, four workers, with the zstd
 #                and libzstd1 of the Debian suite the base comes from, fetched and verified by apt
 #                like the base packages, so the bytes do not depend on the host's zstd) or gzip
 #                (umoci's own). zstd layers need containerd >= 1.5 or CRI-O >= 1.21

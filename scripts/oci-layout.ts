@@ -280,9 +280,16 @@ export async function writeIndex(
 }
 
 /**
- * Re-encodes the gzip layers of the image tagged `tag` as zstd with the zstd CLI `zstdBinary` (one
- * thread and a fixed level, so one libzstd gives the same bytes on every build), and re-points the
- * tag at the new manifest. Returns the new manifest's descriptor.
+ * zstd's worker threads. Its multithreaded mode cuts the input into jobs of a size set by the level
+ * alone, so any number of workers gives the same bytes (only --single-thread differs): four keep a
+ * 100 MB layer's jobs busy on any machine.
+ */
+const ZSTD_WORKERS = 4;
+
+/**
+ * Re-encodes the gzip layers of the image tagged `tag` as zstd with the zstd CLI `zstdBinary` (a
+ * fixed level and multithreaded mode, so one libzstd gives the same bytes on every build), and
+ * re-points the tag at the new manifest. Returns the new manifest's descriptor.
  */
 export async function encodeLayersZstd(
   layout: string,
@@ -297,7 +304,7 @@ export async function encodeLayersZstd(
   for (const layer of manifest.layers) {
     if (layer.mediaType !== GZIP_LAYER_MEDIA_TYPE) continue;
     const tmp = path.join(layout, 'blobs', 'sha256', `${hexOf(layer.digest)}.zst.tmp`);
-    const zstd = spawn(zstdBinary, [`-${String(level)}`, '-T1', '-q', '-c'], {
+    const zstd = spawn(zstdBinary, [`-${String(level)}`, `-T${String(ZSTD_WORKERS)}`, '-q', '-c'], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     const exited = new Promise<number | null>((resolve, reject) => {

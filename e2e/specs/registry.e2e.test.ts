@@ -211,6 +211,6 @@ describe('the chart from an OCI registry', () => {
       );
       expect(again.stdout.trim()).toBe(image.pushed);
     },
-    15 * 60_000,
+    30 * 60_000,
   );
 });

@@ -14,7 +14,7 @@ import { ARCHITECTURES, expectDockerArchive } from '../harness/image.ts';
 
 const run = promisify(execFile);
 /** The plugin executables, the bundle, both images and the chart, on 2 shared cores. */
-const RELEASE_TIMEOUT_MS = 20 * 60_000;
+const RELEASE_TIMEOUT_MS = 40 * 60_000;
 
 describe('npm run release', () => {
   let workDir = '';
