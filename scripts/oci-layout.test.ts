@@ -304,6 +304,7 @@ describe('a layout of two architectures', () => {
     },
   );
 
+  // Four zstd -19 processes, each setting up its workers: seconds on a busy machine.
   it('re-encodes an image as zstd, the same bytes twice, still unpacking to its diff_ids', async () => {
     const first = await encodeLayersZstd(layout, '1.0.0-amd64', 19);
     const manifestOf = async (digest: string) =>
@@ -330,7 +331,7 @@ describe('a layout of two architectures', () => {
       (entry?.Layers ?? []).map((layer) => readFile(path.join(dir, layer), 'utf8')),
     );
     expect(layers).toEqual(['base amd64', 'app']);
-  });
+  }, 30_000);
 
   it('runs the zstd CLI it is given, and says so when it cannot', async () => {
     await expect(
