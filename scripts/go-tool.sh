@@ -1,4 +1,4 @@
-# Sourced by the scripts that build a pinned Go tool from the Go module proxy (helm.sh,
+# Sourced by the scripts that build a pinned Go tool from the Go module proxy (helm.sh, umoci.sh,
 # toxiproxy.sh, promtool.sh). build_go_tool NAME MODULE PACKAGE VERSION LDFLAGS CACHE BINARY HINT
 # [TAGS] builds PACKAGE from the tool module in MODULE into CACHE/<key>/BINARY, with the build tags
 # TAGS, and prints that path on the last line. The key covers the Go toolchain, the package, the

@@ -8,7 +8,8 @@
 # Usage: scripts/image-run.sh --image LAYOUT:TAG --bundle DIR [--secret DIR:MOUNTPOINT]...
 #                            [--env NAME=VALUE]... -- ARG...
 #   --image        the OCI layout and tag: its image config gives entrypoint, user, WORKDIR and ENV
-#   --bundle DIR   `umoci unpack --image LAYOUT:TAG DIR` of that image (DIR/rootfs is used)
+#   --bundle DIR   `umoci unpack --image LAYOUT:TAG DIR` of that image (DIR/rootfs is used); its
+#                  layers are zstd by default, which needs umoci 0.5 or later (scripts/umoci.sh)
 #   --secret       bind-mounts a host directory read-only, e.g. a ServiceAccount token directory at
 #                  /var/run/secrets/kubernetes.io/serviceaccount, as the kubelet does
 #   --env          added to the image's own environment

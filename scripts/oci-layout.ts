@@ -9,6 +9,9 @@
  *                                       archive (manifest.json, repositories, the config, one
  *                                       uncompressed layer.tar per layer) into DIR, each checked
  *                                       against its digest; image.sh tars DIR
+ *   zstd LAYOUT TAG LEVEL [ZSTD]       re-encodes the gzip layers of the image tagged TAG with the
+ *                                       zstd CLI ZSTD (default: zstd on the PATH) at LEVEL, and
+ *                                       re-points TAG at the new manifest; prints its digest
  *   push LAYOUT TAG REGISTRY/REPOSITORY:TAG [--plain-http]
  *                                       pushes the index tagged TAG with the distribution API: the
  *                                       blobs, each image manifest by digest, then the index by tag;
@@ -21,17 +24,34 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip, createZstdDecompress } from 'node:zlib';
+import { createGunzip, createZstdDecompress, gunzipSync, zstdDecompressSync } from 'node:zlib';
 
 export const INDEX_MEDIA_TYPE = 'application/vnd.oci.image.index.v1+json';
 export const MANIFEST_MEDIA_TYPE = 'application/vnd.oci.image.manifest.v1+json';
 export const GZIP_LAYER_MEDIA_TYPE = 'application/vnd.oci.image.layer.v1.tar+gzip';
 export const ZSTD_LAYER_MEDIA_TYPE = 'application/vnd.oci.image.layer.v1.tar+zstd';
 /** How to read each layer encoding this layout may hold; any other media type is refused. */
-const LAYER_DECODERS: Readonly<Record<string, () => Transform>> = {
-  [GZIP_LAYER_MEDIA_TYPE]: () => createGunzip(),
-  [ZSTD_LAYER_MEDIA_TYPE]: () => createZstdDecompress(),
+const LAYER_DECODERS: Readonly<
+  Record<string, { readonly stream: () => Transform; readonly bytes: (blob: Buffer) => Buffer }>
+> = {
+  [GZIP_LAYER_MEDIA_TYPE]: { stream: () => createGunzip(), bytes: (blob) => gunzipSync(blob) },
+  [ZSTD_LAYER_MEDIA_TYPE]: {
+    stream: () => createZstdDecompress(),
+    bytes: (blob) => zstdDecompressSync(blob),
+  },
 };
+
+function layerDecoder(mediaType: string, digest: string) {
+  const decoder = LAYER_DECODERS[mediaType];
+  if (decoder === undefined) {
+    throw new OciLayoutError(`layer ${digest} is ${mediaType}, not gzip or zstd`);
+  }
+  return decoder;
+}
+
+/** A layer blob's tar stream, decoded as its media type says. */
+export const decodedLayer = (layer: Descriptor, blob: Buffer): Buffer =>
+  layerDecoder(layer.mediaType, layer.digest).bytes(blob);
 const REF_NAME = 'org.opencontainers.image.ref.name';
 /** The name containerd (kind, k3d, `ctr import`) gives an image it imports from an archive. */
 const CONTAINERD_NAME = 'io.containerd.image.name';
@@ -260,11 +280,23 @@ export async function writeIndex(
 }
 
 /**
- * Re-encodes the gzip layers of the image tagged `tag` as zstd with the `zstd` CLI (one thread and
- * a fixed level, so the bytes are the same on every build), and re-points the tag at the new
- * manifest. Returns the new manifest's descriptor.
+ * zstd's worker threads. Its multithreaded mode cuts the input into jobs of a size set by the level
+ * alone, so any number of workers gives the same bytes (only --single-thread differs): four keep a
+ * 100 MB layer's jobs busy on any machine.
  */
-export async function encodeLayersZstd(layout: string, tag: string, level = 19) {
+const ZSTD_WORKERS = 4;
+
+/**
+ * Re-encodes the gzip layers of the image tagged `tag` as zstd with the zstd CLI `zstdBinary` (a
+ * fixed level and multithreaded mode, so one libzstd gives the same bytes on every build), and
+ * re-points the tag at the new manifest. Returns the new manifest's descriptor.
+ */
+export async function encodeLayersZstd(
+  layout: string,
+  tag: string,
+  level = 19,
+  zstdBinary = 'zstd',
+) {
   const layoutIndex = await readLayoutIndex(layout);
   const entry = entryTagged(layoutIndex, tag, layout);
   const manifest = await readJsonBlob<ImageManifest>(layout, entry.digest);
@@ -272,7 +304,7 @@ export async function encodeLayersZstd(layout: string, tag: string, level = 19) 
   for (const layer of manifest.layers) {
     if (layer.mediaType !== GZIP_LAYER_MEDIA_TYPE) continue;
     const tmp = path.join(layout, 'blobs', 'sha256', `${hexOf(layer.digest)}.zst.tmp`);
-    const zstd = spawn('zstd', [`-${String(level)}`, '-T1', '-q', '-c'], {
+    const zstd = spawn(zstdBinary, [`-${String(level)}`, `-T${String(ZSTD_WORKERS)}`, '-q', '-c'], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     const exited = new Promise<number | null>((resolve, reject) => {
@@ -287,12 +319,19 @@ export async function encodeLayersZstd(layout: string, tag: string, level = 19) 
         callback(null, chunk);
       },
     });
-    await Promise.all([
+    const [input, output, exit] = await Promise.allSettled([
       pipeline(createReadStream(blobPath(layout, layer.digest)), createGunzip(), zstd.stdin),
       pipeline(zstd.stdout, tee, createWriteStream(tmp)),
+      exited,
     ]);
-    const code = await exited;
-    if (code !== 0) throw new OciLayoutError(`zstd exited with ${String(code)}`);
+    // The process first: a zstd that never started breaks both pipes, which says less.
+    if (exit.status === 'rejected') {
+      throw new OciLayoutError(`cannot run ${zstdBinary}`, { cause: exit.reason });
+    }
+    if (exit.value !== 0) throw new OciLayoutError(`zstd exited with ${String(exit.value)}`);
+    for (const piped of [input, output]) {
+      if (piped.status === 'rejected') throw piped.reason;
+    }
     const digest = `sha256:${hash.digest('hex')}`;
     await rename(tmp, blobPath(layout, digest));
     encoded.set(layer.digest, { mediaType: ZSTD_LAYER_MEDIA_TYPE, digest, size });
@@ -315,10 +354,7 @@ export async function encodeLayersZstd(layout: string, tag: string, level = 19) 
 
 /** Streams a layer blob into `file` uncompressed, checking the result against `diffId`. */
 async function unpackLayer(layer: Descriptor, blob: string, file: string, diffId: string) {
-  const decoder = LAYER_DECODERS[layer.mediaType];
-  if (decoder === undefined) {
-    throw new OciLayoutError(`layer ${layer.digest} is ${layer.mediaType}, not gzip or zstd`);
-  }
+  const decoder = layerDecoder(layer.mediaType, layer.digest).stream;
   const hash = createHash('sha256');
   const tee = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -425,7 +461,7 @@ async function push(layout: string, tag: string, target: PushTarget): Promise<st
 async function main(argv: readonly string[]): Promise<void> {
   const [command, ...args] = argv;
   const usage =
-    'usage: oci-layout.ts index LAYOUT TAG NAME ARCH=TAG... | docker-archive LAYOUT TAG REPO_TAG DIR | zstd LAYOUT TAG LEVEL | push LAYOUT TAG REGISTRY/REPOSITORY:TAG [--plain-http]';
+    'usage: oci-layout.ts index LAYOUT TAG NAME ARCH=TAG... | docker-archive LAYOUT TAG REPO_TAG DIR | zstd LAYOUT TAG LEVEL [ZSTD] | push LAYOUT TAG REGISTRY/REPOSITORY:TAG [--plain-http]';
   const [layout, tag, third, ...rest] = args;
   if (layout === undefined || tag === undefined || third === undefined) throw new Error(usage);
   switch (command) {
@@ -438,7 +474,7 @@ async function main(argv: readonly string[]): Promise<void> {
       await writeDockerArchive(layout, tag, third, rest[0]);
       return;
     case 'zstd':
-      console.log((await encodeLayersZstd(layout, tag, Number(third))).digest);
+      console.log((await encodeLayersZstd(layout, tag, Number(third), rest[0])).digest);
       return;
     case 'push': {
       const target = pushTarget(third, rest.includes('--plain-http'));

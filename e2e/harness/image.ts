@@ -1,15 +1,14 @@
 // The kreload container image as specs use it: built by scripts/image.sh (`npm run image`) into an
-// OCI archive and layout, unpacked with umoci, and started through scripts/image-run.sh, which runs
+// OCI archive and layout, unpacked with umoci (scripts/umoci.sh's, which reads zstd layers), and started through scripts/image-run.sh, which runs
 // the image's entrypoint as its user on a read-only root the way a container runtime would (podman
 // and crun cannot start containers in this sandbox; docs/adr/0025-image-build-and-values-compatibility.md).
 import { execFile } from 'node:child_process';
 import { mkdir, open, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
 import { isRecord } from '../../helm/kreload/tests/chart-harness.ts';
-import { sha256Of, type Descriptor } from '../../scripts/oci-layout.ts';
+import { decodedLayer, sha256Of, type Descriptor } from '../../scripts/oci-layout.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
 
 const run = promisify(execFile);
@@ -27,7 +26,7 @@ export interface PlatformImage {
   /** Its `docker load` archive (.docker.tar.gz). */
   readonly dockerArchive: string;
   readonly sbom: string;
-  /** Its layer blobs (gzip-compressed, as a registry stores them): what a pull transfers. */
+  /** Its layer blobs (compressed, as a registry stores them): what a pull transfers. */
   readonly compressedBytes: number;
   readonly rootfsBytes: number;
 }
@@ -47,7 +46,12 @@ export interface BuiltImage {
   readonly platforms: Readonly<Record<Architecture, PlatformImage>>;
   /** `REGISTRY/REPOSITORY:TAG@DIGEST`, when built with `push`. */
   readonly pushed?: string;
+  /** The layers' encoding: `zstd <libzstd version>` or `gzip`. */
+  readonly compression: string;
 }
+
+/** The layer encodings scripts/image.sh writes (`--compression`); zstd is its default. */
+export type Compression = 'zstd' | 'gzip';
 
 /** The image config's `config` object (OCI image spec), as far as specs read it. */
 export interface ImageConfig {
@@ -83,7 +87,11 @@ function parseEnvFile(text: string): Map<string, string> {
  * Runs scripts/image.sh into `outDir` (minutes: it compiles the bundle and builds both
  * architectures), then pushes it to `push` (REGISTRY/REPOSITORY:TAG) if given.
  */
-export async function buildImage(outDir: string, push?: string): Promise<BuiltImage> {
+export async function buildImage(
+  outDir: string,
+  options: { readonly push?: string; readonly compression?: Compression } = {},
+): Promise<BuiltImage> {
+  const { push, compression } = options;
   try {
     await run(
       'bash',
@@ -91,6 +99,7 @@ export async function buildImage(outDir: string, push?: string): Promise<BuiltIm
         path.join(REPO_ROOT, 'scripts', 'image.sh'),
         outDir,
         ...(push === undefined ? [] : ['--push', push]),
+        ...(compression === undefined ? [] : ['--compression', compression]),
       ],
       { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 },
     );
@@ -122,6 +131,7 @@ export async function buildImage(outDir: string, push?: string): Promise<BuiltIm
     digest: value('IMAGE_DIGEST'),
     compressedBytes: Number(value('IMAGE_COMPRESSED_BYTES')),
     platforms: { amd64: platform('amd64'), arm64: platform('arm64') },
+    compression: value('IMAGE_COMPRESSION'),
     ...(pushed !== undefined && { pushed }),
   };
 }
@@ -177,17 +187,31 @@ export async function readImageConfig(
 }
 
 /**
- * `umoci unpack` of one architecture's image into `bundleDir` (which must not exist); returns its
+ * umoci built by scripts/umoci.sh from the Go module proxy (a no-op once cached): Debian's umoci
+ * 0.4.7 refuses zstd layers.
+ */
+async function locateUmoci(): Promise<string> {
+  const { stdout } = await run('bash', [path.join(REPO_ROOT, 'scripts', 'umoci.sh')], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const binary = stdout.trim().split('\n').at(-1);
+  if (!binary) throw new ImageError('scripts/umoci.sh printed no path');
+  return binary;
+}
+
+/**
+ * `umoci unpack` of the image tagged `tag` in the OCI layout `layout` into `bundleDir` (which must
+ * not exist): every layer checked against its digest and diff_id, whiteouts applied; returns its
  * rootfs.
  */
-export async function unpackImage(
-  image: BuiltImage,
+export async function unpackLayout(
+  layout: string,
+  tag: string,
   bundleDir: string,
-  arch: Architecture = NATIVE,
 ): Promise<string> {
-  const tag = image.platforms[arch].tag;
+  const umoci = await locateUmoci();
   try {
-    await run('umoci', ['unpack', '--image', `${image.layout}:${tag}`, bundleDir], {
+    await run(umoci, ['unpack', '--image', `${layout}:${tag}`, bundleDir], {
       maxBuffer: 16 * 1024 * 1024,
     });
   } catch (error) {
@@ -195,6 +219,13 @@ export async function unpackImage(
   }
   return path.join(bundleDir, 'rootfs');
 }
+
+/** `umoci unpack` of one architecture's image into `bundleDir` (which must not exist). */
+export const unpackImage = (
+  image: BuiltImage,
+  bundleDir: string,
+  arch: Architecture = NATIVE,
+): Promise<string> => unpackLayout(image.layout, image.platforms[arch].tag, bundleDir);
 
 /**
  * The command that starts the unpacked image with a pod's ServiceAccount directory mounted and
@@ -278,8 +309,9 @@ export async function expectDockerArchive(options: {
     const digest = sha256Of(await readFile(path.join(dir, layer)));
     expect(digest).toBe(config.rootfs.diff_ids[i]);
     expect(layer).toBe(`${digest.slice('sha256:'.length)}/layer.tar`);
-    const compressed = manifest.layers[i]?.digest ?? '';
-    expect(sha256Of(gunzipSync(await blob(compressed)))).toBe(digest);
+    const compressed = manifest.layers[i];
+    if (compressed === undefined) throw new ImageError(`no layer ${String(i)} in ${tag}`);
+    expect(sha256Of(decodedLayer(compressed, await blob(compressed.digest)))).toBe(digest);
   }
   const [repository = '', repositoryTag = ''] = repoTag.split(':');
   expect(await readJsonFile(path.join(dir, 'repositories'))).toEqual({

@@ -8,9 +8,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { MANIFEST_MEDIA_TYPE } from '../../scripts/oci-layout.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
 import { freeLoopbackPort } from '../cluster/ports.ts';
 import { spawnDetached, tailFile, type SpawnedProcess } from '../cluster/processes.ts';
+import { unpackLayout } from './image.ts';
 
 const run = promisify(execFile);
 const READY_TIMEOUT_MS = 30_000;
@@ -144,15 +146,17 @@ export async function pullIndex(
 }
 
 /**
- * Pulls `repository@digest` (manifest, config and layers, each checked against its digest) and
- * unpacks its layers in order into `rootfs`.
+ * Pulls `repository@digest` (manifest, config and layers, each checked against its digest) into an
+ * OCI layout in `dir` and unpacks it there with umoci, as a runtime would: each layer decoded as its
+ * media type says (gzip or zstd) and checked against its diff_id. Returns the config, the layers'
+ * descriptors and the rootfs.
  */
 export async function pullAndUnpack(
   registry: Registry,
   repository: string,
   digest: string,
-  rootfs: string,
-): Promise<{ config: unknown }> {
+  dir: string,
+): Promise<{ config: unknown; layers: readonly Descriptor[]; rootfs: string }> {
   const base = `http://${registry.host}/v2/${repository}`;
   const checked = async (url: string, expected: string, accept?: string): Promise<Buffer> => {
     const response = await expectStatus(
@@ -164,25 +168,41 @@ export async function pullAndUnpack(
     if (sha256Of(bytes) !== expected) throw new Error(`${url} does not match ${expected}`);
     return bytes;
   };
-  const manifest = JSON.parse(
-    (
-      await checked(
-        `${base}/manifests/${digest}`,
-        digest,
-        'application/vnd.oci.image.manifest.v1+json',
-      )
-    ).toString('utf8'),
-  ) as { config: Descriptor; layers: Descriptor[] };
-  const config: unknown = JSON.parse(
-    (await checked(`${base}/blobs/${manifest.config.digest}`, manifest.config.digest)).toString(
-      'utf8',
-    ),
+  const manifestBytes = await checked(`${base}/manifests/${digest}`, digest, MANIFEST_MEDIA_TYPE);
+  const manifest = JSON.parse(manifestBytes.toString('utf8')) as {
+    config: Descriptor;
+    layers: Descriptor[];
+  };
+  const configBytes = await checked(
+    `${base}/blobs/${manifest.config.digest}`,
+    manifest.config.digest,
   );
-  await mkdir(rootfs, { recursive: true });
+  const config: unknown = JSON.parse(configBytes.toString('utf8'));
+  const layout = path.join(dir, 'layout');
+  const blobs = path.join(layout, 'blobs', 'sha256');
+  await mkdir(blobs, { recursive: true });
+  const store = (bytes: Buffer, blobDigest: string) =>
+    writeFile(path.join(blobs, blobDigest.slice('sha256:'.length)), bytes);
+  await store(manifestBytes, digest);
+  await store(configBytes, manifest.config.digest);
   for (const layer of manifest.layers) {
-    const file = path.join(path.dirname(rootfs), `${layer.digest.replace(':', '-')}.tar.gz`);
-    await writeFile(file, await checked(`${base}/blobs/${layer.digest}`, layer.digest));
-    await run('tar', ['-xzf', file, '-C', rootfs]);
+    await store(await checked(`${base}/blobs/${layer.digest}`, layer.digest), layer.digest);
   }
-  return { config };
+  await writeFile(path.join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
+  await writeFile(
+    path.join(layout, 'index.json'),
+    JSON.stringify({
+      schemaVersion: 2,
+      manifests: [
+        {
+          mediaType: MANIFEST_MEDIA_TYPE,
+          digest,
+          size: manifestBytes.length,
+          annotations: { 'org.opencontainers.image.ref.name': 'pulled' },
+        },
+      ],
+    }),
+  );
+  const rootfs = await unpackLayout(layout, 'pulled', path.join(dir, 'bundle'));
+  return { config, layers: manifest.layers, rootfs };
 }

@@ -2,7 +2,8 @@
 // built from the Go module proxy): `helm package`, `helm push` to the registry, then
 // `helm show` and `helm install oci://…/kreload --version …` against the real control plane, as a
 // user installs a published chart. The image index (scripts/image.sh, both architectures) is pushed
-// there too by `npm run image -- --push`; each architecture is pulled back by digest and unpacked:
+// there too by `npm run image -- --push`; each architecture is pulled back by digest (zstd layers)
+// and unpacked with umoci:
 // amd64's Node.js runs its entrypoint, arm64's node is an AArch64 binary.
 import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import {
   locateHelm,
   parseYaml,
 } from '../../helm/kreload/tests/chart-harness.ts';
+import { ZSTD_LAYER_MEDIA_TYPE } from '../../scripts/oci-layout.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
 import { ARCHITECTURES, ELF_MACHINE, NATIVE, buildImage, elfMachine } from '../harness/image.ts';
 import {
@@ -158,7 +160,9 @@ describe('the chart from an OCI registry', () => {
     async () => {
       const served = registry;
       if (served === undefined) throw new Error('no registry');
-      const image = await buildImage(path.join(dir, 'image'), `${served.host}/kreload:${version}`);
+      const image = await buildImage(path.join(dir, 'image'), {
+        push: `${served.host}/kreload:${version}`,
+      });
       const index = await pullIndex(served, 'kreload', version);
       expect(index.digest).toBe(image.digest);
       expect(image.pushed).toBe(`${served.host}/kreload:${version}@${image.digest}`);
@@ -167,9 +171,17 @@ describe('the chart from an OCI registry', () => {
       );
       for (const [i, arch] of ARCHITECTURES.entries()) {
         const digest = index.manifests[i]?.digest ?? '';
-        const rootfs = path.join(dir, 'pulled', arch, 'rootfs');
-        const { config } = await pullAndUnpack(served, 'kreload', digest, rootfs);
+        const { config, layers, rootfs } = await pullAndUnpack(
+          served,
+          'kreload',
+          digest,
+          path.join(dir, 'pulled', arch),
+        );
         expect(config).toMatchObject({ architecture: arch, os: 'linux' });
+        // zstd by default: what the registry serves and a runtime decodes.
+        expect(layers.map((layer) => layer.mediaType)).toEqual(
+          layers.map(() => ZSTD_LAYER_MEDIA_TYPE),
+        );
         const node = path.join(rootfs, 'usr', 'local', 'bin', 'node');
         expect(await elfMachine(node), arch).toBe(ELF_MACHINE[arch]);
         if (arch !== NATIVE) continue;
@@ -199,6 +211,6 @@ describe('the chart from an OCI registry', () => {
       );
       expect(again.stdout.trim()).toBe(image.pushed);
     },
-    15 * 60_000,
+    30 * 60_000,
   );
 });

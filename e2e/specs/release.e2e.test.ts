@@ -1,6 +1,6 @@
 // `npm run release` (scripts/release.sh) into a fresh folder: every file a release publishes, the
-// image's `docker load` archive per architecture checked against the OCI index beside it, and
-// SHA256SUMS over all of it.
+// image's `docker load` archive per architecture checked against the OCI index beside it (whose
+// layers are zstd), and SHA256SUMS over all of it.
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,12 +8,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { locateHelm } from '../../helm/kreload/tests/chart-harness.ts';
+import { ZSTD_LAYER_MEDIA_TYPE, type Descriptor } from '../../scripts/oci-layout.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
 import { ARCHITECTURES, expectDockerArchive } from '../harness/image.ts';
 
 const run = promisify(execFile);
 /** The plugin executables, the bundle, both images and the chart, on 2 shared cores. */
-const RELEASE_TIMEOUT_MS = 20 * 60_000;
+const RELEASE_TIMEOUT_MS = 40 * 60_000;
 
 describe('npm run release', () => {
   let workDir = '';
@@ -70,7 +71,7 @@ describe('npm run release', () => {
   });
 
   it.each(ARCHITECTURES)(
-    'ships a docker load archive of the index’s linux/%s image',
+    'ships a docker load archive of the index’s linux/%s image, whose layers are zstd',
     async (arch) => {
       const layout = path.join(workDir, `layout-${arch}`);
       await mkdir(layout);
@@ -83,6 +84,19 @@ describe('npm run release', () => {
         arch,
         dir: path.join(workDir, `docker-${arch}`),
       });
+      const blob = (digest: string) =>
+        readFile(path.join(layout, 'blobs', ...digest.split(':')), 'utf8');
+      const index = JSON.parse(await readFile(path.join(layout, 'index.json'), 'utf8')) as {
+        manifests: Descriptor[];
+      };
+      const entry = index.manifests.find(
+        (manifest) =>
+          manifest.annotations?.['org.opencontainers.image.ref.name'] === `${version}-${arch}`,
+      );
+      const { layers } = JSON.parse(await blob(entry?.digest ?? '')) as { layers: Descriptor[] };
+      expect(layers.map((layer) => layer.mediaType)).toEqual(
+        layers.map(() => ZSTD_LAYER_MEDIA_TYPE),
+      );
     },
   );
 });
