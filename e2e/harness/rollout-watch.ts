@@ -9,7 +9,12 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import type { AuditEvent, AuditLog } from './audit.ts';
-import { APP } from './workloads.ts';
+import { waitForEnv } from './expectations.ts';
+import type { EventReader, RecordedEvent } from './kube-events.ts';
+import type { PodLifecycle } from './pod-lifecycle.ts';
+import { pollUntil } from './poll.ts';
+import { envVarName, sourceHash, type SecretSpec, type SourceClient } from './sources.ts';
+import { APP, type WorkloadClient, type WorkloadRef } from './workloads.ts';
 
 /** `kubectl rollout status`'s rule on one Deployment as listed. */
 export function deploymentComplete(deployment: V1Deployment): boolean {
@@ -125,4 +130,38 @@ export async function changeProgressFromPods(
     else inFlight += 1;
   }
   return { complete, inFlight };
+}
+
+/**
+ * A bad value written to `bad`'s Secret under waves with halting: the canary takes the new value,
+ * its pods crash until its progress deadline passes, and kreload records `ConfigRolloutHalted` on
+ * it. Returns those Events.
+ */
+export async function badValueHaltsAtCanary(parts: {
+  readonly sources: Pick<SourceClient, 'replace'>;
+  readonly workloads: WorkloadClient;
+  readonly pods: Pick<PodLifecycle, 'waitProgressDeadlineExceeded'>;
+  readonly events: Pick<EventReader, 'about'>;
+  readonly namespace: string;
+  readonly bad: SecretSpec;
+  readonly canary: WorkloadRef;
+}): Promise<RecordedEvent[]> {
+  const { sources, workloads, pods, events, namespace, bad, canary } = parts;
+  await sources.replace(namespace, bad);
+  await waitForEnv(workloads, canary, {
+    container: APP,
+    name: envVarName(bad),
+    value: sourceHash(bad),
+  });
+  await pods.waitProgressDeadlineExceeded(canary);
+  return pollUntil(
+    async () => {
+      const found = (await events.about(canary)).filter(
+        (event) => event.reason === 'ConfigRolloutHalted',
+      );
+      if (found.length > 0) return found;
+      throw new Error('no ConfigRolloutHalted Event yet');
+    },
+    { timeoutMs: 40_000, describe: 'the ConfigRolloutHalted Event on the canary' },
+  );
 }

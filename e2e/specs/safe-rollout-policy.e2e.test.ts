@@ -8,15 +8,15 @@ import { describe, expect, it } from 'vitest';
 import { AuditLog } from '../harness/audit.ts';
 import { KubeJson } from '../harness/crds.ts';
 import { explainJson } from '../harness/explain.ts';
-import { waitForBaseline, waitForEnv } from '../harness/expectations.ts';
+import { waitForBaseline } from '../harness/expectations.ts';
 import { KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { PodLifecycle, crashOnConfig, runnable } from '../harness/pod-lifecycle.ts';
 import { createPolicy, policyIdentity } from '../harness/reload-policies.ts';
-import { changeProgress, patchedSince } from '../harness/rollout-watch.ts';
+import { badValueHaltsAtCanary, changeProgress, patchedSince } from '../harness/rollout-watch.ts';
 import { envVarName, sourceHash, sourceKey, type SecretSpec } from '../harness/sources.ts';
-import { APP, podSpec, type WorkloadRef } from '../harness/workloads.ts';
+import { podSpec, type WorkloadRef } from '../harness/workloads.ts';
 
 const IDENTITY = 'kreload-e2e-safe-policy';
 const USER = `system:serviceaccount:${KRELOAD_NAMESPACE}:${IDENTITY}`;
@@ -75,23 +75,10 @@ describe('safe rollout from a ReloadPolicy', () => {
     if (canary === undefined || held === undefined) throw new Error(`${String(COUNT)} Deployments`);
 
     const beforeBad = await audit.mark();
-    await sources.replace(namespace, bad);
-    await waitForEnv(workloads, canary, {
-      container: APP,
-      name: envVarName(bad),
-      value: sourceHash(bad),
+    const halted = await badValueHaltsAtCanary({
+      ...{ sources, workloads, pods, events: fixture.events },
+      ...{ namespace, bad, canary },
     });
-    await pods.waitProgressDeadlineExceeded(canary);
-    const halted = await pollUntil(
-      async () => {
-        const found = (await fixture.events.about(canary)).filter(
-          (event) => event.reason === 'ConfigRolloutHalted',
-        );
-        if (found.length > 0) return found;
-        throw new Error('no ConfigRolloutHalted Event yet');
-      },
-      { timeoutMs: 40_000, describe: 'the ConfigRolloutHalted Event on the canary' },
-    );
     expect(halted).toMatchObject([{ type: 'Warning' }]);
     expect(halted[0]?.message).toContain(`${String(COUNT - 1)} workload(s) held`);
     // The canary's roll and its halt marker: 0 PATCHes to the other five.

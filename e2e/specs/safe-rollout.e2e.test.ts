@@ -17,7 +17,12 @@ import {
   runnable,
 } from '../harness/pod-lifecycle.ts';
 import { KRELOAD_USER } from '../harness/rbac.ts';
-import { changeProgress, changeProgressFromPods, patchedSince } from '../harness/rollout-watch.ts';
+import {
+  badValueHaltsAtCanary,
+  changeProgress,
+  changeProgressFromPods,
+  patchedSince,
+} from '../harness/rollout-watch.ts';
 import {
   envVarName,
   sourceHash,
@@ -78,23 +83,10 @@ describe('safe rollout: waves, health gates and a halt', () => {
       if (canary === undefined || held === undefined) throw new Error('at least six Deployments');
 
       const beforeBad = await audit.mark();
-      await sources.replace(namespace, bad);
-      await waitForEnv(workloads, canary, {
-        container: APP,
-        name: envVarName(bad),
-        value: sourceHash(bad),
+      const halted = await badValueHaltsAtCanary({
+        ...{ sources, workloads, pods, events: fixture.events },
+        ...{ namespace, bad, canary },
       });
-      await pods.waitProgressDeadlineExceeded(canary);
-      const halted = await pollUntil(
-        async () => {
-          const found = (await fixture.events.about(canary)).filter(
-            (event) => event.reason === 'ConfigRolloutHalted',
-          );
-          if (found.length > 0) return found;
-          throw new Error('no ConfigRolloutHalted Event yet');
-        },
-        { timeoutMs: 40_000, describe: 'the ConfigRolloutHalted Event on the canary' },
-      );
       expect(halted).toMatchObject([{ type: 'Warning' }]);
       expect(
         (await fixture.events.about({ kind: 'Secret', namespace, name: 'db' })).map(
