@@ -11,10 +11,16 @@ import {
 import type { AuditEvent, AuditLog } from './audit.ts';
 import { waitForEnv } from './expectations.ts';
 import type { EventReader, RecordedEvent } from './kube-events.ts';
-import type { PodLifecycle } from './pod-lifecycle.ts';
+import { type PodLifecycle, crashOnConfig, runnable } from './pod-lifecycle.ts';
 import { pollUntil } from './poll.ts';
 import { envVarName, sourceHash, type SecretSpec, type SourceClient } from './sources.ts';
-import { APP, type WorkloadClient, type WorkloadRef } from './workloads.ts';
+import {
+  APP,
+  podSpec,
+  type WorkloadClient,
+  type WorkloadRef,
+  type WorkloadSpec,
+} from './workloads.ts';
 
 /** `kubectl rollout status`'s rule on one Deployment as listed. */
 export function deploymentComplete(deployment: V1Deployment): boolean {
@@ -164,4 +170,46 @@ export async function badValueHaltsAtCanary(parts: {
     },
     { timeoutMs: 40_000, describe: 'the ConfigRolloutHalted Event on the canary' },
   );
+}
+
+/** Secret `db` as a fleet starts on it, the value its pods crash on, and the fix. */
+export interface FleetSecrets {
+  readonly secret: SecretSpec;
+  readonly bad: SecretSpec;
+  readonly fixed: SecretSpec;
+}
+
+/**
+ * Secret `db` and `count` one-replica Deployments `<prefix>00…` reading it, on kwok pods that
+ * crash once the template carries the bad value's hash (progress deadline 10 s). `metadata` makes
+ * them kreload's (an annotation, or labels a ReloadPolicy selects).
+ */
+export async function createCrashingFleet(parts: {
+  readonly sources: Pick<SourceClient, 'create'>;
+  readonly workloads: WorkloadClient;
+  readonly namespace: string;
+  readonly count: number;
+  readonly prefix: string;
+  readonly metadata: Pick<WorkloadSpec, 'annotations' | 'labels'>;
+}): Promise<FleetSecrets & { readonly refs: WorkloadRef[] }> {
+  const { sources, workloads, namespace, count, prefix, metadata } = parts;
+  const secret: SecretSpec = { type: 'SECRET', name: 'db', data: { level: 'info' } };
+  const bad: SecretSpec = { ...secret, data: { level: 'no-such-level' } };
+  const fixed: SecretSpec = { ...secret, data: { level: 'warn' } };
+  await sources.create(namespace, secret);
+  const refs: WorkloadRef[] = [];
+  for (let i = 0; i < count; i += 1) {
+    refs.push(
+      await workloads.create('Deployment', {
+        namespace,
+        name: `${prefix}${String(i).padStart(2, '0')}`,
+        ...metadata,
+        templateAnnotations: crashOnConfig(sourceHash(bad)),
+        progressDeadlineSeconds: 10,
+        replicas: 1,
+        podSpec: runnable(podSpec({ app: { envFrom: [{ secretRef: { name: 'db' } }] } })),
+      }),
+    );
+  }
+  return { secret, bad, fixed, refs };
 }

@@ -12,11 +12,15 @@ import { waitForBaseline } from '../harness/expectations.ts';
 import { KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
-import { PodLifecycle, crashOnConfig, runnable } from '../harness/pod-lifecycle.ts';
+import { PodLifecycle } from '../harness/pod-lifecycle.ts';
 import { createPolicy, policyIdentity } from '../harness/reload-policies.ts';
-import { badValueHaltsAtCanary, changeProgress, patchedSince } from '../harness/rollout-watch.ts';
-import { envVarName, sourceHash, sourceKey, type SecretSpec } from '../harness/sources.ts';
-import { podSpec, type WorkloadRef } from '../harness/workloads.ts';
+import {
+  badValueHaltsAtCanary,
+  changeProgress,
+  createCrashingFleet,
+  patchedSince,
+} from '../harness/rollout-watch.ts';
+import { envVarName, sourceHash, sourceKey } from '../harness/sources.ts';
 
 const IDENTITY = 'kreload-e2e-safe-policy';
 const USER = `system:serviceaccount:${KRELOAD_NAMESPACE}:${IDENTITY}`;
@@ -44,24 +48,10 @@ describe('safe rollout from a ReloadPolicy', () => {
     if (auditLogPath === undefined) throw new Error('the shared cluster runs without an audit log');
     const audit = new AuditLog({ path: auditLogPath });
     const pods = new PodLifecycle({ kc: cluster.kc });
-    const secret: SecretSpec = { type: 'SECRET', name: 'db', data: { level: 'info' } };
-    const bad: SecretSpec = { ...secret, data: { level: 'no-such-level' } };
-    const fixed: SecretSpec = { ...secret, data: { level: 'warn' } };
-    await sources.create(namespace, secret);
-    const refs: WorkloadRef[] = [];
-    for (let i = 0; i < COUNT; i += 1) {
-      refs.push(
-        await workloads.create('Deployment', {
-          namespace,
-          name: `p${String(i).padStart(2, '0')}`,
-          labels: { reads: 'db' },
-          templateAnnotations: crashOnConfig(sourceHash(bad)),
-          progressDeadlineSeconds: 10,
-          replicas: 1,
-          podSpec: runnable(podSpec({ app: { envFrom: [{ secretRef: { name: 'db' } }] } })),
-        }),
-      );
-    }
+    const { secret, bad, fixed, refs } = await createCrashingFleet({
+      ...{ sources, workloads, namespace, count: COUNT, prefix: 'p' },
+      metadata: { labels: { reads: 'db' } },
+    });
     await createPolicy(new KubeJson({ kc: cluster.kc }), namespace, 'db-readers', {
       sources: [{ kind: 'Secret', name: 'db' }],
       targets: [{ kind: 'Deployment', selector: { matchLabels: { reads: 'db' } } }],

@@ -10,26 +10,16 @@ import { askController, type ExplainJson } from '../harness/explain.ts';
 import { waitForBaseline, waitForEnv } from '../harness/expectations.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
-import {
-  PodLifecycle,
-  crashOnConfig,
-  isRolloutComplete,
-  runnable,
-} from '../harness/pod-lifecycle.ts';
+import { PodLifecycle, isRolloutComplete, runnable } from '../harness/pod-lifecycle.ts';
 import { KRELOAD_USER } from '../harness/rbac.ts';
 import {
   badValueHaltsAtCanary,
+  createCrashingFleet,
   changeProgress,
   changeProgressFromPods,
   patchedSince,
 } from '../harness/rollout-watch.ts';
-import {
-  envVarName,
-  sourceHash,
-  sourceKey,
-  type ConfigMapSpec,
-  type SecretSpec,
-} from '../harness/sources.ts';
+import { envVarName, sourceHash, sourceKey, type ConfigMapSpec } from '../harness/sources.ts';
 import { APP, podSpec, type WorkloadRef } from '../harness/workloads.ts';
 
 /** How many Deployments share the Secret (at least 6): 50, about a minute on 2 shared cores. */
@@ -57,24 +47,10 @@ describe('safe rollout: waves, health gates and a halt', () => {
         throw new Error('the shared cluster runs without an audit log');
       const audit = new AuditLog({ path: auditLogPath });
       const pods = new PodLifecycle({ kc: cluster.kc });
-      const secret: SecretSpec = { type: 'SECRET', name: 'db', data: { level: 'info' } };
-      const bad: SecretSpec = { ...secret, data: { level: 'no-such-level' } };
-      const fixed: SecretSpec = { ...secret, data: { level: 'warn' } };
-      await sources.create(namespace, secret);
-      const refs: WorkloadRef[] = [];
-      for (let i = 0; i < COUNT; i += 1) {
-        refs.push(
-          await workloads.create('Deployment', {
-            namespace,
-            name: `w${String(i).padStart(2, '0')}`,
-            annotations: { [AUTO]: 'true' },
-            templateAnnotations: crashOnConfig(sourceHash(bad)),
-            progressDeadlineSeconds: 10,
-            replicas: 1,
-            podSpec: runnable(podSpec({ app: { envFrom: [{ secretRef: { name: 'db' } }] } })),
-          }),
-        );
-      }
+      const { secret, bad, fixed, refs } = await createCrashingFleet({
+        ...{ sources, workloads, namespace, count: COUNT, prefix: 'w' },
+        metadata: { annotations: { [AUTO]: 'true' } },
+      });
       for (const ref of refs) {
         await waitForBaseline(workloads, ref, { [sourceKey(secret)]: sourceHash(secret) });
         await pods.waitComplete(ref);
