@@ -183,6 +183,17 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** BAD fails at the canary w0 and halts its change; then FIX is written and its debounce passes. */
+async function haltAtCanaryThenFix(c: ReturnType<typeof cluster>): Promise<void> {
+  c.editSecret(BAD);
+  await advance(SYNC_DELAY_MS + 100);
+  c.settle('w0', 'failed');
+  await advance(100);
+  expect(c.halts()).toHaveLength(1);
+  c.editSecret(FIX);
+  await advance(SYNC_DELAY_MS + 100);
+}
+
 describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', () => {
   it('only the canary is patched until it is complete; then waves of at most 3', async () => {
     const c = cluster(WAVES, TEN);
@@ -249,13 +260,7 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
 
   it('a fix after a halt rolls every workload in waves, never more than 3 in flight', async () => {
     const c = cluster(WAVES, TEN);
-    c.editSecret(BAD);
-    await advance(SYNC_DELAY_MS + 100);
-    c.settle('w0', 'failed');
-    await advance(100);
-    expect(c.halts()).toHaveLength(1);
-    c.editSecret(FIX);
-    await advance(SYNC_DELAY_MS + 100);
+    await haltAtCanaryThenFix(c);
     // The new change starts with its own canary: w0 again (first in the order).
     expect(c.rolled()).toEqual(['w0', 'w0']);
     expect(await c.gauge('kreload_config_rollouts_halted')).toBe(0);
@@ -537,13 +542,7 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
 
   it('a fix rolls all six in waves, never more than 2 of them in flight', async () => {
     const c = policyCluster();
-    c.editSecret(BAD);
-    await advance(SYNC_DELAY_MS + 100);
-    c.settle('w0', 'failed');
-    await advance(100);
-    expect(c.halts()).toHaveLength(1);
-    c.editSecret(FIX);
-    await advance(SYNC_DELAY_MS + 100);
+    await haltAtCanaryThenFix(c);
     // The fix's own canary (w0 again) alone, although the flag says 3.
     expect(c.rolled()).toEqual(['w0', 'w0']);
     c.settle('w0', 'complete');
