@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hashConfigMap } from '../core/hash.ts';
 import { DEFAULT_ANNOTATION_KEYS as K } from '../core/types.ts';
 import { encodeEntry } from '../kube/recreation-journal.ts';
 import { createKubeTransport } from '../kube/transport.ts';
@@ -442,6 +443,181 @@ describe('kreload explain (CLI)', () => {
       expect(forbidden.stdout).toContain(
         'a pending Job recreation is not shown: the journal ConfigMap ops/kreload-job-recreations could not be read',
       );
+    });
+  });
+
+  describe('the baseline store in the controller namespace', () => {
+    const controller = deployment('kreload', {
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              {
+                name: 'kreload',
+                env: [
+                  {
+                    name: 'POD_NAMESPACE',
+                    valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      },
+    });
+    const STORE_OBJECT = 'kreload-baselines-0123456789abcdef-0';
+    const cfgHash = hashConfigMap(CONFIG_MAP.data, undefined);
+    const storeList = (records: Record<string, string>, watched = NS) => ({
+      kind: 'ConfigMapList',
+      metadata: { resourceVersion: '9' },
+      items: [
+        {
+          metadata: {
+            name: STORE_OBJECT,
+            namespace: 'ops',
+            resourceVersion: '8',
+            labels: {
+              'app.kubernetes.io/managed-by': 'kreload',
+              'kreload.io/baseline-store': 'true',
+            },
+            annotations: { 'kreload.io/baseline-namespace': watched },
+          },
+          data: records,
+        },
+      ],
+    });
+    const routes = (
+      store: Routes[string],
+      api = deployment('api', { annotations: { [K.auto]: 'true' } }),
+    ): Routes => ({
+      '/apis/apps/v1/namespaces/ops/deployments/kreload': (r) => {
+        sendJson(r, 200, { ...controller, metadata: { ...controller.metadata, namespace: 'ops' } });
+      },
+      '/api/v1/namespaces/ops/configmaps': store,
+      [`/apis/apps/v1/namespaces/${NS}/deployments/api`]: (r) => {
+        sendJson(r, 200, api);
+      },
+      [`/api/v1/namespaces/${NS}/configmaps/cfg`]: (r) => {
+        sendJson(r, 200, CONFIG_MAP);
+      },
+      [`/api/v1/namespaces/${NS}/secrets/creds`]: (r) => {
+        sendStatus(r, 404, 'NotFound');
+      },
+    });
+    interface Report {
+      assumptions: string[];
+      workload: {
+        facts: { baselineIn?: string };
+        sources: { key: string; baseline?: string; verdict: string }[];
+      };
+    }
+    const cfgOf = (report: Report) =>
+      report.workload.sources.find((s) => s.key === 'configmap/cfg');
+
+    it('reads the baseline of a never-rolled workload from its record, and says where', async () => {
+      const record = `{"configmap/cfg":"${cfgHash}"}`;
+      serve(
+        routes((r) => {
+          sendJson(r, 200, storeList({ 'Deployment.api.uid-api': record }));
+        }),
+      );
+      const result = await run(['deployment/api', '-n', NS, '--from', 'ops/kreload', '-o', 'json']);
+      expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
+      const report = JSON.parse(result.stdout) as Report;
+      expect(report.workload.facts.baselineIn).toBe(`ops/${STORE_OBJECT}`);
+      expect(cfgOf(report)).toMatchObject({ baseline: cfgHash, verdict: 'rolls-on-change' });
+      const listed = server.requests.find((r) => r.path === '/api/v1/namespaces/ops/configmaps');
+      expect(listed?.query.get('labelSelector')).toBe(
+        'app.kubernetes.io/managed-by=kreload,kreload.io/baseline-store=true',
+      );
+      const table = await run(['deployment/api', '-n', NS, '--from', 'ops/kreload']);
+      expect(table.stdout).toContain(
+        `baseline in: ConfigMap ops/${STORE_OBJECT} (the baseline store)`,
+      );
+      expect(table.stdout).not.toContain('no state yet');
+      expect(methods(server.requests)).toEqual(['GET']);
+    });
+
+    it.each([
+      [
+        'another workload object (same name, another UID)',
+        { 'Deployment.api.uid-old': `{"configmap/cfg":"${'a'.repeat(40)}"}` },
+        NS,
+      ],
+      [
+        'a record of another namespace',
+        { 'Deployment.api.uid-api': `{"configmap/cfg":"${'a'.repeat(40)}"}` },
+        'other',
+      ],
+      // Only hashes are baselines: a value that is not one counts as absent and is never shown.
+      [
+        'a record that is not a hash map',
+        { 'Deployment.api.uid-api': '{"configmap/cfg":"s3cr3t-value"}' },
+        NS,
+      ],
+    ])('shows no baseline for %s', async (_what, records, watched) => {
+      serve(
+        routes((r) => {
+          sendJson(r, 200, storeList(records, watched));
+        }),
+      );
+      const result = await run(['deployment/api', '-n', NS, '--from', 'ops/kreload', '-o', 'json']);
+      expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
+      const report = JSON.parse(result.stdout) as Report;
+      expect(cfgOf(report)?.baseline).toBeUndefined();
+      expect(cfgOf(report)?.verdict).toBe('first-sight');
+      expect(result.stdout).not.toContain('s3cr3t');
+    });
+
+    it('says in one line when the store may not be read, and explains the rest', async () => {
+      serve(
+        routes((r) => {
+          sendStatus(r, 403, 'Forbidden', 'configmaps is forbidden: User "dev" cannot list');
+        }),
+      );
+      const result = await run(['deployment/api', '-n', NS, '--from', 'ops/kreload']);
+      expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toContain(
+        'the baseline store (ConfigMaps in ops) could not be read (forbidden): a workload kreload never rolled shows no baseline; --via-controller asks the controller',
+      );
+      expect(result.stdout).toMatch(/configmap\/cfg .* no state yet/);
+    });
+
+    it('is not read with --baseline-store=workload, where W holds B', async () => {
+      serve(
+        routes(() => {
+          throw new Error('the store was read');
+        }),
+      );
+      const result = await run(['deployment/api', '-n', NS, '--', '--baseline-store=workload']);
+      expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
+      expect(server.requests.map((r) => r.path)).not.toContain('/api/v1/namespaces/ops/configmaps');
+      expect(server.requests.map((r) => r.path)).not.toContain(
+        '/api/v1/namespaces/kreload-system/configmaps',
+      );
+    });
+
+    it("reads it in --from's namespace when the options do not name kreload's", async () => {
+      serve({
+        '/api/v1/namespaces/kreload-system/configmaps': (r) => {
+          sendJson(
+            r,
+            200,
+            storeList({ 'Deployment.api.uid-api': `{"configmap/cfg":"${cfgHash}"}` }),
+          );
+        },
+        [`/apis/apps/v1/namespaces/${NS}/deployments/api`]: (r) => {
+          sendJson(r, 200, deployment('api', { annotations: { [K.auto]: 'true' } }));
+        },
+        [`/api/v1/namespaces/${NS}/configmaps/cfg`]: (r) => {
+          sendJson(r, 200, CONFIG_MAP);
+        },
+      });
+      const result = await run(['deployment/api', '-n', NS, '-o', 'json']);
+      expect(result.code, result.stderr).toBe(EXPLAIN_EXIT.ok);
+      expect(cfgOf(JSON.parse(result.stdout) as Report)).toMatchObject({ baseline: cfgHash });
     });
   });
 

@@ -12,7 +12,7 @@ import type { Options } from '../config/parse-options.ts';
 import { parseOptions } from '../config/parse-options.ts';
 import { ApiError } from '../core/api-error.ts';
 import { workloadKey } from '../core/keys.ts';
-import type { SourceType, WorkloadKey, WorkloadKindName } from '../core/types.ts';
+import type { SourceType, WorkloadKey, WorkloadKindName, WorkloadView } from '../core/types.ts';
 import type { KindTable, WorkloadKindRow } from '../rollout/kinds.ts';
 import { BUILT_IN_KIND_TABLE, kindTable, rollsByRecreation } from '../rollout/kinds.ts';
 import { JOURNAL_NAME, parseEntry, readJournalData } from '../kube/recreation-journal.ts';
@@ -21,7 +21,10 @@ import type { JournalledRecreation } from './explain/gather.ts';
 import { ExplainTargetError, gatherSource, gatherWorkload } from './explain/gather.ts';
 import type { ConfigOrigin, ExplainReport } from '../explain/model.ts';
 import { ASSUMPTIONS } from '../explain/model.ts';
+import type { BaselineStoreList } from './explain/reader.ts';
 import { ExplainReader } from './explain/reader.ts';
+import { BaselineRecords } from '../kube/baseline-records.ts';
+import type { StoredBaselineFact } from '../explain/explain-workload.ts';
 import type { ControllerReply } from './explain/via-controller.ts';
 import { controllerReply, debugExplainUrl } from './explain/via-controller.ts';
 import type { OutputFormat } from '../explain/render.ts';
@@ -223,6 +226,15 @@ interface ResolvedOptions {
   readonly options: Options;
   readonly origin: ConfigOrigin;
   readonly notes: readonly string[];
+  /**
+   * kreload's namespace when its options do not say (no POD_NAMESPACE): that of `--from`, default
+   * the chart's kreload-system.
+   */
+  readonly fromNamespace: string;
+}
+
+function namespaceOf(namespacedName: string): string {
+  return namespacedName.split('/')[0] ?? '';
 }
 
 async function resolveOptions(args: ExplainArgs, reader: ExplainReader): Promise<ResolvedOptions> {
@@ -231,6 +243,7 @@ async function resolveOptions(args: ExplainArgs, reader: ExplainReader): Promise
       options: await parseOptions(args.controllerArgs, {}),
       origin: { kind: 'flags', args: args.controllerArgs },
       notes: [],
+      fromNamespace: namespaceOf(DEFAULT_FROM),
     };
   }
   const from = args.from ?? DEFAULT_FROM;
@@ -243,12 +256,14 @@ async function resolveOptions(args: ExplainArgs, reader: ExplainReader): Promise
       options: await parseOptions([], {}),
       origin: { kind: 'defaults', note: `Deployment ${from} ${why}; pass --from or -- <flags>` },
       notes: [],
+      fromNamespace: namespace,
     };
   }
   const commandLine = controllerCommandLine(read.object);
   return {
     options: await optionsOfCommandLine(commandLine),
     origin: { kind: 'deployment', namespace, name },
+    fromNamespace: namespace,
     notes: commandLine.unresolved.map(
       (variable) => `env var ${variable} of the controller comes from its pod and was left unset`,
     ),
@@ -300,6 +315,50 @@ async function readJournal(
   }
 }
 
+interface StoreRead {
+  readonly storedBaseline: ((view: WorkloadView) => StoredBaselineFact) | undefined;
+  readonly notes: readonly string[];
+}
+
+/**
+ * The baseline store (docs/adr/0046) in the controller's namespace, read-only: where the baselines
+ * of workloads kreload never rolled are. Records are hashes, never source content.
+ */
+async function readBaselineStore(
+  reader: ExplainReader,
+  options: Options,
+  namespace: string,
+): Promise<StoreRead> {
+  if (options.baselineStore !== 'namespace') return { storedBaseline: undefined, notes: [] };
+  const unread = (why: string) => ({
+    storedBaseline: undefined,
+    notes: [
+      `the baseline store (ConfigMaps in ${namespace}) could not be read (${why}): a workload ` +
+        'kreload never rolled shows no baseline; --via-controller asks the controller',
+    ],
+  });
+  let listed: BaselineStoreList;
+  try {
+    listed = await reader.baselineStore(namespace);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    return unread(error.message);
+  }
+  if (listed.state === 'forbidden') return unread('forbidden');
+  const records = new BaselineRecords();
+  records.replace(listed.objects);
+  return {
+    storedBaseline: (view) => {
+      const object = records.objectOf(view);
+      return {
+        raw: records.recordOf(view),
+        object: object === undefined ? undefined : `${namespace}/${object}`,
+      };
+    },
+    notes: [],
+  };
+}
+
 function cannotTell(report: ExplainReport): boolean {
   const sources = [
     ...(report.workload?.sources ?? []),
@@ -329,16 +388,22 @@ async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number>
     transport,
     row === undefined || rollsByRecreation(row) ? resolved.options.podNamespace : undefined,
   );
+  const store = await readBaselineStore(
+    reader,
+    resolved.options,
+    resolved.options.podNamespace ?? resolved.fromNamespace,
+  );
   const context = {
     reader,
     options: resolved.options,
     kinds,
     now: (io.now?.() ?? new Date()).getTime(),
     recreations: journal.recreations,
+    storedBaseline: store.storedBaseline,
   };
   const gathered: ExplainReport = {
     config: resolved.origin,
-    assumptions: [...ASSUMPTIONS, ...resolved.notes, ...journal.notes],
+    assumptions: [...ASSUMPTIONS, ...resolved.notes, ...journal.notes, ...store.notes],
     ...(target.what === 'workload'
       ? {
           workload: await gatherWorkload(context, {

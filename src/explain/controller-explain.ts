@@ -133,7 +133,6 @@ function controllerKnowledge(
     rollout: ports.rollout(key),
     eviction: ports.eviction?.(key),
     shard: ports.shard?.(namespace),
-    storedBaseline: storedBaseline(ports, view),
   };
 }
 
@@ -179,6 +178,7 @@ function explainCached(
     // The binding the reconciler's next pass reads, from the same store.
     policies: binding === undefined ? undefined : { state: 'known', binding },
     controller: controllerKnowledge(ports, key, view),
+    storedBaseline: storedBaseline(ports, view),
   };
   return explainWorkload(input);
 }

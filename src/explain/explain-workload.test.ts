@@ -638,8 +638,8 @@ describe('explainWorkload: state and predictions', () => {
         facts: () => ({ status: { state: 'present', hash: HASH, uid: 'u', annotations: {} } }),
         leading: true,
         queue: { state: 'idle' },
-        storedBaseline: row.stored,
       },
+      storedBaseline: row.stored,
     });
     expect(workload.facts.baselineIn).toBe(row.baselineIn);
     const source = sourceOf(workload, CFG);

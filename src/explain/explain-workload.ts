@@ -100,12 +100,15 @@ export interface ControllerKnowledge {
   readonly eviction?: RunningEviction | undefined;
   /** Active-active mode: the namespace's bucket and its owner. */
   readonly shard?: ShardFacts | undefined;
-  /**
-   * The baseline store's record of the workload and the ConfigMap (`<namespace>/<name>`) holding
-   * it, when the store is in use (docs/adr/0046); the planner reads B from it as the reconciler does.
-   */
-  readonly storedBaseline?:
-    { readonly raw: string | undefined; readonly object: string | undefined } | undefined;
+}
+
+/**
+ * The baseline store's record of a workload and the ConfigMap (`<namespace>/<name>`) holding it
+ * (docs/adr/0046): the planner reads B from it as the reconciler does.
+ */
+export interface StoredBaselineFact {
+  readonly raw: string | undefined;
+  readonly object: string | undefined;
 }
 
 /** A roll by eviction as the controller's eviction tracker holds it. */
@@ -186,6 +189,11 @@ export interface WorkloadInput {
   /** When kreload journalled the recreation of this Job (ms), if one is pending. */
   readonly recreationPendingSince?: number | undefined;
   readonly controller?: ControllerKnowledge | undefined;
+  /**
+   * When the store is in use: the workload's record, from the controller's cache or, for the CLI,
+   * from the store's ConfigMaps as just read. Undefined: the store is not in use or not read.
+   */
+  readonly storedBaseline?: StoredBaselineFact | undefined;
   /** What the ReloadPolicies give the workload (docs/reload-policy.md); none when not given. */
   readonly policies?: PolicyKnowledge | undefined;
   /** Halt markers on the namespace's workloads (`--rollout-waves`, docs/safe-rollouts.md). */
@@ -445,9 +453,7 @@ function plan(input: WorkloadInput): ReconcilePlan {
       return factsOf(parsed.type, readOf(input, key), options);
     },
     marks: input.controller?.marks ?? NO_MARKS,
-    storedBaseline: input.controller?.storedBaseline && {
-      raw: input.controller.storedBaseline.raw,
-    },
+    storedBaseline: input.storedBaseline && { raw: input.storedBaseline.raw },
     now: input.now,
     policySources: binding.sources,
   });
@@ -693,7 +699,7 @@ function evictingFacts(
 /** Where B is read from, as `readPersistedState` reads it: W first, else the store's record. */
 function baselineIn(input: WorkloadInput): string | undefined {
   if (input.view.annotations[BASELINE] !== undefined) return 'workload';
-  const stored = input.controller?.storedBaseline;
+  const stored = input.storedBaseline;
   return stored?.raw === undefined ? undefined : (stored.object ?? 'the baseline store');
 }
 

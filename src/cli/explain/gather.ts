@@ -11,7 +11,12 @@ import { objectAt } from '../../core/json.ts';
 import { projectWorkload } from '../../kube/workload-projection.ts';
 import { projectionSettings } from '../../kube/projections.ts';
 import type { KindTable, WorkloadKindRow } from '../../rollout/kinds.ts';
-import type { HaltSeen, SourceRead, WorkloadInput } from '../../explain/explain-workload.ts';
+import type {
+  HaltSeen,
+  SourceRead,
+  StoredBaselineFact,
+  WorkloadInput,
+} from '../../explain/explain-workload.ts';
 import {
   explainWorkload,
   haltsAmong,
@@ -58,6 +63,8 @@ export interface GatherContext {
   readonly now: number;
   /** The recreation journal's entries by Job key; empty when it could not be read. */
   readonly recreations: ReadonlyMap<WorkloadKey, JournalledRecreation>;
+  /** The baseline store's record of a workload, when the store is in use and was read. */
+  readonly storedBaseline?: ((view: WorkloadView) => StoredBaselineFact) | undefined;
 }
 
 class RunCache {
@@ -258,6 +265,7 @@ async function explainObject(
     policies,
     halts: context.options.rollouts.waves ? await cache.halts(namespace) : undefined,
     podsProgress: await evictionProgress(context, view, object),
+    storedBaseline: context.storedBaseline?.(view),
   };
   return explainWorkload(input);
 }

@@ -20,6 +20,8 @@ import {
   sourceKeysOf,
 } from '../../kube/projections.ts';
 import { KubePodClient } from '../../kube/pod-client.ts';
+import type { StoreObject } from '../../kube/baseline-records.ts';
+import { BASELINE_STORE_SELECTOR, projectStoreObject } from '../../kube/baseline-store.ts';
 import type { ApiResource } from '../../kube/resources.ts';
 import { OTHER_RESOURCES, resourcePath, workloadResource } from '../../kube/resources.ts';
 import type { KubeTransport } from '../../kube/transport.ts';
@@ -49,6 +51,10 @@ const API_RESOURCE: Readonly<Record<SourceResource, ApiResource>> = {
 export type PolicyList =
   | { readonly state: 'listed'; readonly policies: readonly ReloadPolicyView[] }
   | { readonly state: 'unlisted'; readonly why: string };
+
+export type BaselineStoreList =
+  | { readonly state: 'listed'; readonly objects: readonly StoreObject[] }
+  | { readonly state: 'forbidden'; readonly message: string };
 
 export interface ExplainReaderDeps {
   readonly transport: KubeTransport;
@@ -143,6 +149,19 @@ export class ExplainReader {
       if (error instanceof ApiError) return { state: 'unreadable' };
       throw error;
     }
+  }
+
+  /**
+   * The baseline store's ConfigMaps in kreload's namespace (docs/adr/0046), projected as the
+   * controller keeps them: names, watched namespaces and records (hashes only).
+   */
+  async baselineStore(namespace: string): Promise<BaselineStoreList> {
+    const read = await this.#get(resourcePath(OTHER_RESOURCES.configMaps, { namespace }), {
+      labelSelector: BASELINE_STORE_SELECTOR,
+    });
+    if (read.state === 'forbidden') return { state: 'forbidden', message: read.message };
+    const items = read.state === 'found' ? objectsAt(read.object, ['items']) : [];
+    return { state: 'listed', objects: items.map(projectStoreObject) };
   }
 
   /** The namespace's ReloadPolicies, or why explain cannot list them (RBAC, CRD absent). */
