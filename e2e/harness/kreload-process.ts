@@ -104,9 +104,6 @@ export class KreloadProcess {
   }
 }
 
-/** The baseline store the specs run kreload with unless they say otherwise (docs/adr/0046). */
-const SUITE_BASELINE_STORE = { KRELOAD_BASELINE_STORE: 'workload' } as const;
-
 function childEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Only the explicit --kubeconfig may decide where kreload connects.
@@ -121,10 +118,7 @@ function childEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.P
   // As the chart sets it (the downward API): kreload's own namespace, where its Role lets it keep
   // the Job recreation journal. A spec passes `POD_NAMESPACE: ''` to run kreload as outside a
   // cluster (kreload reads an empty value as unset).
-  // SUITE_BASELINE_STORE: most specs assert the exact annotations of W after a first sight or a
-  // roll, as --baseline-store=workload leaves them; a spec of the default (the store) passes the
-  // flag, which wins over this variable, or `KRELOAD_BASELINE_STORE` in `extra`.
-  return { POD_NAMESPACE: KRELOAD_NAMESPACE, ...SUITE_BASELINE_STORE, ...env, ...extra };
+  return { POD_NAMESPACE: KRELOAD_NAMESPACE, ...env, ...extra };
 }
 
 function commandOf(
