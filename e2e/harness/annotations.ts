@@ -27,6 +27,18 @@ export function baselineAnnotation(map: Readonly<Record<string, string>>): Recor
   return Object.keys(map).length === 0 ? {} : { [BASELINE]: stateJson(map) };
 }
 
+/**
+ * W `kreload.io/baseline` after a roll under the baseline store (the default, docs/adr/0046): a
+ * first sight wrote B to the store, not to W; the roll writes the rest of B into W, the empty map
+ * at least when the store held the workload's record (from then on W owns B).
+ */
+export function baselineAfterRoll(
+  rest: Readonly<Record<string, string>>,
+  storeHeldRecord: boolean,
+): Record<string, string> {
+  return storeHeldRecord ? { [BASELINE]: stateJson(rest) } : baselineAnnotation(rest);
+}
+
 /** A copy of `record` without `keys`. */
 export function omitKeys(
   record: Readonly<Record<string, string>>,

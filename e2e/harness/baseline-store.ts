@@ -30,6 +30,15 @@ export class BaselineStoreReader {
     );
   }
 
+  /** Every record of `namespace`'s workloads, by data key `<kind>.<name>.<uid>`. */
+  async recordsOf(namespace: string): Promise<Map<string, string>> {
+    const records = new Map<string, string>();
+    for (const object of await this.objectsOf(namespace)) {
+      for (const [key, value] of Object.entries(object.data ?? {})) records.set(key, value);
+    }
+    return records;
+  }
+
   /** The record of the workload object `uid` (data key `<kind>.<name>.<uid>`), if any. */
   async recordOf(ref: RecordedRef, uid: string): Promise<string | undefined> {
     for (const object of await this.objectsOf(ref.namespace)) {

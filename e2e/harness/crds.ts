@@ -157,6 +157,11 @@ export class KubeJson {
     this.#kc = deps.kc;
   }
 
+  /** The admin identity the requests use, for the harness's typed clients. */
+  get kubeConfig(): KubeConfig {
+    return this.#kc;
+  }
+
   async request(req: KubeJsonRequest): Promise<unknown> {
     const cluster = this.#kc.getCurrentCluster();
     if (cluster === null) throw new CrdError('kubeconfig has no current cluster');

@@ -1,7 +1,7 @@
 // Waits and expected values that several reload specs share.
-import { stateJson } from './annotations.ts';
+import { BASELINE, stateJson } from './annotations.ts';
 import type { EventReader, InvolvedObject } from './kube-events.ts';
-import { pollUntil } from './poll.ts';
+import { PollTimeoutError, pollUntil } from './poll.ts';
 import type { SourceSpec } from './sources.ts';
 import type { WorkloadClient, WorkloadRef, WorkloadView } from './workloads.ts';
 
@@ -50,6 +50,66 @@ export async function waitForBaseline(
   );
   await workloads.settledRevisions(ref, 1);
   return view;
+}
+
+/**
+ * Waits until kreload holds a baseline for each workload, wherever it keeps it (W, else the store);
+ * a timeout is left for the caller's own assertions to report when `lenient`.
+ */
+export async function waitForBaselines(
+  workloads: WorkloadClient,
+  refs: readonly WorkloadRef[],
+  options: { readonly timeoutMs?: number; readonly lenient?: boolean } = {},
+): Promise<void> {
+  const store = workloads.baselines;
+  try {
+    await pollUntil(
+      async () => {
+        const views = await Promise.all(
+          refs.map(async (ref) => ({ ref, view: await workloads.read(ref) })),
+        );
+        const unbaselined = views.filter(({ view }) => view.annotations[BASELINE] === undefined);
+        const namespaces = [...new Set(unbaselined.map(({ ref }) => ref.namespace))];
+        const records = new Map(
+          await Promise.all(
+            namespaces.map(
+              async (namespace) =>
+                [namespace, [...(await store.recordsOf(namespace)).keys()]] as const,
+            ),
+          ),
+        );
+        return unbaselined.every(({ ref, view }) =>
+          (records.get(ref.namespace) ?? []).some(
+            (key) => key.startsWith(`${ref.kind}.`) && key.endsWith(`.${view.uid}`),
+          ),
+        );
+      },
+      {
+        timeoutMs: options.timeoutMs ?? 60_000,
+        intervalMs: 500,
+        describe: 'a baseline for every tracking workload',
+      },
+    );
+  } catch (error) {
+    if (!(options.lenient ?? false) || !(error instanceof PollTimeoutError)) throw error;
+  }
+}
+
+/**
+ * Waits until the baseline store's record of the workload object is exactly this map, or, for
+ * `undefined`, until it has none (a roll moved B into W, or B is empty).
+ */
+export async function waitForRecord(
+  workloads: WorkloadClient,
+  ref: WorkloadRef,
+  view: Pick<WorkloadView, 'uid'>,
+  map: Readonly<Record<string, string>> | undefined,
+): Promise<void> {
+  const expected = map === undefined ? undefined : stateJson(map);
+  await pollUntil(async () => (await workloads.baselines.recordOf(ref, view.uid)) === expected, {
+    timeoutMs: WAIT_MS,
+    describe: `${ref.kind} ${ref.namespace}/${ref.name}: store record ${expected ?? 'none'}`,
+  });
 }
 
 /** Waits until `container` carries env var `name` = `value`. */

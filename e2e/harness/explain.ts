@@ -12,6 +12,8 @@ export interface ExplainedSource {
   readonly verdict: string;
   readonly because: string;
   readonly stateRule?: string;
+  /** B's hash for the source, from W or the baseline store. */
+  readonly baseline?: string;
   /** The ReloadPolicies that bind the source. */
   readonly policies?: readonly string[];
   readonly predicts: { readonly change: string; readonly delete: string; readonly create: string };

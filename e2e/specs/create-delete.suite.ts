@@ -9,6 +9,7 @@ import {
   CONFIGMAP_RELOAD,
   LAST_RELOADED_FROM,
   SOURCE_HASHES,
+  baselineAfterRoll,
   stateJson,
 } from '../harness/annotations.ts';
 import { parseLastReloadedFrom, waitForBaseline, waitForView } from '../harness/expectations.ts';
@@ -148,7 +149,8 @@ export function defineCreateDeleteSuite(fixture: KreloadFixture, strategy: Strat
           'rolled to MARKER',
         );
         expectRolledTo(strategy, deleted, marker);
-        expect(deleted.annotations[BASELINE]).toBeUndefined();
+        // The roll moved B (now empty) from the baseline store into W.
+        expect(deleted.annotations[BASELINE]).toBe(baselineAfterRoll({}, true)[BASELINE]);
         expect(deleted.generation).toBe(baselined.generation + 1);
 
         const recreatedAt = nowSeconds();
@@ -166,7 +168,7 @@ export function defineCreateDeleteSuite(fixture: KreloadFixture, strategy: Strat
           'rolled to the recreated content',
         );
         expectRolledTo(strategy, after, back);
-        expect(after.annotations).toEqual({ [AUTO]: 'true' });
+        expect(after.annotations).toEqual({ [AUTO]: 'true', ...baselineAfterRoll({}, true) });
         expect(after.generation).toBe(baselined.generation + 2);
         expect((await workloads.settledRevisions(ref, 3)).revisions).toBe(3);
       },

@@ -10,7 +10,13 @@ import {
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { AUTO, BASELINE, SOURCE_HASHES, stateJson } from '../harness/annotations.ts';
+import {
+  AUTO,
+  BASELINE,
+  SOURCE_HASHES,
+  baselineAfterRoll,
+  stateJson,
+} from '../harness/annotations.ts';
 import { AuditLog, type AuditEvent } from '../harness/audit.ts';
 import { runExplain } from '../harness/explain.ts';
 import { waitForBaseline, waitForView } from '../harness/expectations.ts';
@@ -190,7 +196,8 @@ describe('the evict strategy', () => {
     expect(view.annotations[SOURCE_HASHES]).toBe(
       stateJson({ [sourceKey(changed)]: sourceHash(changed) }),
     );
-    expect(view.annotations[BASELINE]).toBeUndefined();
+    // The roll moved B (now empty) from the baseline store into W.
+    expect(view.annotations[BASELINE]).toBe(baselineAfterRoll({}, true)[BASELINE]);
     // The start (W state and marker) and the marker's removal: both metadata-only patches.
     expect(await deploymentWrites(audit, offset)).toEqual(['patch 200', 'patch 200']);
 

@@ -4,7 +4,7 @@
 // explain named. The endpoint agrees with the CLI on the same workload, shows the create mark and
 // the queued pass that only the controller has, and answers bad queries with a 4xx.
 import { describe, expect, it } from 'vitest';
-import { AUTO, BASELINE, CONFIGMAP_RELOAD } from '../harness/annotations.ts';
+import { AUTO, CONFIGMAP_RELOAD, baselineAfterRoll } from '../harness/annotations.ts';
 import {
   askController,
   comparable,
@@ -13,7 +13,7 @@ import {
   type ExplainJson,
   type ExplainedSource,
 } from '../harness/explain.ts';
-import { waitForBaseline, waitForEnv } from '../harness/expectations.ts';
+import { waitForBaseline, waitForEnv, waitForRecord } from '../harness/expectations.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
 import {
@@ -134,7 +134,9 @@ describe('explain predicts create and delete (--reload-on-create, --reload-on-de
       name: envVarName(source),
       value: DELETE_MARKER_HASH,
     });
-    expect(rolled.annotations[BASELINE]).toBeUndefined();
+    // The roll moved B (now empty) from the store into W, in the roll's own patch.
+    expect(rolled.annotations).toMatchObject(baselineAfterRoll({}, true));
+    await waitForRecord(workloads, ref, rolled, undefined);
     expect((await workloads.settledRevisions(ref, 2)).revisions).toBe(2);
   });
 });

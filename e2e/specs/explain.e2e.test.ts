@@ -16,7 +16,9 @@ import {
 } from '../harness/explain.ts';
 import type { FinishedRun } from '../harness/kreload-runs.ts';
 import { waitUntilSettled, scrapeMetrics } from '../harness/metrics.ts';
-import { PollTimeoutError, pollUntil } from '../harness/poll.ts';
+import { waitForBaselines } from '../harness/expectations.ts';
+import { PollTimeoutError } from '../harness/poll.ts';
+import { KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 import {
   applySourceChange,
   sourceHash,
@@ -158,13 +160,7 @@ describe('explain predicts what kreload does, for every row of the reload-rules 
       ),
     );
     const tracking = ROWS.filter((row) => Object.keys(row.scenario.firstSight).length > 0);
-    await pollUntil(
-      async () => {
-        const views = await Promise.all(tracking.map((row) => workloads.read(refOf(row))));
-        return views.every((view) => view.annotations[BASELINE] !== undefined);
-      },
-      { timeoutMs: 90_000, intervalMs: 500, describe: 'a baseline on every tracking workload' },
-    );
+    await waitForBaselines(workloads, tracking.map(refOf), { timeoutMs: 90_000 });
     await Promise.all(ROWS.map((row) => workloads.settledRevisions(refOf(row), 1)));
 
     const explained = await inBatches(ROWS, (row) =>
@@ -223,6 +219,28 @@ describe('explain predicts what kreload does, for every row of the reload-rules 
     if (change.op === 'metadata') expect(later?.currentHash).toBe(source.currentHash);
     // After its roll the workload carries the new hash: up to date, and the next change rolls.
     if (rolled) expect(later).toMatchObject({ verdict: 'rolls-on-change', stateRule: 'R2' });
+  });
+
+  // The shipped default keeps a never-rolled workload's baseline in the store, not in W: explain,
+  // reading the cluster itself, plans with it as the controller does (docs/explain.md).
+  it('reads the baselines of never-rolled workloads from the baseline store', () => {
+    const stored = ROWS.filter(
+      (row) =>
+        Object.keys(row.scenario.firstSight).length > 0 &&
+        row.scenario.annotations?.[BASELINE] === undefined,
+    );
+    expect(stored.length).toBeGreaterThan(10);
+    for (const row of stored) {
+      const explained = before.get(row.id)?.workload;
+      expect(explained?.facts.baselineIn, row.id).toMatch(
+        new RegExp(`^${KRELOAD_NAMESPACE}/kreload-baselines-[0-9a-f]{16}-\\d+$`),
+      );
+      for (const [key, hash] of Object.entries(row.scenario.firstSight)) {
+        expect(explained?.sources.find((s) => s.key === key)?.baseline, `${row.id} ${key}`).toBe(
+          hash,
+        );
+      }
+    }
   });
 
   it('reports malformed annotations (auto-yes, list-regex, bad-pause)', () => {
@@ -354,5 +372,37 @@ describe('explain: bad input', () => {
     );
     expect(source).toMatchObject({ verdict: 'cannot-tell', because: 'source-forbidden' });
     expect(source?.predicts).toEqual({ change: 'unknown', delete: 'unknown', create: 'unknown' });
+  });
+
+  it('a baseline store the user may not list: one line says so, the rest is explained', async () => {
+    const { namespace, sources, workloads } = fixture;
+    const config = configMap('explain-no-store-cfg');
+    await sources.create(namespace, config);
+    const ref = await workloads.create('Deployment', {
+      namespace,
+      name: 'explain-no-store',
+      annotations: { [AUTO]: 'true' },
+      podSpec: podSpec({ app: envFrom(config.name) }),
+    });
+    await waitForBaselines(workloads, [ref]);
+    const viewer = await installCustomIdentity(fixture.cluster, {
+      name: 'kreload-explain-no-store',
+      rules: [
+        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get'] },
+        { apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get'] },
+      ],
+    });
+    const target = ['deployment/explain-no-store', '-n', namespace, '--', ...controllerArgs()];
+    const run = await explain(target, { kubeconfig: viewer.kubeconfigPath });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toBe('');
+    const notes = run.stdout.split('\n').filter((line) => line.includes('baseline store'));
+    expect(notes).toEqual([
+      expect.stringContaining(
+        `the baseline store (ConfigMaps in ${KRELOAD_NAMESPACE}) could not be read (forbidden): ` +
+          'a workload kreload never rolled shows no baseline; --via-controller asks the controller',
+      ),
+    ]);
+    expect(run.stdout).toMatch(/configmap\/explain-no-store-cfg .* no state yet/);
   });
 });

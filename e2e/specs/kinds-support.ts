@@ -23,7 +23,7 @@ import {
   type JsonRecord,
   type KubeJson,
 } from '../harness/crds.ts';
-import type { BaselineStoreReader } from '../harness/baseline-store.ts';
+import { BaselineStoreReader } from '../harness/baseline-store.ts';
 import { pollUntil } from '../harness/poll.ts';
 
 export { AUTO, BASELINE, SOURCE_HASHES, stateJson };
@@ -268,30 +268,25 @@ export function controlledBy(objects: readonly unknown[], ownerUid: string): unk
 }
 
 /**
- * Waits for the first-start baseline (§5.7): kreload has seen the workload and recorded `map`, in
- * W `kreload.io/baseline`, or with `store` given, wherever the planner reads it (W, else the
- * baseline store's record).
+ * Waits for the first-start baseline (§5.7): kreload has seen the workload and recorded `map`
+ * wherever the planner reads it (W `kreload.io/baseline`, else the baseline store's record).
  */
 export function awaitBaseline(
   client: KubeJson,
   ref: ObjectRef,
   map: Readonly<Record<string, string>>,
   timeoutMs = 30_000,
-  store?: BaselineStoreReader,
+  store = new BaselineStoreReader({ kc: client.kubeConfig }),
 ): Promise<unknown> {
   const expected = stateJson(map);
   return pollUntil(
     async () => {
       const object = await readObject(client, ref);
       const annotations = annotationsOf(object);
-      const uid = uidOf(object);
-      const baseline =
-        store === undefined
-          ? annotations[BASELINE]
-          : await store.baselineOf(
-              { kind: ref.api.kind, namespace: ref.namespace },
-              { uid, annotations },
-            );
+      const baseline = await store.baselineOf(
+        { kind: ref.api.kind, namespace: ref.namespace },
+        { uid: uidOf(object), annotations },
+      );
       return baseline === expected ? object : undefined;
     },
     {

@@ -8,6 +8,7 @@ import {
   IGNORE,
   LAST_RELOADED_FROM,
   SOURCE_HASHES,
+  baselineAfterRoll,
   baselineAnnotation,
   omitKeys,
   stateJson,
@@ -16,11 +17,12 @@ import {
   eventReasonsEventually,
   parseLastReloadedFrom,
   reloadedMessage,
+  waitForBaselines,
+  waitForRecord,
   workloadsReloadedMessage,
 } from '../harness/expectations.ts';
 import type { KreloadFixture } from '../harness/kreload-fixture.ts';
 import { scrapeMetrics, waitUntilSettled, type MetricsSnapshot } from '../harness/metrics.ts';
-import { PollTimeoutError, pollUntil } from '../harness/poll.ts';
 import {
   applySourceChange,
   envVarName,
@@ -94,17 +96,35 @@ function pick(map: Readonly<Record<string, string>>, keys: readonly string[]) {
   return Object.fromEntries(Object.entries(map).filter(([key]) => keys.includes(key)));
 }
 
-/** §5.3/§5.6/§6: the W annotations, PT annotations and env vars a row must end with. */
-function expectedAfter(strategy: Strategy, row: Row, namespace: string): ExpectedAfter {
+/**
+ * Whether W holds B (docs/adr/0046): a W created with `kreload.io/baseline` (even malformed) keeps
+ * it there; any other W's first-sight baseline goes to the baseline store.
+ */
+function ownsBaseline(created: Pick<WorkloadView, 'annotations'>): boolean {
+  return created.annotations[BASELINE] !== undefined;
+}
+
+/**
+ * §5.3/§5.6/§6: the W annotations, PT annotations and env vars a row must end with; `held`: the
+ * store held the workload's record before the change.
+ */
+function expectedAfter(
+  strategy: Strategy,
+  row: Row,
+  namespace: string,
+  held: boolean,
+): ExpectedAfter {
   const { scenario } = row;
   const created = viewOfSpec(specOf(namespace, row));
   const annotations = omitKeys(created.annotations, [BASELINE]);
+  const inW = ownsBaseline(created);
+  const rolledBaseline = (rest: Readonly<Record<string, string>>) =>
+    inW ? baselineAnnotation(rest) : baselineAfterRoll(rest, held);
   if (scenario.rolls.length === 0) {
     return {
-      annotations: {
-        ...annotations,
-        ...baselineAnnotation(scenario.baselineAfter ?? scenario.firstSight),
-      },
+      annotations: inW
+        ? { ...annotations, ...baselineAnnotation(scenario.baselineAfter ?? scenario.firstSight) }
+        : created.annotations,
       templateAnnotations: { ...created.templateAnnotations },
       containers: created.containers,
     };
@@ -115,7 +135,7 @@ function expectedAfter(strategy: Strategy, row: Row, namespace: string): Expecte
     // Every tracked key with a known hash moves into source-hashes; last-reloaded-from is
     // checked on its own (observedAt is a time).
     return {
-      annotations,
+      annotations: { ...annotations, ...rolledBaseline({}) },
       templateAnnotations: { ...template, [SOURCE_HASHES]: stateJson(tracked) },
       containers: created.containers,
     };
@@ -125,7 +145,7 @@ function expectedAfter(strategy: Strategy, row: Row, namespace: string): Expecte
   return {
     annotations: {
       ...annotations,
-      ...baselineAnnotation(omitKeys(tracked, [...rolledKeys, ...group])),
+      ...rolledBaseline(omitKeys(tracked, [...rolledKeys, ...group])),
     },
     templateAnnotations: {
       ...template,
@@ -165,19 +185,11 @@ function expectedWorkloadReasons(strategy: Strategy, scenario: ScenarioCase): st
 /** Waits for the baselines the table expects; a timeout is left for the per-row tests to report. */
 async function waitForFirstSight(fixture: KreloadFixture, rows: readonly Row[]): Promise<void> {
   const pending = rows.filter((row) => Object.keys(row.scenario.firstSight).length > 0);
-  try {
-    await pollUntil(
-      async () => {
-        const views = await Promise.all(
-          pending.map((row) => fixture.workloads.read(refOf(fixture, row))),
-        );
-        return views.every((view) => view.annotations[BASELINE] !== undefined);
-      },
-      { timeoutMs: 60_000, intervalMs: 500, describe: 'a baseline on every tracking workload' },
-    );
-  } catch (error) {
-    if (!(error instanceof PollTimeoutError)) throw error;
-  }
+  await waitForBaselines(
+    fixture.workloads,
+    pending.map((row) => refOf(fixture, row)),
+    { lenient: true },
+  );
 }
 
 function refOf(fixture: KreloadFixture, row: Row): WorkloadRef {
@@ -192,6 +204,8 @@ export function defineReloadRuleTable(
 ): void {
   const rows = rowsFor(strategy, options.scenarios ?? SCENARIOS);
   const firstSight = new Map<string, WorkloadView>();
+  /** The baseline store's record of each workload at first sight. */
+  const firstRecords = new Map<string, string | undefined>();
   let changedAtSeconds = 0;
   let createdSince: MetricsSnapshot;
   let afterCreation: MetricsSnapshot;
@@ -228,7 +242,10 @@ export function defineReloadRuleTable(
         rows.map((row) => fixture.workloads.settledRevisions(refOf(fixture, row), 1)),
       );
       for (const row of rows) {
-        firstSight.set(row.base, await fixture.workloads.read(refOf(fixture, row)));
+        const view = await fixture.workloads.read(refOf(fixture, row));
+        firstSight.set(row.base, view);
+        const ref = refOf(fixture, row);
+        firstRecords.set(row.base, await fixture.workloads.baselines.recordOf(ref, view.uid));
       }
 
       beforeChanges = await scrapeMetrics(kreload);
@@ -248,11 +265,20 @@ export function defineReloadRuleTable(
       const { kind, scenario } = row;
       const view = firstSight.get(row.base);
       const created = viewOfSpec(specOf(fixture.namespace, row));
-      const wroteBaseline = Object.keys(scenario.firstSight).length > 0;
-      expect(view?.annotations).toEqual({
-        ...omitKeys(created.annotations, [BASELINE]),
-        ...baselineAnnotation(scenario.firstSight),
-      });
+      const tracks = Object.keys(scenario.firstSight).length > 0;
+      // The baseline goes to the store: nothing is written to W, unless W holds B already.
+      const wroteBaseline = tracks && ownsBaseline(created);
+      expect(view?.annotations).toEqual(
+        ownsBaseline(created)
+          ? {
+              ...omitKeys(created.annotations, [BASELINE]),
+              ...baselineAnnotation(scenario.firstSight),
+            }
+          : created.annotations,
+      );
+      expect(firstRecords.get(row.base), 'the baseline store record').toBe(
+        tracks && !ownsBaseline(created) ? stateJson(scenario.firstSight) : undefined,
+      );
       expect(view?.templateAnnotations).toEqual(created.templateAnnotations);
       expect(view?.containers).toEqual(created.containers);
       expect(view?.initContainers).toEqual(created.initContainers);
@@ -264,7 +290,8 @@ export function defineReloadRuleTable(
       const ref = refOf(fixture, row);
       const before = firstSight.get(row.base);
       const rolled = row.scenario.rolls.length > 0;
-      const expected = expectedAfter(strategy, row, namespace);
+      const held = firstRecords.get(row.base) !== undefined;
+      const expected = expectedAfter(strategy, row, namespace, held);
 
       const evidence = await fixture.workloads.settledRevisions(ref, rolled ? 2 : 1);
       const after = await fixture.workloads.read(ref);
@@ -275,6 +302,12 @@ export function defineReloadRuleTable(
       );
       expect(after.annotations).toEqual(expected.annotations);
       expect(after.paused).toBe(false);
+      if (!ownsBaseline(viewOfSpec(specOf(namespace, row)))) {
+        // A roll moves B into W and removes the record; otherwise the record is B.
+        const baseline = row.scenario.baselineAfter ?? row.scenario.firstSight;
+        const kept = !rolled && Object.keys(baseline).length > 0;
+        await waitForRecord(fixture.workloads, ref, after, kept ? baseline : undefined);
+      }
 
       const [roll] = row.scenario.rolls;
       if (strategy === 'annotations' && roll !== undefined) {

@@ -4,7 +4,7 @@
 // --resources-to-ignore=secrets (Secrets are not tracked at all).
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AUTO, BASELINE } from '../harness/annotations.ts';
+import { AUTO, BASELINE, baselineAfterRoll } from '../harness/annotations.ts';
 import { waitForBaseline, waitForEnv } from '../harness/expectations.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { scrapeMetrics, waitUntilSettled } from '../harness/metrics.ts';
@@ -217,7 +217,8 @@ describe('namespace and resource filters (global mode)', () => {
         value: sourceHash(entry('2')),
       });
       expect(rolled.generation, ref.kind).toBe((baselined[index]?.generation ?? 0) + 1);
-      expect(rolled.annotations).toEqual({ [AUTO]: 'true' });
+      // The roll moved B (now empty) from the baseline store into W.
+      expect(rolled.annotations).toEqual({ [AUTO]: 'true', ...baselineAfterRoll({}, true) });
     }
   });
 
