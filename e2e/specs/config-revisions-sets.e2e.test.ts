@@ -28,6 +28,7 @@ import {
   snapshotsOf,
   v,
 } from '../harness/config-revisions.ts';
+import { waitForBaselines } from '../harness/expectations.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { runKreloadToExit } from '../harness/kreload-runs.ts';
 import { pollUntil } from '../harness/poll.ts';
@@ -199,10 +200,7 @@ describe.each(SET_ROWS)('config revisions of a $kind', (row) => {
         );
       });
     };
-    await pollUntil(async () => (await read()).metadata?.annotations?.['kreload.io/baseline'], {
-      ...WAIT,
-      describe: 'the first-sight baseline',
-    });
+    await waitForBaselines(fixture.workloads, [{ kind: row.kind, namespace, name }], WAIT);
     for (const n of [2, 3, 4]) {
       await putConfigMap(cluster, namespace, source, v(n));
       await templateNames(snapshotOf(source, v(n)));

@@ -18,10 +18,10 @@ import {
 } from '../harness/config-revisions.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { scrapeMetrics } from '../harness/metrics.ts';
+import { waitForBaselines } from '../harness/expectations.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { sourceHash } from '../harness/sources.ts';
 
-const BASELINE = 'kreload.io/baseline';
 const WAIT = { timeoutMs: 60_000, intervalMs: 250 };
 
 const fixture = useKreload({
@@ -76,12 +76,7 @@ describe('config revisions: snapshots shared by several Deployments', () => {
       await createDeployment(cluster, { namespace, name, configMap: 'shared', historyLimit: 1 });
     }
     for (const name of deployments) {
-      await pollUntil(
-        async () =>
-          (await apis(cluster).apps.readNamespacedDeployment({ namespace, name })).metadata
-            ?.annotations?.[BASELINE],
-        { ...WAIT, describe: `${name}'s first-sight baseline` },
-      );
+      await waitForBaselines(fixture.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     }
     for (const n of [2, 3, 4, 5, 6]) {
       await putConfigMap(cluster, namespace, 'shared', v(n));
@@ -124,12 +119,7 @@ describe('config revisions: snapshots shared by several Deployments', () => {
       configMap: 'forged-config',
       historyLimit: 2,
     });
-    await pollUntil(
-      async () =>
-        (await apis(cluster).apps.readNamespacedDeployment({ namespace, name })).metadata
-          ?.annotations?.[BASELINE],
-      { ...WAIT, describe: 'the first-sight baseline' },
-    );
+    await waitForBaselines(fixture.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     const forged = snapshotOf('forged-config', v(2));
     await apis(cluster).core.createNamespacedConfigMap({
       namespace,

@@ -28,6 +28,7 @@ import {
   v,
 } from '../harness/config-revisions.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
+import { waitForBaselines } from '../harness/expectations.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { envVarName, sourceHash } from '../harness/sources.ts';
 
@@ -141,11 +142,7 @@ describe('config revisions, env-vars strategy', () => {
       configMap: 'app-config',
       secret: 'db',
     });
-    await pollUntil(
-      async () =>
-        (await deployment(cluster, namespace, name)).metadata?.annotations?.['kreload.io/baseline'],
-      { ...WAIT, describe: 'the first-sight baseline' },
-    );
+    await waitForBaselines(envVars.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     for (const n of [2, 3, 4]) {
       await putConfigMap(cluster, namespace, 'app-config', v(n));
       await templateNames(cluster, namespace, name, snapshotOf('app-config', v(n)));
@@ -230,11 +227,7 @@ describe('config revisions, env-vars strategy', () => {
       configMap: 'gc-config',
       historyLimit: 2,
     });
-    await pollUntil(
-      async () =>
-        (await deployment(cluster, namespace, name)).metadata?.annotations?.['kreload.io/baseline'],
-      { ...WAIT, describe: 'the first-sight baseline' },
-    );
+    await waitForBaselines(envVars.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     for (const n of [2, 3, 4, 5]) {
       await putConfigMap(cluster, namespace, 'gc-config', v(n));
       await templateNames(cluster, namespace, name, snapshotOf('gc-config', v(n)));
@@ -282,11 +275,7 @@ describe('config revisions, env-vars strategy', () => {
       secret: 'sec-db',
       secrets: true,
     });
-    await pollUntil(
-      async () =>
-        (await deployment(cluster, namespace, name)).metadata?.annotations?.['kreload.io/baseline'],
-      { ...WAIT, describe: 'the first-sight baseline' },
-    );
+    await waitForBaselines(envVars.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     await core.replaceNamespacedSecret({
       namespace,
       name: 'sec-db',
@@ -317,11 +306,7 @@ describe('config revisions, env-vars strategy', () => {
     const source = `l${'o'.repeat(241)}ng`;
     await putConfigMap(cluster, namespace, source, v(1));
     const uid = await createDeployment(cluster, { namespace, name, configMap: source });
-    await pollUntil(
-      async () =>
-        (await deployment(cluster, namespace, name)).metadata?.annotations?.['kreload.io/baseline'],
-      { ...WAIT, describe: 'the first-sight baseline' },
-    );
+    await waitForBaselines(envVars.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     await putConfigMap(cluster, namespace, source, v(2));
     const failed = await pollUntil(
       async () =>
@@ -344,11 +329,7 @@ describe('config revisions, env-vars strategy', () => {
     const { core } = apis(cluster);
     await putConfigMap(cluster, namespace, 'quota-config', v(1));
     const uid = await createDeployment(cluster, { namespace, name, configMap: 'quota-config' });
-    await pollUntil(
-      async () =>
-        (await deployment(cluster, namespace, name)).metadata?.annotations?.['kreload.io/baseline'],
-      { ...WAIT, describe: 'the first-sight baseline' },
-    );
+    await waitForBaselines(envVars.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     const { items } = await core.listNamespacedConfigMap({ namespace });
     const count = String(items.length);
     await core.createNamespacedResourceQuota({
@@ -394,11 +375,7 @@ describe('config revisions, env-vars strategy', () => {
     const { core } = apis(cluster);
     await putConfigMap(cluster, namespace, 'crash-config', v(1));
     const uid = await createDeployment(cluster, { namespace, name, configMap: 'crash-config' });
-    await pollUntil(
-      async () =>
-        (await deployment(cluster, namespace, name)).metadata?.annotations?.['kreload.io/baseline'],
-      { ...WAIT, describe: 'the first-sight baseline' },
-    );
+    await waitForBaselines(envVars.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     await envVars.kill9();
     // What a kreload killed after its POST and before its PATCH leaves: a snapshot owned by the
     // workload that no template names (its content has since changed).
@@ -473,11 +450,7 @@ describe('config revisions, opting out across a restart', () => {
     const name = 'optout';
     await putConfigMap(cluster, namespace, 'optout-config', v(1));
     const uid = await createDeployment(cluster, { namespace, name, configMap: 'optout-config' });
-    await pollUntil(
-      async () =>
-        (await deployment(cluster, namespace, name)).metadata?.annotations?.['kreload.io/baseline'],
-      { ...WAIT, describe: 'the first-sight baseline' },
-    );
+    await waitForBaselines(envVars.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     await putConfigMap(cluster, namespace, 'optout-config', v(2));
     const pinned = snapshotOf('optout-config', v(2));
     await templateNames(cluster, namespace, name, pinned);
@@ -533,11 +506,7 @@ describe('config revisions, annotations strategy', () => {
     const name = 'ann';
     await putConfigMap(cluster, namespace, 'ann-config', v(1));
     const uid = await createDeployment(cluster, { namespace, name, configMap: 'ann-config' });
-    await pollUntil(
-      async () =>
-        (await deployment(cluster, namespace, name)).metadata?.annotations?.['kreload.io/baseline'],
-      { ...WAIT, describe: 'the first-sight baseline' },
-    );
+    await waitForBaselines(annotations.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     for (const n of [2, 3]) {
       await putConfigMap(cluster, namespace, 'ann-config', v(n));
       const d = await templateNames(cluster, namespace, name, snapshotOf('ann-config', v(n)));

@@ -18,6 +18,7 @@ import {
   revisionsIdentity,
   snapshotOf,
 } from '../harness/config-revisions.ts';
+import { waitForBaselines } from '../harness/expectations.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { runKreloadToExit } from '../harness/kreload-runs.ts';
 import { pollUntil } from '../harness/poll.ts';
@@ -116,10 +117,7 @@ describe('kreload history', () => {
     const read = () => apps.readNamespacedDeployment({ namespace, name });
     const envFromConfigMap = async () =>
       (await read()).spec?.template.spec?.containers[0]?.envFrom?.[0]?.configMapRef?.name;
-    await pollUntil(async () => (await read()).metadata?.annotations?.['kreload.io/baseline'], {
-      ...WAIT,
-      describe: 'the first-sight baseline',
-    });
+    await waitForBaselines(fixture.workloads, [{ kind: 'Deployment', namespace, name }], WAIT);
     const revisionCount = async (count: number) =>
       pollUntil(
         async () => {

@@ -78,8 +78,13 @@ async function inBatches(items: readonly string[], create: (name: string) => Pro
   }
 }
 
-function baselineSize(deployment: V1Deployment): number {
-  const raw = deployment.metadata?.annotations?.[BASELINE];
+/** Sources in the Deployment's baseline, wherever kreload keeps it (W, else the store's record). */
+function baselineSize(deployment: V1Deployment, records: ReadonlyMap<string, string>): number {
+  const uid = deployment.metadata?.uid ?? '';
+  const record = [...records].find(
+    ([key]) => key.startsWith('Deployment.') && key.endsWith(`.${uid}`),
+  );
+  const raw = deployment.metadata?.annotations?.[BASELINE] ?? record?.[1];
   return raw === undefined ? 0 : Object.keys(JSON.parse(raw) as object).length;
 }
 
@@ -127,7 +132,10 @@ describe(`ReloadPolicy at scale: ${String(SIZE)} Deployments × ${String(SIZE)} 
       await pollUntil(
         async () => {
           const list = await apps.listNamespacedDeployment({ namespace });
-          return list.items.length === SIZE && list.items.every((d) => baselineSize(d) === SIZE);
+          const records = await fixture.workloads.baselines.recordsOf(namespace);
+          return (
+            list.items.length === SIZE && list.items.every((d) => baselineSize(d, records) === SIZE)
+          );
         },
         {
           timeoutMs: WAIT_MS,
