@@ -326,10 +326,11 @@ interface StoreRead {
  */
 async function readBaselineStore(
   reader: ExplainReader,
-  options: Options,
-  namespace: string,
+  resolved: ResolvedOptions,
 ): Promise<StoreRead> {
+  const { options } = resolved;
   if (options.baselineStore !== 'namespace') return { storedBaseline: undefined, notes: [] };
+  const namespace = options.podNamespace ?? resolved.fromNamespace;
   const unread = (why: string) => ({
     storedBaseline: undefined,
     notes: [
@@ -388,11 +389,7 @@ async function explain(args: ExplainArgs, io: ExplainCommandIo): Promise<number>
     transport,
     row === undefined || rollsByRecreation(row) ? resolved.options.podNamespace : undefined,
   );
-  const store = await readBaselineStore(
-    reader,
-    resolved.options,
-    resolved.options.podNamespace ?? resolved.fromNamespace,
-  );
+  const store = await readBaselineStore(reader, resolved);
   const context = {
     reader,
     options: resolved.options,
