@@ -374,6 +374,29 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     expect(await c.gauge('kreload_rollouts_held_total', { reason: 'budget' })).toBeGreaterThan(0);
   });
 
+  it('a freed slot asks one waiting roll again, not every waiting roll', async () => {
+    // A storm: 40 dependents, budget 1. Each freed slot (the write's end, the rollout's end) asks
+    // again only as many waiting rolls as there are free slots, so the decisions grow with the
+    // number of rolls, not with its square (about 40 × 40 × 2 when every waiter woke).
+    const names = Array.from({ length: 40 }, (_, i) => `s${String(i)}`);
+    const c = cluster(
+      { ...UNLIMITED_ROLLOUTS, maxConcurrent: 1 },
+      names.map((n) => deployment(n)),
+    );
+    c.editSecret(FIX);
+    await advance(SYNC_DELAY_MS + 100);
+    for (let settled = 0; settled < names.length; settled += 1) {
+      const rolled = c.rolled();
+      expect(rolled).toHaveLength(settled + 1);
+      c.settle(rolled[settled] ?? '', 'complete');
+      await advance(10);
+    }
+    expect(c.rolled().sort()).toEqual([...names].sort());
+    const held = await c.gauge('kreload_rollouts_held_total', { reason: 'budget' });
+    expect(held).toBeGreaterThanOrEqual(names.length - 1);
+    expect(held).toBeLessThanOrEqual(names.length * 4);
+  });
+
   it('a wave member deleted mid-wave drops out: the next wave starts without it', async () => {
     const c = cluster(WAVES, TEN);
     c.editSecret(FIX);
