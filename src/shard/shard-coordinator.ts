@@ -44,10 +44,22 @@ export interface ShardCoordinatorDeps {
   readonly inFlight: (bucket: number) => number;
   /** The bucket's Lease was acquired: reconcile its namespaces' workloads. */
   readonly onAcquired: (bucket: number) => void;
+  /**
+   * The caches of this replica's share (docs/adr/0053): told each round which buckets are assigned
+   * here or still held; a bucket's Lease is claimed only once its namespaces are filled in.
+   * Without it every bucket counts as filled (caches of the whole cluster).
+   */
+  readonly cache?: ShardCache | undefined;
   /** The bucket's Lease was released to its new owner, or found taken. */
   readonly onReleased?: (bucket: number, reason: string) => void;
   /** A Lease read or write failed (conflicts excluded: they are part of the protocol). */
   readonly onError?: (error: ShardLeaseError) => void;
+}
+
+/** What the coordinator needs of the shard's cache scope (src/shard/cache-scope.ts). */
+export interface ShardCache {
+  update(wanted: ReadonlySet<number>): void;
+  isFilled(bucket: number): boolean;
 }
 
 export class ShardLeaseError extends Error {
@@ -144,6 +156,16 @@ export class ShardCoordinator {
           assigned: owner === this.#settings.identity,
           nowMs,
         }),
+      ),
+    );
+    // Assigned here, or held until its writes in flight answered: kept in the caches.
+    this.#deps.cache?.update(
+      new Set(
+        owners.flatMap((owner, bucket) =>
+          owner === this.#settings.identity || this.#buckets[bucket]?.phase !== 'none'
+            ? [bucket]
+            : [],
+        ),
       ),
     );
   }
@@ -319,6 +341,9 @@ export class ShardCoordinator {
       nowMs,
       timings: this.#timings,
     });
+    // Not held yet: its namespaces must be in the caches before the first reconcile reads them.
+    const { cache } = this.#deps;
+    if (state.phase === 'none' && cache !== undefined && !cache.isFilled(bucket)) return;
     if (action === 'acquire' || action === 'takeover' || action === 'renew') {
       await this.#claimBucket(bucket, state, action, { admit: true });
     }

@@ -104,6 +104,8 @@ export interface WatchServerDeps {
   readonly random: () => number;
   /** When kreload last wrote a workload (the write ledger of ADR 0014), for the store's reads. */
   readonly writeBasis: (key: WorkloadKey) => number | undefined;
+  /** Active-active: the namespaces this replica keeps in its caches (docs/adr/0053). */
+  readonly holdsNamespace?: ((namespace: string) => boolean) | undefined;
 }
 
 /** The parts a watch server is made of (createWatchServer builds them). */
@@ -251,6 +253,16 @@ export class WatchServer {
     void this.#running?.apis.recheckAbsent();
   }
 
+  /**
+   * Every namespaced list-watch lists again (active-active, docs/adr/0053): resolves once each
+   * one's list started after this call reached its cache, or it cannot list now, or it stopped.
+   */
+  async relist(): Promise<void> {
+    await Promise.all(
+      this.#watches.filter((watch) => watch.resource !== 'namespaces').map((w) => w.relist()),
+    );
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#stopping.resolve(undefined);
@@ -367,6 +379,7 @@ export class WatchServer {
       pageLimiter: (fetch) => listPages.add(fetch),
       projection: projectionSettings(options),
       metrics,
+      holdsNamespace: deps.holdsNamespace,
       isFiltered: (namespace, annotations) =>
         !caches.namespaces.accepts(namespace) || annotations[keys.ignore] === 'true',
       onWatchError: (resource, namespace, error) => {

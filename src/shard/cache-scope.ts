@@ -1,0 +1,80 @@
+/**
+ * Which namespaces an active-active replica keeps in its caches (docs/adr/0053): those of the
+ * buckets assigned to it or still held by it. The list-watches stay cluster-wide and drop every
+ * other object as it is decoded; a bucket that joins the scope is `filling` until a list started
+ * after it joined reached the caches, and only then may its Lease be claimed, so the first
+ * reconcile after acquiring reads a complete cache. A bucket that leaves is emptied by a relist.
+ */
+
+type BucketFill = 'out' | 'filling' | 'filled';
+
+interface BucketScope {
+  fill: BucketFill;
+  /** The refill that joined it, so an older refill finishing cannot mark a re-joined bucket. */
+  generation: number;
+}
+
+export interface ShardCacheScopeDeps {
+  readonly bucketCount: number;
+  readonly bucketOf: (namespace: string) => number;
+  /**
+   * Relists every namespaced list-watch; resolves once each one's list started after the call
+   * reached the caches (or it cannot list now). Never rejects.
+   */
+  readonly refill: () => Promise<void>;
+}
+
+export class ShardCacheScope {
+  readonly #deps: ShardCacheScopeDeps;
+  readonly #buckets: BucketScope[];
+  #generation = 0;
+
+  constructor(deps: ShardCacheScopeDeps) {
+    this.#deps = deps;
+    this.#buckets = Array.from({ length: deps.bucketCount }, () => ({
+      fill: 'out',
+      generation: 0,
+    }));
+  }
+
+  /** An object of `namespace` is kept in the caches (the list-watches' decode filter). */
+  holds(namespace: string): boolean {
+    return this.#buckets[this.#deps.bucketOf(namespace)]?.fill !== 'out';
+  }
+
+  /** Every object of the bucket's namespaces is in the caches: its Lease may be claimed. */
+  isFilled(bucket: number): boolean {
+    return this.#buckets[bucket]?.fill === 'filled';
+  }
+
+  /** The buckets whose namespaces this replica keeps now: one relist fills the new, empties the old. */
+  update(wanted: ReadonlySet<number>): void {
+    const generation = this.#generation + 1;
+    const joined: number[] = [];
+    let left = 0;
+    for (const [bucket, state] of this.#buckets.entries()) {
+      const keep = wanted.has(bucket);
+      if (keep && state.fill === 'out') {
+        state.fill = 'filling';
+        state.generation = generation;
+        joined.push(bucket);
+      } else if (!keep && state.fill !== 'out') {
+        state.fill = 'out';
+        left += 1;
+      }
+    }
+    if (joined.length === 0 && left === 0) return;
+    this.#generation = generation;
+    void this.#deps.refill().then(() => {
+      for (const bucket of joined) {
+        const state = this.#buckets[bucket];
+        if (state?.fill === 'filling' && state.generation === generation) state.fill = 'filled';
+      }
+    });
+  }
+
+  /** Buckets kept in the caches, filled or filling. */
+  heldBuckets(): readonly number[] {
+    return this.#buckets.flatMap((state, bucket) => (state.fill === 'out' ? [] : [bucket]));
+  }
+}
