@@ -47,6 +47,9 @@ export function createShard(parts: {
     bucketCount: shard.bucketCount,
     bucketOf: (namespace) => bucketOf(namespace, shard.bucketCount),
     refill: parts.refill,
+    onFilled: () => {
+      coordinator.nudge();
+    },
   });
   const coordinator: ShardCoordinator = new ShardCoordinator({
     store: new LeaseClient({ transport: parts.transport }),

@@ -22,6 +22,8 @@ export interface ShardCacheScopeDeps {
    * reached the caches (or it cannot list now). Never rejects.
    */
   readonly refill: () => Promise<void>;
+  /** Buckets became filled: their Leases may be claimed now rather than at the next round. */
+  readonly onFilled?: (() => void) | undefined;
 }
 
 export class ShardCacheScope {
@@ -66,10 +68,15 @@ export class ShardCacheScope {
     if (joined.length === 0 && left === 0) return;
     this.#generation = generation;
     void this.#deps.refill().then(() => {
+      let filled = 0;
       for (const bucket of joined) {
         const state = this.#buckets[bucket];
-        if (state?.fill === 'filling' && state.generation === generation) state.fill = 'filled';
+        if (state?.fill === 'filling' && state.generation === generation) {
+          state.fill = 'filled';
+          filled += 1;
+        }
       }
+      if (filled > 0) this.#deps.onFilled?.();
     });
   }
 

@@ -99,6 +99,8 @@ export class ShardCoordinator {
   #cycle: Promise<void> | undefined;
   #handovers = 0;
   #lastListedAtMs: number | undefined;
+  /** `nudge()` during a round: the next one starts at once. */
+  #nudged = false;
 
   constructor(deps: ShardCoordinatorDeps) {
     this.#deps = deps;
@@ -126,6 +128,20 @@ export class ShardCoordinator {
     if (this.#running) return;
     this.#running = true;
     if (!this.#cycle) this.#runCycle();
+  }
+
+  /**
+   * A round as soon as possible (the caches of newly assigned buckets are filled): now when idle,
+   * right after the round under way otherwise. The retry period then counts from that round.
+   */
+  nudge(): void {
+    if (!this.#running) return;
+    if (this.#cycle) {
+      this.#nudged = true;
+      return;
+    }
+    this.#cancelTick?.();
+    this.#runCycle();
   }
 
   stop(): void {
@@ -256,7 +272,9 @@ export class ShardCoordinator {
       .finally(() => {
         this.#cycle = undefined;
         if (this.#running) {
-          this.#cancelTick = this.#deps.timers.schedule(this.#timings.retryPeriodMs, () => {
+          const delayMs = this.#nudged ? 0 : this.#timings.retryPeriodMs;
+          this.#nudged = false;
+          this.#cancelTick = this.#deps.timers.schedule(delayMs, () => {
             this.#runCycle();
           });
         }
