@@ -143,7 +143,7 @@ class KreloadApp implements App {
       onAcquired: (bucket) => {
         this.#reconcileBucket(bucket);
       },
-      refill: () => this.#refill(),
+      refill: (affected) => this.#refill(affected),
     });
     const elector = createElector({
       options,
@@ -281,8 +281,8 @@ class KreloadApp implements App {
   }
 
   /** The shard's cache scope changed (active-active): the caches list again to fill or empty. */
-  async #refill(): Promise<void> {
-    await this.#runtime?.watch.relist();
+  async #refill(affected: (namespace: string) => boolean): Promise<void> {
+    await this.#runtime?.watch.relist(affected);
   }
 
   /** A bucket's Lease acquired (active-active): its workloads, as on taking the lead. */

@@ -36,7 +36,7 @@ export function createShard(parts: {
   /** A bucket was acquired: reconcile the workloads of its namespaces. */
   readonly onAcquired: (bucket: number) => void;
   /** Relists the caches' list-watches; resolves once each new list reached its cache. */
-  readonly refill: () => Promise<void>;
+  readonly refill: (affected: (namespace: string) => boolean) => Promise<void>;
 }): ShardRuntime | undefined {
   const { options, logger, metrics } = parts;
   const { leaderElection, shard } = options;

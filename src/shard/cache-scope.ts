@@ -18,10 +18,11 @@ export interface ShardCacheScopeDeps {
   readonly bucketCount: number;
   readonly bucketOf: (namespace: string) => number;
   /**
-   * Relists every namespaced list-watch; resolves once each one's list started after the call
-   * reached the caches (or it cannot list now). Never rejects.
+   * Relists the namespaced list-watches that can hold objects of `affected` namespaces (every
+   * cluster-wide one, and the per-namespace ones of those namespaces); resolves once each one's
+   * list started after the call reached the caches (or it cannot list now). Never rejects.
    */
-  readonly refill: () => Promise<void>;
+  readonly refill: (affected: (namespace: string) => boolean) => Promise<void>;
   /** Buckets became filled: their Leases may be claimed now rather than at the next round. */
   readonly onFilled?: (() => void) | undefined;
 }
@@ -53,7 +54,7 @@ export class ShardCacheScope {
   update(wanted: ReadonlySet<number>): void {
     const generation = this.#generation + 1;
     const joined: number[] = [];
-    let left = 0;
+    const left: number[] = [];
     for (const [bucket, state] of this.#buckets.entries()) {
       const keep = wanted.has(bucket);
       if (keep && state.fill === 'out') {
@@ -62,22 +63,25 @@ export class ShardCacheScope {
         joined.push(bucket);
       } else if (!keep && state.fill !== 'out') {
         state.fill = 'out';
-        left += 1;
+        left.push(bucket);
       }
     }
-    if (joined.length === 0 && left === 0) return;
+    if (joined.length === 0 && left.length === 0) return;
     this.#generation = generation;
-    void this.#deps.refill().then(() => {
-      let filled = 0;
-      for (const bucket of joined) {
-        const state = this.#buckets[bucket];
-        if (state?.fill === 'filling' && state.generation === generation) {
-          state.fill = 'filled';
-          filled += 1;
+    const affected = new Set([...joined, ...left]);
+    void this.#deps
+      .refill((namespace) => affected.has(this.#deps.bucketOf(namespace)))
+      .then(() => {
+        let filled = 0;
+        for (const bucket of joined) {
+          const state = this.#buckets[bucket];
+          if (state?.fill === 'filling' && state.generation === generation) {
+            state.fill = 'filled';
+            filled += 1;
+          }
         }
-      }
-      if (filled > 0) this.#deps.onFilled?.();
-    });
+        if (filled > 0) this.#deps.onFilled?.();
+      });
   }
 
   /** Buckets kept in the caches, filled or filling. */

@@ -114,7 +114,7 @@ async function replica(identity: string, leases: ShardLeaseStore): Promise<Repli
   const cache = new ShardCacheScope({
     bucketCount: BUCKETS,
     bucketOf: (namespace) => bucketOf(namespace, BUCKETS),
-    refill: () => watch.relist(),
+    refill: (affected) => watch.relist(affected),
   });
   const watch = createWatchServer({
     options,

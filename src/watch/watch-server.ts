@@ -254,13 +254,18 @@ export class WatchServer {
   }
 
   /**
-   * Every namespaced list-watch lists again (active-active, docs/adr/0053): resolves once each
-   * one's list started after this call reached its cache, or it cannot list now, or it stopped.
+   * The namespaced list-watches that can hold objects of `affected` namespaces list again
+   * (active-active, docs/adr/0053): every cluster-wide one, and the per-namespace ones of those
+   * namespaces. Resolves once each one's list started after this call reached its cache, or it
+   * cannot list now, or it stopped.
    */
-  async relist(): Promise<void> {
-    await Promise.all(
-      this.#watches.filter((watch) => watch.resource !== 'namespaces').map((w) => w.relist()),
+  async relist(affected: (namespace: string) => boolean = () => true): Promise<void> {
+    const relisted = this.#watches.filter(
+      (watch) =>
+        watch.resource !== 'namespaces' &&
+        (watch.namespace === undefined || affected(watch.namespace)),
     );
+    await Promise.all(relisted.map((watch) => watch.relist()));
   }
 
   async stop(): Promise<void> {
