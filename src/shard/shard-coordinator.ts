@@ -44,10 +44,22 @@ export interface ShardCoordinatorDeps {
   readonly inFlight: (bucket: number) => number;
   /** The bucket's Lease was acquired: reconcile its namespaces' workloads. */
   readonly onAcquired: (bucket: number) => void;
+  /**
+   * The caches of this replica's share (docs/adr/0053): told each round which buckets are assigned
+   * here or still held; a bucket's Lease is claimed only once its namespaces are filled in.
+   * Without it every bucket counts as filled (caches of the whole cluster).
+   */
+  readonly cache?: ShardCache | undefined;
   /** The bucket's Lease was released to its new owner, or found taken. */
   readonly onReleased?: (bucket: number, reason: string) => void;
   /** A Lease read or write failed (conflicts excluded: they are part of the protocol). */
   readonly onError?: (error: ShardLeaseError) => void;
+}
+
+/** What the coordinator needs of the shard's cache scope (src/shard/cache-scope.ts). */
+export interface ShardCache {
+  update(wanted: ReadonlySet<number>): void;
+  isFilled(bucket: number): boolean;
 }
 
 export class ShardLeaseError extends Error {
@@ -87,6 +99,8 @@ export class ShardCoordinator {
   #cycle: Promise<void> | undefined;
   #handovers = 0;
   #lastListedAtMs: number | undefined;
+  /** `nudge()` during a round: the next one starts at once. */
+  #nudged = false;
 
   constructor(deps: ShardCoordinatorDeps) {
     this.#deps = deps;
@@ -114,6 +128,20 @@ export class ShardCoordinator {
     if (this.#running) return;
     this.#running = true;
     if (!this.#cycle) this.#runCycle();
+  }
+
+  /**
+   * A round as soon as possible (the caches of newly assigned buckets are filled): now when idle,
+   * right after the round under way otherwise. The retry period then counts from that round.
+   */
+  nudge(): void {
+    if (!this.#running) return;
+    if (this.#cycle) {
+      this.#nudged = true;
+      return;
+    }
+    this.#cancelTick?.();
+    this.#runCycle();
   }
 
   stop(): void {
@@ -144,6 +172,16 @@ export class ShardCoordinator {
           assigned: owner === this.#settings.identity,
           nowMs,
         }),
+      ),
+    );
+    // Assigned here, or held until its writes in flight answered: kept in the caches.
+    this.#deps.cache?.update(
+      new Set(
+        owners.flatMap((owner, bucket) =>
+          owner === this.#settings.identity || this.#buckets[bucket]?.phase !== 'none'
+            ? [bucket]
+            : [],
+        ),
       ),
     );
   }
@@ -234,7 +272,9 @@ export class ShardCoordinator {
       .finally(() => {
         this.#cycle = undefined;
         if (this.#running) {
-          this.#cancelTick = this.#deps.timers.schedule(this.#timings.retryPeriodMs, () => {
+          const delayMs = this.#nudged ? 0 : this.#timings.retryPeriodMs;
+          this.#nudged = false;
+          this.#cancelTick = this.#deps.timers.schedule(delayMs, () => {
             this.#runCycle();
           });
         }
@@ -319,6 +359,9 @@ export class ShardCoordinator {
       nowMs,
       timings: this.#timings,
     });
+    // Not held yet: its namespaces must be in the caches before the first reconcile reads them.
+    const { cache } = this.#deps;
+    if (state.phase === 'none' && cache !== undefined && !cache.isFilled(bucket)) return;
     if (action === 'acquire' || action === 'takeover' || action === 'renew') {
       await this.#claimBucket(bucket, state, action, { admit: true });
     }
