@@ -17,14 +17,14 @@ import type {
   WorkloadKey,
   WorkloadView,
 } from '../../core/types.ts';
-import { ROLLOUT_HALTED, ROLLOUT_PRIORITY } from '../../core/types.ts';
+import { ROLLOUT_FAILED, ROLLOUT_HALTED, ROLLOUT_PRIORITY } from '../../core/types.ts';
 import { parseSourceKey } from '../../core/keys.ts';
 import { configRolloutHaltedEvent, configRolloutUndoneEvent } from '../../events/event-messages.ts';
 import type { EventRequest } from '../../events/event-recorder.ts';
 import { sourceObjectRef, workloadObjectRef } from '../../events/object-refs.ts';
 import { judgeRollout, type RolloutHealth } from '../../rollout/health.ts';
 import type { KindTable } from '../../rollout/kinds.ts';
-import { haltMarkerPatch } from '../../rollout/patch.ts';
+import { haltMarkerAnnotations, haltMarkerPatch } from '../../rollout/patch.ts';
 import { type WorkloadRollout, workloadRollout } from '../../rollout/workload-settings.ts';
 import type { FailedRolloutUndo } from './undo.ts';
 import {
@@ -247,7 +247,7 @@ export class RollAdmission implements ReconcileStage {
   ): Member | undefined {
     const view = this.#deps.workloads.get(key);
     if (view === undefined) return undefined;
-    const haltMarked = carriesMarker(view, markerSource, change.hash);
+    const haltMarked = carriesMarker(view, ROLLOUT_HALTED, markerSource, change.hash);
     const tracked = this.#deps.tracked(key).get(change.source);
     const rolled = tracked?.applied === change.hash;
     const due = tracked?.desired === change.hash && tracked.rolls;
@@ -259,7 +259,11 @@ export class RollAdmission implements ReconcileStage {
       health: healthOf(view),
       rolledAt: last?.uid === view.uid ? last.startedAt : undefined,
       haltMarked,
-      resumed: record.resumed.has(key),
+      // Its failure halted this change and the marker is gone: a user resumed it, whichever
+      // process saw the removal (the failure record stays until the workload's next roll).
+      resumed:
+        record.resumed.has(key) ||
+        (!haltMarked && carriesMarker(view, ROLLOUT_FAILED, markerSource, change.hash)),
     };
     const deadlineMs = this.#deps.settings.deadlineMs ?? rolloutDeadlineMs(view.rolloutStatus);
     const status = memberStatus(facts, deadlineMs, this.#deps.now());
@@ -458,7 +462,7 @@ export class RollAdmission implements ReconcileStage {
     const { undo } = this.#deps;
     const planned =
       undo && this.#rollout(view).undoOnFailure
-        ? await undo.plan(this.#underPolicy(view), change.source, { [ROLLOUT_HALTED]: marker })
+        ? await undo.plan(this.#underPolicy(view), change.source, haltMarkerAnnotations(marker))
         : undefined;
     // Written before, its answer lost: the marker and the undo are there already.
     if (planned !== undefined && 'halted' in planned) return;
@@ -534,8 +538,8 @@ function healthOf(view: WorkloadView): RolloutHealth | undefined {
   });
 }
 
-/** The workload carries the halt marker of this change (source and hash). */
-function carriesMarker(view: WorkloadView, source: string, hash: string): boolean {
-  const marker = parseHaltMarker(view.annotations[ROLLOUT_HALTED]);
+/** The workload's halt marker, or its failure record (`key`), names this change (source and hash). */
+function carriesMarker(view: WorkloadView, key: string, source: string, hash: string): boolean {
+  const marker = parseHaltMarker(view.annotations[key]);
   return marker?.source === source && marker.hash === hash;
 }
