@@ -188,7 +188,7 @@ export class RollAdmission implements ReconcileStage {
       const hash = plan.keys.find((entry) => entry.key === source)?.desired;
       if (hash === undefined) continue;
       const change = { namespace, source, hash };
-      const members = this.#members(change);
+      const members = this.#members(change, pass.key);
       const admission = decideAdmission({
         key: pass.key,
         members,
@@ -228,10 +228,18 @@ export class RollAdmission implements ReconcileStage {
     if (this.#reserved.delete(key)) this.#wakeAll();
   }
 
-  /** The change's members still in its order, with their states, from the caches. */
-  #members(change: Change): readonly Member[] {
+  /**
+   * The change's members still in its order, with their states, from the caches. Without waves
+   * only a ReloadPolicy's maxConcurrent looks at the other members: a roll under the flags' budgets
+   * alone needs only itself, not a plan of every workload of its namespace at each admission.
+   */
+  #members(change: Change, asking: WorkloadKey): readonly Member[] {
     const record = this.#record(change);
     const markerSource = haltMarkerSource(change.namespace, change.source);
+    if (!this.#deps.settings.waves) {
+      const member = this.#member(asking, change, record, markerSource);
+      if (member?.maxConcurrent === undefined) return member ? [member] : [];
+    }
     return this.#deps.members.keysInNamespace(change.namespace).flatMap((key) => {
       const member = this.#member(key, change, record, markerSource);
       return member ? [member] : [];
