@@ -288,7 +288,7 @@ const ROWS = [
     doc: {
       placement: 'W of a workload whose rollout failed its wave',
       value:
-        'the halt marker\'s JSON, written with it and kept when it is removed: the failure of that change was accepted (resumed); removed by the workload\'s next roll',
+        "the halt marker's JSON, written with it and kept when it is removed: the failure of that change was accepted (resumed); removed by the workload's next roll",
     },
   },
   {

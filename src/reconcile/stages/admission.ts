@@ -267,11 +267,7 @@ export class RollAdmission implements ReconcileStage {
       health: healthOf(view),
       rolledAt: last?.uid === view.uid ? last.startedAt : undefined,
       haltMarked,
-      // Its failure halted this change and the marker is gone: a user resumed it, whichever
-      // process saw the removal (the failure record stays until the workload's next roll).
-      resumed:
-        record.resumed.has(key) ||
-        (!haltMarked && carriesMarker(view, ROLLOUT_FAILED, markerSource, change.hash)),
+      resumed: record.resumed.has(key) || resumedInCluster(view, markerSource, change.hash),
     };
     const deadlineMs = this.#deps.settings.deadlineMs ?? rolloutDeadlineMs(view.rolloutStatus);
     const status = memberStatus(facts, deadlineMs, this.#deps.now());
@@ -544,6 +540,17 @@ function healthOf(view: WorkloadView): RolloutHealth | undefined {
     paused: view.paused,
     status: view.rolloutStatus,
   });
+}
+
+/**
+ * Its failure halted this change and the marker is gone: a user resumed it, whichever process saw
+ * the removal (the failure record stays until the workload's next roll).
+ */
+function resumedInCluster(view: WorkloadView, source: string, hash: string): boolean {
+  return (
+    !carriesMarker(view, ROLLOUT_HALTED, source, hash) &&
+    carriesMarker(view, ROLLOUT_FAILED, source, hash)
+  );
 }
 
 /** The workload's halt marker, or its failure record (`key`), names this change (source and hash). */
