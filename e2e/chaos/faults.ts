@@ -338,13 +338,71 @@ const HALT_WAIT_MS = 90_000;
 /** How long the restarted kreload is watched holding the halt: listed, every member reconciled. */
 const HALT_HOLD_MS = 15_000;
 
+/** Longest wait for the follower to take the Lease of a killed leader. */
+const FAILOVER_WAIT_MS = 90_000;
+
+/** How a halt row kills kreload: once while the change is halted, once mid-wave after the resume. */
+interface HaltKills {
+  /** Kills kreload during the halt; resolves once a kreload leads again, with what happened. */
+  readonly whileHalted: (ctx: FaultContext) => Promise<string>;
+  /** Kills kreload mid-wave of the resumed change. */
+  readonly midWave: (ctx: FaultContext) => Promise<void>;
+  /** The mid-wave kill, for the note: `resumed, killed`. */
+  readonly what: string;
+  /** The check that the halt held across the first kill. */
+  readonly heldCheck: string;
+}
+
+async function killAndRestart(ctx: FaultContext): Promise<void> {
+  await ctx.replicas.kill9();
+  await ctx.replicas.allRunning();
+}
+
+const KILL_AFTER_HALT: HaltKills = {
+  whileHalted: async (ctx) => {
+    await killAndRestart(ctx);
+    return 'killed';
+  },
+  midWave: killAndRestart,
+  what: 'resumed, killed',
+  heldCheck: 'halt kept across kill -9',
+};
+
+/**
+ * SIGKILL to the Lease holder, then waits until another process holds the Lease: the follower, or
+ * the killed replica started again if it wins the Lease back after it expired.
+ */
+async function failLeaderOver(ctx: FaultContext): Promise<string> {
+  const victim = await ctx.replicas.leader();
+  const began = performance.now();
+  await ctx.replicas.kill9(victim);
+  const successor = await pollUntil(
+    async () => {
+      const leader = await ctx.replicas.leader();
+      if (leader !== undefined && leader.pid !== victim?.pid) return leader;
+      throw new Error('the Lease is not held by another kreload yet');
+    },
+    { timeoutMs: FAILOVER_WAIT_MS, intervalMs: 200, describe: 'a new Lease holder' },
+  );
+  const ready = await fetch(successor.url('/readyz')).then((response) => response.status);
+  return `leader (pid ${String(victim?.pid)}) killed, pid ${String(successor.pid)} led after ${seconds(performance.now() - began)} (readyz ${String(ready)})`;
+}
+
+const FAILOVER_AFTER_HALT: HaltKills = {
+  whileHalted: failLeaderOver,
+  midWave: (ctx) => ctx.replicas.kill9(),
+  what: 'resumed, leader killed',
+  heldCheck: 'halt kept across failover',
+};
+
 /**
  * The window's change fails its canary (the fleet's crashing canary) and kreload halts it; kreload
- * is killed -9 and started again, and must keep the halt: no PATCH to another Deployment, the
- * marker unchanged. The marker is then removed (the resume a user does), and kreload is killed
- * again mid-wave of the rest: the waves after the canary must keep their order and budget.
+ * is killed -9 (and started again, or its follower takes over), and the kreload that leads then
+ * must keep the halt: no PATCH to another Deployment, the marker unchanged. The marker is then
+ * removed (the resume a user does), and kreload is killed again mid-wave of the rest: the waves
+ * after the canary must keep their order and budget.
  */
-async function killAfterHalt(ctx: FaultContext): Promise<FaultEvidence> {
+async function killAfterHalt(ctx: FaultContext, kills: HaltKills): Promise<FaultEvidence> {
   const { namespace } = ctx;
   const offset = await ctx.audit.mark();
   const [canary = '', ...rest] = [...ctx.fleet.names('Deployment')].sort();
@@ -376,8 +434,7 @@ async function killAfterHalt(ctx: FaultContext): Promise<FaultEvidence> {
   } catch (error) {
     if (!(error instanceof PollTimeoutError)) throw error;
   }
-  await ctx.replicas.kill9();
-  await ctx.replicas.allRunning();
+  const firstKill = await kills.whileHalted(ctx);
   await sleep(HALT_HOLD_MS);
   const kept = await marker();
   const others = new Set<string>();
@@ -392,7 +449,7 @@ async function killAfterHalt(ctx: FaultContext): Promise<FaultEvidence> {
       detail: halted === undefined ? 'no halt marker' : `marker ${halted}`,
     },
     {
-      name: 'halt kept across kill -9',
+      name: kills.heldCheck,
       passed: halted !== undefined && kept === halted && others.size === 0,
       detail: `marker ${kept === halted ? 'unchanged' : `now ${kept ?? 'gone'}`}, ${String(others.size)} other Deployments PATCHed${others.size === 0 ? '' : `: ${[...others].slice(0, 3).join(', ')}`}`,
     },
@@ -408,16 +465,13 @@ async function killAfterHalt(ctx: FaultContext): Promise<FaultEvidence> {
   const evidence = await killInWave(
     ctx,
     { offset, sampler, waves, firstWave: 1 },
-    async () => {
-      await ctx.replicas.kill9();
-      await ctx.replicas.allRunning();
-    },
-    'resumed, killed',
+    () => kills.midWave(ctx),
+    kills.what,
   );
   return {
     ...evidence,
     injected: 2,
-    note: `halted, killed, held ${String(HALT_HOLD_MS / 1000)} s; ${evidence.note}`,
+    note: `halted, ${firstKill}, held ${String(HALT_HOLD_MS / 1000)} s; ${evidence.note}`,
     checks: held,
   };
 }
@@ -723,7 +777,20 @@ export const FAULTS: readonly FaultRow[] = [
     fleet: deploymentsOnly,
     crashingCanary: true,
     kreloadArgs: WAVE_FLAGS,
-    inject: killAfterHalt,
+    inject: (ctx) => killAfterHalt(ctx, KILL_AFTER_HALT),
+  },
+  {
+    id: 'wave-halt-failover',
+    title: 'leader failover after a halt, then mid-wave of the resumed change',
+    how: 'as `wave-halt-kill`, with two replicas and `--enable-ha`: kreload halts the change; SIGKILL to the Lease holder, the follower takes over, watched 15 s from then (the halt must hold: no other PATCH, the marker kept); the marker removed (resume); SIGKILL to the Lease holder as soon as the first Deployment of a seeded later wave is seen rolled',
+    replicas: 2,
+    ha: true,
+    convergeTimeoutMs: 180_000,
+    defaultIterations: 10,
+    fleet: deploymentsOnly,
+    crashingCanary: true,
+    kreloadArgs: WAVE_FLAGS,
+    inject: (ctx) => killAfterHalt(ctx, FAILOVER_AFTER_HALT),
   },
   {
     id: 'slow-api',

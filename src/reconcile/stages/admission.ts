@@ -17,14 +17,14 @@ import type {
   WorkloadKey,
   WorkloadView,
 } from '../../core/types.ts';
-import { ROLLOUT_HALTED, ROLLOUT_PRIORITY } from '../../core/types.ts';
+import { ROLLOUT_FAILED, ROLLOUT_HALTED, ROLLOUT_PRIORITY } from '../../core/types.ts';
 import { parseSourceKey } from '../../core/keys.ts';
 import { configRolloutHaltedEvent, configRolloutUndoneEvent } from '../../events/event-messages.ts';
 import type { EventRequest } from '../../events/event-recorder.ts';
 import { sourceObjectRef, workloadObjectRef } from '../../events/object-refs.ts';
 import { judgeRollout, type RolloutHealth } from '../../rollout/health.ts';
 import type { KindTable } from '../../rollout/kinds.ts';
-import { haltMarkerPatch } from '../../rollout/patch.ts';
+import { haltMarkerAnnotations, haltMarkerPatch } from '../../rollout/patch.ts';
 import { type WorkloadRollout, workloadRollout } from '../../rollout/workload-settings.ts';
 import type { FailedRolloutUndo } from './undo.ts';
 import {
@@ -247,7 +247,7 @@ export class RollAdmission implements ReconcileStage {
       const hash = plan.keys.find((entry) => entry.key === source)?.desired;
       if (hash === undefined) continue;
       const change = { namespace, source, hash };
-      const members = this.#members(change);
+      const members = this.#members(change, key);
       const admission = decideAdmission({
         key,
         members,
@@ -267,10 +267,18 @@ export class RollAdmission implements ReconcileStage {
     if (this.#reserved.delete(key)) this.#slotFreed();
   }
 
-  /** The change's members still in its order, with their states, from the caches. */
-  #members(change: Change): readonly Member[] {
+  /**
+   * The change's members still in its order, with their states, from the caches. Without waves
+   * only a ReloadPolicy's maxConcurrent looks at the other members: a roll under the flags' budgets
+   * alone needs only itself, not a plan of every workload of its namespace at each admission.
+   */
+  #members(change: Change, asking: WorkloadKey): readonly Member[] {
     const record = this.#record(change);
     const markerSource = haltMarkerSource(change.namespace, change.source);
+    if (!this.#deps.settings.waves) {
+      const member = this.#member(asking, change, record, markerSource);
+      if (member?.maxConcurrent === undefined) return member ? [member] : [];
+    }
     return this.#deps.members.keysInNamespace(change.namespace).flatMap((key) => {
       const member = this.#member(key, change, record, markerSource);
       return member ? [member] : [];
@@ -286,7 +294,7 @@ export class RollAdmission implements ReconcileStage {
   ): Member | undefined {
     const view = this.#deps.workloads.get(key);
     if (view === undefined) return undefined;
-    const haltMarked = carriesMarker(view, markerSource, change.hash);
+    const haltMarked = carriesMarker(view, ROLLOUT_HALTED, markerSource, change.hash);
     const tracked = this.#deps.tracked(key).get(change.source);
     const rolled = tracked?.applied === change.hash;
     const due = tracked?.desired === change.hash && tracked.rolls;
@@ -298,7 +306,7 @@ export class RollAdmission implements ReconcileStage {
       health: healthOf(view),
       rolledAt: last?.uid === view.uid ? last.startedAt : undefined,
       haltMarked,
-      resumed: record.resumed.has(key),
+      resumed: record.resumed.has(key) || resumedInCluster(view, markerSource, change.hash),
     };
     const deadlineMs = this.#deps.settings.deadlineMs ?? rolloutDeadlineMs(view.rolloutStatus);
     const status = memberStatus(facts, deadlineMs, this.#deps.now());
@@ -532,7 +540,7 @@ export class RollAdmission implements ReconcileStage {
     const { undo } = this.#deps;
     const planned =
       undo && this.#rollout(view).undoOnFailure
-        ? await undo.plan(this.#underPolicy(view), change.source, { [ROLLOUT_HALTED]: marker })
+        ? await undo.plan(this.#underPolicy(view), change.source, haltMarkerAnnotations(marker))
         : undefined;
     // Written before, its answer lost: the marker and the undo are there already.
     if (planned !== undefined && 'halted' in planned) return;
@@ -608,8 +616,19 @@ function healthOf(view: WorkloadView): RolloutHealth | undefined {
   });
 }
 
-/** The workload carries the halt marker of this change (source and hash). */
-function carriesMarker(view: WorkloadView, source: string, hash: string): boolean {
-  const marker = parseHaltMarker(view.annotations[ROLLOUT_HALTED]);
+/**
+ * Its failure halted this change and the marker is gone: a user resumed it, whichever process saw
+ * the removal (the failure record stays until the workload's next roll).
+ */
+function resumedInCluster(view: WorkloadView, source: string, hash: string): boolean {
+  return (
+    !carriesMarker(view, ROLLOUT_HALTED, source, hash) &&
+    carriesMarker(view, ROLLOUT_FAILED, source, hash)
+  );
+}
+
+/** The workload's halt marker, or its failure record (`key`), names this change (source and hash). */
+function carriesMarker(view: WorkloadView, key: string, source: string, hash: string): boolean {
+  const marker = parseHaltMarker(view.annotations[key]);
   return marker?.source === source && marker.hash === hash;
 }
