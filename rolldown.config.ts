@@ -2,7 +2,9 @@
  * Bundles the compiled controller (`build/`, from tsc) into `dist/` (ADR 0040). One module graph of
  * a few chunks instead of about 600 files cuts the source text V8 keeps and the per-module records,
  * and tree-shaking drops what kreload never calls: about 9 MiB of RSS at start. Names are kept (no
- * mangling) so stack traces and logged errors read as in the source.
+ * mangling) so stack traces and logged errors read as in the source. Non-ASCII characters are
+ * escaped: V8 keeps a loaded file's source as UTF-16 when one character in it is past U+00FF, which
+ * doubled the largest chunks' share of the heap (ADR 0054).
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defineConfig, type Plugin } from 'rolldown';
@@ -31,7 +33,7 @@ export default defineConfig({
     dir: 'dist',
     format: 'esm',
     cleanDir: true,
-    minify: { compress: true, mangle: false, codegen: { removeWhitespace: true } },
+    minify: { compress: true, mangle: false, codegen: { removeWhitespace: true, asciiOnly: true } },
     chunkFileNames: 'chunks/[name]-[hash].js',
   },
 });
