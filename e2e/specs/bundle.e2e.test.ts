@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { KRELOAD_ENTRY } from '../harness/kreload-process.ts';
@@ -90,6 +91,18 @@ describe('the dist/ bundle', () => {
       return found === null ? [] : [`${path.relative(DIST, file)}: ${JSON.stringify(found[0])}`];
     });
     expect(wide).toEqual([]);
+  });
+
+  it("loads the controller's chunks without Node's bundled undici", async () => {
+    // node:http's ESM facade would read its WebSocket getters, which load it (ADR 0054).
+    const script = [
+      `await import(${JSON.stringify(pathToFileURL(chunkNamed('run')).href)});`,
+      `await import(${JSON.stringify(pathToFileURL(chunkNamed('app')).href)});`,
+      "const loaded = process.moduleLoadList.filter((name) => name.includes('undici'));",
+      'process.stdout.write(JSON.stringify(loaded));',
+    ].join('\n');
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script]);
+    expect(JSON.parse(stdout)).toEqual([]);
   });
 
   it.each(['main.js', 'kubectl-kreload.js'])(
