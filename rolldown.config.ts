@@ -55,10 +55,40 @@ export const httpWithoutUndiciGetters: Plugin = {
   },
 };
 
+/** Stands in for `undici` in the bundle: what kreload and client-node's KubeConfig use of it. */
+const UNDICI_NARROW = '\0kreload:undici-narrow';
+
+/**
+ * undici's entry loads every part of it (fetch, WebSocket, mock agents, cache stores, SQLite) and
+ * kreload's controller uses its Agent and `Dispatcher.request` (ADR 0052), and `ProxyAgent` when a
+ * proxy is configured: the entry costs about 12 MiB more RSS than those modules alone. The stand-in
+ * loads those modules, adds the request API to the dispatchers as the entry does, and loads the
+ * entry only when `fetch` is first called (alert and webhook deliveries, the kubectl commands).
+ * Only the bundle is narrowed; an unbundled run loads all of undici (ADR 0054).
+ */
+export const narrowUndici: Plugin = {
+  name: 'kreload-narrow-undici',
+  resolveId(source) {
+    return source === 'undici' ? UNDICI_NARROW : null;
+  },
+  load(id) {
+    if (id !== UNDICI_NARROW) return null;
+    return [
+      "import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';",
+      "import api from 'undici/lib/api/index.js';",
+      "import Agent from 'undici/lib/dispatcher/agent.js';",
+      "import ProxyAgent from 'undici/lib/dispatcher/proxy-agent.js';",
+      'Object.assign(Dispatcher.prototype, api);',
+      'export { Agent, ProxyAgent };',
+      "export const fetch = async (input, init) => (await import('undici/index.js')).default.fetch(input, init);",
+    ].join('\n');
+  },
+};
+
 export default defineConfig({
   input: { main: 'build/main.js', 'kubectl-kreload': 'build/kubectl-kreload.js' },
   platform: 'node',
-  plugins: [narrowClientNode, httpWithoutUndiciGetters],
+  plugins: [narrowClientNode, httpWithoutUndiciGetters, narrowUndici],
   output: {
     dir: 'dist',
     format: 'esm',

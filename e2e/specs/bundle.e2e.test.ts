@@ -15,6 +15,8 @@ const PACKAGE_VERSION = (
 ).version;
 /** Every generated client-node model carries one; the controller needs none of them. */
 const GENERATED_MODEL_MARK = 'attributeTypeMap';
+/** Only undici's entry (index.js) requires its SQLite cache store. */
+const UNDICI_ENTRY_MARK = 'SqliteCacheStore';
 
 function bundleFiles(): string[] {
   return readdirSync(DIST, { recursive: true, encoding: 'utf8' })
@@ -91,6 +93,21 @@ describe('the dist/ bundle', () => {
       return found === null ? [] : [`${path.relative(DIST, file)}: ${JSON.stringify(found[0])}`];
     });
     expect(wide).toEqual([]);
+  });
+
+  it("loads undici's entry (fetch, mock agents, cache stores) only when fetch is called", () => {
+    const controller = new Set([
+      ...staticClosure(KRELOAD_ENTRY),
+      ...staticClosure(chunkNamed('run')),
+      ...staticClosure(chunkNamed('app')),
+    ]);
+    const withEntry = [...controller].filter((file) =>
+      readFileSync(file, 'utf8').includes(UNDICI_ENTRY_MARK),
+    );
+    expect(withEntry.map((file) => path.relative(DIST, file))).toEqual([]);
+    expect(
+      bundleFiles().some((file) => readFileSync(file, 'utf8').includes(UNDICI_ENTRY_MARK)),
+    ).toBe(true);
   });
 
   it("loads the controller's chunks without Node's bundled undici", async () => {
