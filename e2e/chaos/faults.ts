@@ -17,6 +17,13 @@ import { APF_HOLDER, APF_PROBE_NAME, ApfStorm } from './apf.ts';
 import { compactToNow } from './etcd.ts';
 import type { ChaosFleet, FleetShape } from './fleet.ts';
 import type { KreloadReplicas } from './replicas.ts';
+import {
+  killShardMember,
+  scaleShardMembers,
+  SHARD_LEASE_DURATION_MS,
+  type ShardRowLayout,
+} from './shard-faults.ts';
+import type { ShardLeases } from './shards.ts';
 import type { ToxiproxyProxy } from './toxiproxy.ts';
 import { judgeWaves, wavesByName } from './wave-checks.ts';
 import { RollSampler } from './wave-sampler.ts';
@@ -39,6 +46,10 @@ export interface FaultContext {
   readonly fleet: ChaosFleet;
   /** The namespace of the fleet the fault is aimed at. */
   readonly namespace: string;
+  /** Every namespace the fault is aimed at, `namespace` first (FaultRow.activeActive: several). */
+  readonly namespaces: readonly string[];
+  /** The bucket Leases, for active-active rows. */
+  readonly shards: ShardLeases | undefined;
   /** The row's bystander namespace (FaultRow.bystander), watched by the same kreload. */
   readonly bystander: Bystander | undefined;
   readonly admin: KubeConfig;
@@ -102,6 +113,11 @@ export interface FaultRow {
    * (ChaosFleetDeps.crashingCanaryOn): that change fails its canary.
    */
   readonly crashingCanary?: boolean;
+  /**
+   * Replicas in `--shard-mode=active-active` (default buckets), the fleet (FaultRow.fleet) in each
+   * of several namespaces; a replica that exits comes back as a new pod, as a Deployment's do.
+   */
+  readonly activeActive?: ShardRowLayout;
   /** kreload flags of this row, after the suite's own (namespaces, strategy, HA, sync delay). */
   readonly kreloadArgs?: readonly string[];
   inject(ctx: FaultContext): Promise<FaultEvidence>;
@@ -330,6 +346,28 @@ async function killInWave(
     },
   };
 }
+
+/**
+ * The active-active rows' fleet, per namespace: an eighth of the requested one, every kind at least
+ * once (full: 5 Deployments, 1 StatefulSet, 1 DaemonSet, 2 CronJobs, 1 Job; 8 namespaces: 80).
+ */
+function perShardNamespace(requested: FleetShape): FleetShape {
+  const share = (count: number): number => Math.max(1, Math.ceil(count / SHARD_NAMESPACES));
+  return {
+    Deployment: share(requested.Deployment),
+    StatefulSet: share(requested.StatefulSet),
+    DaemonSet: share(requested.DaemonSet),
+    CronJob: share(requested.CronJob),
+    Job: share(requested.Job),
+  };
+}
+
+const SHARD_NAMESPACES = 8;
+/** One worker per replica, as in production the fan-out of a large change outlasts a handover. */
+const SHARD_FLAGS = [
+  `--leader-election-lease-duration=${String(SHARD_LEASE_DURATION_MS / 1000)}s`,
+  '--worker-threads=1',
+];
 
 /** kreload's halt marker on a workload's metadata (docs/safe-rollouts.md). */
 const ROLLOUT_HALTED = 'kreload.io/rollout-halted';
@@ -724,6 +762,32 @@ export const FAULTS: readonly FaultRow[] = [
     crashingCanary: true,
     kreloadArgs: WAVE_FLAGS,
     inject: killAfterHalt,
+  },
+  {
+    id: 'shard-kill',
+    title: 'active-active member kill -9 mid fan-out (1 of 3)',
+    how: 'three replicas with `--shard-mode=active-active`, the fleet spread over 8 namespaces; SIGKILL to a seeded member as soon as a seeded number of the workloads of its namespaces were written; it comes back as a new pod',
+    replicas: 3,
+    ha: true,
+    activeActive: { namespaces: SHARD_NAMESPACES },
+    convergeTimeoutMs: 120_000,
+    defaultIterations: 10,
+    fleet: perShardNamespace,
+    kreloadArgs: SHARD_FLAGS,
+    inject: killShardMember,
+  },
+  {
+    id: 'shard-scale',
+    title: 'active-active 3 → 5 → 2 replicas mid fan-out',
+    how: 'as `shard-kill`; two replicas start as soon as a seeded number of workloads were written; once the buckets settled over the five, three seeded members leave within a second (one SIGKILL, one SIGTERM, the third by seed), not replaced',
+    replicas: 3,
+    ha: true,
+    activeActive: { namespaces: SHARD_NAMESPACES },
+    convergeTimeoutMs: 120_000,
+    defaultIterations: 10,
+    fleet: perShardNamespace,
+    kreloadArgs: SHARD_FLAGS,
+    inject: scaleShardMembers,
   },
   {
     id: 'slow-api',
