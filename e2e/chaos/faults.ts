@@ -363,11 +363,7 @@ function perShardNamespace(requested: FleetShape): FleetShape {
 }
 
 const SHARD_NAMESPACES = 8;
-/** One worker per replica, as in production the fan-out of a large change outlasts a handover. */
-const SHARD_FLAGS = [
-  `--leader-election-lease-duration=${String(SHARD_LEASE_DURATION_MS / 1000)}s`,
-  '--worker-threads=1',
-];
+const SHARD_FLAGS = [`--leader-election-lease-duration=${String(SHARD_LEASE_DURATION_MS / 1000)}s`];
 
 /** kreload's halt marker on a workload's metadata (docs/safe-rollouts.md). */
 const ROLLOUT_HALTED = 'kreload.io/rollout-halted';
