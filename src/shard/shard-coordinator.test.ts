@@ -324,6 +324,23 @@ describe('ShardCoordinator', () => {
     expect(a.acquired.filter((b) => b === 0)).toEqual([0]);
   });
 
+  it('a held bucket whose renewals lapsed past the renew deadline is reconciled again once renewed', async () => {
+    const a = replica('a');
+    await rounds([a], 1);
+    const namespace = namespaceIn(a.coordinator, 0);
+    expect(a.acquired.filter((b) => b === 0)).toEqual([0]);
+    // Renewals fail for longer than the renew deadline: writes refused meanwhile (a roll cut
+    // between its DELETE and its POST stays undone), then a renewal goes through again.
+    for (let round = 0; round < 6; round += 1) {
+      cluster.faults.set(`${PREFIX}-bucket-0`, new ApiError('timeout', { retryable: true }));
+      await rounds([a], 1);
+    }
+    expect(a.coordinator.mayWrite(namespace)).toBe(false);
+    await rounds([a], 1);
+    expect(a.coordinator.mayWrite(namespace)).toBe(true);
+    expect(a.acquired.filter((b) => b === 0)).toEqual([0, 0]);
+  });
+
   it('a 403 on one bucket Lease: that bucket is not held and reported, the others are', async () => {
     const a = replica('a');
     const forbidden = new ApiError('leases "kreload-bucket-3" is forbidden', {

@@ -380,13 +380,19 @@ export class ShardCoordinator {
     mode: { readonly admit: boolean },
   ): Promise<void> {
     const sentAtMs = this.#deps.clock.monotonicMs();
+    // Held, but past the renew deadline: writes were refused meanwhile, some perhaps halfway
+    // (a Job deleted, not yet created again), so the bucket is reconciled as if newly acquired.
+    const lapsed =
+      state.phase === 'held' &&
+      !canWriteAt({ nowMs: sentAtMs, lastRenewAtMs: state.lastRenewAtMs, timings: this.#timings });
     const written = await this.#claim(this.#bucketId(bucket), state.lease, action);
     if (written === undefined) return;
     state.lease = written;
     state.observation = observeLease(state.observation, written, this.#deps.clock.monotonicMs());
     state.lastRenewAtMs = sentAtMs;
-    if (state.phase === 'held' || !mode.admit) return;
-    // Newly held, or assigned back while draining (changes were not routed here meanwhile).
+    if (!mode.admit || (state.phase === 'held' && !lapsed)) return;
+    // Newly held, held again after a lapse, or assigned back while draining (changes were not
+    // routed here meanwhile).
     state.phase = 'held';
     this.#deps.onAcquired(bucket);
   }
