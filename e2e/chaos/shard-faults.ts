@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isWrite, kreloadRequestsSince } from '../harness/ops-audit.ts';
 import { PollTimeoutError, pollUntil } from '../harness/poll.ts';
 import { WORKLOAD_KINDS } from '../harness/workloads.ts';
-import type { FaultCheck, FaultContext, FaultEvidence } from './faults.ts';
+import type { FaultCheck, FaultContext, FaultEvidence } from './fault-types.ts';
 import {
   movement,
   namespacesOf,
@@ -24,11 +24,6 @@ const MAX_MOVED_SHARE = 2 / 5;
 const SCALE_FROM = 3;
 const SCALE_UP_BY = 2;
 const SCALE_DOWN_BY = 3;
-
-export interface ShardRowLayout {
-  /** Namespaces the fleet is spread over, one fleet in each. */
-  readonly namespaces: number;
-}
 
 function shardsOf(ctx: FaultContext): ShardLeases {
   if (ctx.shards === undefined) throw new Error('an active-active row runs without shard Leases');

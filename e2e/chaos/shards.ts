@@ -9,6 +9,12 @@ import { KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 /** kreload's default `--shard-buckets`: the rows run with it. */
 export const SHARD_BUCKETS = 32;
 
+/** An active-active row's fleet layout. */
+export interface ShardRowLayout {
+  /** Namespaces the fleet is spread over, one fleet in each. */
+  readonly namespaces: number;
+}
+
 /** Holder of each bucket's Lease, index = bucket; undefined: no Lease or no holder. */
 export type BucketHolders = readonly (string | undefined)[];
 

@@ -18,7 +18,7 @@ import {
 } from '../harness/rbac.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
 import { converged, countWindow, type WindowCounts } from './checks.ts';
-import type { FaultCheck, FaultEvidence, FaultRow } from './faults.ts';
+import type { FaultCheck, FaultEvidence, FaultRow } from './fault-types.ts';
 import { ChaosFleet, type FleetShape, type FleetSnapshot } from './fleet.ts';
 import { seededRandom } from '../bench/runner.ts';
 import { KreloadReplicas } from './replicas.ts';
