@@ -289,8 +289,13 @@ class KreloadApp implements App {
   #reconcileBucket(bucket: number): void {
     const runtime = this.#runtime;
     if (!runtime?.shard || runtime.gate.shuttingDown) return;
+    const { coordinator } = runtime.shard;
     const keys = runtime.watch.caches.store.keys();
-    runtime.pipeline.router.triggerAll(keysInBucket(keys, bucket, runtime.shard.coordinator));
+    runtime.pipeline.router.triggerAll(keysInBucket(keys, bucket, coordinator));
+    // A Job its previous owner deleted and did not create again is in no cache: only in the journal.
+    replayRecreations(runtime.context, runtime.pipeline, (journalled) =>
+      keysInBucket(journalled, bucket, coordinator),
+    );
   }
 
   /** Every workload and every policy status again; Jobs deleted but not re-created replayed. */
@@ -299,7 +304,11 @@ class KreloadApp implements App {
     const { shard } = runtime;
     runtime.pipeline.router.triggerAll(shard ? keysOwned(keys, shard.coordinator) : keys);
     runtime.pipeline.policyStatus?.refreshAll();
-    replayRecreations(runtime.context, runtime.pipeline);
+    replayRecreations(
+      runtime.context,
+      runtime.pipeline,
+      shard && ((journalled) => keysOwned(journalled, shard.coordinator)),
+    );
     this.#sweepBaselines(runtime);
   }
 

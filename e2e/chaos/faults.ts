@@ -2,110 +2,21 @@
 // ConfigMap (it calls changeSource itself, at the moment the fault is meant to hit) and returns
 // when the fault is over; the suite then measures how long kreload takes to converge. `evidence`
 // says, from the audit log or the proxy, that the fault really hit kreload.
-import type { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ControlPlane } from '../cluster/control-plane.ts';
 import type { AuditLog } from '../harness/audit.ts';
 import { KubeJson, MERGE_PATCH, stringMapAt } from '../harness/crds.ts';
 import { countRequests } from '../harness/audit.ts';
-import type { MetricsSnapshot } from '../harness/metrics.ts';
 import { isWrite, kreloadRequestsSince, type CompletedRequest } from '../harness/ops-audit.ts';
 import { PollTimeoutError, pollUntil } from '../harness/poll.ts';
 import { KRELOAD_NAMESPACE, KRELOAD_SERVICE_ACCOUNT, KRELOAD_USER } from '../harness/rbac.ts';
 import { APF_HOLDER, APF_PROBE_NAME, ApfStorm } from './apf.ts';
 import { compactToNow } from './etcd.ts';
-import type { ChaosFleet, FleetShape } from './fleet.ts';
-import type { KreloadReplicas } from './replicas.ts';
-import type { ToxiproxyProxy } from './toxiproxy.ts';
+import type { FleetShape } from './fleet.ts';
+import type { FaultCheck, FaultContext, FaultEvidence, FaultRow } from './fault-types.ts';
+import { killShardMember, scaleShardMembers, SHARD_LEASE_DURATION_MS } from './shard-faults.ts';
 import { judgeWaves, wavesByName } from './wave-checks.ts';
 import { RollSampler } from './wave-sampler.ts';
-
-export interface FaultContext {
-  /** The window's ConfigMap change, resolving to its hash; every fault calls it exactly once. */
-  readonly changeSource: () => Promise<string>;
-  /** Changes another ConfigMap of the namespace that no workload uses: etcd revisions, no rolls. */
-  readonly changeNoise: (count: number) => Promise<void>;
-  readonly proxy: ToxiproxyProxy;
-  readonly controlPlane: ControlPlane;
-  readonly replicas: KreloadReplicas;
-  readonly audit: AuditLog;
-  /** Seeded, per iteration: where in the fan-out a kill lands. */
-  readonly random: () => number;
-  /** kreload's --sync-delay: rolls start this long after the change. */
-  readonly syncDelayMs: number;
-  readonly fleetSize: number;
-  /** The fault's fleet: its workload names and the ConfigMap they track. */
-  readonly fleet: ChaosFleet;
-  /** The namespace of the fleet the fault is aimed at. */
-  readonly namespace: string;
-  /** The row's bystander namespace (FaultRow.bystander), watched by the same kreload. */
-  readonly bystander: Bystander | undefined;
-  readonly admin: KubeConfig;
-  /** kube-apiserver itself, not the proxy, for requests of the suite's own. */
-  readonly direct: { readonly server: string; readonly caPath: string };
-  /** kreload's ServiceAccount token. */
-  readonly kreloadToken: string;
-  readonly mintToken: (serviceAccount: string, namespace: string) => Promise<string>;
-  /** The leader's /metrics now. */
-  readonly kreloadMetrics: () => Promise<MetricsSnapshot>;
-}
-
-export interface Bystander {
-  readonly namespace: string;
-  /** Its fleet shows the rollout of the window's change (call after changeSource). */
-  converged(): Promise<boolean>;
-}
-
-/** A per-iteration condition of a fault row; the row is clean only if every check passed. */
-export interface FaultCheck {
-  readonly name: string;
-  readonly passed: boolean;
-  readonly detail: string;
-}
-
-export interface FaultEvidence {
-  /** How often the fault hit: writes whose response was lost, watches cut, kills, 429s… */
-  readonly injected: number;
-  readonly note: string;
-  /** `injected` by `verb resource`, where the fault hits API requests. */
-  readonly byVerb?: Readonly<Record<string, number>>;
-  readonly checks?: readonly FaultCheck[];
-  /** Checks that need the window to be over (kreload converged): the suite runs them then. */
-  readonly verify?: () => Promise<readonly FaultCheck[]>;
-}
-
-export interface FaultRow {
-  readonly id: string;
-  /** The fault, as the issue's table names it. */
-  readonly title: string;
-  /** How it is injected, for docs/reliability.md. */
-  readonly how: string;
-  /** kreload replicas (2 for a leader failover). */
-  readonly replicas: number;
-  /**
-   * Run with --enable-ha. Off where the fault cuts kreload off for longer than the Lease lasts
-   * (kreload would exit on the lost Lease and relist, hiding the fault); on for the failover, and
-   * for lost responses, where the Lease renewals every 2 s keep a pooled connection open.
-   */
-  readonly ha: boolean;
-  /** Longest wait for convergence after the fault is over. */
-  readonly convergeTimeoutMs: number;
-  /** Iterations of `npm run chaos` without --iterations. */
-  readonly defaultIterations: number;
-  /** A second namespace with the same fleet that kreload watches but the fault leaves alone. */
-  readonly bystander?: boolean;
-  /** The fleet this row runs, from the one asked for (default: that one). */
-  readonly fleet?: (requested: FleetShape) => FleetShape;
-  /**
-   * The fleet's first Deployment, every change's canary, crash-loops on the "during" change
-   * (ChaosFleetDeps.crashingCanaryOn): that change fails its canary.
-   */
-  readonly crashingCanary?: boolean;
-  /** kreload flags of this row, after the suite's own (namespaces, strategy, HA, sync delay). */
-  readonly kreloadArgs?: readonly string[];
-  inject(ctx: FaultContext): Promise<FaultEvidence>;
-}
 
 /** A window of the fan-out: between the first roll and roughly the last (3 workers, loopback). */
 function fanOutPoint(ctx: FaultContext): number {
@@ -330,6 +241,24 @@ async function killInWave(
     },
   };
 }
+
+/**
+ * The active-active rows' fleet, per namespace: an eighth of the requested one, every kind at least
+ * once (full: 5 Deployments, 1 StatefulSet, 1 DaemonSet, 2 CronJobs, 1 Job; 8 namespaces: 80).
+ */
+function perShardNamespace(requested: FleetShape): FleetShape {
+  const share = (count: number): number => Math.max(1, Math.ceil(count / SHARD_NAMESPACES));
+  return {
+    Deployment: share(requested.Deployment),
+    StatefulSet: share(requested.StatefulSet),
+    DaemonSet: share(requested.DaemonSet),
+    CronJob: share(requested.CronJob),
+    Job: share(requested.Job),
+  };
+}
+
+const SHARD_NAMESPACES = 8;
+const SHARD_FLAGS = [`--leader-election-lease-duration=${String(SHARD_LEASE_DURATION_MS / 1000)}s`];
 
 /** kreload's halt marker on a workload's metadata (docs/safe-rollouts.md). */
 const ROLLOUT_HALTED = 'kreload.io/rollout-halted';
@@ -791,6 +720,32 @@ export const FAULTS: readonly FaultRow[] = [
     crashingCanary: true,
     kreloadArgs: WAVE_FLAGS,
     inject: (ctx) => killAfterHalt(ctx, FAILOVER_AFTER_HALT),
+  },
+  {
+    id: 'shard-kill',
+    title: 'active-active member kill -9 mid fan-out (1 of 3)',
+    how: 'three replicas with `--shard-mode=active-active`, the fleet spread over 8 namespaces; SIGKILL to a seeded member as soon as a seeded number of the workloads of its namespaces were written; it comes back as a new pod',
+    replicas: 3,
+    ha: true,
+    activeActive: { namespaces: SHARD_NAMESPACES },
+    convergeTimeoutMs: 120_000,
+    defaultIterations: 10,
+    fleet: perShardNamespace,
+    kreloadArgs: SHARD_FLAGS,
+    inject: killShardMember,
+  },
+  {
+    id: 'shard-scale',
+    title: 'active-active 3 → 5 → 2 replicas mid fan-out',
+    how: 'as `shard-kill`; two replicas start as soon as a seeded number of workloads were written; once the buckets settled over the five, three seeded members leave within a second (one SIGKILL, one SIGTERM, the third by seed), not replaced',
+    replicas: 3,
+    ha: true,
+    activeActive: { namespaces: SHARD_NAMESPACES },
+    convergeTimeoutMs: 120_000,
+    defaultIterations: 10,
+    fleet: perShardNamespace,
+    kreloadArgs: SHARD_FLAGS,
+    inject: scaleShardMembers,
   },
   {
     id: 'slow-api',

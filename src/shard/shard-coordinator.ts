@@ -5,7 +5,10 @@
  * its last renewal. A bucket that moves is drained and released by the old owner before the new
  * owner can acquire it; a dead member's buckets are taken over once not seen renewed for a lease
  * duration. Liveness is judged as client-go does: by when this process saw a Lease change, on its
- * monotonic clock, never by the timestamps another machine wrote.
+ * monotonic clock, never by the timestamps another machine wrote. A replica that has been a member
+ * for a lease duration assigns buckets only to members it has seen live that long: a newcomer,
+ * which cannot yet tell a dead member from a live one, is given buckets once it can, so a
+ * replacement pod that joins while a dead member's Leases run out does not hold up their takeover.
  */
 import {
   canWriteAt,
@@ -85,15 +88,25 @@ interface BucketState {
 interface MemberState {
   lease: ObservedLease | undefined;
   lastRenewAtMs: number | undefined;
+  /** Monotonic time this replica became a member (its member Lease renewed without a lapse). */
+  sinceMs: number | undefined;
 }
 
 export class ShardCoordinator {
   readonly #deps: ShardCoordinatorDeps;
   readonly #buckets: BucketState[];
-  readonly #member: MemberState = { lease: undefined, lastRenewAtMs: undefined };
+  readonly #member: MemberState = {
+    lease: undefined,
+    lastRenewAtMs: undefined,
+    sinceMs: undefined,
+  };
   /** Other members' Leases by name, observed on the local clock. */
   #memberObservations = new Map<string, LeaseObservation>();
+  /** Other live members → monotonic time since which they have been seen live without a lapse. */
+  #liveSince = new Map<string, number>();
   #liveMembers: readonly string[] = [];
+  /** The members buckets are assigned to (see the module comment). */
+  #assignees: readonly string[] = [];
   #running = false;
   #cancelTick: (() => void) | undefined;
   #cycle: Promise<void> | undefined;
@@ -163,7 +176,8 @@ export class ShardCoordinator {
     const nowMs = this.#deps.clock.monotonicMs();
     this.#lastListedAtMs = nowMs;
     this.#liveMembers = this.#observeMembers(leases, nowMs);
-    const owners = assignBuckets(this.#liveMembers, this.#settings.bucketCount);
+    this.#assignees = this.#assigneesAt(nowMs);
+    const owners = assignBuckets(this.#assignees, this.#settings.bucketCount);
     const byName = new Map(leases.map(({ name, lease }) => [name, lease]));
     await Promise.all(
       owners.map((owner, bucket) =>
@@ -201,6 +215,7 @@ export class ShardCoordinator {
     }
     await this.#releaseLease(this.#id(this.#memberName()), this.#member.lease);
     this.#member.lastRenewAtMs = undefined;
+    this.#member.sinceMs = undefined;
     await Promise.all(
       this.#buckets.map(async (state, bucket) => {
         if (state.phase === 'none') return;
@@ -237,7 +252,7 @@ export class ShardCoordinator {
 
   /** The live member `namespace` is assigned to, as this replica last saw the members. */
   assignedOwner(namespace: string): string | undefined {
-    return ownerOf(this.bucketOf(namespace), this.#liveMembers);
+    return ownerOf(this.bucketOf(namespace), this.#assignees);
   }
 
   /** The replica that holds the Lease of the bucket of `namespace`, as last read. */
@@ -308,6 +323,7 @@ export class ShardCoordinator {
     const sentAtMs = this.#deps.clock.monotonicMs();
     const written = await this.#claim(id, lease, lease === undefined ? 'acquire' : 'renew');
     if (written === undefined) return;
+    if (!this.#isMember(sentAtMs)) this.#member.sinceMs = sentAtMs;
     this.#member.lease = written;
     this.#member.lastRenewAtMs = sentAtMs;
   }
@@ -328,8 +344,28 @@ export class ShardCoordinator {
       if (holder !== undefined && holder !== this.#settings.identity && !expired) live.add(holder);
     }
     this.#memberObservations = observations;
+    this.#liveSince = new Map(
+      [...live].map((member) => [member, this.#liveSince.get(member) ?? nowMs]),
+    );
     if (this.#isMember(nowMs)) live.add(this.#settings.identity);
     return [...live].sort();
+  }
+
+  /**
+   * The live members, or, once this replica has been a member for a lease duration, those of them
+   * seen live that long (and itself): it can tell a dead member from a live one, a newcomer cannot
+   * yet, and a bucket assigned to a newcomer would wait for the newcomer's own lease duration.
+   */
+  #assigneesAt(nowMs: number): readonly string[] {
+    const duration = this.#timings.leaseDurationMs;
+    const since = this.#member.sinceMs;
+    if (!this.#isMember(nowMs) || since === undefined || nowMs - since < duration)
+      return this.#liveMembers;
+    return this.#liveMembers.filter(
+      (member) =>
+        member === this.#settings.identity ||
+        nowMs - (this.#liveSince.get(member) ?? nowMs) >= duration,
+    );
   }
 
   async #step(
@@ -387,13 +423,19 @@ export class ShardCoordinator {
     mode: { readonly admit: boolean },
   ): Promise<void> {
     const sentAtMs = this.#deps.clock.monotonicMs();
+    // Held, but past the renew deadline: writes were refused meanwhile, some perhaps halfway
+    // (a Job deleted, not yet created again), so the bucket is reconciled as if newly acquired.
+    const lapsed =
+      state.phase === 'held' &&
+      !canWriteAt({ nowMs: sentAtMs, lastRenewAtMs: state.lastRenewAtMs, timings: this.#timings });
     const written = await this.#claim(this.#bucketId(bucket), state.lease, action);
     if (written === undefined) return;
     state.lease = written;
     state.observation = observeLease(state.observation, written, this.#deps.clock.monotonicMs());
     state.lastRenewAtMs = sentAtMs;
-    if (state.phase === 'held' || !mode.admit) return;
-    // Newly held, or assigned back while draining (changes were not routed here meanwhile).
+    if (!mode.admit || (state.phase === 'held' && !lapsed)) return;
+    // Newly held, held again after a lapse, or assigned back while draining (changes were not
+    // routed here meanwhile).
     state.phase = 'held';
     this.#deps.onAcquired(bucket);
   }
