@@ -135,7 +135,7 @@ function checkDirectory(
   const hashSize = cd.getUint8(36);
   const hashType = HASH_TYPES[cd.getUint8(37)];
   const pageSize = 2 ** cd.getUint8(39);
-  if (!hashType || hashType.size !== hashSize) {
+  if (hashType?.size !== hashSize) {
     throw new MachOError(
       `unknown hash type ${String(cd.getUint8(37))} of size ${String(hashSize)}`,
     );
