@@ -173,6 +173,19 @@ describe('planReconcile with a baseline store', () => {
     expect(writesOf(plan(view, cmHash, stored))).toEqual(expected);
   });
 
+  it('W `{}` after a roll, every key at A = D: no write, the `{}` stays', () => {
+    // The pass after the roll: removing `{}` would be a second write per roll, and a write in the
+    // middle of a roll by eviction, which then never evicts.
+    const rolled = aWorkload('Deployment', 'team-a', 'one')
+      .withAnnotation(KEYS.auto, 'true')
+      .withAnnotation(BASELINE, '{}')
+      .withContainer(
+        aContainer('app').withEnvFrom('configmap', 'app-config').withStakaterEnv(CM_ENV, H1),
+      )
+      .build();
+    expect(writesOf(plan(rolled, H1, { raw: undefined }))).toEqual({ action: 'none', rolling: [] });
+  });
+
   it('a roll whose every key gets A leaves W `{}`, so a lost retirement cannot resurface', () => {
     const view = aWorkload('Deployment', 'team-a', 'one')
       .withAnnotation(KEYS.auto, 'true')

@@ -246,6 +246,9 @@ export function planChanges(context: ChangeContext): PlannedChanges {
       ? context.keys.some((key) => key.outcome === 'roll' && key.desired !== undefined)
       : ordered.length > 0;
   if (!rolls) {
+    // W's `{}`, left by a roll while the store held a record, says W owns B (docs/adr/0046): an
+    // empty B keeps it. Removing it would be a second write after every such roll, and a write
+    // in the middle of a roll by eviction.
     const baseline = nextBaseline(context.keys, new Map(), false);
     if (context.state.baselineHome === 'store') {
       const baselineRecord = recordChange(baseline, context.state);
@@ -257,7 +260,10 @@ export function planChanges(context: ChangeContext): PlannedChanges {
     }
     return {
       envWrites: [],
-      baseline: changedMap(baseline, heldBaseline, rawBaseline),
+      baseline:
+        rawBaseline === '{}' && baseline.size === 0
+          ? undefined
+          : changedMap(baseline, heldBaseline, rawBaseline),
       ...retiredRecord(context.state, false),
       ...(pendingRoll !== undefined && { pendingRoll }),
     };
