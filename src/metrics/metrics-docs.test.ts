@@ -1,7 +1,7 @@
 /**
- * docs/metrics.md against what createMetrics, the baseline store and the caches register, both ways: each
- * kreload or Reloader metric has exactly one row in the reference, and each row names a
- * registered metric.
+ * docs/metrics.md against what createMetrics, the baseline store and the caches register, both
+ * ways: each kreload or Reloader metric has exactly one row in the reference, and each row names
+ * a registered metric.
  */
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
