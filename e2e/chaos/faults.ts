@@ -260,6 +260,17 @@ function perShardNamespace(requested: FleetShape): FleetShape {
 const SHARD_NAMESPACES = 8;
 const SHARD_FLAGS = [`--leader-election-lease-duration=${String(SHARD_LEASE_DURATION_MS / 1000)}s`];
 
+/** What the active-active rows share: three members, the fleet spread over the namespaces. */
+const ACTIVE_ACTIVE_ROW = {
+  replicas: 3,
+  ha: true,
+  activeActive: { namespaces: SHARD_NAMESPACES },
+  convergeTimeoutMs: 120_000,
+  defaultIterations: 10,
+  fleet: perShardNamespace,
+  kreloadArgs: SHARD_FLAGS,
+} satisfies Partial<FaultRow>;
+
 /** kreload's halt marker on a workload's metadata (docs/safe-rollouts.md). */
 const ROLLOUT_HALTED = 'kreload.io/rollout-halted';
 /** Longest wait for the canary to fail and kreload to halt the change (5 s progress deadline). */
@@ -725,26 +736,14 @@ export const FAULTS: readonly FaultRow[] = [
     id: 'shard-kill',
     title: 'active-active member kill -9 mid fan-out (1 of 3)',
     how: 'three replicas with `--shard-mode=active-active`, the fleet spread over 8 namespaces; SIGKILL to a seeded member as soon as a seeded number of the workloads of its namespaces were written; it comes back as a new pod',
-    replicas: 3,
-    ha: true,
-    activeActive: { namespaces: SHARD_NAMESPACES },
-    convergeTimeoutMs: 120_000,
-    defaultIterations: 10,
-    fleet: perShardNamespace,
-    kreloadArgs: SHARD_FLAGS,
+    ...ACTIVE_ACTIVE_ROW,
     inject: killShardMember,
   },
   {
     id: 'shard-scale',
     title: 'active-active 3 → 5 → 2 replicas mid fan-out',
     how: 'as `shard-kill`; two replicas start as soon as a seeded number of workloads were written; once the buckets settled over the five, three seeded members leave within a second (one SIGKILL, one SIGTERM, the third by seed), not replaced',
-    replicas: 3,
-    ha: true,
-    activeActive: { namespaces: SHARD_NAMESPACES },
-    convergeTimeoutMs: 120_000,
-    defaultIterations: 10,
-    fleet: perShardNamespace,
-    kreloadArgs: SHARD_FLAGS,
+    ...ACTIVE_ACTIVE_ROW,
     inject: scaleShardMembers,
   },
   {
