@@ -12,7 +12,8 @@
 #   kreload-<version>-linux-<arch>.sbom.cdx.json   each architecture's SBOM (CycloneDX JSON)
 #   kreload-<version>.tgz                          the packaged chart (helm package; push it with
 #                                                  `helm push kreload-<version>.tgz oci://<registry>/<path>`)
-#   kubectl-kreload-<version>-linux-<arch>.tar.gz  the plugin executables (scripts/plugin.sh)
+#   kubectl-kreload-<version>-<os>-<arch>.tar.gz   the plugin executables, linux and darwin
+#                                                  (scripts/plugin.sh)
 #   kreload.yaml                                   their krew manifest
 #   SHA256SUMS                                     `sha256sum -c SHA256SUMS` checks the folder
 set -euo pipefail

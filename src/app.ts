@@ -12,6 +12,7 @@ import { createElector } from './app/election.ts';
 import {
   createShard,
   keysInBucket,
+  shardCacheFilter,
   keysOwned,
   shardFacts,
   shardPorts,
@@ -33,11 +34,13 @@ import { projectionSettings } from './kube/projections.ts';
 import { LeadershipGate } from './leader/leadership-gate.ts';
 import { createBaselineStoreMetrics } from './metrics/baseline-store-metrics.ts';
 import { createMetrics } from './metrics/metrics.ts';
+import { registerCacheMetrics } from './metrics/cache-metrics.ts';
 import { PeriodicResync } from './queue/resync.ts';
 import { kindTable } from './rollout/kinds.ts';
 import { yieldToEventLoop } from './time/event-loop.ts';
 import { SYSTEM_TIMERS } from './time/timers.ts';
 import { markMaxAgeMs } from './watch/marks.ts';
+import { cachedObjectCounts } from './watch/watch-caches.ts';
 import { createWatchServer } from './watch/watch-server.ts';
 
 /** The watches' readiness, with the baseline store's first list beside them when it is in use. */
@@ -140,6 +143,7 @@ class KreloadApp implements App {
       onAcquired: (bucket) => {
         this.#reconcileBucket(bucket);
       },
+      refill: (affected) => this.#refill(affected),
     });
     const elector = createElector({
       options,
@@ -195,7 +199,9 @@ class KreloadApp implements App {
       timers: SYSTEM_TIMERS,
       random: Math.random,
       writeBasis: (key) => writes.basis(key),
+      holdsNamespace: shardCacheFilter(shard),
     });
+    registerCacheMetrics(registry, () => cachedObjectCounts(watch.caches));
     const context = { options, transport, metrics, logger, gate, version: this.#deps.version };
     const alerts = createAlerts(context);
     const webhook = createWebhookMode(context);
@@ -274,12 +280,22 @@ class KreloadApp implements App {
     writeMetaInfo(runtime.context);
   }
 
+  /** The shard's cache scope changed (active-active): the caches list again to fill or empty. */
+  async #refill(affected: (namespace: string) => boolean): Promise<void> {
+    await this.#runtime?.watch.relist(affected);
+  }
+
   /** A bucket's Lease acquired (active-active): its workloads, as on taking the lead. */
   #reconcileBucket(bucket: number): void {
     const runtime = this.#runtime;
     if (!runtime?.shard || runtime.gate.shuttingDown) return;
+    const { coordinator } = runtime.shard;
     const keys = runtime.watch.caches.store.keys();
-    runtime.pipeline.router.triggerAll(keysInBucket(keys, bucket, runtime.shard.coordinator));
+    runtime.pipeline.router.triggerAll(keysInBucket(keys, bucket, coordinator));
+    // A Job its previous owner deleted and did not create again is in no cache: only in the journal.
+    replayRecreations(runtime.context, runtime.pipeline, (journalled) =>
+      keysInBucket(journalled, bucket, coordinator),
+    );
   }
 
   /** Every workload and every policy status again; Jobs deleted but not re-created replayed. */
@@ -288,7 +304,11 @@ class KreloadApp implements App {
     const { shard } = runtime;
     runtime.pipeline.router.triggerAll(shard ? keysOwned(keys, shard.coordinator) : keys);
     runtime.pipeline.policyStatus?.refreshAll();
-    replayRecreations(runtime.context, runtime.pipeline);
+    replayRecreations(
+      runtime.context,
+      runtime.pipeline,
+      shard && ((journalled) => keysOwned(journalled, shard.coordinator)),
+    );
     this.#sweepBaselines(runtime);
   }
 

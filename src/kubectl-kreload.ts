@@ -2,10 +2,10 @@
 /**
  * The kubectl plugin entry (`kubectl kreload explain …`, `kubectl kreload history …`; kubectl's
  * PATH convention for a binary named kubectl-kreload): the same CLI as `kreload`, limited to the
- * read-only commands, so a plugin call never starts a controller. It checks the Node.js version
- * before it loads the rest, which an unsupported Node cannot load.
+ * read-only commands, so a plugin call never starts a controller. Run as a script, it checks the
+ * Node.js version before it loads the rest, which an unsupported Node cannot load.
  */
-import { unsupportedNodeMessage } from './node-support.ts';
+import { runsAsSingleExecutable, unsupportedNodeMessage } from './node-support.ts';
 
 const PLUGIN_COMMANDS: ReadonlySet<string> = new Set([
   'explain',
@@ -16,7 +16,10 @@ const PLUGIN_COMMANDS: ReadonlySet<string> = new Set([
   '--version',
 ]);
 
-const unsupported = unsupportedNodeMessage('kubectl-kreload', process.versions.node);
+// The single-file executable carries the Node.js it is built and tested with (scripts/plugin.sh).
+const unsupported = runsAsSingleExecutable()
+  ? undefined
+  : unsupportedNodeMessage('kubectl-kreload', process.versions.node);
 if (unsupported !== undefined) {
   process.stderr.write(`${unsupported}\n`);
   process.exit(1);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { NODE_ENGINES, unsupportedNodeMessage } from './node-support.ts';
+import { NODE_ENGINES, runsAsSingleExecutable, unsupportedNodeMessage } from './node-support.ts';
 
 describe('unsupportedNodeMessage', () => {
   it('states the range package.json declares', () => {
@@ -39,5 +39,9 @@ describe('unsupportedNodeMessage', () => {
     expect(unsupportedNodeMessage('kubectl-kreload', 'nightly')).toBe(
       'kubectl-kreload needs Node.js >=24.11.0 <25; cannot tell which Node.js this is ("nightly")',
     );
+  });
+
+  it('is not a single-executable application when run as a script', () => {
+    expect(runsAsSingleExecutable()).toBe(false);
   });
 });

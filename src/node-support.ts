@@ -32,3 +32,15 @@ export function unsupportedNodeMessage(program: string, version: string): string
   if (!tooOld && major < below) return undefined;
   return `${program} needs Node.js ${NODE_ENGINES}, this is Node.js ${version}: install Node.js 24, or use the single-file ${program} executable, which needs no Node.js`;
 }
+
+/**
+ * Whether this process is a single-executable application (the released kubectl-kreload
+ * executable). Asked through process.getBuiltinModule, which an old Node.js lacks, so that this
+ * module still loads there.
+ */
+export function runsAsSingleExecutable(): boolean {
+  const sea = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule?.(
+    'node:sea',
+  ) as { isSea?: () => boolean } | undefined;
+  return sea?.isSea?.() ?? false;
+}

@@ -1,9 +1,10 @@
 /**
  * The main script of the single-file kubectl-kreload executable (Node's single-executable
- * applications, scripts/plugin.sh). Node 24 runs an injected main script only as CommonJS, and the
- * plugin is an ES module with top-level await, so the executable carries the one-file ES bundle as
- * an asset: this writes it once per content into a private cache directory and imports it from
- * there. The directory is the user's own (0700, owned by them) and the file is compared with the
+ * applications, scripts/plugin.sh). The plugin is an ES module with top-level await, which a
+ * CommonJS main script cannot require, so the executable carries the one-file ES bundle as an asset:
+ * this writes it once per content into a private cache directory and imports it from there. The
+ * main script's own import() loads only built-in modules (Node.js 26), so the import runs in a
+ * script compiled with the default loader. The directory is the user's own (0700, owned by them) and the file is compared with the
  * asset before every run, so nothing but the embedded code ever runs.
  */
 import { createHash } from 'node:crypto';
@@ -12,6 +13,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getAsset } from 'node:sea';
 import { pathToFileURL } from 'node:url';
+import { Script, constants } from 'node:vm';
 
 /** Asset names, as scripts/plugin.sh embeds them. */
 const SEA_ASSETS = { bundle: 'kubectl-kreload.mjs', manifest: 'package.json' } as const;
@@ -71,8 +73,16 @@ function fail(error: unknown): never {
   process.exit(1);
 }
 
+/** import() of a file, through the main context's default loader. */
+function importFile(path: string): Promise<unknown> {
+  const script = new Script(`import(${JSON.stringify(pathToFileURL(path).href)})`, {
+    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  return script.runInThisContext() as Promise<unknown>;
+}
+
 try {
-  import(pathToFileURL(extract()).href).catch(fail);
+  importFile(extract()).catch(fail);
 } catch (error) {
   fail(error);
 }

@@ -2,110 +2,21 @@
 // ConfigMap (it calls changeSource itself, at the moment the fault is meant to hit) and returns
 // when the fault is over; the suite then measures how long kreload takes to converge. `evidence`
 // says, from the audit log or the proxy, that the fault really hit kreload.
-import type { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ControlPlane } from '../cluster/control-plane.ts';
 import type { AuditLog } from '../harness/audit.ts';
 import { KubeJson, MERGE_PATCH, stringMapAt } from '../harness/crds.ts';
 import { countRequests } from '../harness/audit.ts';
-import type { MetricsSnapshot } from '../harness/metrics.ts';
 import { isWrite, kreloadRequestsSince, type CompletedRequest } from '../harness/ops-audit.ts';
 import { PollTimeoutError, pollUntil } from '../harness/poll.ts';
 import { KRELOAD_NAMESPACE, KRELOAD_SERVICE_ACCOUNT, KRELOAD_USER } from '../harness/rbac.ts';
 import { APF_HOLDER, APF_PROBE_NAME, ApfStorm } from './apf.ts';
 import { compactToNow } from './etcd.ts';
-import type { ChaosFleet, FleetShape } from './fleet.ts';
-import type { KreloadReplicas } from './replicas.ts';
-import type { ToxiproxyProxy } from './toxiproxy.ts';
+import type { FleetShape } from './fleet.ts';
+import type { FaultCheck, FaultContext, FaultEvidence, FaultRow } from './fault-types.ts';
+import { killShardMember, scaleShardMembers, SHARD_LEASE_DURATION_MS } from './shard-faults.ts';
 import { judgeWaves, wavesByName } from './wave-checks.ts';
 import { RollSampler } from './wave-sampler.ts';
-
-export interface FaultContext {
-  /** The window's ConfigMap change, resolving to its hash; every fault calls it exactly once. */
-  readonly changeSource: () => Promise<string>;
-  /** Changes another ConfigMap of the namespace that no workload uses: etcd revisions, no rolls. */
-  readonly changeNoise: (count: number) => Promise<void>;
-  readonly proxy: ToxiproxyProxy;
-  readonly controlPlane: ControlPlane;
-  readonly replicas: KreloadReplicas;
-  readonly audit: AuditLog;
-  /** Seeded, per iteration: where in the fan-out a kill lands. */
-  readonly random: () => number;
-  /** kreload's --sync-delay: rolls start this long after the change. */
-  readonly syncDelayMs: number;
-  readonly fleetSize: number;
-  /** The fault's fleet: its workload names and the ConfigMap they track. */
-  readonly fleet: ChaosFleet;
-  /** The namespace of the fleet the fault is aimed at. */
-  readonly namespace: string;
-  /** The row's bystander namespace (FaultRow.bystander), watched by the same kreload. */
-  readonly bystander: Bystander | undefined;
-  readonly admin: KubeConfig;
-  /** kube-apiserver itself, not the proxy, for requests of the suite's own. */
-  readonly direct: { readonly server: string; readonly caPath: string };
-  /** kreload's ServiceAccount token. */
-  readonly kreloadToken: string;
-  readonly mintToken: (serviceAccount: string, namespace: string) => Promise<string>;
-  /** The leader's /metrics now. */
-  readonly kreloadMetrics: () => Promise<MetricsSnapshot>;
-}
-
-export interface Bystander {
-  readonly namespace: string;
-  /** Its fleet shows the rollout of the window's change (call after changeSource). */
-  converged(): Promise<boolean>;
-}
-
-/** A per-iteration condition of a fault row; the row is clean only if every check passed. */
-export interface FaultCheck {
-  readonly name: string;
-  readonly passed: boolean;
-  readonly detail: string;
-}
-
-export interface FaultEvidence {
-  /** How often the fault hit: writes whose response was lost, watches cut, kills, 429s… */
-  readonly injected: number;
-  readonly note: string;
-  /** `injected` by `verb resource`, where the fault hits API requests. */
-  readonly byVerb?: Readonly<Record<string, number>>;
-  readonly checks?: readonly FaultCheck[];
-  /** Checks that need the window to be over (kreload converged): the suite runs them then. */
-  readonly verify?: () => Promise<readonly FaultCheck[]>;
-}
-
-export interface FaultRow {
-  readonly id: string;
-  /** The fault, as the issue's table names it. */
-  readonly title: string;
-  /** How it is injected, for docs/reliability.md. */
-  readonly how: string;
-  /** kreload replicas (2 for a leader failover). */
-  readonly replicas: number;
-  /**
-   * Run with --enable-ha. Off where the fault cuts kreload off for longer than the Lease lasts
-   * (kreload would exit on the lost Lease and relist, hiding the fault); on for the failover, and
-   * for lost responses, where the Lease renewals every 2 s keep a pooled connection open.
-   */
-  readonly ha: boolean;
-  /** Longest wait for convergence after the fault is over. */
-  readonly convergeTimeoutMs: number;
-  /** Iterations of `npm run chaos` without --iterations. */
-  readonly defaultIterations: number;
-  /** A second namespace with the same fleet that kreload watches but the fault leaves alone. */
-  readonly bystander?: boolean;
-  /** The fleet this row runs, from the one asked for (default: that one). */
-  readonly fleet?: (requested: FleetShape) => FleetShape;
-  /**
-   * The fleet's first Deployment, every change's canary, crash-loops on the "during" change
-   * (ChaosFleetDeps.crashingCanaryOn): that change fails its canary.
-   */
-  readonly crashingCanary?: boolean;
-  /** kreload flags of this row, after the suite's own (namespaces, strategy, HA, sync delay). */
-  readonly kreloadArgs?: readonly string[];
-  inject(ctx: FaultContext): Promise<FaultEvidence>;
-}
 
 /** A window of the fan-out: between the first roll and roughly the last (3 workers, loopback). */
 function fanOutPoint(ctx: FaultContext): number {
@@ -331,6 +242,35 @@ async function killInWave(
   };
 }
 
+/**
+ * The active-active rows' fleet, per namespace: an eighth of the requested one, every kind at least
+ * once (full: 5 Deployments, 1 StatefulSet, 1 DaemonSet, 2 CronJobs, 1 Job; 8 namespaces: 80).
+ */
+function perShardNamespace(requested: FleetShape): FleetShape {
+  const share = (count: number): number => Math.max(1, Math.ceil(count / SHARD_NAMESPACES));
+  return {
+    Deployment: share(requested.Deployment),
+    StatefulSet: share(requested.StatefulSet),
+    DaemonSet: share(requested.DaemonSet),
+    CronJob: share(requested.CronJob),
+    Job: share(requested.Job),
+  };
+}
+
+const SHARD_NAMESPACES = 8;
+const SHARD_FLAGS = [`--leader-election-lease-duration=${String(SHARD_LEASE_DURATION_MS / 1000)}s`];
+
+/** What the active-active rows share: three members, the fleet spread over the namespaces. */
+const ACTIVE_ACTIVE_ROW = {
+  replicas: 3,
+  ha: true,
+  activeActive: { namespaces: SHARD_NAMESPACES },
+  convergeTimeoutMs: 120_000,
+  defaultIterations: 10,
+  fleet: perShardNamespace,
+  kreloadArgs: SHARD_FLAGS,
+} satisfies Partial<FaultRow>;
+
 /** kreload's halt marker on a workload's metadata (docs/safe-rollouts.md). */
 const ROLLOUT_HALTED = 'kreload.io/rollout-halted';
 /** Longest wait for the canary to fail and kreload to halt the change (5 s progress deadline). */
@@ -338,13 +278,71 @@ const HALT_WAIT_MS = 90_000;
 /** How long the restarted kreload is watched holding the halt: listed, every member reconciled. */
 const HALT_HOLD_MS = 15_000;
 
+/** Longest wait for the follower to take the Lease of a killed leader. */
+const FAILOVER_WAIT_MS = 90_000;
+
+/** How a halt row kills kreload: once while the change is halted, once mid-wave after the resume. */
+interface HaltKills {
+  /** Kills kreload during the halt; resolves once a kreload leads again, with what happened. */
+  readonly whileHalted: (ctx: FaultContext) => Promise<string>;
+  /** Kills kreload mid-wave of the resumed change. */
+  readonly midWave: (ctx: FaultContext) => Promise<void>;
+  /** The mid-wave kill, for the note: `resumed, killed`. */
+  readonly what: string;
+  /** The check that the halt held across the first kill. */
+  readonly heldCheck: string;
+}
+
+async function killAndRestart(ctx: FaultContext): Promise<void> {
+  await ctx.replicas.kill9();
+  await ctx.replicas.allRunning();
+}
+
+const KILL_AFTER_HALT: HaltKills = {
+  whileHalted: async (ctx) => {
+    await killAndRestart(ctx);
+    return 'killed';
+  },
+  midWave: killAndRestart,
+  what: 'resumed, killed',
+  heldCheck: 'halt kept across kill -9',
+};
+
+/**
+ * SIGKILL to the Lease holder, then waits until another process holds the Lease: the follower, or
+ * the killed replica started again if it wins the Lease back after it expired.
+ */
+async function failLeaderOver(ctx: FaultContext): Promise<string> {
+  const victim = await ctx.replicas.leader();
+  const began = performance.now();
+  await ctx.replicas.kill9(victim);
+  const successor = await pollUntil(
+    async () => {
+      const leader = await ctx.replicas.leader();
+      if (leader !== undefined && leader.pid !== victim?.pid) return leader;
+      throw new Error('the Lease is not held by another kreload yet');
+    },
+    { timeoutMs: FAILOVER_WAIT_MS, intervalMs: 200, describe: 'a new Lease holder' },
+  );
+  const ready = await fetch(successor.url('/readyz')).then((response) => response.status);
+  return `leader (pid ${String(victim?.pid)}) killed, pid ${String(successor.pid)} led after ${seconds(performance.now() - began)} (readyz ${String(ready)})`;
+}
+
+const FAILOVER_AFTER_HALT: HaltKills = {
+  whileHalted: failLeaderOver,
+  midWave: (ctx) => ctx.replicas.kill9(),
+  what: 'resumed, leader killed',
+  heldCheck: 'halt kept across failover',
+};
+
 /**
  * The window's change fails its canary (the fleet's crashing canary) and kreload halts it; kreload
- * is killed -9 and started again, and must keep the halt: no PATCH to another Deployment, the
- * marker unchanged. The marker is then removed (the resume a user does), and kreload is killed
- * again mid-wave of the rest: the waves after the canary must keep their order and budget.
+ * is killed -9 (and started again, or its follower takes over), and the kreload that leads then
+ * must keep the halt: no PATCH to another Deployment, the marker unchanged. The marker is then
+ * removed (the resume a user does), and kreload is killed again mid-wave of the rest: the waves
+ * after the canary must keep their order and budget.
  */
-async function killAfterHalt(ctx: FaultContext): Promise<FaultEvidence> {
+async function killAfterHalt(ctx: FaultContext, kills: HaltKills): Promise<FaultEvidence> {
   const { namespace } = ctx;
   const offset = await ctx.audit.mark();
   const [canary = '', ...rest] = [...ctx.fleet.names('Deployment')].sort();
@@ -376,8 +374,7 @@ async function killAfterHalt(ctx: FaultContext): Promise<FaultEvidence> {
   } catch (error) {
     if (!(error instanceof PollTimeoutError)) throw error;
   }
-  await ctx.replicas.kill9();
-  await ctx.replicas.allRunning();
+  const firstKill = await kills.whileHalted(ctx);
   await sleep(HALT_HOLD_MS);
   const kept = await marker();
   const others = new Set<string>();
@@ -392,7 +389,7 @@ async function killAfterHalt(ctx: FaultContext): Promise<FaultEvidence> {
       detail: halted === undefined ? 'no halt marker' : `marker ${halted}`,
     },
     {
-      name: 'halt kept across kill -9',
+      name: kills.heldCheck,
       passed: halted !== undefined && kept === halted && others.size === 0,
       detail: `marker ${kept === halted ? 'unchanged' : `now ${kept ?? 'gone'}`}, ${String(others.size)} other Deployments PATCHed${others.size === 0 ? '' : `: ${[...others].slice(0, 3).join(', ')}`}`,
     },
@@ -408,16 +405,13 @@ async function killAfterHalt(ctx: FaultContext): Promise<FaultEvidence> {
   const evidence = await killInWave(
     ctx,
     { offset, sampler, waves, firstWave: 1 },
-    async () => {
-      await ctx.replicas.kill9();
-      await ctx.replicas.allRunning();
-    },
-    'resumed, killed',
+    () => kills.midWave(ctx),
+    kills.what,
   );
   return {
     ...evidence,
     injected: 2,
-    note: `halted, killed, held ${String(HALT_HOLD_MS / 1000)} s; ${evidence.note}`,
+    note: `halted, ${firstKill}, held ${String(HALT_HOLD_MS / 1000)} s; ${evidence.note}`,
     checks: held,
   };
 }
@@ -723,7 +717,34 @@ export const FAULTS: readonly FaultRow[] = [
     fleet: deploymentsOnly,
     crashingCanary: true,
     kreloadArgs: WAVE_FLAGS,
-    inject: killAfterHalt,
+    inject: (ctx) => killAfterHalt(ctx, KILL_AFTER_HALT),
+  },
+  {
+    id: 'wave-halt-failover',
+    title: 'leader failover after a halt, then mid-wave of the resumed change',
+    how: 'as `wave-halt-kill`, with two replicas and `--enable-ha`: kreload halts the change; SIGKILL to the Lease holder, the follower takes over, watched 15 s from then (the halt must hold: no other PATCH, the marker kept); the marker removed (resume); SIGKILL to the Lease holder as soon as the first Deployment of a seeded later wave is seen rolled',
+    replicas: 2,
+    ha: true,
+    convergeTimeoutMs: 180_000,
+    defaultIterations: 10,
+    fleet: deploymentsOnly,
+    crashingCanary: true,
+    kreloadArgs: WAVE_FLAGS,
+    inject: (ctx) => killAfterHalt(ctx, FAILOVER_AFTER_HALT),
+  },
+  {
+    id: 'shard-kill',
+    title: 'active-active member kill -9 mid fan-out (1 of 3)',
+    how: 'three replicas with `--shard-mode=active-active`, the fleet spread over 8 namespaces; SIGKILL to a seeded member as soon as a seeded number of the workloads of its namespaces were written; it comes back as a new pod',
+    ...ACTIVE_ACTIVE_ROW,
+    inject: killShardMember,
+  },
+  {
+    id: 'shard-scale',
+    title: 'active-active 3 → 5 → 2 replicas mid fan-out',
+    how: 'as `shard-kill`; two replicas start as soon as a seeded number of workloads were written; once the buckets settled over the five, three seeded members leave within a second (one SIGKILL, one SIGTERM, the third by seed), not replaced',
+    ...ACTIVE_ACTIVE_ROW,
+    inject: scaleShardMembers,
   },
   {
     id: 'slow-api',

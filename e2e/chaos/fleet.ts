@@ -150,6 +150,11 @@ export class ChaosFleet {
     );
   }
 
+  /** Every workload's name, all kinds. */
+  allNames(): string[] {
+    return (Object.keys(KIND_SHORT) as ChaosKind[]).flatMap((kind) => this.names(kind));
+  }
+
   /** The ConfigMap with `data`, then every workload (batches of 10). */
   async create(data: Readonly<Record<string, string>>): Promise<void> {
     const { namespace } = this.#deps;

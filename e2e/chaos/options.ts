@@ -1,6 +1,7 @@
 // `npm run chaos` arguments. Pure: parsing and validation only.
 import { parseArgs } from 'node:util';
-import { FAULTS, faultById, type FaultRow } from './faults.ts';
+import type { FaultRow } from './fault-types.ts';
+import { FAULTS, faultById } from './faults.ts';
 import { FULL_FLEET, SMALL_FLEET, type FleetShape } from './fleet.ts';
 import { STRATEGIES, type ReloadStrategy } from './suite.ts';
 

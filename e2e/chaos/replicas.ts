@@ -1,6 +1,7 @@
 // kreload replicas under the fault suite, kept running as a kubelet would: a replica that exits is
 // started again at once. A kill the suite injects is counted as injected; any other exit is a crash
-// (a kreload restart the fault caused), which the table reports.
+// (a kreload restart the fault caused), which the table reports. Rows that scale add replicas and
+// retire them (SIGKILL or SIGTERM, not started again), as a Deployment scaled up and down.
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
@@ -16,25 +17,34 @@ export interface ReplicaOptions {
   readonly kubeconfig: string;
   /** The HA Lease; undefined without --enable-ha (the one replica leads). */
   readonly leaseName: string | undefined;
-  /** Log file stem. */
+  /** Log file stem and pod name stem: `<name>-<ordinal>`. */
   readonly name: string;
+  /**
+   * `same`: a replica started again keeps its pod name (a StatefulSet's pod, or a container
+   * restart). `new`: it comes back as a new pod with the next ordinal, as a Deployment's pods do,
+   * so a member identity that died stays dead.
+   */
+  readonly restartAs: 'same' | 'new';
   /** Admin client, to read the Lease. */
   readonly admin: KubeConfig;
 }
 
 interface Slot {
-  readonly pod: string;
+  pod: string;
   current: KreloadProcess | undefined;
   /** Set while the suite kills this slot on purpose. */
   planned: boolean;
+  /** Scaled away: not started again after its exit. */
+  retired: boolean;
   /** Resolves when the slot's process runs again after an exit. */
   restarting: Promise<void> | undefined;
 }
 
 export class KreloadReplicas {
   readonly #options: ReplicaOptions;
-  readonly #slots: Slot[];
+  readonly #slots: Slot[] = [];
   readonly #coordination: CoordinationV1Api;
+  #ordinals = 0;
   #stopping = false;
   #crashes = 0;
   #injected = 0;
@@ -42,12 +52,24 @@ export class KreloadReplicas {
   constructor(options: ReplicaOptions) {
     this.#options = options;
     this.#coordination = options.admin.makeApiClient(CoordinationV1Api);
-    this.#slots = Array.from({ length: options.count }, (_unused, index) => ({
-      pod: `${options.name}-${String(index)}`,
+  }
+
+  #newSlot(): Slot {
+    const slot: Slot = {
+      pod: this.#nextPod(),
       current: undefined,
       planned: false,
+      retired: false,
       restarting: undefined,
-    }));
+    };
+    this.#slots.push(slot);
+    return slot;
+  }
+
+  #nextPod(): string {
+    const pod = `${this.#options.name}-${String(this.#ordinals)}`;
+    this.#ordinals += 1;
+    return pod;
   }
 
   /** Exits the suite did not cause: each one is a kreload restart caused by the fault. */
@@ -61,7 +83,47 @@ export class KreloadReplicas {
 
   /** Starts every replica and waits until each is ready. */
   async start(): Promise<void> {
-    await Promise.all(this.#slots.map((slot) => this.#run(slot)));
+    await this.add(this.#options.count);
+  }
+
+  /** Scales up: `count` more replicas, new pods; resolves with their pod names once ready. */
+  async add(count: number): Promise<string[]> {
+    const slots = Array.from({ length: count }, () => this.#newSlot());
+    await Promise.all(slots.map((slot) => this.#run(slot)));
+    return slots.map((slot) => slot.pod);
+  }
+
+  /**
+   * Scales down by one: SIGKILL (`kill`, counted as injected) or SIGTERM and its graceful
+   * shutdown (`stop`); the pod is not started again.
+   */
+  async retire(pod: string, how: 'kill' | 'stop'): Promise<void> {
+    const slot = this.#slots.find((candidate) => candidate.pod === pod && !candidate.retired);
+    if (slot === undefined) throw new Error(`no running replica ${pod}`);
+    slot.retired = true;
+    await slot.restarting?.catch(() => undefined);
+    const running = slot.current;
+    if (how === 'kill') {
+      this.#injected += 1;
+      await running?.kill9();
+    } else {
+      await running?.stop().catch(() => running.kill9());
+    }
+  }
+
+  /** Pod names of the replicas that run now (the member identities in active-active mode). */
+  get pods(): string[] {
+    return this.#slots.flatMap((slot) => (slot.current === undefined ? [] : [slot.pod]));
+  }
+
+  /** Every running replica. */
+  get running(): KreloadProcess[] {
+    return this.#slots.flatMap((slot) => (slot.current === undefined ? [] : [slot.current]));
+  }
+
+  /** The pod name of a running replica. */
+  podOf(replica: KreloadProcess): string | undefined {
+    return this.#slots.find((slot) => slot.current === replica)?.pod;
   }
 
   async #run(slot: Slot): Promise<void> {
@@ -84,9 +146,11 @@ export class KreloadReplicas {
     const running = slot.current;
     void running.exit.then(() => {
       if (this.#stopping || slot.current !== running) return;
+      slot.current = undefined;
+      if (slot.retired) return;
       if (slot.planned) slot.planned = false;
       else this.#crashes += 1;
-      slot.current = undefined;
+      if (this.#options.restartAs === 'new') slot.pod = this.#nextPod();
       slot.restarting = this.#run(slot);
     });
   }
@@ -121,7 +185,9 @@ export class KreloadReplicas {
   async allRunning(): Promise<void> {
     for (;;) {
       const pending = this.#slots
-        .filter((slot) => slot.current === undefined || slot.restarting !== undefined)
+        .filter(
+          (slot) => !slot.retired && (slot.current === undefined || slot.restarting !== undefined),
+        )
         .map(async (slot) => {
           await slot.restarting;
           slot.restarting = undefined;

@@ -1,6 +1,7 @@
 // The table `npm run chaos` prints and docs/reliability.md keeps: one row per fault, summed over
 // its iterations and the three windows of each. Pure.
-import { describeByVerb, type FaultRow } from './faults.ts';
+import type { FaultRow } from './fault-types.ts';
+import { describeByVerb } from './faults.ts';
 import type { IterationResult } from './suite.ts';
 
 export interface FaultSummary {

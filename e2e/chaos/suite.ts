@@ -18,10 +18,11 @@ import {
 } from '../harness/rbac.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
 import { converged, countWindow, type WindowCounts } from './checks.ts';
-import type { FaultCheck, FaultEvidence, FaultRow } from './faults.ts';
+import type { FaultCheck, FaultEvidence, FaultRow } from './fault-types.ts';
 import { ChaosFleet, type FleetShape, type FleetSnapshot } from './fleet.ts';
 import { seededRandom } from '../bench/runner.ts';
 import { KreloadReplicas } from './replicas.ts';
+import { ShardLeases } from './shards.ts';
 import {
   resolveToxiproxyBinary,
   startToxiproxy,
@@ -225,7 +226,7 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
   const shape = fault.fleet?.(options.shape) ?? options.shape;
   const sources = new SourceClient({ kc: admin });
   const fleets: FleetInNamespace[] = [];
-  for (const suffix of fault.bystander === true ? ['', '-free'] : ['']) {
+  for (const suffix of namespaceSuffixes(fault)) {
     const created = await env.cluster.createNamespace(`chaos-${fault.id}${suffix}`);
     fleets.push({
       namespace: created,
@@ -239,22 +240,29 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
       }),
     });
   }
-  const [target, bystander] = fleets;
+  const [target] = fleets;
   if (target === undefined) throw new Error('no namespace for the fault');
+  const bystander = fault.bystander === true ? fleets[1] : undefined;
+  const targets = bystander === undefined ? fleets : [target];
   const { namespace, fleet } = target;
   const ctx: WindowContext = { fleets, env };
   const leaseName = `chaos-${randomBytes(3).toString('hex')}`;
+  const shards = fault.activeActive === undefined ? undefined : new ShardLeases(admin, leaseName);
   const credentials = await kreloadCredentials(env);
   const replicas = new KreloadReplicas({
     count: fault.replicas,
-    name: `chaos-${fault.id}`,
+    // Active-active: pod names differ per iteration, as a Deployment's do, and so does the
+    // assignment of buckets to them.
+    name:
+      shards === undefined ? `chaos-${fault.id}` : `chaos-${fault.id}-${options.seed.toString(36)}`,
+    restartAs: shards === undefined ? 'same' : 'new',
     kubeconfig: credentials.proxiedPath,
-    leaseName: fault.ha ? leaseName : undefined,
+    leaseName: fault.ha && shards === undefined ? leaseName : undefined,
     admin,
     args: [
       `--namespaces=${fleets.map((f) => f.namespace).join(',')}`,
       `--reload-strategy=${options.strategy}`,
-      ...(fault.ha ? ['--enable-ha', `--leader-election-id=${leaseName}`] : []),
+      ...coordinationArgs(fault, leaseName),
       `--sync-delay=${String(SYNC_DELAY_MS / 1000)}s`,
       ...(fault.kreloadArgs ?? []),
     ],
@@ -279,7 +287,7 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
       { timeoutMs: 120_000, intervalMs: 500, describe: 'the first revision of every workload' },
     );
     await replicas.start();
-    await waitForLeaderIdle(replicas, fleet.size * fleets.length);
+    await waitForIdle(replicas, fleet.size * fleets.length, shards);
     let hash = '';
     // The same data in every namespace: one hash for the window.
     const change = async (value: string): Promise<string> => {
@@ -332,6 +340,8 @@ export async function runIteration(options: IterationOptions): Promise<Iteration
           fleetSize: fleet.size,
           fleet,
           namespace,
+          namespaces: targets.map((each) => each.namespace),
+          shards,
           bystander:
             bystander === undefined
               ? undefined
@@ -394,17 +404,58 @@ async function changeNoise(sources: SourceClient, namespace: string, count: numb
   }
 }
 
-/** kreload recorded its baselines: the leader's queue is idle after one reconcile per workload. */
-async function waitForLeaderIdle(replicas: KreloadReplicas, size: number): Promise<void> {
-  const leader = await pollUntil(() => replicas.leader(), {
-    timeoutMs: 60_000,
-    describe: 'a kreload leader',
-  });
-  await waitUntilSettled(leader, {
-    since: new MetricsSnapshot({ samples: [] }),
-    minReconciles: size,
-    timeoutMs: 120_000,
-  });
+/** The row's namespaces: one, with its bystander, or the active-active rows' several. */
+function namespaceSuffixes(fault: FaultRow): string[] {
+  if (fault.activeActive !== undefined) {
+    return Array.from(
+      { length: fault.activeActive.namespaces },
+      (_unused, index) => `-${String(index)}`,
+    );
+  }
+  return fault.bystander === true ? ['', '-free'] : [''];
+}
+
+function coordinationArgs(fault: FaultRow, leaseName: string): string[] {
+  if (fault.activeActive !== undefined) {
+    return ['--shard-mode=active-active', `--leader-election-id=${leaseName}`];
+  }
+  return fault.ha ? ['--enable-ha', `--leader-election-id=${leaseName}`] : [];
+}
+
+/**
+ * kreload recorded its baselines: one reconcile per workload, and the writers' queues idle (the
+ * leader's; in active-active mode every member's, once the buckets are held).
+ */
+async function waitForIdle(
+  replicas: KreloadReplicas,
+  size: number,
+  shards: ShardLeases | undefined,
+): Promise<void> {
+  const since = new MetricsSnapshot({ samples: [] });
+  if (shards === undefined) {
+    const leader = await pollUntil(() => replicas.leader(), {
+      timeoutMs: 60_000,
+      describe: 'a kreload leader',
+    });
+    await waitUntilSettled(leader, { since, minReconciles: size, timeoutMs: 120_000 });
+    return;
+  }
+  await shards.settledOver(replicas.pods, 60_000);
+  await pollUntil(
+    async () => {
+      const scrapes = await Promise.all(replicas.running.map((each) => scrapeMetrics(each)));
+      const reconciles = scrapes.reduce((sum, m) => sum + m.value('reloader_reconcile_total'), 0);
+      return reconciles >= size;
+    },
+    {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      describe: `${String(size)} reconciles over the members`,
+    },
+  );
+  for (const member of replicas.running) {
+    await waitUntilSettled(member, { since, timeoutMs: 120_000 });
+  }
 }
 
 export function describeWindow(result: WindowResult): string {

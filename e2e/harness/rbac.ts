@@ -81,8 +81,8 @@ export const KRELOAD_PERMISSIONS: readonly PermissionRow[] = [
     scope: 'release-namespace',
     apiGroups: ['coordination.k8s.io'],
     resources: ['leases'],
-    verbs: ['get', 'create', 'update'],
-    neededFor: 'HA, in the Lease namespace',
+    verbs: ['get', 'list', 'create', 'update'],
+    neededFor: 'HA, in the Lease namespace; `list`: active-active reads its shard Leases',
   },
   {
     scope: 'release-namespace',

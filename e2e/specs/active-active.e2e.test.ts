@@ -1,11 +1,12 @@
 // Active-active mode (docs/adr/0051-active-active-sharding.md) with three real replicas:
-// - the namespaces' buckets spread over the three, each bucket Lease held by its assigned member;
+// - the namespaces' buckets spread over the three, each bucket Lease held by its assigned member,
+//   each replica's caches holding the objects of its own namespaces only;
 // - a change in every namespace rolls each dependent exactly once (audit log);
 // - SIGKILL of one replica mid fan-out: its buckets are taken over within the lease duration + 5 s,
 //   and every dependent is rolled exactly once, none missed;
 // - scaling 3 → 5 moves buckets only to the new members (measured: the share that moved).
 // Every replica runs as kreload's audited ServiceAccount: the audit log shows all their writes.
-import { CoordinationV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignBuckets, bucketOf } from '../../src/shard/assignment.ts';
 import { AuditLog } from '../harness/audit.ts';
@@ -25,6 +26,7 @@ import { configMapHash, SourceClient } from '../harness/sources.ts';
 const cluster = sharedCluster();
 const sources = new SourceClient({ kc: cluster.kc });
 const coordination = cluster.kc.makeApiClient(CoordinationV1Api);
+const core = cluster.kc.makeApiClient(CoreV1Api);
 
 /** Three namespaces per replica of the first three: each has a share of the fan-out. */
 const PER_REPLICA = 3;
@@ -224,6 +226,17 @@ describe('active-active: three replicas share the namespaces over Leases', () =>
       const metrics = await scrapeMetrics(kreload);
       expect(metrics.value('kreload_shard_buckets_owned')).toBe(
         holders.filter((holder) => holder === pod).length,
+      );
+      // Its caches hold its own share of the namespaces, nothing of the others'.
+      const own = namespaces.filter((_, index) => owners[index] === pod);
+      const configMaps = await Promise.all(
+        own.map((namespace) => core.listNamespacedConfigMap({ namespace })),
+      );
+      expect(metrics.value('kreload_cached_objects', { kind: 'workload' })).toBe(
+        own.length * PER_NAMESPACE,
+      );
+      expect(metrics.value('kreload_cached_objects', { kind: 'ConfigMap' })).toBe(
+        configMaps.reduce((sum, list) => sum + list.items.length, 0),
       );
     }
   });

@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { KRELOAD_ENTRY } from '../harness/kreload-process.ts';
@@ -14,6 +15,8 @@ const PACKAGE_VERSION = (
 ).version;
 /** Every generated client-node model carries one; the controller needs none of them. */
 const GENERATED_MODEL_MARK = 'attributeTypeMap';
+/** Only undici's entry (index.js) requires its SQLite cache store. */
+const UNDICI_ENTRY_MARK = 'SqliteCacheStore';
 
 function bundleFiles(): string[] {
   return readdirSync(DIST, { recursive: true, encoding: 'utf8' })
@@ -80,6 +83,43 @@ describe('the dist/ bundle', () => {
     expect(
       bundleFiles().some((file) => readFileSync(file, 'utf8').includes(GENERATED_MODEL_MARK)),
     ).toBe(true);
+  });
+
+  it('is Latin-1 text throughout, so V8 keeps each loaded source one byte per character', () => {
+    // One character past U+00FF anywhere in a file makes V8 hold the whole file's source as UTF-16,
+    // twice the memory (megabytes for the largest chunks); the bundler escapes them (ADR 0054).
+    const wide = bundleFiles().flatMap((file) => {
+      const found = /[\u0100-\u{10ffff}]/u.exec(readFileSync(file, 'utf8'));
+      return found === null ? [] : [`${path.relative(DIST, file)}: ${JSON.stringify(found[0])}`];
+    });
+    expect(wide).toEqual([]);
+  });
+
+  it("loads undici's entry (fetch, mock agents, cache stores) only when fetch is called", () => {
+    const controller = new Set([
+      ...staticClosure(KRELOAD_ENTRY),
+      ...staticClosure(chunkNamed('run')),
+      ...staticClosure(chunkNamed('app')),
+    ]);
+    const withEntry = [...controller].filter((file) =>
+      readFileSync(file, 'utf8').includes(UNDICI_ENTRY_MARK),
+    );
+    expect(withEntry.map((file) => path.relative(DIST, file))).toEqual([]);
+    expect(
+      bundleFiles().some((file) => readFileSync(file, 'utf8').includes(UNDICI_ENTRY_MARK)),
+    ).toBe(true);
+  });
+
+  it("loads the controller's chunks without Node's bundled undici", async () => {
+    // node:http's ESM facade would read its WebSocket getters, which load it (ADR 0054).
+    const script = [
+      `await import(${JSON.stringify(pathToFileURL(chunkNamed('run')).href)});`,
+      `await import(${JSON.stringify(pathToFileURL(chunkNamed('app')).href)});`,
+      "const loaded = process.moduleLoadList.filter((name) => name.includes('undici'));",
+      'process.stdout.write(JSON.stringify(loaded));',
+    ].join('\n');
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script]);
+    expect(JSON.parse(stdout)).toEqual([]);
   });
 
   it.each(['main.js', 'kubectl-kreload.js'])(

@@ -2,7 +2,9 @@
 // krew (built from the Go module proxy) installs the linux-amd64 archive from the manifest, which
 // checks its sha256; kubectl then runs `kubectl kreload explain` and `kubectl kreload history`
 // against the real control plane with no Node.js on PATH. The arm64 archive unpacks to an aarch64
-// ELF executable.
+// ELF executable. The darwin archives are built and checked, not run (no macOS here): each holds a
+// Mach-O executable of its architecture with the plugin in its NODE_SEA segment and an ad-hoc
+// signature whose every page hash matches (scripts/macho.ts).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, open, readFile, rm, symlink } from 'node:fs/promises';
@@ -11,12 +13,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { loadYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readMachO, verifyCodeSignature } from '../../scripts/macho.ts';
 import { REPO_ROOT } from '../cluster/paths.ts';
 import { createExplainedWorkload, deleteExplainedWorkload } from '../harness/plugin-fixture.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 
 const run = promisify(execFile);
-const BUILD_TIMEOUT_MS = 20 * 60_000;
+/** Four executables of about 150 MB each, injected, compressed (and two signed) on 2 shared cores. */
+const BUILD_TIMEOUT_MS = 40 * 60_000;
 const cluster = sharedCluster();
 const namespace = `plugin-sea-${randomBytes(3).toString('hex')}`;
 
@@ -112,7 +116,7 @@ describe('the kubectl-kreload executables and krew manifest', () => {
       },
     });
 
-  it('the manifest lists linux amd64 and arm64 with the sha256 of each archive', async () => {
+  it('the manifest lists linux and darwin, amd64 and arm64, with the sha256 of each archive', async () => {
     expect(manifest.spec.version).toMatch(/^v\d+\.\d+\.\d+/);
     const byPlatform = Object.fromEntries(
       manifest.spec.platforms.map((p) => [
@@ -120,10 +124,17 @@ describe('the kubectl-kreload executables and krew manifest', () => {
         p,
       ]),
     );
-    expect(Object.keys(byPlatform).sort()).toEqual(['linux-amd64', 'linux-arm64']);
+    expect(Object.keys(byPlatform).sort()).toEqual([
+      'darwin-amd64',
+      'darwin-arm64',
+      'linux-amd64',
+      'linux-arm64',
+    ]);
     for (const [platform, archive] of [
       ['linux-amd64', env.PLUGIN_LINUX_AMD64],
       ['linux-arm64', env.PLUGIN_LINUX_ARM64],
+      ['darwin-amd64', env.PLUGIN_DARWIN_AMD64],
+      ['darwin-arm64', env.PLUGIN_DARWIN_ARM64],
     ] as const) {
       const sum = (await run('sha256sum', [archive ?? ''])).stdout.split(' ')[0];
       expect(byPlatform[platform]?.sha256).toBe(sum);
@@ -163,4 +174,38 @@ describe('the kubectl-kreload executables and krew manifest', () => {
     await run('tar', ['-xzf', env.PLUGIN_LINUX_ARM64 ?? '', '-C', unpacked]);
     expect(await elfMachine(path.join(unpacked, 'kubectl-kreload'))).toBe(0xb7);
   });
+
+  it.each([
+    ['darwin-amd64', 'x86_64'],
+    ['darwin-arm64', 'arm64'],
+  ] as const)(
+    'the %s archive holds a signed %s Mach-O executable with the plugin injected',
+    async (platform, cpu) => {
+      const archive = env[`PLUGIN_${platform.toUpperCase().replace('-', '_')}`] ?? '';
+      const unpacked = await mkdtemp(path.join(dir, `${platform}-`));
+      await run('tar', ['-xzf', archive, '-C', unpacked]);
+      const bytes = await readFile(path.join(unpacked, 'kubectl-kreload'));
+      const file = readMachO(bytes);
+      expect(file.cpu).toBe(cpu);
+      const sea = file.segments.find((segment) => segment.name === 'NODE_SEA');
+      expect(sea?.fileSize).toBeGreaterThan(1_000_000);
+      // The blob carries the plugin bundle as an asset.
+      const blob = bytes.subarray(
+        sea?.fileOffset ?? 0,
+        (sea?.fileOffset ?? 0) + (sea?.fileSize ?? 0),
+      );
+      expect(blob.includes('kubectl-kreload.mjs')).toBe(true);
+      const signature = verifyCodeSignature(bytes);
+      expect(signature).toMatchObject({
+        identifier: 'kubectl-kreload',
+        adhoc: true,
+        hashAlgorithm: 'sha256',
+        problems: [],
+      });
+      // The signature covers the injected segment.
+      expect(signature.codeLimit).toBeGreaterThan(
+        (sea?.fileOffset ?? 0) + (sea?.fileSize ?? 0) - 1,
+      );
+    },
+  );
 });

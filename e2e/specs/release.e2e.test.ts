@@ -51,8 +51,10 @@ describe('npm run release', () => {
         ...ARCHITECTURES.flatMap((arch) => [
           `kreload-${version}-linux-${arch}.docker.tar.gz`,
           `kreload-${version}-linux-${arch}.sbom.cdx.json`,
-          `kubectl-kreload-${version}-linux-${arch}.tar.gz`,
         ]),
+        ...['linux', 'darwin'].flatMap((os) =>
+          ARCHITECTURES.map((arch) => `kubectl-kreload-${version}-${os}-${arch}.tar.gz`),
+        ),
       ].sort(),
     );
   });

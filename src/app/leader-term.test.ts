@@ -2,11 +2,12 @@ import { createSecretKey } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parseOptions } from '../config/parse-options.ts';
+import type { WorkloadKey } from '../core/types.ts';
 import { encodeEntry } from '../kube/recreation-journal.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import { createMetrics } from '../metrics/metrics.ts';
 import { RecordingLogger } from '../testing/recording-logger.ts';
-import { journalNamespace, recreationJournal } from './leader-term.ts';
+import { journalNamespace, recreationJournal, replayRecreations } from './leader-term.ts';
 
 describe('journalNamespace: where Job recreations are journalled', () => {
   const rows: [string, string | undefined, string | undefined, string, RegExp][] = [
@@ -69,5 +70,48 @@ describe('recreationJournal: a forged entry left in the journal', () => {
     expect(await registry.metrics()).toContain(
       'kreload_job_recreations_refused_total{reason="bad_signature"} 1',
     );
+  });
+});
+
+describe('replayRecreations: the journal finished only where this replica writes', () => {
+  const JOURNALLED: WorkloadKey[] = ['Job/team-a/migrate', 'Job/team-b/seed'];
+
+  async function replay(
+    select?: (keys: readonly WorkloadKey[]) => WorkloadKey[],
+  ): Promise<string[][]> {
+    const options = await parseOptions([], { POD_NAMESPACE: 'kreload-system' });
+    const triggered: string[][] = [];
+    const context = {
+      options,
+      transport: { request: () => Promise.resolve({}) },
+      logger: new RecordingLogger(),
+      metrics: createMetrics(new Registry(), { countByNamespace: false }),
+      version: 'test',
+    };
+    const pipeline = {
+      reconciler: {
+        replayRecreations: () => Promise.resolve(JOURNALLED),
+        pendingRecreations: () => JOURNALLED,
+      },
+      router: {
+        triggerAll: (keys: readonly WorkloadKey[]) => {
+          triggered.push([...keys]);
+        },
+      },
+    };
+    replayRecreations(context, pipeline, select);
+    await new Promise((resolve) => setImmediate(resolve));
+    return triggered;
+  }
+
+  it.each([
+    { name: 'leader election: every journalled Job', select: undefined, expected: JOURNALLED },
+    {
+      name: 'active-active: the Jobs of the namespaces selected (a bucket, or those owned)',
+      select: (keys: readonly WorkloadKey[]) => keys.filter((key) => key.includes('/team-b/')),
+      expected: ['Job/team-b/seed'],
+    },
+  ])('$name', async ({ select, expected }) => {
+    expect(await replay(select)).toEqual([expected]);
   });
 });

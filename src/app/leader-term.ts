@@ -13,6 +13,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RecreationJournal } from '../reconcile/ports.ts';
 import type { Reconciler } from '../reconcile/reconciler.ts';
+import type { WorkloadKey } from '../core/types.ts';
 import { type BuildInfo, META_INFO_NAME, metaInfoConfigMap } from './meta-info.ts';
 
 export interface LeaderTermContext {
@@ -91,24 +92,29 @@ export function recreationJournal(
 /**
  * Reads the journal and enqueues every Job whose recreation is pending: on gaining leadership and
  * at each resync, so a recreation another process journalled is finished here. Never in dry-run:
- * finishing one is a write.
+ * finishing one is a write. Active-active passes `select`: only the Jobs of the namespaces this
+ * replica writes to now (all it owns, or a bucket just acquired); the others are their owners'.
  */
 export function replayRecreations(
-  context: LeaderTermContext,
-  pipeline: { readonly reconciler: Reconciler; readonly router: ChangeRouter },
+  context: Pick<LeaderTermContext, 'options' | 'logger'>,
+  pipeline: {
+    readonly reconciler: Pick<Reconciler, 'replayRecreations' | 'pendingRecreations'>;
+    readonly router: Pick<ChangeRouter, 'triggerAll'>;
+  },
+  select: (keys: readonly WorkloadKey[]) => WorkloadKey[] = (keys) => [...keys],
 ): void {
   if (context.options.dryRun) return;
   const { reconciler, router } = pipeline;
   reconciler
     .replayRecreations()
     .then((keys) => {
-      router.triggerAll(keys);
+      router.triggerAll(select(keys));
     })
     .catch((error: unknown) => {
       context.logger.warn('cannot read the Job recreation journal; retried at the next resync', {
         error: error instanceof Error ? error.message : String(error),
       });
-      router.triggerAll(reconciler.pendingRecreations());
+      router.triggerAll(select(reconciler.pendingRecreations()));
     });
 }
 

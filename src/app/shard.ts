@@ -15,10 +15,14 @@ import type { RolloutSettings } from '../rollout/waves.ts';
 import { BucketWrites, fencedPodApi, fencedWorkloadWriter } from '../shard/fenced-writer.ts';
 import { budgetShare, sharedRolloutSettings } from '../shard/rollout-budget.ts';
 import { ShardCoordinator } from '../shard/shard-coordinator.ts';
+import { bucketOf } from '../shard/assignment.ts';
+import { ShardCacheScope } from '../shard/cache-scope.ts';
 import { SYSTEM_CLOCK, SYSTEM_TIMERS } from '../time/timers.ts';
 
 export interface ShardRuntime {
   readonly coordinator: ShardCoordinator;
+  /** The namespaces this replica keeps in its caches (docs/adr/0053). */
+  readonly cache: ShardCacheScope;
   readonly writes: BucketWrites;
   readonly identity: string;
 }
@@ -31,12 +35,22 @@ export function createShard(parts: {
   readonly metrics: Metrics;
   /** A bucket was acquired: reconcile the workloads of its namespaces. */
   readonly onAcquired: (bucket: number) => void;
+  /** Relists the caches' list-watches; resolves once each new list reached its cache. */
+  readonly refill: (affected: (namespace: string) => boolean) => Promise<void>;
 }): ShardRuntime | undefined {
   const { options, logger, metrics } = parts;
   const { leaderElection, shard } = options;
   if (shard.mode !== 'active-active' || leaderElection.namespace === undefined) return undefined;
   const writes = new BucketWrites();
   const identity = leaderElection.identity ?? options.podName ?? 'kreload';
+  const cache = new ShardCacheScope({
+    bucketCount: shard.bucketCount,
+    bucketOf: (namespace) => bucketOf(namespace, shard.bucketCount),
+    refill: parts.refill,
+    onFilled: () => {
+      coordinator.nudge();
+    },
+  });
   const coordinator: ShardCoordinator = new ShardCoordinator({
     store: new LeaseClient({ transport: parts.transport }),
     settings: {
@@ -53,6 +67,7 @@ export function createShard(parts: {
     clock: SYSTEM_CLOCK,
     timers: SYSTEM_TIMERS,
     inFlight: (bucket) => writes.inFlight(bucket),
+    cache,
     onAcquired: (bucket) => {
       logger.info('shard bucket acquired', { bucket, members: coordinator.liveMembers() });
       metrics.setShardState(coordinator.ownedBuckets().length, coordinator.liveMembers().length);
@@ -71,7 +86,14 @@ export function createShard(parts: {
       });
     },
   });
-  return { coordinator, writes, identity };
+  return { coordinator, cache, writes, identity };
+}
+
+/** The list-watches' decode filter: the namespaces of this replica's share; all without a shard. */
+export function shardCacheFilter(
+  shard: ShardRuntime | undefined,
+): ((namespace: string) => boolean) | undefined {
+  return shard && ((namespace) => shard.cache.holds(namespace));
 }
 
 /** The workloads of `keys` whose namespace falls in `bucket`. */

@@ -12,13 +12,19 @@ import type { WorkloadRef, WorkloadView } from '../core/types.ts';
 import {
   BASELINE,
   DEFAULT_ANNOTATION_KEYS as KEYS,
+  ROLLOUT_FAILED,
   ROLLOUT_HALTED,
   ROLLOUT_PRIORITY,
 } from '../core/types.ts';
 import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
 import { type RolloutSettings, UNLIMITED_ROLLOUTS } from '../rollout/waves.ts';
 import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
-import { InMemoryCluster, isRoll, startPipeline } from '../testing/in-memory-cluster.ts';
+import {
+  InMemoryCluster,
+  annotationsOf,
+  isRoll,
+  startPipeline,
+} from '../testing/in-memory-cluster.ts';
 import { aPolicy } from '../testing/policies.ts';
 
 const NS = 'team-a';
@@ -82,21 +88,49 @@ function cluster(
   policies?: readonly ReloadPolicyView[],
 ) {
   const server = new InMemoryCluster();
-  const { queue, adoptRollouts, watched, events, sample } = startPipeline(server, {
-    sourceTypes: ['SECRET'],
-    debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
-    rollouts: settings,
-    reloadPolicies: policies !== undefined,
-  });
-  const { store, byType: caches } = watched;
+  const secretHashes = new Map([
+    [NS, secretHash],
+    [NS_B, secretHash],
+  ]);
   const secret = (hash: string, namespace = NS) =>
     aSecret(namespace, 'db').withHash(hash).withUid(`secret-uid-${namespace}`).build();
-  caches.SECRET?.replace([secret(secretHash), secret(secretHash, NS_B)]);
+  /** One kreload process on the server: its caches listed from what the server holds now. */
+  const start = () => {
+    const process = startPipeline(server, {
+      sourceTypes: ['SECRET'],
+      debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
+      rollouts: settings,
+      reloadPolicies: policies !== undefined,
+    });
+    const { watched } = process;
+    watched.byType.SECRET?.replace(
+      [...secretHashes].map(([namespace, hash]) => secret(hash, namespace)),
+    );
+    watched.store.replace(
+      'Deployment',
+      workloads.flatMap((view) => server.api.server(view.ref) ?? []),
+    );
+    if (policies) watched.policies?.replace([...policies]);
+    process.adoptRollouts();
+    process.queue.start();
+    return process;
+  };
   for (const view of workloads) server.api.put(view);
-  store.replace('Deployment', [...workloads]);
-  if (policies) watched.policies?.replace([...policies]);
-  adoptRollouts();
-  queue.start();
+  const first = start();
+  const { queue, events, sample } = first;
+  const { store } = first.watched;
+  let caches = first.watched.byType;
+  /**
+   * kill -9 and a new process (or a new leader): the old one's memory is gone, the server keeps
+   * what was written; the new one lists and reconciles every workload (its start-up resync).
+   */
+  const restart = () => {
+    queue.stop();
+    const next = start();
+    caches = next.watched.byType;
+    for (const view of workloads) next.queue.trigger(workloadKey(view.ref), { debounced: false });
+    return next;
+  };
 
   const refOf = (name: string, namespace = NS): WorkloadRef => ({
     kind: 'Deployment',
@@ -164,7 +198,11 @@ function cluster(
     rolled,
     halts,
     inFlight,
-    editSecret: (hash: string, namespace = NS) => caches.SECRET?.upsert(secret(hash, namespace)),
+    restart,
+    editSecret: (hash: string, namespace = NS) => {
+      secretHashes.set(namespace, hash);
+      caches.SECRET?.upsert(secret(hash, namespace));
+    },
   };
 }
 
@@ -374,6 +412,29 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     expect(await c.gauge('kreload_rollouts_held_total', { reason: 'budget' })).toBeGreaterThan(0);
   });
 
+  it('a freed slot asks one waiting roll again, not every waiting roll', async () => {
+    // A storm: 40 dependents, budget 1. Each freed slot (the write's end, the rollout's end) asks
+    // again only as many waiting rolls as there are free slots, so the decisions grow with the
+    // number of rolls, not with its square (about 40 × 40 × 2 when every waiter woke).
+    const names = Array.from({ length: 40 }, (_, i) => `s${String(i)}`);
+    const c = cluster(
+      { ...UNLIMITED_ROLLOUTS, maxConcurrent: 1 },
+      names.map((n) => deployment(n)),
+    );
+    c.editSecret(FIX);
+    await advance(SYNC_DELAY_MS + 100);
+    for (let settled = 0; settled < names.length; settled += 1) {
+      const rolled = c.rolled();
+      expect(rolled).toHaveLength(settled + 1);
+      c.settle(rolled[settled] ?? '', 'complete');
+      await advance(10);
+    }
+    expect(c.rolled().sort()).toEqual([...names].sort());
+    const held = await c.gauge('kreload_rollouts_held_total', { reason: 'budget' });
+    expect(held).toBeGreaterThanOrEqual(names.length - 1);
+    expect(held).toBeLessThanOrEqual(names.length * 4);
+  });
+
   it('a wave member deleted mid-wave drops out: the next wave starts without it', async () => {
     const c = cluster(WAVES, TEN);
     c.editSecret(FIX);
@@ -459,6 +520,83 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     // Wave 2 (w4, w5, w6) rolls; the accepted failure of w0 is not halted again.
     expect(c.halts()).toEqual([]);
     expect(c.rolled().sort()).toEqual(['w4', 'w5', 'w6']);
+  });
+
+  it('a resume, then kill -9 before the next wave rolls: the new process rolls on', async () => {
+    const c = cluster(WAVES, TEN);
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    c.settle('w0', 'failed');
+    await advance(100);
+    const halt = c.server.sent.find((write) => !isRoll(write));
+    const marker = JSON.stringify(c.halts()[0]?.marker);
+    expect(halt && { key: halt.key, annotations: annotationsOf(halt) }).toEqual({
+      key: `Deployment/${NS}/w0`,
+      annotations: { [ROLLOUT_HALTED]: marker, [ROLLOUT_FAILED]: marker },
+    });
+    // The user removes the marker; kreload dies before its watch shows it (before wave 1 rolls).
+    c.annotate('w0', { [ROLLOUT_HALTED]: null });
+    const sentBeforeRestart = c.server.sent.length;
+    const next = c.restart();
+    await advance(100);
+    // Wave 1 rolls; the accepted failure of w0 is not halted again, nothing is written twice.
+    const after = () => c.server.sent.slice(sentBeforeRestart);
+    expect(after().every(isRoll)).toBe(true);
+    expect(after().map((write) => write.key)).toEqual(
+      ['w1', 'w2', 'w3'].map((name) => `Deployment/${NS}/${name}`),
+    );
+    for (let round = 0; round < 10 && c.rolled().length < 10; round += 1) {
+      for (const name of c.inFlight()) if (name !== 'w0') c.settle(name, 'complete');
+      await advance(2_000);
+    }
+    expect(after().every(isRoll)).toBe(true);
+    // Each rolled once, wave after wave.
+    expect(c.rolled().sort()).toEqual(NAMES);
+    expect(c.rolled().slice(4, 7).sort()).toEqual(['w4', 'w5', 'w6']);
+    expect(next.events.filter((event) => event.reason === 'ConfigRolloutHalted')).toEqual([]);
+    expect(await next.sample('kreload_config_rollouts_halted')).toBe(0);
+  });
+
+  it("a failed member's next roll drops its failure record: the same content halts again", async () => {
+    const c = cluster(WAVES, TEN);
+    const settleAll = async () => {
+      for (let round = 0; round < 10; round += 1) {
+        for (const name of c.inFlight()) if (name !== 'w0') c.settle(name, 'complete');
+        await advance(2_000);
+      }
+    };
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    c.settle('w0', 'failed');
+    await advance(100);
+    c.annotate('w0', { [ROLLOUT_HALTED]: null });
+    await advance(100);
+    await settleAll();
+    expect(c.rolled().sort()).toEqual(NAMES);
+    // A fix: its canary roll of w0 removes the record of the accepted failure.
+    c.editSecret(FIX);
+    await advance(SYNC_DELAY_MS + 100);
+    const canaryRoll = c.server.sent.at(-1);
+    expect(canaryRoll && [canaryRoll.key, isRoll(canaryRoll)]).toEqual([
+      `Deployment/${NS}/w0`,
+      true,
+    ]);
+    expect(canaryRoll && annotationsOf(canaryRoll)[ROLLOUT_FAILED]).toBeNull();
+    c.settle('w0', 'complete');
+    await advance(100);
+    await settleAll();
+    expect(c.rolled()).toHaveLength(20);
+    // The bad content again: a new rollout of it, whose canary failure halts the change again.
+    c.editSecret(BAD);
+    await advance(SYNC_DELAY_MS + 100);
+    expect(c.rolled().slice(20)).toEqual(['w0']);
+    c.settle('w0', 'failed');
+    await advance(60_000);
+    expect(c.rolled().slice(20)).toEqual(['w0']);
+    expect(c.halts().map((halt) => [halt.name, halt.marker.hash])).toEqual([
+      ['w0', BAD],
+      ['w0', BAD],
+    ]);
   });
 
   it('a new leader finds the halt on the failed canary: nothing is rolled', async () => {

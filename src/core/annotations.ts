@@ -281,6 +281,18 @@ const ROWS = [
   },
   {
     ...KRELOAD_STATE,
+    on: ['W'],
+    name: 'rolloutFailed',
+    key: 'kreload.io/rollout-failed',
+    option: undefined,
+    doc: {
+      placement: 'W of a workload whose rollout failed its wave',
+      value:
+        "the halt marker's JSON, written with it and kept when it is removed: the failure of that change was accepted (resumed); removed by the workload's next roll",
+    },
+  },
+  {
+    ...KRELOAD_STATE,
     configured: true,
     on: ['W'],
     name: 'pausedAt',
@@ -487,6 +499,7 @@ export const RESTART_WINDOW = fixedKey('restartWindow');
 export const PENDING_ROLL = fixedKey('pendingRoll');
 export const ROLLOUT_PRIORITY = fixedKey('rolloutPriority');
 export const ROLLOUT_HALTED = fixedKey('rolloutHalted');
+export const ROLLOUT_FAILED = fixedKey('rolloutFailed');
 export const HALT_ON_FAILED_ROLLOUT = fixedKey('haltOnFailedRollout');
 export const UNDO_FAILED_ROLLOUT = fixedKey('undoFailedRollout');
 export const FLAP_MAX_CHANGES = fixedKey('flapMaxChanges');

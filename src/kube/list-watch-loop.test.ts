@@ -206,6 +206,41 @@ describe('ListWatch loop', () => {
     expect(lw.isSynced).toBe(false);
   });
 
+  it('relist() ends the watch and resolves once a list started after the call is in', async () => {
+    let listed = 0;
+    const secondList = Promise.withResolvers<undefined>();
+    const { watch, lw, consumer } = setup(async (request) => {
+      listed += 1;
+      if (listed === 2) await secondList.promise;
+      return page(request, [`v${String(listed)}`], String(10 + listed));
+    });
+    (await watch.next()).connect();
+    let relisted = false;
+    const relisting = lw.relist().then(() => {
+      relisted = true;
+    });
+    await vi.waitFor(() => {
+      expect(listed).toBe(2);
+    });
+    // Asked while the second list runs: served by a third one, not by the list under way.
+    const again = lw.relist();
+    expect(relisted).toBe(false);
+    secondList.resolve(undefined);
+    await relisting;
+    const replaced = () => consumer.calls.flatMap((c) => (c.op === 'replace' ? [c.items] : []));
+    expect(replaced()).toEqual([['v1'], ['v2']]);
+    await again;
+    expect(replaced()).toEqual([['v1'], ['v2'], ['v3']]);
+  });
+
+  it('relist() of a forbidden type resolves at once: there is nothing to list', async () => {
+    const forbidden = new ApiError('forbidden', { status: 403, retryable: false });
+    const { lw, timers } = setup(() => Promise.reject(forbidden));
+    await timers.nextDelay();
+    expect(lw.status).toBe('forbidden');
+    await lw.relist();
+  });
+
   it('a 410 on continue restarts at most twice, then backs off', async () => {
     const gone = new ApiError('410 Expired', { status: 410, retryable: false });
     const list = vi.fn<ListPageFn>((request) =>

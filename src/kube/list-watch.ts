@@ -132,6 +132,8 @@ export class ListWatch<T> {
   #healthySince: number | undefined;
   /** When a readable resource last turned forbidden or absent. */
   #accessLostAt: number | undefined;
+  /** Callers of `relist()` waiting for a list that starts after their call. */
+  #relistWaiters: (() => void)[] = [];
 
   constructor(deps: ListWatchDeps<T>) {
     this.#deps = deps;
@@ -163,16 +165,40 @@ export class ListWatch<T> {
     this.#running = this.#run();
   }
 
+  /**
+   * Lists again now, ending the current watch: resolves once a list that started after this call
+   * reached the consumer, or the type turned forbidden or absent, or the loop stopped. Calls made
+   * during one list share the next. A widened `project` filter refills the consumer this way.
+   */
+  relist(): Promise<void> {
+    if (this.#stopped() || this.#status === 'forbidden' || this.#status === 'absent') {
+      return Promise.resolve();
+    }
+    const done = Promise.withResolvers<undefined>();
+    this.#relistWaiters.push(() => {
+      done.resolve(undefined);
+    });
+    this.#endWatch?.();
+    return done.promise;
+  }
+
   /** Aborts the current request and sleep; resolves when the loop has exited. */
   async stop(): Promise<void> {
     this.#abort.abort();
     this.#endWatch?.();
     await this.#running;
+    this.#settleRelists(this.#relistWaiters.splice(0));
+  }
+
+  #settleRelists(waiters: readonly (() => void)[]): void {
+    for (const resolve of waiters) resolve();
   }
 
   async #run(): Promise<void> {
     while (!this.#stopped()) {
       let delayMs: number;
+      // A relist asked for during the last list or watch: list again, whatever the watch said.
+      if (this.#relistWaiters.length > 0) this.#resourceVersion = undefined;
       try {
         delayMs =
           this.#resourceVersion === undefined ? await this.#listStep() : await this.#watchStep();
@@ -187,16 +213,23 @@ export class ListWatch<T> {
 
   /** @returns the delay before the next step. */
   async #listStep(): Promise<number> {
+    // Served by this list; a relist asked for while it runs waits for the next one.
+    const waiters = this.#relistWaiters.splice(0);
     let result: { items: T[]; resourceVersion: string } | undefined;
     try {
       result = await this.#listWithRestarts();
     } catch (err) {
+      this.#relistWaiters.unshift(...waiters);
       return this.#stopped() ? 0 : this.#afterFailure(toApiError(err), 'list');
     }
-    if (result === undefined || this.#stopped()) return 0;
+    if (result === undefined || this.#stopped()) {
+      this.#relistWaiters.unshift(...waiters);
+      return 0;
+    }
     this.#deliver(() => {
       this.#deps.consumer.replace(result.items, result.resourceVersion);
     });
+    this.#settleRelists(waiters);
     this.#resourceVersion = result.resourceVersion;
     this.#quietCloses = 0;
     this.#markHealthy();
@@ -247,7 +280,8 @@ export class ListWatch<T> {
 
   async #watchStep(): Promise<number> {
     const end = await this.#watchOnce(this.#resourceVersion ?? '');
-    if (this.#stopped()) return 0;
+    // Ended for a relist (the run loop lists next): not a quiet close to back off from.
+    if (this.#stopped() || this.#relistWaiters.length > 0) return 0;
     switch (end.kind) {
       case 'timeout':
         return 0;
@@ -385,6 +419,10 @@ export class ListWatch<T> {
   }
 
   #setStatus(status: ListWatchStatus): void {
+    // Nothing to list here for now: a relist must not wait for access to come back.
+    if (status === 'forbidden' || status === 'absent') {
+      this.#settleRelists(this.#relistWaiters.splice(0));
+    }
     if (this.#status === status) return;
     this.#status = status;
     this.#deliver(() => this.#deps.consumer.onStatus?.(status));

@@ -10,6 +10,7 @@ import {
   RESTART_WINDOW,
   PENDING_ROLL,
   ROLLOUT_HALTED,
+  ROLLOUT_FAILED,
   ROLLOUT_PRIORITY,
   POD_ROLLOUT_STRATEGY,
   EVICT_BEFORE,
@@ -536,6 +537,7 @@ describe('keptWorkloadKeys', () => {
         PENDING_ROLL,
         ROLLOUT_PRIORITY,
         ROLLOUT_HALTED,
+        ROLLOUT_FAILED,
         POD_ROLLOUT_STRATEGY,
         EVICT_BEFORE,
         HALT_ON_FAILED_ROLLOUT,
@@ -545,7 +547,7 @@ describe('keptWorkloadKeys', () => {
         FLAP_COOL_DOWN,
       ]),
     );
-    expect(kept).toHaveLength(KEY_VALUES.length + 19);
+    expect(kept).toHaveLength(KEY_VALUES.length + 20);
   });
 });
 

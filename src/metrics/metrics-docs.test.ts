@@ -1,12 +1,13 @@
 /**
- * docs/metrics.md against what createMetrics and the baseline store register, both ways: each
- * kreload or Reloader metric has exactly one row in the reference, and each row names a
- * registered metric.
+ * docs/metrics.md against what createMetrics, the baseline store and the caches register, both
+ * ways: each kreload or Reloader metric has exactly one row in the reference, and each row names
+ * a registered metric.
  */
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createBaselineStoreMetrics } from './baseline-store-metrics.ts';
+import { registerCacheMetrics } from './cache-metrics.ts';
 import { createMetrics } from './metrics.ts';
 
 const OWN_PREFIXES = /^(reloader_|kreload_|rest_client_)/;
@@ -22,6 +23,7 @@ function registeredNames(): string[] {
   const registry = new Registry();
   createMetrics(registry, { countByNamespace: true });
   createBaselineStoreMetrics(registry, () => undefined);
+  registerCacheMetrics(registry, () => ({}));
   return registry
     .getMetricsAsArray()
     .map((metric) => metric.name)

@@ -684,6 +684,56 @@ describe('WorkQueue.whenNoWorkInFlight', () => {
     await advance(1);
     expect(resolved).toBe(true);
   });
+  it('lets many waiters share one timer, each released no later than its own maxWaitMs', async () => {
+    const { queue } = setup({ debounce: { syncDelayMs: 0, syncMaxDelayMs: 0 } });
+    queue.start();
+    queue.trigger(A, { debounced: true });
+    await advance(0);
+    const timersBefore = vi.getTimerCount();
+    const released: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      void queue.whenNoWorkInFlight(2_000).then(() => released.push(`first-${i}`));
+    }
+    expect(vi.getTimerCount() - timersBefore).toBe(1);
+    await advance(500);
+    // Joins the wait that ends at 2 000, before its own limit of 2 500.
+    void queue.whenNoWorkInFlight(2_000).then(() => released.push('later'));
+    // Its own limit (1 600) comes before the shared one: a wait of its own.
+    void queue.whenNoWorkInFlight(1_100).then(() => released.push('shorter'));
+    expect(vi.getTimerCount() - timersBefore).toBe(2);
+    await advance(1_099);
+    expect(released).toEqual([]);
+    await advance(1);
+    expect(released).toEqual(['shorter']);
+    await advance(399);
+    expect(released).toHaveLength(1);
+    await advance(1);
+    expect(released).toHaveLength(52);
+    expect(vi.getTimerCount() - timersBefore).toBe(0);
+  });
+
+  it('releases every sharing waiter when the last run finishes, and cancels the timer', async () => {
+    const { queue, calls } = setup();
+    queue.start();
+    queue.trigger(A, { debounced: false });
+    await advance(0);
+    const timersBefore = vi.getTimerCount();
+    let released = 0;
+    for (let i = 0; i < 10; i++) void queue.whenNoWorkInFlight(5_000).then(() => released++);
+    calls[0]?.finish({ kind: 'done' });
+    await advance(0);
+    expect(released).toBe(10);
+    expect(vi.getTimerCount()).toBeLessThan(timersBefore + 1);
+    // A new wait after the shared one settled is a fresh one.
+    queue.trigger(B, { debounced: false });
+    await advance(0);
+    let again = false;
+    void queue.whenNoWorkInFlight(5_000).then(() => (again = true));
+    await advance(4_999);
+    expect(again).toBe(false);
+    await advance(1);
+    expect(again).toBe(true);
+  });
 });
 
 describe('WorkQueue.triggerAt (timed triggers, e.g. a pause resume)', () => {

@@ -174,6 +174,13 @@ interface Waiter {
   readonly resolve: () => void;
 }
 
+/** A wait for no work in flight that later callers join when its deadline is not later than theirs. */
+interface SharedWait {
+  /** `Timers.now()` time at which it gives up. */
+  readonly deadline: number;
+  readonly settled: Promise<undefined>;
+}
+
 /**
  * The single work queue of §8. Keys are debounced per workload, handed to at most `concurrency`
  * workers in `dueAt` order, never run by two workers at once, and retried with per-key backoff.
@@ -188,6 +195,8 @@ export class WorkQueue<R = never> {
   readonly #records = new Map<WorkloadKey, KeyRecord<R>>();
   #inFlightCount = 0;
   readonly #waiters = new Set<Waiter>();
+  /** The newest `whenNoWorkInFlight` wait; undefined once it settled. */
+  #noWorkWait: SharedWait | undefined;
   #workers: PQueue | undefined;
   #state: QueueState = 'created';
   #wakeAt: number | undefined;
@@ -284,20 +293,34 @@ export class WorkQueue<R = never> {
    */
   async whenNoWorkInFlight(maxWaitMs: number): Promise<void> {
     if (this.#inFlightCount === 0) return;
-    await new Promise<void>((resolve) => {
-      const waiter: Waiter = {
-        isMet: () => this.#inFlightCount === 0,
-        resolve: () => {
-          cancel();
-          resolve();
-        },
-      };
-      const cancel = this.#deps.timers.schedule(maxWaitMs, () => {
-        this.#waiters.delete(waiter);
-        resolve();
-      });
-      this.#waiters.add(waiter);
+    // One Event per roll waits here: callers share a wait (and its one timer) that gives up no
+    // later than they would, instead of each scheduling and cancelling a timer of its own.
+    const deadline = this.#deps.timers.now() + maxWaitMs;
+    const shared = this.#noWorkWait;
+    if (shared !== undefined && shared.deadline <= deadline) {
+      await shared.settled;
+      return;
+    }
+    const { promise, resolve } = Promise.withResolvers<undefined>();
+    const wait: SharedWait = { deadline, settled: promise };
+    const settle = (): void => {
+      if (this.#noWorkWait === wait) this.#noWorkWait = undefined;
+      resolve(undefined);
+    };
+    const waiter: Waiter = {
+      isMet: () => this.#inFlightCount === 0,
+      resolve: () => {
+        cancel();
+        settle();
+      },
+    };
+    const cancel = this.#deps.timers.schedule(maxWaitMs, () => {
+      this.#waiters.delete(waiter);
+      settle();
     });
+    this.#waiters.add(waiter);
+    this.#noWorkWait = wait;
+    await promise;
   }
 
   /** Applies one trigger at the current time (§8 items 2 and 3). Ignored while stopped. */

@@ -8,6 +8,7 @@ import {
   EVICT_BEFORE,
   INSTANTIATE_PENDING,
   PENDING_ROLL,
+  ROLLOUT_FAILED,
   REVISION_DIGEST,
   ROLLOUT_HALTED,
   SOURCE_HASHES,
@@ -49,6 +50,8 @@ export interface WorkloadChanges extends TemplateChange {
   readonly evictBefore?: string | null | undefined;
   /** W `kreload.io/pending-roll`: removed by the roll that covers the held changes. */
   readonly pendingRoll?: string | null | undefined;
+  /** W `kreload.io/rollout-failed`: removed by the next roll (docs/adr/0043). */
+  readonly rolloutFailed?: null | undefined;
   /** W label `kreload.io/revision-digest` (config revisions, docs/adr/0036). */
   readonly revisionDigest?: string | null | undefined;
   /** Deployments with a pause period only. */
@@ -82,7 +85,12 @@ export class UnsupportedPatchError extends Error {
 }
 
 type WorkloadField =
-  'workloadSourceHashes' | 'baseline' | 'instantiatePending' | 'evictBefore' | 'pendingRoll';
+  | 'workloadSourceHashes'
+  | 'baseline'
+  | 'instantiatePending'
+  | 'evictBefore'
+  | 'pendingRoll'
+  | 'rolloutFailed';
 
 /** Annotation order inside each map is fixed so the same input always gives the same bytes. */
 const WORKLOAD_ANNOTATIONS: readonly (readonly [string, WorkloadField])[] = [
@@ -91,6 +99,7 @@ const WORKLOAD_ANNOTATIONS: readonly (readonly [string, WorkloadField])[] = [
   [INSTANTIATE_PENDING, 'instantiatePending'],
   [EVICT_BEFORE, 'evictBefore'],
   [PENDING_ROLL, 'pendingRoll'],
+  [ROLLOUT_FAILED, 'rolloutFailed'],
 ];
 
 function collect<F extends string>(
@@ -308,10 +317,18 @@ export function rfc3339Seconds(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** The halt marker (docs/adr/0043) on a workload's metadata, never its template: it rolls nothing. */
+/**
+ * The halt marker (docs/adr/0043) on a workload's metadata, never its template: it rolls nothing.
+ * `kreload.io/rollout-failed` goes with it and stays when a user removes the marker, so the resume
+ * is in the cluster from that moment on, not only in the memory of the process that saw it.
+ */
+export function haltMarkerAnnotations(marker: string): Record<string, string> {
+  return { [ROLLOUT_HALTED]: marker, [ROLLOUT_FAILED]: marker };
+}
+
 export function haltMarkerPatch(row: WorkloadKindRow, marker: string): Patch {
   return {
     type: row.metadataPatchType,
-    body: { metadata: { annotations: { [ROLLOUT_HALTED]: marker } } },
+    body: { metadata: { annotations: haltMarkerAnnotations(marker) } },
   };
 }

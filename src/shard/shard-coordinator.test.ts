@@ -251,6 +251,33 @@ describe('ShardCoordinator', () => {
     for (const bucket of cBuckets) expect(cluster.holder(bucket)).toBe(expected[bucket]);
   });
 
+  it('a replacement joining while a dead member’s Leases run out does not hold up their takeover', async () => {
+    const [a, b, c] = ['a', 'b', 'c'].map(replica) as [Replica, Replica, Replica];
+    // Long-running members: each has seen the others renewing for more than a lease duration.
+    await rounds([a, b, c], 9);
+    const cBuckets = [...owned(c)];
+    expect(cBuckets.length).toBeGreaterThan(0);
+    // c is killed; its replacement d (a new pod name) is ready 8 s later, as a Deployment's pod.
+    const start = clock.monotonic;
+    await rounds([a, b], 4);
+    const d = replica('d');
+    let takenAfterMs: number | undefined;
+    for (let round = 0; round < 12 && takenAfterMs === undefined; round += 1) {
+      await rounds([a, b, d], 1);
+      const holders = cBuckets.map((bucket) => cluster.holder(bucket));
+      if (holders.every((holder) => holder !== undefined && holder !== 'c'))
+        takenAfterMs = clock.monotonic - start;
+    }
+    expect(takenAfterMs).toBeLessThanOrEqual(
+      TIMINGS.leaseDurationMs + 2 * TIMINGS.retryPeriodMs + 2_000,
+    );
+    // Once everyone has seen d renewing for a lease duration, d gets exactly its share.
+    await rounds([a, b, d], 12);
+    const expected = assignBuckets(['a', 'b', 'd'], BUCKETS);
+    for (let bucket = 0; bucket < BUCKETS; bucket += 1)
+      expect(cluster.holder(bucket), `bucket ${String(bucket)}`).toBe(expected[bucket]);
+  });
+
   it('kill -9 between the release and the new owner’s acquire: acquired at the next round', async () => {
     const a = replica('a');
     await rounds([a], 2);
@@ -295,6 +322,23 @@ describe('ShardCoordinator', () => {
     await a.coordinator.tick();
     expect(owned(a)).toContain(0);
     expect(a.acquired.filter((b) => b === 0)).toEqual([0]);
+  });
+
+  it('a held bucket whose renewals lapsed past the renew deadline is reconciled again once renewed', async () => {
+    const a = replica('a');
+    await rounds([a], 1);
+    const namespace = namespaceIn(a.coordinator, 0);
+    expect(a.acquired.filter((b) => b === 0)).toEqual([0]);
+    // Renewals fail for longer than the renew deadline: writes refused meanwhile (a roll cut
+    // between its DELETE and its POST stays undone), then a renewal goes through again.
+    for (let round = 0; round < 6; round += 1) {
+      cluster.faults.set(`${PREFIX}-bucket-0`, new ApiError('timeout', { retryable: true }));
+      await rounds([a], 1);
+    }
+    expect(a.coordinator.mayWrite(namespace)).toBe(false);
+    await rounds([a], 1);
+    expect(a.coordinator.mayWrite(namespace)).toBe(true);
+    expect(a.acquired.filter((b) => b === 0)).toEqual([0, 0]);
   });
 
   it('a 403 on one bucket Lease: that bucket is not held and reported, the others are', async () => {

@@ -5,7 +5,10 @@
  * its last renewal. A bucket that moves is drained and released by the old owner before the new
  * owner can acquire it; a dead member's buckets are taken over once not seen renewed for a lease
  * duration. Liveness is judged as client-go does: by when this process saw a Lease change, on its
- * monotonic clock, never by the timestamps another machine wrote.
+ * monotonic clock, never by the timestamps another machine wrote. A replica that has been a member
+ * for a lease duration assigns buckets only to members it has seen live that long: a newcomer,
+ * which cannot yet tell a dead member from a live one, is given buckets once it can, so a
+ * replacement pod that joins while a dead member's Leases run out does not hold up their takeover.
  */
 import {
   canWriteAt,
@@ -44,10 +47,22 @@ export interface ShardCoordinatorDeps {
   readonly inFlight: (bucket: number) => number;
   /** The bucket's Lease was acquired: reconcile its namespaces' workloads. */
   readonly onAcquired: (bucket: number) => void;
+  /**
+   * The caches of this replica's share (docs/adr/0053): told each round which buckets are assigned
+   * here or still held; a bucket's Lease is claimed only once its namespaces are filled in.
+   * Without it every bucket counts as filled (caches of the whole cluster).
+   */
+  readonly cache?: ShardCache | undefined;
   /** The bucket's Lease was released to its new owner, or found taken. */
   readonly onReleased?: (bucket: number, reason: string) => void;
   /** A Lease read or write failed (conflicts excluded: they are part of the protocol). */
   readonly onError?: (error: ShardLeaseError) => void;
+}
+
+/** What the coordinator needs of the shard's cache scope (src/shard/cache-scope.ts). */
+export interface ShardCache {
+  update(wanted: ReadonlySet<number>): void;
+  isFilled(bucket: number): boolean;
 }
 
 export class ShardLeaseError extends Error {
@@ -73,20 +88,32 @@ interface BucketState {
 interface MemberState {
   lease: ObservedLease | undefined;
   lastRenewAtMs: number | undefined;
+  /** Monotonic time this replica became a member (its member Lease renewed without a lapse). */
+  sinceMs: number | undefined;
 }
 
 export class ShardCoordinator {
   readonly #deps: ShardCoordinatorDeps;
   readonly #buckets: BucketState[];
-  readonly #member: MemberState = { lease: undefined, lastRenewAtMs: undefined };
+  readonly #member: MemberState = {
+    lease: undefined,
+    lastRenewAtMs: undefined,
+    sinceMs: undefined,
+  };
   /** Other members' Leases by name, observed on the local clock. */
   #memberObservations = new Map<string, LeaseObservation>();
+  /** Other live members → monotonic time since which they have been seen live without a lapse. */
+  #liveSince = new Map<string, number>();
   #liveMembers: readonly string[] = [];
+  /** The members buckets are assigned to (see the module comment). */
+  #assignees: readonly string[] = [];
   #running = false;
   #cancelTick: (() => void) | undefined;
   #cycle: Promise<void> | undefined;
   #handovers = 0;
   #lastListedAtMs: number | undefined;
+  /** `nudge()` during a round: the next one starts at once. */
+  #nudged = false;
 
   constructor(deps: ShardCoordinatorDeps) {
     this.#deps = deps;
@@ -116,6 +143,20 @@ export class ShardCoordinator {
     if (!this.#cycle) this.#runCycle();
   }
 
+  /**
+   * A round as soon as possible (the caches of newly assigned buckets are filled): now when idle,
+   * right after the round under way otherwise. The retry period then counts from that round.
+   */
+  nudge(): void {
+    if (!this.#running) return;
+    if (this.#cycle) {
+      this.#nudged = true;
+      return;
+    }
+    this.#cancelTick?.();
+    this.#runCycle();
+  }
+
   stop(): void {
     this.#running = false;
     this.#cancelTick?.();
@@ -135,7 +176,8 @@ export class ShardCoordinator {
     const nowMs = this.#deps.clock.monotonicMs();
     this.#lastListedAtMs = nowMs;
     this.#liveMembers = this.#observeMembers(leases, nowMs);
-    const owners = assignBuckets(this.#liveMembers, this.#settings.bucketCount);
+    this.#assignees = this.#assigneesAt(nowMs);
+    const owners = assignBuckets(this.#assignees, this.#settings.bucketCount);
     const byName = new Map(leases.map(({ name, lease }) => [name, lease]));
     await Promise.all(
       owners.map((owner, bucket) =>
@@ -144,6 +186,16 @@ export class ShardCoordinator {
           assigned: owner === this.#settings.identity,
           nowMs,
         }),
+      ),
+    );
+    // Assigned here, or held until its writes in flight answered: kept in the caches.
+    this.#deps.cache?.update(
+      new Set(
+        owners.flatMap((owner, bucket) =>
+          owner === this.#settings.identity || this.#buckets[bucket]?.phase !== 'none'
+            ? [bucket]
+            : [],
+        ),
       ),
     );
   }
@@ -163,6 +215,7 @@ export class ShardCoordinator {
     }
     await this.#releaseLease(this.#id(this.#memberName()), this.#member.lease);
     this.#member.lastRenewAtMs = undefined;
+    this.#member.sinceMs = undefined;
     await Promise.all(
       this.#buckets.map(async (state, bucket) => {
         if (state.phase === 'none') return;
@@ -199,7 +252,7 @@ export class ShardCoordinator {
 
   /** The live member `namespace` is assigned to, as this replica last saw the members. */
   assignedOwner(namespace: string): string | undefined {
-    return ownerOf(this.bucketOf(namespace), this.#liveMembers);
+    return ownerOf(this.bucketOf(namespace), this.#assignees);
   }
 
   /** The replica that holds the Lease of the bucket of `namespace`, as last read. */
@@ -234,7 +287,9 @@ export class ShardCoordinator {
       .finally(() => {
         this.#cycle = undefined;
         if (this.#running) {
-          this.#cancelTick = this.#deps.timers.schedule(this.#timings.retryPeriodMs, () => {
+          const delayMs = this.#nudged ? 0 : this.#timings.retryPeriodMs;
+          this.#nudged = false;
+          this.#cancelTick = this.#deps.timers.schedule(delayMs, () => {
             this.#runCycle();
           });
         }
@@ -268,6 +323,7 @@ export class ShardCoordinator {
     const sentAtMs = this.#deps.clock.monotonicMs();
     const written = await this.#claim(id, lease, lease === undefined ? 'acquire' : 'renew');
     if (written === undefined) return;
+    if (!this.#isMember(sentAtMs)) this.#member.sinceMs = sentAtMs;
     this.#member.lease = written;
     this.#member.lastRenewAtMs = sentAtMs;
   }
@@ -288,8 +344,28 @@ export class ShardCoordinator {
       if (holder !== undefined && holder !== this.#settings.identity && !expired) live.add(holder);
     }
     this.#memberObservations = observations;
+    this.#liveSince = new Map(
+      [...live].map((member) => [member, this.#liveSince.get(member) ?? nowMs]),
+    );
     if (this.#isMember(nowMs)) live.add(this.#settings.identity);
     return [...live].sort();
+  }
+
+  /**
+   * The live members, or, once this replica has been a member for a lease duration, those of them
+   * seen live that long (and itself): it can tell a dead member from a live one, a newcomer cannot
+   * yet, and a bucket assigned to a newcomer would wait for the newcomer's own lease duration.
+   */
+  #assigneesAt(nowMs: number): readonly string[] {
+    const duration = this.#timings.leaseDurationMs;
+    const since = this.#member.sinceMs;
+    if (!this.#isMember(nowMs) || since === undefined || nowMs - since < duration)
+      return this.#liveMembers;
+    return this.#liveMembers.filter(
+      (member) =>
+        member === this.#settings.identity ||
+        nowMs - (this.#liveSince.get(member) ?? nowMs) >= duration,
+    );
   }
 
   async #step(
@@ -319,6 +395,9 @@ export class ShardCoordinator {
       nowMs,
       timings: this.#timings,
     });
+    // Not held yet: its namespaces must be in the caches before the first reconcile reads them.
+    const { cache } = this.#deps;
+    if (state.phase === 'none' && cache !== undefined && !cache.isFilled(bucket)) return;
     if (action === 'acquire' || action === 'takeover' || action === 'renew') {
       await this.#claimBucket(bucket, state, action, { admit: true });
     }
@@ -344,13 +423,19 @@ export class ShardCoordinator {
     mode: { readonly admit: boolean },
   ): Promise<void> {
     const sentAtMs = this.#deps.clock.monotonicMs();
+    // Held, but past the renew deadline: writes were refused meanwhile, some perhaps halfway
+    // (a Job deleted, not yet created again), so the bucket is reconciled as if newly acquired.
+    const lapsed =
+      state.phase === 'held' &&
+      !canWriteAt({ nowMs: sentAtMs, lastRenewAtMs: state.lastRenewAtMs, timings: this.#timings });
     const written = await this.#claim(this.#bucketId(bucket), state.lease, action);
     if (written === undefined) return;
     state.lease = written;
     state.observation = observeLease(state.observation, written, this.#deps.clock.monotonicMs());
     state.lastRenewAtMs = sentAtMs;
-    if (state.phase === 'held' || !mode.admit) return;
-    // Newly held, or assigned back while draining (changes were not routed here meanwhile).
+    if (!mode.admit || (state.phase === 'held' && !lapsed)) return;
+    // Newly held, held again after a lapse, or assigned back while draining (changes were not
+    // routed here meanwhile).
     state.phase = 'held';
     this.#deps.onAcquired(bucket);
   }

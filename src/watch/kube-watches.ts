@@ -7,6 +7,7 @@ import type { SourceView, WorkloadView } from '../core/types.ts';
 import type { WorkloadKindRow } from '../rollout/kinds.ts';
 import { NamespaceMerge, type NamespaceSink } from './namespace-merge.ts';
 import type { ApiError } from '../core/api-error.ts';
+import { isJsonObject, stringAt } from '../core/json.ts';
 import type { ListWatchStatus } from '../kube/list-watch.ts';
 import {
   projectConfigMap,
@@ -43,6 +44,8 @@ export interface ResourceWatch {
    */
   readonly settled: Promise<void>;
   start(): void;
+  /** Lists again now; resolves as `ListWatch.relist()` does. */
+  relist(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -70,6 +73,11 @@ export interface WatchFactoryDeps {
   ) => void;
   /** Bounds how many list pages are fetched at once across every watch. */
   readonly pageLimiter?: PageLimiter;
+  /**
+   * Active-active (docs/adr/0053): objects of a namespace this replica does not keep are dropped as
+   * they are decoded, before any projection; unset, every namespace is kept.
+   */
+  readonly holdsNamespace?: ((namespace: string) => boolean) | undefined;
   /** Events kreload will not act on (ignored source, namespace not selected): `dropped` (§13.2). */
   readonly isFiltered?: (
     namespace: string,
@@ -85,6 +93,7 @@ interface WatchSpec<V> {
   readonly sink: ViewSink<V>;
   readonly idOf: (view: V) => string;
   readonly isFiltered?: (view: V) => boolean;
+  readonly clusterScoped?: boolean;
 }
 
 export class WatchFactory {
@@ -171,6 +180,7 @@ export class WatchFactory {
     });
   }
 
+  /** Cluster-scoped: never dropped by the shard's namespaces. */
   namespaces(target: WatchTarget, sink: ViewSink<string>): ResourceWatch[] {
     return this.#create({
       resource: 'namespaces',
@@ -179,7 +189,18 @@ export class WatchFactory {
       project: projectNamespaceName,
       sink,
       idOf: (name) => name,
+      clusterScoped: true,
     });
+  }
+
+  /** `project`, dropping objects of the namespaces this replica does not keep. */
+  #shardProject<V>(spec: WatchSpec<V>): (obj: unknown) => V | undefined {
+    const holds = this.#deps.holdsNamespace;
+    if (holds === undefined || spec.clusterScoped === true) return spec.project;
+    return (obj) => {
+      const namespace = isJsonObject(obj) ? stringAt(obj, ['metadata', 'namespace']) : undefined;
+      return namespace !== undefined && !holds(namespace) ? undefined : spec.project(obj);
+    };
   }
 
   #create<V>(spec: WatchSpec<V>): ResourceWatch[] {
@@ -195,6 +216,7 @@ export class WatchFactory {
           })
         : undefined;
     const { metrics } = this.#deps;
+    const project = this.#shardProject(spec);
     return spec.targets.map((target) => {
       const merged: NamespaceSink<V> | undefined = merge?.sinkFor(target.namespace ?? '');
       const sink = merged ?? spec.sink;
@@ -215,7 +237,7 @@ export class WatchFactory {
         labelSelector: target.labelSelector,
         fieldSelector: target.fieldSelector,
         pageLimiter: this.#deps.pageLimiter,
-        project: spec.project,
+        project,
         consumer: {
           replace: (items) => {
             sink.replace(items.filter((view) => seen('add', view)));

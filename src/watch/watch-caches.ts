@@ -9,6 +9,7 @@ import { NamespaceFilter, type NamespaceScope } from './namespace-filter.ts';
 import type { Clock, Timers } from '../time/timers.ts';
 import { SourceCache, SourceCaches, type SourceCacheEvent } from './source-cache.ts';
 import { WorkloadStore, type WorkloadStoreEvent } from './workload-store.ts';
+import { SOURCE_TYPE_ROWS } from '../core/source-types.ts';
 import type { WorkloadKindName } from '../core/types.ts';
 import { type PolicyEvent, PolicyStore } from './policy-store.ts';
 
@@ -153,4 +154,14 @@ export function createWatchCaches(
       },
     }),
   };
+}
+
+/** Objects held per kind (`kreload_cached_objects`): each source type's cache and the workloads. */
+export function cachedObjectCounts(caches: WatchCaches): Record<string, number> {
+  const counts: Record<string, number> = { workload: caches.store.size };
+  for (const row of SOURCE_TYPE_ROWS) {
+    const cache = caches.byType[row.type];
+    if (cache !== undefined) counts[row.kind] = cache.size;
+  }
+  return counts;
 }

@@ -104,6 +104,8 @@ export interface WatchServerDeps {
   readonly random: () => number;
   /** When kreload last wrote a workload (the write ledger of ADR 0014), for the store's reads. */
   readonly writeBasis: (key: WorkloadKey) => number | undefined;
+  /** Active-active: the namespaces this replica keeps in its caches (docs/adr/0053). */
+  readonly holdsNamespace?: ((namespace: string) => boolean) | undefined;
 }
 
 /** The parts a watch server is made of (createWatchServer builds them). */
@@ -251,6 +253,21 @@ export class WatchServer {
     void this.#running?.apis.recheckAbsent();
   }
 
+  /**
+   * The namespaced list-watches that can hold objects of `affected` namespaces list again
+   * (active-active, docs/adr/0053): every cluster-wide one, and the per-namespace ones of those
+   * namespaces. Resolves once each one's list started after this call reached its cache, or it
+   * cannot list now, or it stopped.
+   */
+  async relist(affected: (namespace: string) => boolean = () => true): Promise<void> {
+    const relisted = this.#watches.filter(
+      (watch) =>
+        watch.resource !== 'namespaces' &&
+        (watch.namespace === undefined || affected(watch.namespace)),
+    );
+    await Promise.all(relisted.map((watch) => watch.relist()));
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#stopping.resolve(undefined);
@@ -367,6 +384,7 @@ export class WatchServer {
       pageLimiter: (fetch) => listPages.add(fetch),
       projection: projectionSettings(options),
       metrics,
+      holdsNamespace: deps.holdsNamespace,
       isFiltered: (namespace, annotations) =>
         !caches.namespaces.accepts(namespace) || annotations[keys.ignore] === 'true',
       onWatchError: (resource, namespace, error) => {

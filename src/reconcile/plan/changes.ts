@@ -283,5 +283,7 @@ export function planChanges(context: ChangeContext): PlannedChanges {
     baseline: rollBaseline(baseline, context.state),
     ...retiredRecord(context.state, true),
     ...(pendingRoll !== undefined && { pendingRoll }),
+    // The failure it records was of an earlier roll: this roll's own failure must halt again.
+    ...(context.state.raw.rolloutFailed !== undefined && { rolloutFailed: null }),
   };
 }

@@ -3,7 +3,13 @@ import { sourceKey } from '../../core/keys.ts';
 import { type HashMapCache, parseHashMap, parseLastReloadedFrom } from '../../core/state.ts';
 import type { AnnotationProblem, Annotations, SourceKey, WorkloadView } from '../../core/types.ts';
 import type { StoredBaseline } from './model.ts';
-import { BASELINE, LAST_RELOADED_FROM, PENDING_ROLL, SOURCE_HASHES } from '../../core/types.ts';
+import {
+  BASELINE,
+  LAST_RELOADED_FROM,
+  PENDING_ROLL,
+  ROLLOUT_FAILED,
+  SOURCE_HASHES,
+} from '../../core/types.ts';
 
 export type HashMap = ReadonlyMap<SourceKey, string>;
 
@@ -31,6 +37,8 @@ export interface PersistedState {
     readonly pending: string | undefined;
     /** The store's record, when the store is on and holds one. */
     readonly record: string | undefined;
+    /** W `kreload.io/rollout-failed`: a failed rollout of this workload halted a change (ADR 0043). */
+    readonly rolloutFailed: string | undefined;
   };
   readonly problems: readonly AnnotationProblem[];
 }
@@ -108,6 +116,7 @@ export function readPersistedState(
       baseline: baseline.raw,
       pending: pending.raw,
       record: stored?.raw,
+      rolloutFailed: view.annotations[ROLLOUT_FAILED],
     },
     problems,
   };

@@ -17,14 +17,14 @@ import type {
   WorkloadKey,
   WorkloadView,
 } from '../../core/types.ts';
-import { ROLLOUT_HALTED, ROLLOUT_PRIORITY } from '../../core/types.ts';
+import { ROLLOUT_FAILED, ROLLOUT_HALTED, ROLLOUT_PRIORITY } from '../../core/types.ts';
 import { parseSourceKey } from '../../core/keys.ts';
 import { configRolloutHaltedEvent, configRolloutUndoneEvent } from '../../events/event-messages.ts';
 import type { EventRequest } from '../../events/event-recorder.ts';
 import { sourceObjectRef, workloadObjectRef } from '../../events/object-refs.ts';
 import { judgeRollout, type RolloutHealth } from '../../rollout/health.ts';
 import type { KindTable } from '../../rollout/kinds.ts';
-import { haltMarkerPatch } from '../../rollout/patch.ts';
+import { haltMarkerAnnotations, haltMarkerPatch } from '../../rollout/patch.ts';
 import { type WorkloadRollout, workloadRollout } from '../../rollout/workload-settings.ts';
 import type { FailedRolloutUndo } from './undo.ts';
 import {
@@ -44,6 +44,7 @@ import {
   type RolloutSettings,
 } from '../../rollout/waves.ts';
 import type { Pass } from '../attempt.ts';
+import type { ReconcilePlan } from '../plan/model.ts';
 import { asApiError } from '../attempt.ts';
 import type { WorkloadLookup, WorkloadWriter } from '../ports.ts';
 import type { AdmitAnswer, ReconcileStage } from '../stages.ts';
@@ -141,9 +142,19 @@ interface Reservation {
   readonly at: number;
 }
 
+/**
+ * What a waiting roll needs: a free slot of the cluster-wide budget, of its namespace's budget, or
+ * something else (a wave gate, its policy's budget), which members' updates and rollout ends move.
+ */
+type WaitingFor =
+  | { readonly slot: 'cluster' }
+  | { readonly slot: 'namespace'; readonly namespace: string }
+  | { readonly slot: undefined };
+
 interface Waiter {
   /** When its roll is asked again anyway: the waiter is stale after. */
   readonly until: number;
+  readonly waitingFor: WaitingFor;
   readonly wake: () => void;
 }
 
@@ -151,6 +162,13 @@ interface Change {
   readonly namespace: string;
   readonly source: SourceKey;
   readonly hash: string;
+}
+
+/** The slot a roll held for `reason` waits for. */
+function waitingForOf(reason: HoldReason, namespace: string): WaitingFor {
+  if (reason === 'budget') return { slot: 'cluster' };
+  if (reason === 'namespace_budget') return { slot: 'namespace', namespace };
+  return { slot: undefined };
 }
 
 const RANK: Readonly<Record<Admission['answer'], number>> = { now: 0, later: 1, held: 2 };
@@ -161,7 +179,11 @@ export class RollAdmission implements ReconcileStage {
   readonly #changes = new Map<string, ChangeRecord>();
   /** Slots taken by admitted rolls whose write has not ended. */
   readonly #reserved = new Map<WorkloadKey, Reservation>();
-  /** Rolls waiting for a slot or a gate: woken when one can move, or when they are stale. */
+  /**
+   * Rolls waiting for a slot or a gate, oldest first: woken when one can move, or when they are
+   * stale. A freed slot wakes as many slot waiters as there are free slots, not all of them: in a
+   * storm thousands wait, and waking all on every slot costs decisions by the square of the storm.
+   */
   readonly #waiters = new Set<Waiter>();
   /** Set once a roll first waits: the tracker's rollout ends wake the waiters. */
   #listening = false;
@@ -183,29 +205,16 @@ export class RollAdmission implements ReconcileStage {
     const { plan, view } = target;
     if (plan.action !== 'roll') return undefined;
     const namespace = view.ref.namespace;
-    let worst: { admission: Admission; change: Change; members: readonly Member[] } | undefined;
-    for (const source of plan.rolling) {
-      const hash = plan.keys.find((entry) => entry.key === source)?.desired;
-      if (hash === undefined) continue;
-      const change = { namespace, source, hash };
-      const members = this.#members(change);
-      const admission = decideAdmission({
-        key: pass.key,
-        members,
-        settings: this.#deps.settings,
-        inFlight: this.#inFlight(namespace),
-        reserved: (key) => this.#reserved.has(key) || this.#rolling(key),
-      });
-      if (worst === undefined || RANK[admission.answer] > RANK[worst.admission.answer]) {
-        worst = { admission, change, members };
-      }
-    }
+    const worst = this.#worstAdmission(pass.key, namespace, plan);
     const admission = worst?.admission ?? { answer: 'now' };
     if (admission.answer === 'now') {
       this.#reserve(pass.key, namespace);
       return undefined;
     }
     this.#deps.report.held(admission.reason);
+    // A slot waiter woken for a free slot that it could not take (another gate holds it) passes
+    // the slot on, so it is not left free until the next recheck.
+    if (admission.reason !== 'budget') this.#wakeSlotWaiters();
     if (admission.answer === 'held') {
       if (worst) await this.#halt(worst.change, admission.failed, worst.members);
       return {
@@ -218,20 +227,58 @@ export class RollAdmission implements ReconcileStage {
     return {
       wake: {
         afterMs: ADMISSION_RECHECK_MS,
-        wakeEarly: this.#wakeOn(admission.waitingOn, ADMISSION_RECHECK_MS),
+        wakeEarly: this.#wakeOn(
+          admission.waitingOn,
+          ADMISSION_RECHECK_MS,
+          waitingForOf(admission.reason, namespace),
+        ),
       },
     };
   }
 
-  /** The reconcile of `key` ended (written, failed or gone): its slot, if any, is free. */
-  ended(key: WorkloadKey): void {
-    if (this.#reserved.delete(key)) this.#wakeAll();
+  /** The most restrictive answer over the sources the plan rolls for, with its change. */
+  #worstAdmission(
+    key: WorkloadKey,
+    namespace: string,
+    plan: Pick<ReconcilePlan, 'rolling' | 'keys'>,
+  ): { admission: Admission; change: Change; members: readonly Member[] } | undefined {
+    let worst: { admission: Admission; change: Change; members: readonly Member[] } | undefined;
+    for (const source of plan.rolling) {
+      const hash = plan.keys.find((entry) => entry.key === source)?.desired;
+      if (hash === undefined) continue;
+      const change = { namespace, source, hash };
+      const members = this.#members(change, key);
+      const admission = decideAdmission({
+        key,
+        members,
+        settings: this.#deps.settings,
+        inFlight: this.#inFlight(namespace),
+        reserved: (member) => this.#reserved.has(member) || this.#rolling(member),
+      });
+      if (worst === undefined || RANK[admission.answer] > RANK[worst.admission.answer]) {
+        worst = { admission, change, members };
+      }
+    }
+    return worst;
   }
 
-  /** The change's members still in its order, with their states, from the caches. */
-  #members(change: Change): readonly Member[] {
+  /** The reconcile of `key` ended (written, failed or gone): its slot, if any, is free. */
+  ended(key: WorkloadKey): void {
+    if (this.#reserved.delete(key)) this.#slotFreed();
+  }
+
+  /**
+   * The change's members still in its order, with their states, from the caches. Without waves
+   * only a ReloadPolicy's maxConcurrent looks at the other members: a roll under the flags' budgets
+   * alone needs only itself, not a plan of every workload of its namespace at each admission.
+   */
+  #members(change: Change, asking: WorkloadKey): readonly Member[] {
     const record = this.#record(change);
     const markerSource = haltMarkerSource(change.namespace, change.source);
+    if (!this.#deps.settings.waves) {
+      const member = this.#member(asking, change, record, markerSource);
+      if (member?.maxConcurrent === undefined) return member ? [member] : [];
+    }
     return this.#deps.members.keysInNamespace(change.namespace).flatMap((key) => {
       const member = this.#member(key, change, record, markerSource);
       return member ? [member] : [];
@@ -247,7 +294,7 @@ export class RollAdmission implements ReconcileStage {
   ): Member | undefined {
     const view = this.#deps.workloads.get(key);
     if (view === undefined) return undefined;
-    const haltMarked = carriesMarker(view, markerSource, change.hash);
+    const haltMarked = carriesMarker(view, ROLLOUT_HALTED, markerSource, change.hash);
     const tracked = this.#deps.tracked(key).get(change.source);
     const rolled = tracked?.applied === change.hash;
     const due = tracked?.desired === change.hash && tracked.rolls;
@@ -259,7 +306,7 @@ export class RollAdmission implements ReconcileStage {
       health: healthOf(view),
       rolledAt: last?.uid === view.uid ? last.startedAt : undefined,
       haltMarked,
-      resumed: record.resumed.has(key),
+      resumed: record.resumed.has(key) || resumedInCluster(view, markerSource, change.hash),
     };
     const deadlineMs = this.#deps.settings.deadlineMs ?? rolloutDeadlineMs(view.rolloutStatus);
     const status = memberStatus(facts, deadlineMs, this.#deps.now());
@@ -369,11 +416,15 @@ export class RollAdmission implements ReconcileStage {
    * a slot was freed, or a rollout ended. Waiters past their time are woken (their roll was asked
    * again meanwhile), so none accumulate.
    */
-  #wakeOn(waitingOn: readonly Member[], afterMs: number): Promise<void> {
+  #wakeOn(
+    waitingOn: readonly Member[],
+    afterMs: number,
+    waitingFor: WaitingFor = { slot: undefined },
+  ): Promise<void> {
     if (!this.#listening) {
       this.#listening = true;
       this.#deps.rollouts.onEnded(() => {
-        this.#wakeAll();
+        this.#slotFreed();
       });
     }
     const now = this.#deps.now();
@@ -388,6 +439,7 @@ export class RollAdmission implements ReconcileStage {
       );
       const waiter: Waiter = {
         until: now + afterMs,
+        waitingFor,
         wake: () => {
           this.#waiters.delete(waiter);
           for (const unsubscribe of unsubscribes) unsubscribe();
@@ -398,8 +450,38 @@ export class RollAdmission implements ReconcileStage {
     });
   }
 
-  #wakeAll(): void {
-    for (const waiter of [...this.#waiters]) waiter.wake();
+  /** A slot or a rollout ended: the gates may move, and the free slots go to the oldest waiters. */
+  #slotFreed(): void {
+    for (const waiter of [...this.#waiters]) {
+      if (waiter.waitingFor.slot === undefined) waiter.wake();
+    }
+    this.#wakeSlotWaiters();
+  }
+
+  /** Wakes the oldest slot waiters, as many as the cluster-wide and namespace budgets have free. */
+  #wakeSlotWaiters(): void {
+    const slotWaiters = [...this.#waiters].filter((waiter) => waiter.waitingFor.slot !== undefined);
+    if (slotWaiters.length === 0) return;
+    const { maxConcurrent, maxPerNamespace } = this.#deps.settings;
+    let freeInCluster =
+      maxConcurrent > 0 ? maxConcurrent - this.#inFlight('').cluster : Number.POSITIVE_INFINITY;
+    const freeInNamespace = new Map<string, number>();
+    for (const waiter of slotWaiters) {
+      if (freeInCluster <= 0) return;
+      const { waitingFor } = waiter;
+      if (waitingFor.slot === 'namespace') {
+        const { namespace } = waitingFor;
+        const free =
+          freeInNamespace.get(namespace) ??
+          (maxPerNamespace > 0
+            ? maxPerNamespace - this.#inFlight(namespace).namespace
+            : Number.POSITIVE_INFINITY);
+        if (free <= 0) continue;
+        freeInNamespace.set(namespace, free - 1);
+      }
+      freeInCluster -= 1;
+      waiter.wake();
+    }
   }
 
   /**
@@ -458,7 +540,7 @@ export class RollAdmission implements ReconcileStage {
     const { undo } = this.#deps;
     const planned =
       undo && this.#rollout(view).undoOnFailure
-        ? await undo.plan(this.#underPolicy(view), change.source, { [ROLLOUT_HALTED]: marker })
+        ? await undo.plan(this.#underPolicy(view), change.source, haltMarkerAnnotations(marker))
         : undefined;
     // Written before, its answer lost: the marker and the undo are there already.
     if (planned !== undefined && 'halted' in planned) return;
@@ -534,8 +616,19 @@ function healthOf(view: WorkloadView): RolloutHealth | undefined {
   });
 }
 
-/** The workload carries the halt marker of this change (source and hash). */
-function carriesMarker(view: WorkloadView, source: string, hash: string): boolean {
-  const marker = parseHaltMarker(view.annotations[ROLLOUT_HALTED]);
+/**
+ * Its failure halted this change and the marker is gone: a user resumed it, whichever process saw
+ * the removal (the failure record stays until the workload's next roll).
+ */
+function resumedInCluster(view: WorkloadView, source: string, hash: string): boolean {
+  return (
+    !carriesMarker(view, ROLLOUT_HALTED, source, hash) &&
+    carriesMarker(view, ROLLOUT_FAILED, source, hash)
+  );
+}
+
+/** The workload's halt marker, or its failure record (`key`), names this change (source and hash). */
+function carriesMarker(view: WorkloadView, key: string, source: string, hash: string): boolean {
+  const marker = parseHaltMarker(view.annotations[key]);
   return marker?.source === source && marker.hash === hash;
 }
