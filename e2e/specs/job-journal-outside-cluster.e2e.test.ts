@@ -4,12 +4,20 @@
 import { writeFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { KubeJson, KubeJsonError, recordAt, stringAt } from '../harness/crds.ts';
+import { KubeJson, KubeJsonError, recordAt } from '../harness/crds.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { installKreloadIdentity, KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 import { configMapHash, type ConfigMapSpec } from '../harness/sources.ts';
-import { APP, envOf, readObject, uidOf, type ObjectRef } from './kinds-support.ts';
+import {
+  APP,
+  awaitBaseline,
+  envOf,
+  keyOf,
+  readObject,
+  uidOf,
+  type ObjectRef,
+} from './kinds-support.ts';
 import {
   awaitTerminating,
   createHeldJob,
@@ -59,10 +67,15 @@ describe('without POD_NAMESPACE', () => {
     await createHeldJob(client, ref, 'laptop-config');
     const uid = uidOf(await readObject(client, ref));
     const kreload = await fixture.start();
-    await pollUntil(
-      async () =>
-        stringAt(await readObject(client, ref), ['metadata', 'annotations', 'kreload.io/baseline']),
-      { timeoutMs: TIMEOUT_MS, describe: 'the baseline' },
+    await awaitBaseline(
+      client,
+      ref,
+      {
+        [keyOf({ type: 'CONFIGMAP', name: 'laptop-config' })]: configMapHash({
+          data: { version: '1' },
+        }),
+      },
+      TIMEOUT_MS,
     );
     // The roll deletes the Job (a finalizer holds it, so its CREATE fails), then kreload dies.
     await fixture.sources.replace(namespace, config('2'));

@@ -5,12 +5,21 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AuditLog } from '../harness/audit.ts';
-import { KubeJson, KubeJsonError, recordAt, stringAt } from '../harness/crds.ts';
+import { KubeJson, KubeJsonError, recordAt } from '../harness/crds.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { pollUntil } from '../harness/poll.ts';
 import { KRELOAD_NAMESPACE, KRELOAD_USER } from '../harness/rbac.ts';
-import type { ConfigMapSpec } from '../harness/sources.ts';
-import { APP, envOf, IMAGE, readObject, uidOf, type ObjectRef } from './kinds-support.ts';
+import { configMapHash, type ConfigMapSpec } from '../harness/sources.ts';
+import {
+  APP,
+  awaitBaseline,
+  envOf,
+  IMAGE,
+  keyOf,
+  readObject,
+  uidOf,
+  type ObjectRef,
+} from './kinds-support.ts';
 import {
   awaitTerminating,
   createHeldJob,
@@ -190,12 +199,11 @@ describe('the Job recreation journal is not trusted input', () => {
       timeoutMs: TIMEOUT_MS,
       describe: 'kreload to sync',
     });
-    await pollUntil(
-      async () =>
-        (await readObject(client, ref).then((job) =>
-          stringAt(job, ['metadata', 'annotations', 'kreload.io/baseline']),
-        )) !== undefined,
-      { timeoutMs: TIMEOUT_MS, describe: 'the baseline' },
+    await awaitBaseline(
+      client,
+      ref,
+      { [keyOf(config('1'))]: configMapHash(config('1')) },
+      TIMEOUT_MS,
     );
 
     // kreload journals the Job and deletes it; the finalizer holds it, so CREATE keeps failing.
@@ -250,12 +258,11 @@ describe('the Job recreation journal is not trusted input', () => {
     await createHeldJob(client, ref, 'genuine-config');
     const uid = uidOf(await readObject(client, ref));
     await fixture.start();
-    await pollUntil(
-      async () =>
-        (await readObject(client, ref).then((job) =>
-          stringAt(job, ['metadata', 'annotations', 'kreload.io/baseline']),
-        )) !== undefined,
-      { timeoutMs: TIMEOUT_MS, describe: 'the baseline' },
+    await awaitBaseline(
+      client,
+      ref,
+      { [keyOf(config('1'))]: configMapHash(config('1')) },
+      TIMEOUT_MS,
     );
     await fixture.sources.replace(namespace, config('2'));
     await awaitTerminating(client, ref, uid);
