@@ -122,6 +122,7 @@ describe('RBAC gaps and a missing API (§14)', () => {
     expect(secretView.annotations, 'no baseline for an unknown Secret').toEqual({
       [AUTO]: 'true',
     });
+    expect(await workloads.baselines.recordOf(secretUser, secretView.uid)).toBeUndefined();
     expect(secretView.containers).toEqual(viewOfSpec(secretSpec).containers);
 
     expect(await eventReasonsEventually(events, { ...forbidden }, ['ReloadFail'])).toContain(
@@ -131,6 +132,7 @@ describe('RBAC gaps and a missing API (§14)', () => {
     expect(daemonView.containers).toEqual(viewOfSpec(daemonSpec).containers);
     expect(daemonView.generation).toBe(1);
     expect(daemonView.annotations[BASELINE]).toBeUndefined();
+    expect(await workloads.baselines.recordOf(forbidden, daemonView.uid)).toBeUndefined();
   });
 });
 

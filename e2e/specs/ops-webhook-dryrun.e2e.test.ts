@@ -163,6 +163,8 @@ describe('webhook mode (§13.7)', () => {
       undefined,
       undefined,
     ]);
+    // Nor in the baseline store, where the default keeps never-rolled workloads' baselines.
+    expect(await workloads.baselines.recordsOf(namespace)).toEqual(new Map());
     expect(receiver.requests).toEqual([]);
   });
 
@@ -336,6 +338,8 @@ describe('dry run (§13.8)', () => {
       undefined,
       undefined,
     ]);
+    // Nor in the baseline store, where the default keeps never-rolled workloads' baselines.
+    expect(await workloads.baselines.recordsOf(namespace)).toEqual(new Map());
     expect(await dryRunEvents()).toEqual([]);
   });
 
@@ -398,6 +402,8 @@ describe('dry run (§13.8)', () => {
       undefined,
       undefined,
     ]);
+    // Nor in the baseline store, where the default keeps never-rolled workloads' baselines.
+    expect(await workloads.baselines.recordsOf(namespace)).toEqual(new Map());
     expect(workloadWrites(await writesSince(audit, auditStart, namespace))).toEqual({});
     expect(receiver.requests).toEqual([]);
   });

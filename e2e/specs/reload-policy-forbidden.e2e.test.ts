@@ -76,7 +76,7 @@ describe('ReloadPolicy kind forbidden (403)', () => {
       value: sourceHash(config('2')),
     });
     const view = await fixture.workloads.read(bound);
-    expect(view.annotations['kreload.io/baseline']).toBeUndefined();
+    expect(await fixture.workloads.baselines.baselineOf(bound, view)).toBeUndefined();
     expect(view.containers.every((entry) => Object.keys(entry.env).length === 0)).toBe(true);
   });
 });

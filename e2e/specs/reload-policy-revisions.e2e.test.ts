@@ -123,7 +123,16 @@ describe('ReloadPolicy spec.configRevisions over a selector', () => {
     return {
       pinned: items.filter(pins).length,
       behind: items.filter((d) => !pins(d)).map((d) => d.metadata?.name ?? ''),
-      baselines: items.map((d) => d.metadata?.annotations?.['kreload.io/baseline'] ?? ''),
+      // Where the planner reads B: W's annotation, else the baseline store's record.
+      baselines: await Promise.all(
+        items.map(
+          async (d) =>
+            (await fixture.workloads.baselines.baselineOf(
+              { kind: 'Deployment', namespace },
+              { uid: d.metadata?.uid ?? '', annotations: d.metadata?.annotations ?? {} },
+            )) ?? '',
+        ),
+      ),
     };
   }
 

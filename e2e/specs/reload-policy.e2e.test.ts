@@ -20,7 +20,12 @@ import {
   isRecord,
   stringAt,
 } from '../harness/crds.ts';
-import { waitForBaseline, waitForEnv, waitForView } from '../harness/expectations.ts';
+import {
+  waitForBaseline,
+  waitForEnv,
+  waitForRecord,
+  waitForView,
+} from '../harness/expectations.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { EventReader } from '../harness/kube-events.ts';
 import { scrapeMetrics } from '../harness/metrics.ts';
@@ -390,14 +395,11 @@ describe('ReloadPolicy: selectors, strategy, missing members, combination rules'
       method: 'DELETE',
       path: policyPath(fixture.namespace, 'short-lived'),
     });
-    // The deletion re-plans `unbound` without the source: its baseline entry is pruned, no roll.
-    await waitForView(
-      fixture.workloads,
-      unbound,
-      (view) => view.annotations['kreload.io/baseline'] === undefined,
-      'baseline pruned',
-    );
+    // The deletion re-plans `unbound` without the source: its baseline entry is pruned (its store
+    // record goes, nothing is written on W), no roll.
     const before = await fixture.workloads.read(unbound);
+    await waitForRecord(fixture.workloads, unbound, before, undefined);
+    expect((await fixture.workloads.read(unbound)).annotations[BASELINE]).toBeUndefined();
     const next = configMap('gone-config', '2');
     await fixture.sources.replace(fixture.namespace, next);
     await waitForEnv(fixture.workloads, control, {
@@ -483,7 +485,8 @@ describe('ReloadPolicy: syncDelay, pausePeriod, suspend', () => {
       reason: 'Suspended',
       message: 'spec.suspend is true: nothing is bound',
     });
-    expect((await fixture.workloads.read(target)).annotations[BASELINE]).toBeUndefined();
+    const unbaselined = await fixture.workloads.read(target);
+    expect(await fixture.workloads.baselines.baselineOf(target, unbaselined)).toBeUndefined();
     await client().request({
       method: 'PATCH',
       path: policyPath(fixture.namespace, 'suspended'),
