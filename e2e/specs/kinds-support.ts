@@ -295,3 +295,27 @@ export function awaitBaseline(
     },
   );
 }
+
+/**
+ * After a roll of a workload whose baseline the store held (docs/adr/0046): W owns B from then on
+ * (`kreload.io/baseline: {}` once the rolled source left it), and the store's record of
+ * `recordedUid` (the object kreload first saw) is removed.
+ */
+export async function expectBaselineMovedToW(
+  client: KubeJson,
+  ref: ObjectRef,
+  rolled: unknown,
+  recordedUid: string = uidOf(rolled),
+  store = new BaselineStoreReader({ kc: client.kubeConfig }),
+): Promise<void> {
+  expect(annotationsOf(rolled)[BASELINE]).toBe('{}');
+  await pollUntil(
+    async () =>
+      (await store.recordOf({ kind: ref.api.kind, namespace: ref.namespace }, recordedUid)) ===
+      undefined,
+    {
+      timeoutMs: 30_000,
+      describe: `${ref.api.kind} ${ref.namespace}/${ref.name}: its store record removed`,
+    },
+  );
+}
