@@ -36,6 +36,15 @@ export function clusterRulesWith(
   });
 }
 
+/** KRELOAD_PERMISSIONS' rules in kreload's own namespace (journal, meta-info, baseline store). */
+export function releaseNamespaceRules(): V1PolicyRule[] {
+  return KRELOAD_PERMISSIONS.filter((row) => row.scope === 'release-namespace').map((row) => ({
+    apiGroups: [...(row.apiGroups ?? [])],
+    resources: [...(row.resources ?? [])],
+    verbs: [...row.verbs],
+  }));
+}
+
 /**
  * ServiceAccount `name` in kreload-system bound to a ClusterRole `name` with `rules`, and a
  * kubeconfig for it. Names must be unique per spec: existing objects are reused as they are.

@@ -15,8 +15,15 @@ import {
   KubeJson,
   type JsonRecord,
 } from './crds.ts';
-import { clusterRulesWith, installCustomIdentity, type CustomIdentity } from './identity.ts';
+import {
+  clusterRulesWith,
+  grantInNamespace,
+  installCustomIdentity,
+  releaseNamespaceRules,
+  type CustomIdentity,
+} from './identity.ts';
 import { pollUntil } from './poll.ts';
+import { KRELOAD_NAMESPACE } from './rbac.ts';
 
 export const POLICY_CRD_FILE = path.join(
   REPO_ROOT,
@@ -77,10 +84,18 @@ export function policyIdentity(
 ): (cluster: ClusterClient) => Promise<CustomIdentity> {
   return async (cluster) => {
     await installPolicyCrd(cluster);
-    return installCustomIdentity(cluster, {
+    const identity = await installCustomIdentity(cluster, {
       name,
       rules: [...clusterRulesWith((rule) => rule), ...POLICY_RBAC_RULES, ...extraRules],
     });
+    // As the chart grants it: without its own namespace's Role, kreload could not write the
+    // baseline store (the default) and would fall back to baselines in the workloads.
+    await grantInNamespace(cluster, {
+      name,
+      namespace: KRELOAD_NAMESPACE,
+      rules: releaseNamespaceRules(),
+    });
+    return identity;
   };
 }
 

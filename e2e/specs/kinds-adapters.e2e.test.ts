@@ -24,6 +24,7 @@ import {
   AUTO,
   awaitBaseline,
   BASELINE,
+  expectBaselineMovedToW,
   BUILT_IN_APIS,
   controlledBy,
   createObject,
@@ -135,7 +136,7 @@ const CASES: readonly KindCase[] = [
           ? cronJob
           : undefined;
       });
-      expect(annotationsOf(after)).not.toHaveProperty(BASELINE);
+      await expectBaselineMovedToW(client, ref, after);
       expect(recordAt(after, ['spec'])).toEqual(recordAt(before, ['spec']));
     },
   },
@@ -160,7 +161,8 @@ const CASES: readonly KindCase[] = [
       });
       strategy.expectRolled(recordAt(job, ['spec', 'template']), source);
       expect(annotationsOf(job)).toMatchObject({ [AUTO]: 'true', 'e2e.kreload.io/note': 'kept' });
-      expect(annotationsOf(job)).not.toHaveProperty(BASELINE);
+      // Created again from the deleted Job's metadata: W's B goes with it; the old UID's record goes.
+      await expectBaselineMovedToW(client, ref, job, uidOf(before));
       // The old controller-uid labels and selector were dropped, so the server made new ones.
       const newUid = uidOf(job);
       expect(recordAt(job, ['spec', 'selector', 'matchLabels'])).toMatchObject({
@@ -206,7 +208,7 @@ const CASES: readonly KindCase[] = [
         }));
       expect(containers(template)).toEqual(containers(recordAt(before, ['spec', 'template'])));
       expect(recordAt(rollout, ['spec'])).not.toHaveProperty('restartAt');
-      expect(annotationsOf(rollout)).not.toHaveProperty(BASELINE);
+      await expectBaselineMovedToW(client, ref, rollout);
       expect(annotationsOf(rollout)).not.toHaveProperty(SOURCE_HASHES);
     },
   },
@@ -236,7 +238,7 @@ const CASES: readonly KindCase[] = [
       expect(recordAt(rollout, ['spec', 'template'])).toEqual(
         recordAt(before, ['spec', 'template']),
       );
-      expect(annotationsOf(rollout)).not.toHaveProperty(BASELINE);
+      await expectBaselineMovedToW(client, ref, rollout);
     },
   },
 ];
@@ -335,6 +337,7 @@ describe('ReloadPolicy with strategy restart on an Argo Rollout', () => {
     });
     const key = keyOf({ type: 'CONFIGMAP', name: configMap });
     const before = await awaitBaseline(client, ref, { [key]: configMapHash({ data: first }) });
+    expect(annotationsOf(before), 'B in the store, none written on W').not.toHaveProperty(BASELINE);
     const changedAt = Date.now();
     await sources.replace(namespace, { type: 'CONFIGMAP', name: configMap, data: second });
     const hash = configMapHash({ data: second });
@@ -347,7 +350,7 @@ describe('ReloadPolicy with strategy restart on an Argo Rollout', () => {
     expect(restartAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     expect(Date.parse(restartAt)).toBeGreaterThanOrEqual(changedAt - 1000);
     expect(recordAt(rollout, ['spec', 'template'])).toEqual(recordAt(before, ['spec', 'template']));
-    expect(annotationsOf(rollout)).not.toHaveProperty(BASELINE);
+    await expectBaselineMovedToW(client, ref, rollout);
     expect(annotationsOf(rollout)).not.toHaveProperty(ROLLOUT_STRATEGY);
     const targets = await poll('ReloadPolicy canary: the roll recorded', async () => {
       const policy = await readPolicy(client, namespace, 'canary');
