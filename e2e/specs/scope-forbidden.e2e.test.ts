@@ -4,8 +4,8 @@
 // `mb` must start working without a restart once a Role grants it (the 60 s re-probe, §9.1 item 6).
 import { describe, expect, it } from 'vitest';
 import { probe } from '../cluster/probes.ts';
-import { AUTO } from '../harness/annotations.ts';
-import { waitForBaseline, waitForEnv } from '../harness/expectations.ts';
+import { AUTO, BASELINE, stateJson } from '../harness/annotations.ts';
+import { waitForBaseline, waitForEnv, waitForView } from '../harness/expectations.ts';
 import { clusterRulesWith, grantInNamespace, installCustomIdentity } from '../harness/identity.ts';
 import { useKreload } from '../harness/kreload-fixture.ts';
 import { scrapeMetrics } from '../harness/metrics.ts';
@@ -87,6 +87,31 @@ describe('scoped mode with a namespace kreload may not read (issue 10, defect 5)
     });
     await fixture.start();
     await rollsOnChange(await createTracked(permitted));
+  });
+
+  // The default baseline store lives in kreload's namespace, where this identity may not list
+  // (docs/adr/0046): kreload says so once and keeps baselines in the workloads instead.
+  it('falls back to baselines in the workloads when it may not list the baseline store', async () => {
+    const [permitted = ''] = fixture.namespaces;
+    const log = await fixture.kreload.readLog();
+    expect(log).toMatch(/cannot list the baseline store: first-sight baselines are written to/);
+    const metrics = await scrapeMetrics(fixture.kreload);
+    expect(metrics.value('kreload_baseline_store_in_use', {})).toBe(0);
+    const late = await fixture.workloads.create('Deployment', {
+      namespace: permitted,
+      name: 'scope-dep-late',
+      annotations: { [AUTO]: 'true' },
+      podSpec: podSpec({ app: { envFrom: [{ configMapRef: { name: config('2').name } }] } }),
+    });
+    const baselined = await waitForView(
+      fixture.workloads,
+      late,
+      (view) => view.annotations[BASELINE] !== undefined,
+      'a baseline in W',
+    );
+    expect(baselined.annotations[BASELINE]).toBe(
+      stateJson({ [sourceKey(config('2'))]: sourceHash(config('2')) }),
+    );
   });
 
   it('/readyz is ready and names the forbidden namespace and its kinds', async () => {
