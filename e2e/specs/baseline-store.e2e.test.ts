@@ -1,5 +1,5 @@
-// `--baseline-store=namespace` (docs/adr/0046) on the real control plane, kreload as its CLI: a
-// first start records the baselines of never-rolled workloads in ConfigMaps of its own namespace
+// The default baseline store (`namespace`, docs/adr/0046) on the real control plane, kreload as its
+// CLI with no --baseline-store flag: a first start records the baselines of never-rolled workloads in ConfigMaps of its own namespace
 // and writes nothing to the workloads (audit log); a change made while kreload is killed with -9
 // rolls each of them once at the restart; a workload created while it was down, already on the
 // changed content, is not rolled.
@@ -23,7 +23,6 @@ const fixture = useKreload({
   args: ([namespace]) => [
     `--namespaces=${String(namespace)}`,
     '--sync-delay=0',
-    '--baseline-store=namespace',
     // The shortest resync: records of deleted workloads are swept at each full reconcile.
     '--resync-period=30s',
     '--enable-debug-explain',
@@ -52,7 +51,7 @@ function envOf(view: { containers: readonly { name: string; env: Record<string, 
   return view.containers.find((c) => c.name === APP)?.env ?? {};
 }
 
-describe('--baseline-store=namespace', () => {
+describe('the default baseline store (namespace)', () => {
   it('a first start writes no workload; a change made while down rolls each once', async () => {
     const { namespace, workloads, sources, cluster } = fixture;
     const auditLogPath = cluster.auditLogPath;
@@ -71,7 +70,8 @@ describe('--baseline-store=namespace', () => {
         }),
       );
     }
-    const uids = await Promise.all(refs.map(async (ref) => (await workloads.read(ref)).uid));
+    const created = await Promise.all(refs.map((ref) => workloads.read(ref)));
+    const uids = created.map((view) => view.uid);
 
     const startOffset = await audit.mark();
     await fixture.start();
@@ -92,9 +92,12 @@ describe('--baseline-store=namespace', () => {
       (r) => r.resource.startsWith('deployments') && r.verb !== 'get' && r.verb !== 'list',
     );
     expect(workloadWrites, 'no write to any workload before a change').toEqual([]);
-    for (const ref of refs) {
-      expect((await workloads.read(ref)).annotations['kreload.io/baseline']).toBeUndefined();
-    }
+    // Seen from the workloads too: the same annotations and generation as created.
+    const settled = await Promise.all(refs.map((ref) => workloads.read(ref)));
+    expect(settled.map((view) => [view.annotations, view.generation])).toEqual(
+      created.map((view) => [view.annotations, view.generation]),
+    );
+    for (const view of settled) expect(view.annotations['kreload.io/baseline']).toBeUndefined();
 
     // /debug/explain names the store object holding B, and its hash, never content.
     const explained = await askController(fixture.kreload, {
