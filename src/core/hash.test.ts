@@ -123,3 +123,101 @@ describe('hashing details', () => {
     expect(hashConfigMap({ k: 'é' }, undefined)).toBe(sha1Hex(Buffer.from('k=\xc3\xa9', 'latin1')));
   });
 });
+
+/** §4.1 spelled out the slow way: whole `key=value` byte strings, sorted, joined by `;`. */
+function referenceHash(entries: readonly (readonly [string, Buffer])[]): string {
+  const whole = entries.map(([key, value]) => Buffer.concat([Buffer.from(`${key}=`), value]));
+  whole.sort((a, b) => Buffer.compare(a, b));
+  return sha1Hex(
+    Buffer.concat(whole.flatMap((bytes, i) => (i === 0 ? [bytes] : [Buffer.from(';'), bytes]))),
+  );
+}
+
+describe('hashing without copies gives the reference bytes', () => {
+  // Keys where the `key=` order alone would be wrong or undecided: `=` inside a key, a repeated id.
+  const tricky: readonly (readonly [string, string])[][] = [
+    [
+      ['a', 'x'],
+      ['a=', 'y'],
+      ['a.b', 'z'],
+    ],
+    [
+      ['a=b', '1'],
+      ['a', '=c'],
+    ],
+    [
+      ['k', 'v'],
+      ['k=', ''],
+    ],
+    [
+      ['😀', '1'],
+      ['\uffff', '2'],
+      ['é', '3'],
+      ['e', '4'],
+    ],
+    [
+      ['', 'empty key'],
+      ['a', ''],
+    ],
+  ];
+
+  it.each(tricky)('ConfigMap data %#', (...entries) => {
+    const data = Object.fromEntries(entries);
+    expect(hashConfigMap(data, undefined)).toBe(
+      referenceHash(Object.entries(data).map(([k, v]) => [k, Buffer.from(v)])),
+    );
+  });
+
+  it.each(tricky)('Secret data %#', (...entries) => {
+    const data = Object.fromEntries(entries.map(([k, v]) => [k, base64(v)]));
+    expect(hashSecret(data)).toBe(
+      referenceHash(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+    );
+  });
+
+  it.each([
+    'aGVsbG8',
+    'aGV sbG8=',
+    'aGV\nsbG8=',
+    'a-_b',
+    'a+/b',
+    '====',
+    'a',
+    '!!!',
+    'QQ==QQ==',
+    'é',
+  ])('a Secret value of unusual wire base64 %j decodes as Buffer.from does', (wire) => {
+    expect(hashSecret({ key: wire })).toBe(referenceHash([['key', Buffer.from(wire, 'base64')]]));
+  });
+
+  it('an SPC status that repeats an id is ordered by its versions', () => {
+    const objects = [
+      { id: 'dup', version: 'b' },
+      { id: 'dup', version: 'a' },
+    ];
+    expect(hashSecretProviderClassPodStatus('cls', objects)).toBe(
+      referenceHash([
+        ['dup', Buffer.from('b')],
+        ['dup', Buffer.from('a')],
+        ['SecretProviderClassName', Buffer.from('cls')],
+      ]),
+    );
+  });
+
+  it('random maps hash as the reference does', () => {
+    const alphabet = ['a', 'b', '=', '.', '-', 'é', '😀', 'Z', '0'];
+    let seed = 7;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const word = (max: number): string =>
+      Array.from({ length: next(max) }, () => alphabet[next(alphabet.length)]).join('');
+    for (let round = 0; round < 300; round++) {
+      const data = Object.fromEntries(Array.from({ length: next(6) }, () => [word(4), word(8)]));
+      expect(hashConfigMap(data, undefined)).toBe(
+        referenceHash(Object.entries(data).map(([k, v]) => [k, Buffer.from(v)])),
+      );
+    }
+  });
+});

@@ -66,15 +66,24 @@ export function objectIdentity(obj: unknown): ObjectIdentity | undefined {
   };
 }
 
-/** A new map holding only `keys` (in the given order) that are present with a string value. */
+/**
+ * The map of an object that keeps none of its annotations: one frozen value shared by all, since most
+ * sources carry none of the kept keys and an empty object per cached source costs 28 bytes each.
+ */
+export const NO_ANNOTATIONS: Annotations = Object.freeze({});
+
+/**
+ * A new map holding only `keys` (in the given order) that are present with a string value;
+ * `NO_ANNOTATIONS` when none is.
+ */
 export function keptAnnotations(obj: unknown, keys: readonly string[]): Annotations {
   const all = stringMapAt(obj, ['metadata', 'annotations']) ?? {};
-  const kept: Record<string, string> = {};
+  let kept: Record<string, string> | undefined;
   for (const key of keys) {
     const value = all[key];
-    if (value !== undefined) kept[key] = value;
+    if (value !== undefined) (kept ??= {})[key] = value;
   }
-  return kept;
+  return kept ?? NO_ANNOTATIONS;
 }
 
 /** A new map of `metadata.labels` when `keep`; undefined otherwise, so nothing is held. */

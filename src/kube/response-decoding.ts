@@ -57,6 +57,18 @@ function asBuffer(chunk: Uint8Array): Buffer {
     : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }
 
+/**
+ * The UTF-8 text of bytes that arrived in several chunks, decoded part by part into V8 strings rather
+ * than joined into one Buffer first: a 10 KiB item that spans two chunks would otherwise cost a native
+ * copy that lives until the next full collection, and a list brings thousands of them.
+ */
+function utf8Text(parts: readonly Buffer[]): string {
+  if (parts.length === 1) return parts[0]?.toString('utf8') ?? '';
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  const last = parts.length - 1;
+  return parts.map((part, index) => decoder.decode(part, { stream: index < last })).join('');
+}
+
 function isDelimiter(byte: number): boolean {
   return byte === COMMA || byte === CLOSE_BRACE || byte === CLOSE_BRACKET || isWhitespace(byte);
 }
@@ -101,8 +113,7 @@ class ValueCapture {
   }
 
   text(): string {
-    const joined = this.#parts.length === 1 ? this.#parts[0] : Buffer.concat(this.#parts);
-    return joined?.toString('utf8') ?? '';
+    return utf8Text(this.#parts);
   }
 
   /** @returns where scanning goes on: a primitive's first byte is scanned like the rest. */
@@ -429,7 +440,7 @@ export class WatchStreamDecoder {
     this.#parts = [];
     this.#pending = 0;
     this.#lineStart = nextLineStart;
-    const text = (parts.length === 1 ? parts[0] : Buffer.concat(parts))?.toString('utf8') ?? '';
+    const text = utf8Text(parts);
     if (text.trim() === '') return;
     let parsed: unknown;
     try {

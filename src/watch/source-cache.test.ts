@@ -3,6 +3,8 @@ import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
 import type { SourceView } from '../core/types.ts';
 import type { ViewSink } from './ports.ts';
 import { aConfigMap, aSecret } from '../testing/builders.ts';
+import { hashSecret } from '../core/hash.ts';
+import { NO_ANNOTATIONS, projectSecret } from '../kube/projections.ts';
 import {
   SourceCache,
   SourceCaches,
@@ -325,5 +327,52 @@ describe('sameAnnotations', () => {
     [{ a: '' }, { b: '' }, false],
   ])('%o vs %o → %s', (a, b, expected) => {
     expect(sameAnnotations(a, b)).toBe(expected);
+  });
+});
+
+describe('SourceCache cached form', () => {
+  const plain = 'hunter2-super-secret-value';
+  const wire = Buffer.from(plain, 'utf8').toString('base64');
+
+  /** Every string reachable from `value`, keys included. */
+  function stringsIn(value: unknown, seen = new Set<unknown>()): string[] {
+    if (typeof value === 'string') return [value];
+    if (value === null || typeof value !== 'object' || seen.has(value)) return [];
+    seen.add(value);
+    return Object.entries(value).flatMap(([key, inner]) => [key, ...stringsIn(inner, seen)]);
+  }
+
+  it('holds a Secret by digest: neither its wire nor its decoded bytes, nor other metadata', () => {
+    const cache = new SourceCache({ type: 'SECRET', clock: { now: () => 1 }, notify: () => undefined });
+    const wireSecret = {
+      metadata: {
+        name: 'db',
+        namespace: 'ns',
+        uid: 'u1',
+        resourceVersion: '7',
+        annotations: {
+          'kubectl.kubernetes.io/last-applied-configuration': `{"data":{"k":"${wire}"}}`,
+        },
+        managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:data': { 'f:k': {} } } }],
+      },
+      data: { k: wire },
+      type: 'Opaque',
+    };
+    const view = projectSecret(wireSecret, { ...DEFAULT_ANNOTATION_KEYS, keepLabels: false });
+    if (view === undefined) throw new Error('expected a view');
+    cache.replace([view]);
+    const strings = stringsIn(cache.get('ns', 'db'));
+    expect(strings.some((s) => s.includes(wire) || s.includes(plain))).toBe(false);
+    expect(strings.some((s) => s.includes('kubectl'))).toBe(false);
+    expect(cache.get('ns', 'db')?.view.hash).toBe(hashSecret({ k: wire }));
+  });
+
+  it('shares one frozen empty map for the objects that keep no annotation', () => {
+    const keys = { ...DEFAULT_ANNOTATION_KEYS, keepLabels: false };
+    const one = projectSecret({ metadata: { name: 'a', namespace: 'ns', uid: 'u1' } }, keys);
+    const two = projectSecret({ metadata: { name: 'b', namespace: 'ns', uid: 'u2' } }, keys);
+    expect(one?.annotations).toBe(NO_ANNOTATIONS);
+    expect(two?.annotations).toBe(NO_ANNOTATIONS);
+    expect(Object.isFrozen(NO_ANNOTATIONS)).toBe(true);
   });
 });

@@ -87,12 +87,21 @@ export function sameAnnotations(a: Annotations, b: Annotations): boolean {
 }
 
 /**
+ * The cached objects of one namespace. `namespace` is the one copy of its name that every stored
+ * view's ref points to: each decoded object brings its own copy, 40 bytes per cached source.
+ */
+interface NamespaceEntries {
+  readonly namespace: string;
+  readonly names: Map<string, SourceEntry>;
+}
+
+/**
  * The objects of one source type (§9.2 item 1), by namespace and name. The first `replace` (the
  * initial list) only seeds it; after that, relists are diffed by UID and every difference is an event.
  */
 export class SourceCache implements ViewSink<SourceView> {
   readonly #deps: SourceCacheDeps;
-  readonly #byNamespace = new Map<string, Map<string, SourceEntry>>();
+  readonly #byNamespace = new Map<string, NamespaceEntries>();
   readonly #membership = new MembershipVersions();
   #synced = false;
 
@@ -110,7 +119,7 @@ export class SourceCache implements ViewSink<SourceView> {
   }
 
   get(namespace: string, name: string): SourceEntry | undefined {
-    return this.#byNamespace.get(namespace)?.get(name);
+    return this.#byNamespace.get(namespace)?.names.get(name);
   }
 
   /** Changes whenever an object of `namespace` appears, goes or is relabelled. */
@@ -119,13 +128,13 @@ export class SourceCache implements ViewSink<SourceView> {
   }
 
   namesInNamespace(namespace: string): readonly string[] {
-    return [...(this.#byNamespace.get(namespace)?.keys() ?? [])];
+    return [...(this.#byNamespace.get(namespace)?.names.keys() ?? [])];
   }
 
   /** Number of cached objects. */
   get size(): number {
     let size = 0;
-    for (const names of this.#byNamespace.values()) size += names.size;
+    for (const { names } of this.#byNamespace.values()) size += names.size;
     return size;
   }
 
@@ -141,7 +150,7 @@ export class SourceCache implements ViewSink<SourceView> {
     }
     const listed = new Map<string, string>();
     for (const view of views) listed.set(refId(view.ref), view.uid);
-    for (const [namespace, names] of this.#byNamespace) {
+    for (const [namespace, { names }] of this.#byNamespace) {
       for (const [name, entry] of names) {
         if (listed.get(refId(entry.view.ref)) !== entry.view.uid) this.removeNamed(namespace, name);
       }
@@ -171,7 +180,7 @@ export class SourceCache implements ViewSink<SourceView> {
   }
 
   removeNamed(namespace: string, name: string): void {
-    const names = this.#byNamespace.get(namespace);
+    const names = this.#byNamespace.get(namespace)?.names;
     const entry = names?.get(name);
     if (names === undefined || entry === undefined) return;
     names.delete(name);
@@ -265,17 +274,18 @@ export class SourceCache implements ViewSink<SourceView> {
   }
 
   #store(entry: SourceEntry): void {
-    const { namespace, name } = entry.view.ref;
-    let names = this.#byNamespace.get(namespace);
-    if (names === undefined) {
-      names = new Map();
-      this.#byNamespace.set(namespace, names);
+    const { type, namespace, name } = entry.view.ref;
+    let bucket = this.#byNamespace.get(namespace);
+    if (bucket === undefined) {
+      bucket = { namespace, names: new Map() };
+      this.#byNamespace.set(namespace, bucket);
     }
-    const known = names.get(name);
+    const known = bucket.names.get(name);
     if (known === undefined || !sameLabels(known.view.labels, entry.view.labels)) {
       this.#membership.bump(namespace);
     }
-    names.set(name, entry);
+    const ref = { type, namespace: bucket.namespace, name };
+    bucket.names.set(name, { ...entry, view: { ...entry.view, ref } });
   }
 
   #emit(event: SourceCacheEvent): void {
