@@ -66,6 +66,10 @@ describe('summarisePhase', () => {
       line('patch', 'deployments', { code: 409 }),
       line('patch', 'deployments'),
       line('list', 'deployments', { user: 'someone-else' }),
+      // Lease renewals and lists (HA, active-active): apart from total and writes.
+      line('update', 'leases'),
+      line('update', 'leases', { code: 409 }),
+      line('list', 'leases'),
       JSON.stringify({
         stage: 'ResponseComplete',
         verb: 'get',
@@ -77,16 +81,19 @@ describe('summarisePhase', () => {
     const { startup } = splitByPhase(`${text}\n`, { from: 0, marks: [] });
     expect(summarisePhase(startup, USER)).toEqual({
       total: 7,
+      leaseRequests: 3,
       byVerb: {
         'get /version': 1,
         'get statefulsets': 1,
         'list configmaps': 1,
         'list deployments': 1,
+        'list leases': 1,
         'patch deployments': 2,
+        'update leases': 2,
         'watch deployments': 1,
       },
       workloadListGet: 2,
-      errors: { 'patch deployments 409': 1 },
+      errors: { 'patch deployments 409': 1, 'update leases 409': 1 },
       // Both patches (the 409 too); these lines carry no timestamp.
       writes: 2,
       peakWritesPerSecond: 0,

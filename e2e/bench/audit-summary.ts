@@ -8,8 +8,17 @@ import type { AuditEvent } from '../harness/audit.ts';
 import { isRecord } from './list-watch.ts';
 import { AUDITED_WORKLOAD_RESOURCES } from './resources.ts';
 
+/** coordination.k8s.io Leases: leader election and shard membership, not the controller's work. */
+const LEASES = 'leases';
+
 export interface PhaseRequests {
+  /** Every request but the Lease ones. */
   readonly total: number;
+  /**
+   * Lease requests (HA, active-active: renewals and lists every retry period), apart from `total`
+   * and `writes` so that replicas compare on their work (absent from older summaries).
+   */
+  readonly leaseRequests?: number;
   /** `verb resource[/subresource]` → count (watches counted when opened). */
   readonly byVerb: Readonly<Record<string, number>>;
   readonly workloadListGet: number;
@@ -123,16 +132,19 @@ export function summarisePhase(events: readonly AuditEvent[], username: string):
     if (completed && code >= 400) errors[`${key} ${code}`] = (errors[`${key} ${code}`] ?? 0) + 1;
   }
   let total = 0;
+  let leaseRequests = 0;
   let workloadListGet = 0;
   for (const [key, count] of counts) {
-    total += count;
     const [verb = '', resource = ''] = key.split(' ');
+    if (resource === LEASES) leaseRequests += count;
+    else total += count;
     if ((verb === 'list' || verb === 'get') && AUDITED_WORKLOAD_RESOURCES.has(resource)) {
       workloadListGet += count;
     }
   }
   return {
     total,
+    leaseRequests,
     byVerb: Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b))),
     workloadListGet,
     errors,
@@ -149,7 +161,7 @@ const WRITE_VERBS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The writes `username` completed, and the most of them completed within one wall-clock second
+ * The writes `username` completed but Lease renewals, and the most of them completed within one wall-clock second
  * (kube-apiserver's stageTimestamp); events without a readable timestamp count in `writes` only.
  */
 export function writeRate(
@@ -160,7 +172,7 @@ export function writeRate(
   let writes = 0;
   for (const event of events) {
     if (event.user.username !== username || event.stage !== 'ResponseComplete') continue;
-    if (!WRITE_VERBS.has(event.verb)) continue;
+    if (!WRITE_VERBS.has(event.verb) || event.objectRef?.resource === LEASES) continue;
     writes += 1;
     const at = Date.parse(event.stageTimestamp ?? '');
     if (Number.isNaN(at)) continue;

@@ -76,6 +76,8 @@ export class ControllerProcess {
     kubeconfig: string;
     logPath: string;
     live: LiveProcesses;
+    /** Set in the controller's environment on top of the bench's (a replica's POD_NAME). */
+    env?: Readonly<Record<string, string>>;
   }): Promise<ControllerProcess> {
     const [command, ...args] = resolvePlaceholders(options.spec.argv, {
       node: process.execPath,
@@ -88,7 +90,7 @@ export class ControllerProcess {
       command,
       args: [...args, ...options.flags],
       logPath: options.logPath,
-      env: childEnv(options.kubeconfig),
+      env: { ...childEnv(options.kubeconfig), ...options.env },
       cwd: REPO_ROOT,
     });
     options.live.add(started.pid);

@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
   controllerFlags,
+  ControllerSpecError,
   parseControllerSpec,
+  parseReplicaCount,
+  replicaIdentities,
   resolvePlaceholders,
   splitCommandLine,
   uniqueLabels,
   rolloutBudgetOf,
+  withReplicas,
 } from './controllers.ts';
 
 describe('splitCommandLine', () => {
@@ -55,12 +59,61 @@ describe('parseControllerSpec', () => {
       argv: ['node', 'old/main.js', '--sync-delay=1s'],
     },
   ])('$text → $label ($profile)', ({ text, label, profile, argv }) => {
-    expect(parseControllerSpec(text)).toEqual({ label, profile, argv });
+    expect(parseControllerSpec(text)).toEqual({ label, profile, argv, replicas: 1 });
   });
 
   it('makes repeated labels unique', () => {
     const specs = ['ideal=a', 'ideal=b', 'kreload=c'].map(parseControllerSpec);
     expect(uniqueLabels(specs).map((spec) => spec.label)).toEqual(['ideal', 'ideal#2', 'kreload']);
+  });
+});
+
+describe('--replicas', () => {
+  it.each([
+    { text: 'kreload-3x=3', count: { label: 'kreload-3x', replicas: 3 } },
+    { text: ' ideal#2=1 ', count: { label: 'ideal#2', replicas: 1 } },
+    { text: 'a.b_c=12', count: { label: 'a.b_c', replicas: 12 } },
+  ])('$text', ({ text, count }) => {
+    expect(parseReplicaCount(text)).toEqual(count);
+  });
+
+  it.each(['kreload', 'kreload=0', 'kreload=-1', 'kreload=1.5', '=3', 'kreload=x', 'a b=2'])(
+    'rejects %j',
+    (text) => {
+      expect(() => parseReplicaCount(text)).toThrow(ControllerSpecError);
+    },
+  );
+
+  const specs = ['kreload=a', 'kreload-3x=b', 'ideal=c'].map(parseControllerSpec);
+
+  it.each([
+    { counts: [], replicas: [1, 1, 1] },
+    { counts: [{ label: 'kreload-3x', replicas: 3 }], replicas: [1, 3, 1] },
+    {
+      counts: [
+        { label: 'kreload-3x', replicas: 3 },
+        { label: 'kreload-3x', replicas: 5 },
+        { label: 'kreload', replicas: 2 },
+      ],
+      replicas: [2, 5, 1],
+    },
+  ])('applies $counts (the last count of a label wins)', ({ counts, replicas }) => {
+    expect(withReplicas(specs, counts).map((spec) => spec.replicas)).toEqual(replicas);
+  });
+
+  it('names the controllers when a count names none', () => {
+    expect(() => withReplicas(specs, [{ label: 'kreload-5x', replicas: 5 }])).toThrow(
+      'controllers: kreload, kreload-3x, ideal',
+    );
+  });
+
+  it.each([
+    { label: 'kreload-3x', replicas: 3, pods: ['kreload-3x-0', 'kreload-3x-1', 'kreload-3x-2'] },
+    { label: 'Kreload.AA#2', replicas: 2, pods: ['kreload-aa-2-0', 'kreload-aa-2-1'] },
+    { label: '__', replicas: 1, pods: ['replica-0'] },
+  ])('POD_NAMEs of $label × $replicas: Lease-name safe', ({ label, replicas, pods }) => {
+    const spec = { label, argv: ['x'], profile: 'kreload' as const, replicas };
+    expect(replicaIdentities(spec)).toEqual(pods);
   });
 });
 
@@ -83,6 +136,11 @@ describe('controllerFlags', () => {
       flags: ['--namespaces=a,b', '--log-format=json', '--reload-strategy=annotations'],
     },
     { profile: 'ideal' as const, scenario: base, flags: ['--namespaces=a,b', '--log-format=json'] },
+    {
+      profile: 'kreload' as const,
+      scenario: { ...base, namespaces: undefined },
+      flags: ['--log-format=json', '--sync-delay=0'],
+    },
   ])('$profile', ({ profile, scenario, flags }) => {
     expect(controllerFlags(profile, scenario)).toEqual(flags);
   });

@@ -12,6 +12,11 @@ export interface ControllerSpec {
   /** argv with placeholders: `{node}` (this Node binary), `{port}` (a free loopback port). */
   readonly argv: readonly string[];
   readonly profile: ControllerProfile;
+  /**
+   * Processes of this command run side by side (`--replicas label=N`), each with its own
+   * `POD_NAME` (see replicaIdentities) and `{port}`: 1 unless set.
+   */
+  readonly replicas: number;
 }
 
 export const KRELOAD_DEFAULT_COMMAND = 'kreload={node} dist/main.js --metrics-port={port}';
@@ -73,7 +78,53 @@ export function parseControllerSpec(text: string): ControllerSpec {
   const argv = splitCommandLine(command);
   if (argv.length === 0) throw new ControllerSpecError(`empty controller command: "${text}"`);
   const label = labelled?.[1] ?? defaultLabel(argv);
-  return { label, argv, profile: profileOf(label) };
+  return { label, argv, profile: profileOf(label), replicas: 1 };
+}
+
+export interface ReplicaCount {
+  readonly label: string;
+  readonly replicas: number;
+}
+
+/** `label=N`: the controller entry `label` runs N processes side by side. */
+export function parseReplicaCount(text: string): ReplicaCount {
+  const match = /^([A-Za-z0-9][A-Za-z0-9._#-]*)=(\d+)$/.exec(text.trim());
+  const replicas = Number(match?.[2]);
+  if (match?.[1] === undefined || !Number.isInteger(replicas) || replicas < 1) {
+    throw new ControllerSpecError(`--replicas wants label=N (N ≥ 1), got "${text}"`);
+  }
+  return { label: match[1], replicas };
+}
+
+/** Applies `--replicas` counts to the entries they name; naming no entry is an error. */
+export function withReplicas(
+  specs: readonly ControllerSpec[],
+  counts: readonly ReplicaCount[],
+): ControllerSpec[] {
+  for (const count of counts) {
+    if (!specs.some((spec) => spec.label === count.label)) {
+      throw new ControllerSpecError(
+        `--replicas names no controller: ${count.label} (controllers: ${specs.map((s) => s.label).join(', ')})`,
+      );
+    }
+  }
+  return specs.map((spec) => {
+    const count = counts.findLast((candidate) => candidate.label === spec.label);
+    return count === undefined ? spec : { ...spec, replicas: count.replicas };
+  });
+}
+
+/**
+ * The `POD_NAME` of each replica of an entry with more than one: `<label>-<i>`, lower-cased and
+ * with anything a Lease name cannot hold replaced by `-` (kreload names its member Lease after it).
+ * Stable across runs, so a run's members find the Leases the previous run's released.
+ */
+export function replicaIdentities(spec: ControllerSpec): string[] {
+  const base = spec.label
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return Array.from({ length: spec.replicas }, (_, index) => `${base || 'replica'}-${index}`);
 }
 
 /** Makes labels unique (`ideal`, `ideal#2`) so that repeated controllers stay apart in reports. */
@@ -96,7 +147,8 @@ export function resolvePlaceholders(
 }
 
 export interface ScenarioFlags {
-  readonly namespaces: readonly string[];
+  /** Watched namespaces (`--namespaces`); undefined: cluster-wide, no flag. */
+  readonly namespaces: readonly string[] | undefined;
   readonly strategy: 'env-vars' | 'annotations';
   /** kreload only: keep its default debounce (K2) instead of `--sync-delay=0`. */
   readonly kreloadDefaults: boolean;
@@ -105,7 +157,7 @@ export interface ScenarioFlags {
 /** The flags the scenario table prescribes, appended to the controller's own command line. */
 export function controllerFlags(profile: ControllerProfile, scenario: ScenarioFlags): string[] {
   return [
-    `--namespaces=${scenario.namespaces.join(',')}`,
+    ...(scenario.namespaces === undefined ? [] : [`--namespaces=${scenario.namespaces.join(',')}`]),
     '--log-format=json',
     ...(scenario.strategy === 'annotations' ? ['--reload-strategy=annotations'] : []),
     ...(profile === 'kreload' && !scenario.kreloadDefaults ? ['--sync-delay=0'] : []),

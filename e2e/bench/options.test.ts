@@ -6,9 +6,9 @@ import { BenchOptionError, checkOverrides, resolveParams } from './suite.ts';
 const now = new Date('2026-11-30T12:00:00Z');
 
 describe('parseBenchArgs', () => {
-  it('defaults: every scenario (K1 last), kreload plus the ideal reactor', () => {
+  it('defaults: every scenario (K1 and K5 last), kreload plus the ideal reactor', () => {
     const options = parseBenchArgs([], now);
-    expect(options.scenarios.map((s) => s.id).at(-1)).toBe('K1');
+    expect(options.scenarios.map((s) => s.id).slice(-2)).toEqual(['K1', 'K5']);
     expect(options.scenarios).toHaveLength(SCENARIOS.length);
     expect(options.controllers.map((c) => [c.label, c.profile])).toEqual([
       ['kreload', 'kreload'],
@@ -43,6 +43,25 @@ describe('parseBenchArgs', () => {
     expect(options.overrides).toEqual([{ scenario: 'S1', name: 'configMaps', value: 2 }]);
   });
 
+  it('runs a controller entry as several replicas', () => {
+    const options = parseBenchArgs(
+      [
+        '--controller',
+        'kreload={node} dist/main.js',
+        '--controller',
+        'kreload-3x={node} dist/main.js --shard-mode=active-active',
+        '--replicas',
+        'kreload-3x=3',
+      ],
+      now,
+    );
+    expect(options.controllers.map((c) => [c.label, c.replicas])).toEqual([
+      ['kreload', 1],
+      ['kreload-3x', 3],
+      ['ideal', 1],
+    ]);
+  });
+
   it('does not add a second ideal reactor when one is given', () => {
     const options = parseBenchArgs(
       ['--controller', 'ideal={node} e2e/bench/ideal-reactor.ts'],
@@ -57,6 +76,8 @@ describe('parseBenchArgs', () => {
     [['--param', 'S1.configMaps']],
     [['--param', 'Z9.x=1']],
     [['--bogus']],
+    [['--replicas', 'nobody=3']],
+    [['--replicas', 'kreload=0']],
   ])('rejects %j', (argv) => {
     expect(() => parseBenchArgs(argv, now)).toThrow(BenchOptionError);
   });
@@ -85,6 +106,24 @@ describe('parameters', () => {
     expect(() => {
       checkOverrides([s1], [parseOverride('nope=1')]);
     }).toThrow(/no selected scenario/);
+  });
+
+  it.each([
+    { overrides: [], namespaces: 600, sources: 60_000, workloads: 6000 },
+    { overrides: ['K5.namespaces=60'], namespaces: 60, sources: 6000, workloads: 600 },
+  ])('K5 with $overrides: cluster-wide, $sources sources, $workloads workloads', (row) => {
+    const k5 = findScenario('K5');
+    if (k5 === undefined) throw new Error('K5 missing');
+    const params = resolveParams(k5, { overrides: row.overrides.map(parseOverride) });
+    const setup = k5.build(params, (i) => `ns-${i}`);
+    expect(k5.clusterWide).toBe(true);
+    expect(new Set(setup.sources.map((s) => s.namespace)).size).toBe(row.namespaces);
+    expect([setup.namespaces.length, setup.sources.length, setup.workloads.length]).toEqual([
+      row.namespaces,
+      row.sources,
+      row.workloads,
+    ]);
+    expect(setup.workloads.every((w) => w.replicas === 0)).toBe(true);
   });
 
   it('every scenario builds its objects from its defaults', () => {

@@ -5,8 +5,11 @@ import { REPO_ROOT } from '../cluster/paths.ts';
 import {
   IDEAL_REACTOR_COMMAND,
   KRELOAD_DEFAULT_COMMAND,
+  ControllerSpecError,
   parseControllerSpec,
+  parseReplicaCount,
   uniqueLabels,
+  withReplicas,
   type ControllerSpec,
 } from './controllers.ts';
 import { SCENARIOS, findScenario, type ScenarioDefinition } from './scenarios.ts';
@@ -28,12 +31,15 @@ export interface BenchOptions {
 
 export const USAGE = `usage: npm run bench -- [options]
 
-  --scenario S1,S2,…|all   scenarios to run (repeatable; default all, K1 last)
+  --scenario S1,S2,…|all   scenarios to run (repeatable; default all, K1 and K5 last)
   --controller "<cmd>"     a controller command line, optionally "label=<cmd>" (repeatable;
                            default: "${KRELOAD_DEFAULT_COMMAND}").
                            {node} is this Node binary, {port} a free port. A label starting
                            with "kreload" gets --sync-delay=0 where the scenario compares
                            like-for-like; any other label gets only the scenario's flags.
+  --replicas label=N       run N processes of the controller "label" side by side (repeatable;
+                           default 1), each with its own {port} and POD_NAME=<label>-<i>,
+                           POD_NAMESPACE=kreload-system (for --shard-mode=active-active)
   --no-ideal               do not add the ideal reactor ("${IDEAL_REACTOR_COMMAND}")
   --duration N             load duration in seconds for every scenario that has one
   --param [S1.]name=value  override a scenario parameter (repeatable; see --list)
@@ -68,14 +74,17 @@ export function parseOverride(text: string): ParamOverride {
   return { scenario: scenario?.toUpperCase(), name: match[2], value: Number(match[3]) };
 }
 
-/** K1 (thousands of objects) runs last so that the small scenarios do not share its cluster. */
+/** Scenarios of tens of thousands of objects, run last (in this order) so that the small ones do not share their cluster. */
+const LARGE_SCENARIOS = ['K1', 'K5'];
+const largeRank = (scenario: ScenarioDefinition): number => LARGE_SCENARIOS.indexOf(scenario.id);
+
 function selectScenarios(values: readonly string[]): ScenarioDefinition[] {
   const ids = values
     .flatMap((value) => value.split(','))
     .map((id) => id.trim())
     .filter(Boolean);
   if (ids.length === 0 || ids.some((id) => id.toLowerCase() === 'all')) {
-    return [...SCENARIOS].sort((a, b) => Number(a.id === 'K1') - Number(b.id === 'K1'));
+    return [...SCENARIOS].sort((a, b) => largeRank(a) - largeRank(b));
   }
   return ids.map((id) => {
     const scenario = findScenario(id);
@@ -100,6 +109,7 @@ function parse(argv: readonly string[]) {
     options: {
       scenario: { type: 'string', multiple: true },
       controller: { type: 'string', multiple: true },
+      replicas: { type: 'string', multiple: true },
       'no-ideal': { type: 'boolean', default: false },
       duration: { type: 'string' },
       param: { type: 'string', multiple: true },
@@ -112,6 +122,15 @@ function parse(argv: readonly string[]) {
       help: { type: 'boolean', default: false },
     },
   });
+}
+
+function replicated(specs: readonly ControllerSpec[], texts: readonly string[]): ControllerSpec[] {
+  try {
+    return withReplicas(specs, texts.map(parseReplicaCount));
+  } catch (error) {
+    if (!(error instanceof ControllerSpecError)) throw error;
+    throw new BenchOptionError(error.message, { cause: error });
+  }
 }
 
 export function parseBenchArgs(argv: readonly string[], now = new Date()): BenchOptions {
@@ -132,7 +151,7 @@ export function parseBenchArgs(argv: readonly string[], now = new Date()): Bench
     help: values.help,
     list: values.list,
     scenarios: selectScenarios(values.scenario ?? []),
-    controllers: uniqueLabels(controllers),
+    controllers: replicated(uniqueLabels(controllers), values.replicas ?? []),
     overrides: (values.param ?? []).map(parseOverride),
     durationSec: positiveInteger('--duration', values.duration),
     repeat: positiveInteger('--repeat', values.repeat) ?? 1,

@@ -76,3 +76,23 @@ export class ProcessSampler {
     };
   }
 }
+
+/**
+ * Several replicas as one controller: RSS (average, maximum, peak) of the largest replica, since
+ * each replica is a pod with its own memory limit; CPU summed, since they share the nodes. One
+ * replica's usage is returned unchanged.
+ */
+export function combineReplicaUsage(replicas: readonly ResourceUsage[]): ResourceUsage {
+  const largest = (pick: (usage: ResourceUsage) => number | null): number | null => {
+    const values = replicas.map(pick).filter((value): value is number => value !== null);
+    return values.length === 0 ? null : Math.max(...values);
+  };
+  return {
+    samples: replicas.reduce((total, usage) => total + usage.samples, 0),
+    rssAvgMiB: largest((usage) => usage.rssAvgMiB),
+    rssMaxMiB: largest((usage) => usage.rssMaxMiB),
+    peakMiB: largest((usage) => usage.peakMiB),
+    cpuSeconds:
+      Math.round(replicas.reduce((total, usage) => total + usage.cpuSeconds, 0) * 100) / 100,
+  };
+}

@@ -17,6 +17,11 @@ export interface Row {
   readonly metrics: Readonly<Record<MetricName, number | null>>;
   /** Relative spread between repeats, per metric (null with one repeat). */
   readonly noise: Readonly<Partial<Record<MetricName, number | null>>>;
+  /** Each replica's RSS max and CPU seconds (median over repeats), in POD_NAME order. */
+  readonly perReplica: readonly {
+    readonly rssMaxMiB: number | null;
+    readonly cpuSeconds: number | null;
+  }[];
 }
 
 export const METRICS = [
@@ -52,6 +57,11 @@ export const METRICS = [
   'missed',
   'extra',
   'coalesced',
+  'replicas',
+  'leaseRequestsAfterReady',
+  'apiServerWatchesBefore',
+  'apiServerWatches',
+  'apiServerRequestsPerSecond',
 ] as const;
 
 export type MetricName = (typeof METRICS)[number];
@@ -96,7 +106,23 @@ export function runMetrics(run: RunResult): Record<MetricName, number | null> {
     missed: run.correctness.missed,
     extra: run.correctness.extra,
     coalesced: run.correctness.coalesced,
+    replicas: run.replicas ?? 1,
+    leaseRequestsAfterReady: after?.leaseRequests ?? null,
+    apiServerWatchesBefore: run.apiServer?.watchesBefore ?? null,
+    apiServerWatches: run.apiServer?.watches ?? null,
+    apiServerRequestsPerSecond: run.apiServer?.requestsPerSecond ?? null,
   };
+}
+
+/** Per replica index, the median over the runs of its RSS max and CPU seconds. */
+function perReplicaOf(runs: readonly RunResult[]): Row['perReplica'] {
+  const count = Math.max(0, ...runs.map((run) => run.resources.replicas?.length ?? 0));
+  const medianOf = (values: readonly (number | null | undefined)[]): number | null =>
+    median(values.filter((value): value is number => value !== null && value !== undefined));
+  return Array.from({ length: count }, (_, index) => ({
+    rssMaxMiB: medianOf(runs.map((run) => run.resources.replicas?.[index]?.rssMaxMiB)),
+    cpuSeconds: medianOf(runs.map((run) => run.resources.replicas?.[index]?.cpuSeconds)),
+  }));
 }
 
 export function rowsOf(runs: readonly RunResult[]): Row[] {
@@ -109,7 +135,8 @@ export function rowsOf(runs: readonly RunResult[]): Row[] {
     const first = group[0];
     if (first === undefined) throw new Error('empty group');
     const ok = group.filter((run) => run.error === null);
-    const measured = (ok.length > 0 ? ok : group).map(runMetrics);
+    const counted = ok.length > 0 ? ok : group;
+    const measured = counted.map(runMetrics);
     const metrics = {} as Record<MetricName, number | null>;
     const noise: Partial<Record<MetricName, number | null>> = {};
     for (const name of METRICS) {
@@ -126,6 +153,7 @@ export function rowsOf(runs: readonly RunResult[]): Row[] {
       failed: group.filter((run) => run.error !== null).map((run) => run.error ?? ''),
       metrics,
       noise,
+      perReplica: perReplicaOf(counted),
     };
   });
 }
@@ -263,6 +291,54 @@ export function rolloutsInFlightTable(rows: readonly Row[]): string {
       fmt(m.peakWritesPerSecond),
       fmt(m.rssMaxMiB),
       `${fmt(m.rolloutsIncomplete)} / ${fmt(m.missed)} / ${fmt(m.extra)}`,
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * The single-process row a replicated one compares with: same scenario and profile, one replica
+ * (the first such row, as in the order of `--controller`).
+ */
+export function singleReplicaRow(rows: readonly Row[], row: Row): Row | undefined {
+  if ((row.metrics.replicas ?? 1) <= 1) return undefined;
+  return referenceRow(
+    rows,
+    row.scenario,
+    (candidate) => candidate.profile === row.profile && (candidate.metrics.replicas ?? 1) === 1,
+  );
+}
+
+/**
+ * Every row: each replica's RSS max and CPU, the largest replica's RSS and the p99 as ratios to
+ * the same controller run as one process, and what kube-apiserver served (watches open before the
+ * controller started → while it ran; requests per second of every client once it had settled).
+ */
+export function replicasTable(rows: readonly Row[]): string {
+  const lines = [
+    '| scenario | controller | replicas | RSS max per replica MiB | largest ÷ one process | CPU s per replica (sum) | p99 ms | p99 ÷ one process | missed | API server watches before → running | API server requests/s | controller requests after ready (+ Lease) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const row of rows) {
+    const m = row.metrics;
+    const single = singleReplicaRow(rows, row);
+    const replicated = row.perReplica.length > 1;
+    const cells = [
+      `${row.scenario} ${row.title}`,
+      row.controller + (row.failed.length > 0 ? ` (**${row.failed.length} failed**)` : ''),
+      fmt(m.replicas),
+      replicated ? row.perReplica.map((r) => fmt(r.rssMaxMiB, 1)).join(' / ') : fmt(m.rssMaxMiB, 1),
+      single === undefined ? '–' : fmtRatio(ratio(m.rssMaxMiB, single.metrics.rssMaxMiB)),
+      replicated
+        ? `${row.perReplica.map((r) => fmt(r.cpuSeconds, 1)).join(' / ')} (${fmt(m.cpuSeconds, 1)})`
+        : fmt(m.cpuSeconds, 1),
+      fmt(m.latencyP99),
+      single === undefined ? '–' : fmtRatio(ratio(m.latencyP99, single.metrics.latencyP99)),
+      fmt(m.missed),
+      `${fmt(m.apiServerWatchesBefore)} → ${fmt(m.apiServerWatches)}`,
+      fmt(m.apiServerRequestsPerSecond, 1),
+      `${fmt(m.requestsAfterReady)} (+ ${fmt(m.leaseRequestsAfterReady)})`,
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }

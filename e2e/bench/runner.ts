@@ -5,7 +5,13 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterClient } from '../harness/cluster.ts';
-import { installKreloadIdentity, KRELOAD_USER } from '../harness/rbac.ts';
+import { installKreloadIdentity, KRELOAD_NAMESPACE, KRELOAD_USER } from '../harness/rbac.ts';
+import {
+  apiServerFigures,
+  readApiServer,
+  type ApiServerFigures,
+  type ApiServerReading,
+} from './api-server.ts';
 import { AuditLog } from '../harness/audit.ts';
 import { InFlightSampler, type InFlightSeries } from '../harness/rollouts-in-flight.ts';
 import {
@@ -17,7 +23,7 @@ import {
 } from './audit-summary.ts';
 import type { Canary } from './canary.ts';
 import { ControllerProcess, type LiveProcesses } from './controller-process.ts';
-import { controllerFlags, type ControllerSpec } from './controllers.ts';
+import { controllerFlags, replicaIdentities, type ControllerSpec } from './controllers.ts';
 import {
   evaluate,
   pauseWindows,
@@ -29,7 +35,7 @@ import {
 import { isStatus, MERGE_PATCH, type KubeRaw } from './kube-raw.ts';
 import { isRecord } from './list-watch.ts';
 import { TemplateObserver } from './observer.ts';
-import { ProcessSampler, type ResourceUsage } from './process-sampler.ts';
+import { combineReplicaUsage, ProcessSampler, type ResourceUsage } from './process-sampler.ts';
 import {
   completedAt,
   expectedRollouts,
@@ -43,6 +49,7 @@ import {
   localSourceKey,
   NAMESPACES,
   objectPath,
+  REPLICA_SETS,
   SOURCE_RESOURCES,
   WORKLOAD_RESOURCES,
 } from './resources.ts';
@@ -65,6 +72,11 @@ const MAX_IN_FLIGHT = 64;
 const DEFAULT_DRAIN_TIMEOUT_MS = 20_000;
 const DEFAULT_SETTLE_MS = 2000;
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
+/**
+ * How long the bench waits for a cluster-wide run's emptied namespaces to go: their objects are
+ * gone already; kube-controller-manager takes about 2 s per namespace on a loaded 2-core machine.
+ */
+const NAMESPACE_CLEANUP_TIMEOUT_MS = 120_000;
 const PROGRESS_INTERVAL_MS = 5000;
 /**
  * How often the waits for rollouts check every Deployment's ReplicaSets: completion times come from
@@ -115,6 +127,8 @@ export interface RunResult {
   readonly controller: string;
   readonly profile: string;
   readonly command: string;
+  /** Processes of the controller side by side (absent from summaries written before: 1). */
+  readonly replicas?: number;
   readonly repeat: number;
   readonly runId: string;
   readonly params: Params;
@@ -148,9 +162,17 @@ export interface RunResult {
    */
   readonly rolloutsInFlight?: InFlightSeries | null;
   readonly requests: RequestSummary | null;
+  /**
+   * kube-apiserver's /metrics: watches open, requests per second of every client (null when it
+   * could not be read; absent from summaries written before it was measured).
+   */
+  readonly apiServer?: ApiServerFigures | null;
+  /** With several replicas: RSS of the largest one, CPU summed (combineReplicaUsage). */
   readonly resources: ResourceUsage & {
     readonly cpuSecondsStartup: number | null;
     readonly cpuSecondsAfterReady: number | null;
+    /** Each replica's own, in the order of their POD_NAMEs (absent from older summaries). */
+    readonly replicas?: readonly ResourceUsage[];
   };
   readonly logPath: string;
 }
@@ -217,7 +239,8 @@ export class ScenarioRun implements ScenarioContext {
   readonly #clock = (): number => performance.now();
   readonly #random: () => number;
   readonly #observer: TemplateObserver;
-  readonly #sampler = new ProcessSampler();
+  /** One per replica, following its restarts. */
+  readonly #samplers: ProcessSampler[] = [];
   readonly #inFlight = new InFlightSampler({
     clock: this.#clock,
     intervalMs: IN_FLIGHT_SAMPLE_MS,
@@ -230,7 +253,13 @@ export class ScenarioRun implements ScenarioContext {
   readonly #tracked = new Map<string, TrackedWorkload>();
   readonly #starts: ControllerStart[] = [];
   readonly #labels: Readonly<Record<string, string>>;
-  #controller: ControllerProcess | undefined;
+  #controllers: readonly ControllerProcess[] = [];
+  /** Before the first start, once settled (or ready), at the end of the drain. */
+  readonly #apiServer: Record<'before' | 'settled' | 'end', ApiServerReading | undefined> = {
+    before: undefined,
+    settled: undefined,
+    end: undefined,
+  };
   #kubeconfig: string | undefined;
   #auditFrom = 0;
   /** Where in the audit log each start and each readiness of the controller happened. */
@@ -269,40 +298,61 @@ export class ScenarioRun implements ScenarioContext {
   // ---- ScenarioContext -------------------------------------------------------------------
 
   async startController(options: { waitReady?: boolean } = {}): Promise<void> {
-    if (this.#controller !== undefined && this.#controller.exitInfo === undefined) {
+    if (this.#controllers.some((running) => running.exitInfo === undefined)) {
       throw new Error('the controller is already running');
     }
     const { scenario, controller } = this.#request;
     this.#kubeconfig ??= (await installKreloadIdentity(this.#env.cluster)).kubeconfigPath;
+    this.#apiServer.before ??= await this.#readApiServer();
     const flags = controllerFlags(controller.profile, {
-      namespaces: [...this.setup.namespaces, this.#env.canary.namespace],
+      namespaces:
+        scenario.clusterWide === true
+          ? undefined
+          : [...this.setup.namespaces, this.#env.canary.namespace],
       strategy: scenario.strategy,
       kreloadDefaults: scenario.kreloadDefaults,
     });
     const startedAt = await this.#audit?.mark();
     if (startedAt !== undefined) this.#phases.push({ offset: startedAt, ready: false });
-    const started = await ControllerProcess.start({
-      spec: controller,
-      flags,
-      kubeconfig: this.#kubeconfig,
-      logPath: this.#logPath,
-      live: this.#env.live,
+    // Several replicas: each its own POD_NAME (its member identity), in kreload's namespace.
+    const identities = controller.replicas > 1 ? replicaIdentities(controller) : [undefined];
+    const kubeconfig = this.#kubeconfig;
+    const started = await Promise.all(
+      identities.map((pod, index) =>
+        ControllerProcess.start({
+          spec: controller,
+          flags,
+          kubeconfig,
+          logPath: this.#replicaLogPath(index),
+          live: this.#env.live,
+          ...(pod === undefined
+            ? {}
+            : { env: { POD_NAME: pod, POD_NAMESPACE: KRELOAD_NAMESPACE } }),
+        }),
+      ),
+    );
+    this.#controllers = started;
+    started.forEach((replica, index) => {
+      const sampler = this.#samplers[index] ?? new ProcessSampler();
+      this.#samplers[index] = sampler;
+      sampler.follow(replica.pid);
+      void replica.exited.then((exit) => {
+        if (this.#stopping) return;
+        this.#crashes.push(`code ${String(exit.code)}, signal ${String(exit.signal)}`);
+        this.#say(
+          `the controller exited on its own (code ${String(exit.code)}); log: ${replica.logPath}`,
+        );
+      });
     });
-    this.#controller = started;
-    this.#sampler.follow(started.pid);
-    void started.exited.then((exit) => {
-      if (this.#stopping) return;
-      this.#crashes.push(`code ${String(exit.code)}, signal ${String(exit.signal)}`);
-      this.#say(
-        `the controller exited on its own (code ${String(exit.code)}); log: ${started.logPath}`,
-      );
-    });
-    const record: ControllerStart = { startedAt: started.startedAt, readyAt: undefined };
+    const record: ControllerStart = {
+      startedAt: Math.min(...started.map((replica) => replica.startedAt)),
+      readyAt: undefined,
+    };
     this.#starts.push(record);
     const reaction = this.#env.canary
       .awaitReaction({
         timeoutMs: scenario.readyTimeoutMs?.(this.params) ?? DEFAULT_READY_TIMEOUT_MS,
-        exitInfo: () => started.exitInfo,
+        exitInfo: () => started.find((replica) => replica.exitInfo !== undefined)?.exitInfo,
         ...(this.#env.signal ? { signal: this.#env.signal } : {}),
       })
       .then(async (at) => {
@@ -310,8 +360,9 @@ export class ScenarioRun implements ScenarioContext {
         const readyAt = await this.#audit?.mark();
         if (readyAt !== undefined) this.#phases.push({ offset: readyAt, ready: true });
         if (this.#cpuAtReady === undefined) {
-          await this.#sampler.sample();
-          this.#cpuAtReady = this.#sampler.cpuSeconds();
+          this.#cpuAtReady = await this.#cpuSeconds();
+          // The request-rate window starts here, or once settled when the scenario waits for it.
+          this.#apiServer.settled ??= await this.#readApiServer();
         }
         this.#say(`ready after ${((at - record.startedAt) / 1000).toFixed(1)} s`);
       });
@@ -339,30 +390,35 @@ export class ScenarioRun implements ScenarioContext {
       const text = await readAuditRange(auditPath, { from: offset, to: await this.#audit.mark() });
       offset += Buffer.byteLength(text, 'utf8');
       const { startup } = splitByPhase(text, { from: 0, marks: [] });
+      // Lease renewals (HA, active-active) go on for ever: they are not work.
       const busy = startup.some(
-        (event) => event.user.username === KRELOAD_USER && event.verb !== 'watch',
+        (event) =>
+          event.user.username === KRELOAD_USER &&
+          event.verb !== 'watch' &&
+          event.objectRef?.resource !== 'leases',
       );
       if (busy) lastActivity = this.#clock();
     }
     start.settledAt = lastActivity;
+    this.#apiServer.settled = await this.#readApiServer();
     this.#say(`settled after ${((lastActivity - start.startedAt) / 1000).toFixed(1)} s`);
   }
 
   async stopController(): Promise<void> {
-    await this.#sampler.sample();
+    await Promise.all(this.#samplers.map((sampler) => sampler.sample()));
     this.#stopping = true;
     try {
-      await this.#controller?.stop();
+      await Promise.all(this.#controllers.map((replica) => replica.stop()));
     } finally {
       this.#stopping = false;
     }
   }
 
   async killController(): Promise<void> {
-    await this.#sampler.sample();
+    await Promise.all(this.#samplers.map((sampler) => sampler.sample()));
     this.#stopping = true;
     try {
-      await this.#controller?.kill9();
+      await Promise.all(this.#controllers.map((replica) => replica.kill9()));
     } finally {
       this.#stopping = false;
     }
@@ -487,6 +543,7 @@ export class ScenarioRun implements ScenarioContext {
       began = this.#clock();
       drained = await this.#drain();
       timing.drain = this.#clock() - began;
+      this.#apiServer.end = await this.#readApiServer();
     } catch (caught) {
       error = errorText(caught);
       this.#say(`failed: ${error}`);
@@ -501,9 +558,14 @@ export class ScenarioRun implements ScenarioContext {
         await this.#removePods().catch((cleanupError: unknown) => {
           this.#say(`cleanup: ${errorText(cleanupError)}`);
         });
+      } else if (scenario.clusterWide === true) {
+        await this.#removeNamespaces().catch((cleanupError: unknown) => {
+          this.#say(`cleanup: ${errorText(cleanupError)}`);
+        });
       }
     }
-    const resources = await this.#sampler.stop();
+    const replicas = await Promise.all(this.#samplers.map((sampler) => sampler.stop()));
+    const resources = { ...combineReplicaUsage(replicas), replicas };
     const requests = await this.#requests();
     if (this.#crashes.length > 0) {
       error ??= `the controller exited on its own (${this.#crashes.join('; ')}); log: ${this.#logPath}`;
@@ -519,13 +581,16 @@ export class ScenarioRun implements ScenarioContext {
   }
 
   #reportProgress(since: number): void {
-    const rss = this.#sampler.currentRssMiB();
+    const rss = this.#samplers
+      .map((sampler) => sampler.currentRssMiB())
+      .filter((value) => value !== null)
+      .join(' / ');
     const sampling = this.#request.scenario.podsRunMs !== undefined;
     this.#say(
       `${((this.#clock() - since) / 1000).toFixed(0)} s: ${this.#writes.length} writes, ` +
         `${this.#observer.rollCount()} rollouts seen` +
         (sampling ? `, ${this.#inFlight.current()} in flight` : '') +
-        (rss === null ? '' : `, controller RSS ${rss} MiB`),
+        (rss === '' ? '' : `, controller RSS ${rss} MiB`),
     );
   }
 
@@ -678,6 +743,87 @@ export class ScenarioRun implements ScenarioContext {
         ? `every rollout complete ${((this.#clock() - began) / 1000).toFixed(1)} s after the drain`
         : `${pending} rollouts still incomplete after ${timeoutMs / 1000} s`,
     );
+  }
+
+  /** A replica's log: the run's own with one process, `…-r<i>.log` with several. */
+  #replicaLogPath(index: number): string {
+    return this.#request.controller.replicas > 1
+      ? this.#logPath.replace(/\.log$/, `-r${index}.log`)
+      : this.#logPath;
+  }
+
+  /** CPU seconds of every replica so far, each sampled now. */
+  async #cpuSeconds(): Promise<number> {
+    await Promise.all(this.#samplers.map((sampler) => sampler.sample()));
+    return this.#samplers.reduce((total, sampler) => total + sampler.cpuSeconds(), 0);
+  }
+
+  /** kube-apiserver's /metrics; a failed read loses only these figures. */
+  async #readApiServer(): Promise<ApiServerReading | undefined> {
+    try {
+      return await readApiServer(this.#env.cluster.kubeconfigPath);
+    } catch (error) {
+      this.#say(`API server metrics: ${errorText(error)}`);
+      return undefined;
+    }
+  }
+
+  #apiServerFigures(): ApiServerFigures | null {
+    const { before, settled, end } = this.#apiServer;
+    if (before === undefined || settled === undefined || end === undefined) return null;
+    return apiServerFigures({ before, settled, end });
+  }
+
+  /**
+   * A cluster-wide run leaves nothing for the next controller to watch: the run's objects are
+   * deleted a collection at a time (kube-controller-manager's namespace deletion alone takes tens
+   * of minutes for 600 namespaces here), then its namespaces, waited for a while.
+   */
+  async #removeNamespaces(): Promise<void> {
+    const began = this.#clock();
+    const bounded = { concurrency: SETUP_CONCURRENCY, signal: this.#env.signal };
+    const resources = [
+      ...new Set([
+        ...this.setup.sources.map((spec) => SOURCE_RESOURCES[spec.type]),
+        ...this.setup.workloads.map((spec) => WORKLOAD_RESOURCES[spec.kind]),
+        REPLICA_SETS,
+      ]),
+    ];
+    const collections = this.setup.namespaces.flatMap((namespace) =>
+      resources.map((resource) => collectionPath(resource, namespace)),
+    );
+    await forEachBounded(collections, bounded, async (collection) => {
+      await this.#env.raw.delete(collection);
+    });
+    this.#say(
+      `cleanup: ${collections.length} collections deleted after ${((this.#clock() - began) / 1000).toFixed(0)} s`,
+    );
+    await forEachBounded(this.setup.namespaces, bounded, async (name) => {
+      await this.#env.raw.delete(objectPath(NAMESPACES, '', name)).catch((error: unknown) => {
+        if (!isStatus(error, 404)) throw error;
+      });
+    });
+    const selector = `${RUN_LABEL}=${this.#request.runId}`;
+    const left = async (): Promise<number> => {
+      const list = await this.#env.raw.get(collectionPath(NAMESPACES), { labelSelector: selector });
+      return isRecord(list) && Array.isArray(list.items) ? list.items.length : 0;
+    };
+    const deadline = this.#clock() + NAMESPACE_CLEANUP_TIMEOUT_MS;
+    let lastSaid = began;
+    for (let remaining = await left(); remaining > 0; remaining = await left()) {
+      if (this.#clock() > deadline) {
+        this.#say(
+          `cleanup: ${remaining} emptied namespaces still terminating; the next run starts beside them`,
+        );
+        return;
+      }
+      if (this.#clock() - lastSaid > PROGRESS_INTERVAL_MS) {
+        lastSaid = this.#clock();
+        this.#say(`cleanup: ${remaining} namespaces still terminating`);
+      }
+      await this.sleep(1000);
+    }
+    this.#say(`cleanup: namespaces gone after ${((this.#clock() - began) / 1000).toFixed(0)} s`);
   }
 
   /** Deletes the run's namespaces and waits for its pods to go, so they hold no node capacity. */
@@ -875,6 +1021,7 @@ export class ScenarioRun implements ScenarioContext {
       controller: controller.label,
       profile: controller.profile,
       command: controller.argv.join(' '),
+      replicas: controller.replicas,
       repeat,
       runId,
       params: this.params,
@@ -904,6 +1051,7 @@ export class ScenarioRun implements ScenarioContext {
       rolloutCompletion: completion,
       rolloutsInFlight: this.#inFlightSeries ?? null,
       requests: details.requests,
+      apiServer: this.#apiServerFigures(),
       resources: {
         ...details.resources,
         cpuSecondsStartup: cpuAtReady === undefined ? null : Math.round(cpuAtReady * 100) / 100,

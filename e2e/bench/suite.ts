@@ -22,6 +22,7 @@ import {
   rolloutCompletionTable,
   rolloutsInFlightTable,
   regressionSection,
+  replicasTable,
   rowsOf,
 } from './report.ts';
 import { ScenarioRun, type RunEnvironment, type RunRequest, type RunResult } from './runner.ts';
@@ -294,6 +295,18 @@ export function renderMarkdown(
       storm,
     );
   }
+  sections.push(
+    '',
+    '## Replicas and API server',
+    '',
+    'RSS per replica: /proc of each process (several: `--replicas`); ratios to the same',
+    'controller as one process in this run. Watches: kube-apiserver’s',
+    '`apiserver_longrunning_requests{verb="WATCH"}` before the controller started and at the end',
+    'of the drain; requests/s: `apiserver_request_total` of every client, from the controller',
+    'settled to the end of the drain. Controller requests: audit log, Lease requests apart.',
+    '',
+    replicasTable(rows),
+  );
   const noise = noiseTable(rows);
   if (noise !== '') {
     sections.push('', '## Spread between repeats ((max − min) ÷ median)', '', noise);
