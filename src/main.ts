@@ -6,30 +6,34 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadClientNodeNarrowly } from './kube/narrow-client-node.ts';
-import { heapFlags } from './config/heap-sizing.ts';
+import { processSettings } from './config/process-settings.ts';
 
-// V8 fixes its heap limits at start: a controller run without them becomes one with them, in place
-// (same PID, so signals and the container runtime see no difference; ADR 0033).
-const missingHeapFlags = heapFlags({
+// V8 fixes its heap limits, and glibc its malloc arenas, at start: a controller run without its
+// process settings becomes one with them, in place (same PID, so signals and the container runtime
+// see no difference; ADRs 0033, 0056).
+const missing = processSettings({
   memoryLimitBytes: process.constrainedMemory(),
   execArgv: process.execArgv,
   nodeOptions: process.env.NODE_OPTIONS,
   argv: process.argv.slice(2),
+  env: process.env,
 });
 // process.execve is missing only on Windows, where cgroups do not exist either.
-if (missingHeapFlags.length > 0 && process.execve !== undefined) {
+if (
+  (missing.flags.length > 0 || Object.keys(missing.env).length > 0) &&
+  process.execve !== undefined
+) {
   try {
     // argv[0] as it was started (`node` in the image), so process listings read as before.
-    process.execve(process.execPath, [
-      process.argv0,
-      ...process.execArgv,
-      ...missingHeapFlags,
-      ...process.argv.slice(1),
-    ]);
+    process.execve(
+      process.execPath,
+      [process.argv0, ...process.execArgv, ...missing.flags, ...process.argv.slice(1)],
+      { ...process.env, ...missing.env },
+    );
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     process.stderr.write(
-      `kreload: running with V8's default heap limits: re-exec failed: ${reason}\n`,
+      `kreload: running with Node's default process settings: re-exec failed: ${reason}\n`,
     );
   }
 }

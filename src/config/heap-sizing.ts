@@ -49,14 +49,15 @@ export interface HeapSizingInput {
 const ONE_SHOT_COMMANDS: ReadonlySet<string> = new Set(['hash', 'explain', 'history']);
 const INFO_FLAGS: ReadonlySet<string> = new Set(['--help', '-h', '--version']);
 
-function isControllerRun(argv: readonly string[]): boolean {
+/** Only a controller run is re-executed: `hash`, `explain`, `history`, `--help`, `--version` are short-lived. */
+export function isControllerRun(argv: readonly string[]): boolean {
   const command = argv[0];
   if (command !== undefined && ONE_SHOT_COMMANDS.has(command)) return false;
   return !argv.some((argument) => INFO_FLAGS.has(argument));
 }
 
 /** V8 accepts `--max_old_space_size` and `--max-old-space-size` alike. */
-function setsFlag(flags: readonly string[], name: string): boolean {
+export function setsFlag(flags: readonly string[], name: string): boolean {
   return flags.some((flag) => flag.replaceAll('_', '-').split('=')[0] === name);
 }
 
