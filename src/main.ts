@@ -5,8 +5,14 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { enableCompileCache } from 'node:module';
+import { compileCacheDirectory } from './config/compile-cache.ts';
 import { loadClientNodeNarrowly } from './kube/narrow-client-node.ts';
 import { heapFlags } from './config/heap-sizing.ts';
+
+// Restarts skip compiling the modules loaded below; NODE_DISABLE_COMPILE_CACHE=1 opts out.
+const compileCache = compileCacheDirectory(process.env);
+if (compileCache !== undefined) enableCompileCache(compileCache);
 
 // V8 fixes its heap limits at start: a controller run without them becomes one with them, in place
 // (same PID, so signals and the container runtime see no difference; ADR 0033).
