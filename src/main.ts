@@ -5,6 +5,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { enableCompileCache } from 'node:module';
+import { compileCacheDirectory } from './config/compile-cache.ts';
 import { loadClientNodeNarrowly } from './kube/narrow-client-node.ts';
 import { processSettings } from './config/process-settings.ts';
 
@@ -37,6 +39,10 @@ if (
     );
   }
 }
+
+// Restarts skip compiling the modules loaded below; NODE_DISABLE_COMPILE_CACHE=1 opts out.
+const compileCache = compileCacheDirectory(process.env);
+if (compileCache !== undefined) enableCompileCache(compileCache);
 
 // Before anything imports client-node; hence the dynamic import below (ADR 0032).
 loadClientNodeNarrowly();

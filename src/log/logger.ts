@@ -101,18 +101,18 @@ function renderFormat(format: LogFormat): winston.Logform.Format {
   })();
 }
 
-class WinstonLogger extends LevelledLogger {
-  readonly #deps: {
-    readonly winston: winston.Logger;
-    readonly now: () => Date;
-    readonly fields: LogFields;
-  };
+interface WinstonLoggerDeps {
+  readonly winston: winston.Logger;
+  /** The configured level's rank in LEVELS; it never changes after start. */
+  readonly maxRank: number;
+  readonly now: () => Date;
+  readonly fields: LogFields;
+}
 
-  constructor(deps: {
-    readonly winston: winston.Logger;
-    readonly now: () => Date;
-    readonly fields: LogFields;
-  }) {
+class WinstonLogger extends LevelledLogger {
+  readonly #deps: WinstonLoggerDeps;
+
+  constructor(deps: WinstonLoggerDeps) {
     super();
     this.#deps = deps;
   }
@@ -127,8 +127,9 @@ class WinstonLogger extends LevelledLogger {
     });
   }
 
+  // One comparison instead of winston's walk over its transports, on every line asked for.
   isLevelEnabled(level: LogLevel): boolean {
-    return this.#deps.winston.isLevelEnabled(level);
+    return LEVELS[level] <= this.#deps.maxRank;
   }
 
   child(fields: LogFields): Logger {
@@ -139,7 +140,7 @@ class WinstonLogger extends LevelledLogger {
 class RootWinstonLogger extends WinstonLogger implements RootLogger {
   readonly #winston: winston.Logger;
 
-  constructor(deps: { readonly winston: winston.Logger; readonly now: () => Date }) {
+  constructor(deps: Omit<WinstonLoggerDeps, 'fields'>) {
     super({ ...deps, fields: {} });
     this.#winston = deps.winston;
   }
@@ -162,5 +163,9 @@ export function createLogger(options: LoggerOptions): RootLogger {
     transports: [new winston.transports.Stream({ stream: options.stream ?? process.stderr })],
     exitOnError: false,
   });
-  return new RootWinstonLogger({ winston: logger, now: options.now ?? (() => new Date()) });
+  return new RootWinstonLogger({
+    winston: logger,
+    maxRank: LEVELS[options.level],
+    now: options.now ?? (() => new Date()),
+  });
 }

@@ -382,4 +382,12 @@ describe('trackingChanged and isRelevantChange', () => {
     expect(trackingChanged(base, next, K)).toBe(tracking);
     expect(isRelevantChange(base, next)).toBe(relevant);
   });
+
+  it('counts a relevant field that one side lacks as a change, both ways', () => {
+    const withExtra = { ...base, extra: 'x' } as WorkloadView;
+    expect(isRelevantChange(base, withExtra)).toBe(true);
+    expect(isRelevantChange(withExtra, base)).toBe(true);
+    const withIrrelevantOnly = { ...base, resourceVersion: undefined } as unknown as WorkloadView;
+    expect(isRelevantChange(base, withIrrelevantOnly)).toBe(false);
+  });
 });

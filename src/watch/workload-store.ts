@@ -68,9 +68,17 @@ const IRRELEVANT_FIELDS: ReadonlySet<string> = new Set([
  * a rollout: neither is a reason to reconcile.
  */
 export function isRelevantChange(prev: WorkloadView, next: WorkloadView): boolean {
-  const relevant = (view: WorkloadView): [string, unknown][] =>
-    Object.entries(view).filter(([field]) => !IRRELEVANT_FIELDS.has(field));
-  return !plainEqual(Object.fromEntries(relevant(prev)), Object.fromEntries(relevant(next)));
+  // Field by field in place: this runs on every watch event of a workload (status updates too).
+  let unmatched = 0;
+  for (const field of Object.keys(prev) as (keyof WorkloadView)[]) {
+    if (IRRELEVANT_FIELDS.has(field)) continue;
+    if (!Object.hasOwn(next, field) || !plainEqual(prev[field], next[field])) return true;
+    unmatched += 1;
+  }
+  for (const field of Object.keys(next)) {
+    if (!IRRELEVANT_FIELDS.has(field)) unmatched -= 1;
+  }
+  return unmatched !== 0;
 }
 
 function sameValues(a: Annotations, b: Annotations, keys: readonly string[]): boolean {
