@@ -343,7 +343,11 @@ describe('SourceCache cached form', () => {
   }
 
   it('holds a Secret by digest: neither its wire nor its decoded bytes, nor other metadata', () => {
-    const cache = new SourceCache({ type: 'SECRET', clock: { now: () => 1 }, notify: () => undefined });
+    const cache = new SourceCache({
+      type: 'SECRET',
+      clock: { now: () => 1 },
+      notify: () => undefined,
+    });
     const wireSecret = {
       metadata: {
         name: 'db',
