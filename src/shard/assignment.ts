@@ -34,12 +34,60 @@ export function ownerOf(bucket: number, members: readonly string[]): string | un
   return best;
 }
 
-/** The owner of every bucket, index = bucket. */
+/**
+ * The owner of every bucket, index = bucket: balanced and sticky. Each member gets ⌊B/M⌋ or ⌈B/M⌉
+ * buckets (the ⌈⌉ ones to the members holding most now, so a balanced cluster stays as it is); a
+ * bucket stays with its live holder while the holder has room (its highest-weight buckets first);
+ * every other bucket goes to the member with the highest rendezvous weight that has room. So a
+ * membership change moves the fewest buckets that balance needs (3 → 5 over 32: 11, never more
+ * than 2/5), and an assignment whose holders already follow it is its own fixed point.
+ * `holders[bucket]`: the member holding the bucket's Lease now, if any.
+ */
 export function assignBuckets(
   members: readonly string[],
   bucketCount: number,
+  holders: readonly (string | undefined)[] = [],
 ): readonly (string | undefined)[] {
-  return Array.from({ length: bucketCount }, (_, bucket) => ownerOf(bucket, members));
+  const live = [...new Set(members)].sort();
+  const owners = new Array<string | undefined>(bucketCount).fill(undefined);
+  if (live.length === 0) return owners;
+  const heldBy = new Map<string, number[]>(live.map((member) => [member, []]));
+  holders.forEach((holder, bucket) => {
+    if (holder !== undefined && bucket < bucketCount) heldBy.get(holder)?.push(bucket);
+  });
+  const room = capacities(live, bucketCount, heldBy);
+  for (const [member, held] of heldBy) {
+    const kept = held
+      .map((bucket) => ({ bucket, weight: rendezvousWeight(member, bucket) }))
+      .sort((a, b) => b.weight - a.weight)
+      .slice(0, room.get(member) ?? 0)
+      .map(({ bucket }) => bucket);
+    for (const bucket of kept) owners[bucket] = member;
+    room.set(member, (room.get(member) ?? 0) - kept.length);
+  }
+  for (let bucket = 0; bucket < bucketCount; bucket += 1) {
+    if (owners[bucket] !== undefined) continue;
+    const withRoom = live.filter((member) => (room.get(member) ?? 0) > 0);
+    const owner = ownerOf(bucket, withRoom);
+    if (owner === undefined) continue;
+    owners[bucket] = owner;
+    room.set(owner, (room.get(owner) ?? 0) - 1);
+  }
+  return owners;
+}
+
+/** ⌊B/M⌋ each, one more for the B mod M members holding most (ties to the smaller name). */
+function capacities(
+  live: readonly string[],
+  bucketCount: number,
+  heldBy: ReadonlyMap<string, readonly number[]>,
+): Map<string, number> {
+  const base = Math.floor(bucketCount / live.length);
+  const extra = bucketCount % live.length;
+  const byHeld = [...live].sort(
+    (a, b) => (heldBy.get(b)?.length ?? 0) - (heldBy.get(a)?.length ?? 0) || (a < b ? -1 : 1),
+  );
+  return new Map(byHeld.map((member, rank) => [member, base + (rank < extra ? 1 : 0)]));
 }
 
 /** The buckets whose owner differs between two assignments. */

@@ -22,7 +22,7 @@ import type { LeaseObservation, LeaseTimings } from '../leader/lease-decision.ts
 import { LeaseConflictError } from '../leader/ports.ts';
 import type { LeaseId, ObservedLease } from '../leader/ports.ts';
 import type { Clock, Timers } from '../time/timers.ts';
-import { assignBuckets, bucketOf, ownerOf } from './assignment.ts';
+import { assignBuckets, bucketOf } from './assignment.ts';
 import { bucketLeaseName, memberLeaseName, memberLeasePrefix } from './lease-names.ts';
 import type { NamedLease, ShardLeaseStore } from './ports.ts';
 
@@ -107,6 +107,8 @@ export class ShardCoordinator {
   #liveMembers: readonly string[] = [];
   /** The members buckets are assigned to (see the module comment). */
   #assignees: readonly string[] = [];
+  /** The owner of every bucket from the last round's assignment. */
+  #owners: readonly (string | undefined)[] = [];
   #running = false;
   #cancelTick: (() => void) | undefined;
   #cycle: Promise<void> | undefined;
@@ -177,8 +179,16 @@ export class ShardCoordinator {
     this.#lastListedAtMs = nowMs;
     this.#liveMembers = this.#observeMembers(leases, nowMs);
     this.#assignees = this.#assigneesAt(nowMs);
-    const owners = assignBuckets(this.#assignees, this.#settings.bucketCount);
     const byName = new Map(leases.map(({ name, lease }) => [name, lease]));
+    // Who holds each bucket now: the assignment keeps a bucket with a live holder that has room,
+    // so a membership change moves only what balance needs (docs/adr/0051).
+    const holders = Array.from(
+      { length: this.#settings.bucketCount },
+      (_, bucket) =>
+        byName.get(bucketLeaseName(this.#settings.prefix, bucket))?.record.holderIdentity,
+    );
+    const owners = assignBuckets(this.#assignees, this.#settings.bucketCount, holders);
+    this.#owners = owners;
     await Promise.all(
       owners.map((owner, bucket) =>
         this.#step(bucket, {
@@ -252,7 +262,7 @@ export class ShardCoordinator {
 
   /** The live member `namespace` is assigned to, as this replica last saw the members. */
   assignedOwner(namespace: string): string | undefined {
-    return ownerOf(this.bucketOf(namespace), this.#assignees);
+    return this.#owners[this.bucketOf(namespace)];
   }
 
   /** The replica that holds the Lease of the bucket of `namespace`, as last read. */
