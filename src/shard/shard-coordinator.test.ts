@@ -148,6 +148,8 @@ function expectAtMostOneWriter(replicas: readonly Replica[]): void {
 }
 
 const owned = (r: Replica): readonly number[] => r.coordinator.ownedBuckets();
+/** Every bucket held by `a`, as after `a` ran alone. */
+const ALL_HELD_BY_A: readonly string[] = new Array<string>(BUCKETS).fill('a');
 
 beforeEach(() => {
   cluster = new InMemoryShardLeases();
@@ -155,10 +157,13 @@ beforeEach(() => {
 });
 
 describe('ShardCoordinator', () => {
-  it('three members: each holds exactly the buckets rendezvous hashing assigns it', async () => {
+  it('three members: each holds exactly the buckets the assignment gives it, balanced', async () => {
     const replicas = ['a', 'b', 'c'].map(replica);
     await rounds(replicas, 3);
-    const expected = assignBuckets(['a', 'b', 'c'], BUCKETS);
+    const holders = Array.from({ length: BUCKETS }, (_, bucket) => cluster.holder(bucket));
+    const expected = assignBuckets(['a', 'b', 'c'], BUCKETS, holders);
+    const counts = ['a', 'b', 'c'].map((m) => expected.filter((o) => o === m).length);
+    expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
     for (const r of replicas) {
       expect(owned(r)).toEqual(expected.flatMap((owner, b) => (owner === r.identity ? [b] : [])));
     }
@@ -192,7 +197,7 @@ describe('ShardCoordinator', () => {
     await rounds([a], 2);
     expect(owned(a)).toHaveLength(BUCKETS);
     const b = replica('b');
-    const moving = assignBuckets(['a', 'b'], BUCKETS).flatMap((o, bucket) =>
+    const moving = assignBuckets(['a', 'b'], BUCKETS, ALL_HELD_BY_A).flatMap((o, bucket) =>
       o === 'b' ? [bucket] : [],
     );
     const bucket = moving[0] ?? -1;
@@ -234,6 +239,7 @@ describe('ShardCoordinator', () => {
     await rounds([a, b, c], 2);
     const cBuckets = [...owned(c)];
     expect(cBuckets.length).toBeGreaterThan(0);
+    const holdersAtKill = Array.from({ length: BUCKETS }, (_, bucket) => cluster.holder(bucket));
     // c is killed: it writes nothing more. The others go on every retry period.
     const survivors = [a, b];
     const takenAt: number[] = [];
@@ -247,7 +253,7 @@ describe('ShardCoordinator', () => {
     expect(takenAt[0]).toBeLessThanOrEqual(
       TIMINGS.leaseDurationMs + 2 * TIMINGS.retryPeriodMs + 2_000,
     );
-    const expected = assignBuckets(['a', 'b'], BUCKETS);
+    const expected = assignBuckets(['a', 'b'], BUCKETS, holdersAtKill);
     for (const bucket of cBuckets) expect(cluster.holder(bucket)).toBe(expected[bucket]);
   });
 
@@ -284,7 +290,7 @@ describe('ShardCoordinator', () => {
     const b = replica('b');
     await rounds([b], 1); // b is a member now, holds nothing yet
     await a.coordinator.tick(); // a releases b's buckets ... and dies
-    const moving = assignBuckets(['a', 'b'], BUCKETS).flatMap((o, bucket) =>
+    const moving = assignBuckets(['a', 'b'], BUCKETS, ALL_HELD_BY_A).flatMap((o, bucket) =>
       o === 'b' ? [bucket] : [],
     );
     for (const bucket of moving) expect(cluster.holder(bucket)).toBeUndefined();
@@ -297,7 +303,7 @@ describe('ShardCoordinator', () => {
     const a = replica('a');
     await rounds([a], 2);
     const b = replica('b');
-    const moving = assignBuckets(['a', 'b'], BUCKETS).flatMap((o, bucket) =>
+    const moving = assignBuckets(['a', 'b'], BUCKETS, ALL_HELD_BY_A).flatMap((o, bucket) =>
       o === 'b' ? [bucket] : [],
     );
     const bucket = moving[0] ?? -1;
