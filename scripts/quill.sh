@@ -18,4 +18,4 @@ ld="-s -w -X main.version=$version"
 cache=${KRELOAD_TOOLS_CACHE:-$root/.cache/tools}
 # shellcheck source=go-tool.sh
 . "$root/scripts/go-tool.sh"
-build_go_tool quill "$module" "$package" "$version" "$ld" "$cache" quill "about a minute on 2 cores"
+build_go_tool quill "$module" "$package" "$version" "$ld" "$cache" quill "several minutes on 2 cores"

@@ -3,15 +3,10 @@
 // replica's caches hold only the namespaces of its buckets, and a bucket's objects are in the
 // caches before its Lease is acquired (so before its first reconcile).
 import type { ServerResponse } from 'node:http';
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseOptions } from '../config/parse-options.ts';
 import type { LeaseId, LeaseRecord, ObservedLease } from '../leader/ports.ts';
 import { LeaseConflictError } from '../leader/ports.ts';
-import { createKubeTransport } from '../kube/transport.ts';
-import { createMetrics } from '../metrics/metrics.ts';
-import { kindTable } from '../rollout/kinds.ts';
-import { RecordingLogger } from '../testing/recording-logger.ts';
 import {
   sendJson,
   sendStatus,
@@ -21,7 +16,8 @@ import {
 } from '../testing/test-api-server.ts';
 import type { Clock } from '../time/timers.ts';
 import { SYSTEM_TIMERS } from '../time/timers.ts';
-import { createWatchServer, type WatchServer } from '../watch/watch-server.ts';
+import type { WatchServer } from '../watch/watch-server.ts';
+import { watchServerAgainst } from '../testing/test-watch-server.ts';
 import { bucketOf } from './assignment.ts';
 import { ShardCacheScope } from './cache-scope.ts';
 import type { ShardLeaseStore } from './ports.ts';
@@ -110,21 +106,12 @@ afterEach(async () => {
 async function replica(identity: string, leases: ShardLeaseStore): Promise<Replica> {
   if (!api) throw new Error('no API server');
   const options = await parseOptions([], {});
-  const metrics = createMetrics(new Registry(), { countByNamespace: false });
   const cache = new ShardCacheScope({
     bucketCount: BUCKETS,
     bucketOf: (namespace) => bucketOf(namespace, BUCKETS),
     refill: (affected) => watch.relist(affected),
   });
-  const watch = createWatchServer({
-    options,
-    kinds: kindTable(options.customWorkloadKinds),
-    transport: createKubeTransport({ kubeConfig: api.kubeConfig(), metrics }),
-    metrics,
-    logger: new RecordingLogger(),
-    timers: SYSTEM_TIMERS,
-    random: () => 0.5,
-    writeBasis: () => undefined,
+  const watch = watchServerAgainst(api, options, {
     holdsNamespace: (namespace) => cache.holds(namespace),
   });
   servers.push(watch);

@@ -1,14 +1,8 @@
 // The watch server against a scripted fake API server: initial sync, the subscription, /readyz
 // status, and an optional API (CSI) served only after start (§2.2).
-import { kindTable } from '../rollout/kinds.ts';
 import type { ServerResponse } from 'node:http';
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseOptions } from '../config/parse-options.ts';
-import { createKubeTransport } from '../kube/transport.ts';
-import { createMetrics } from '../metrics/metrics.ts';
-import { SYSTEM_TIMERS } from '../time/timers.ts';
-import { RecordingLogger } from '../testing/recording-logger.ts';
 import {
   sendJson,
   sendStatus,
@@ -17,7 +11,8 @@ import {
   type TestApiServer,
 } from '../testing/test-api-server.ts';
 import type { WatchHandler } from './watch-caches.ts';
-import { createWatchServer, type WatchServer } from './watch-server.ts';
+import type { WatchServer } from './watch-server.ts';
+import { watchServerAgainst } from '../testing/test-watch-server.ts';
 
 const CSI_GROUP = '/apis/secrets-store.csi.x-k8s.io/v1';
 const CONFIG_MAP = {
@@ -98,17 +93,7 @@ async function start(
     ['--namespaces=ma', '--enable-csi-integration', ...extraArgs],
     {},
   );
-  const metrics = createMetrics(new Registry(), { countByNamespace: false });
-  server = createWatchServer({
-    options,
-    kinds: kindTable(options.customWorkloadKinds),
-    transport: createKubeTransport({ kubeConfig: api.kubeConfig(), metrics }),
-    metrics,
-    logger: new RecordingLogger(),
-    timers: SYSTEM_TIMERS,
-    random: () => 0.5,
-    writeBasis: () => undefined,
-  });
+  server = watchServerAgainst(api, options);
   const log: string[] = [];
   server.subscribe(recordingHandler(log));
   expect(server.watchStates()).toEqual([
