@@ -181,3 +181,106 @@ function sumOfLargest(total: number, kept: number, bucketCount: number): number 
   const extra = bucketCount % total;
   return kept * base + Math.min(kept, extra);
 }
+
+/**
+ * Replicas that each decide on their own list of the Leases, as a hostile cluster serves them: a
+ * list may lag a few writes behind, a write is a compare-and-swap on the bucket Lease's version
+ * (a stale one conflicts), and each replica has its own view of the members (an old member admits
+ * a newcomer only once it has seen it live a lease duration; newcomers join at different moments).
+ */
+interface Replicas {
+  readonly names: readonly string[];
+  readonly bucketCount: number;
+  /** Every list ever served: holders and each bucket Lease's version. */
+  readonly history: { holders: (string | undefined)[]; versions: number[] }[];
+  /** Members each replica assigns to, by replica. */
+  readonly views: Map<string, Set<string>>;
+}
+
+function latest(replicas: Replicas): { holders: (string | undefined)[]; versions: number[] } {
+  const last = replicas.history.at(-1);
+  if (last === undefined) throw new Error('no list');
+  return last;
+}
+
+/** One round of `member` on a list `lag` writes old; true when it wrote. */
+function round(replicas: Replicas, member: string, lag: number): boolean {
+  const { history, bucketCount } = replicas;
+  const seen = history[Math.max(0, history.length - 1 - lag)];
+  if (seen === undefined) return false;
+  // Senior first, as the coordinator orders them (by when each became a member).
+  const view = replicas.views.get(member) ?? new Set<string>();
+  const members = replicas.names.filter((name) => view.has(name));
+  const owners = assignBuckets(members, bucketCount, seen.holders);
+  let wrote = false;
+  for (let bucket = 0; bucket < bucketCount; bucket += 1) {
+    const current = latest(replicas);
+    // The write is sent with the version seen: it conflicts when the Lease changed since.
+    if (current.versions[bucket] !== seen.versions[bucket]) continue;
+    const held = seen.holders[bucket];
+    const acquire = owners[bucket] === member && held === undefined;
+    const release = held === member && owners[bucket] !== member;
+    if (!acquire && !release) continue;
+    const holders = [...current.holders];
+    const versions = [...current.versions];
+    holders[bucket] = acquire ? member : undefined;
+    versions[bucket] = (versions[bucket] ?? 0) + 1;
+    history.push({ holders, versions });
+    wrote = true;
+  }
+  return wrote;
+}
+
+describe('assignBuckets: replicas on stale lists, joining at different moments', () => {
+  it.each([
+    // [from, to, buckets]
+    [3, 5, 32],
+    [3, 5, 30],
+    [2, 3, 32],
+    [4, 6, 5],
+    [2, 6, 4],
+  ])('%i → %i over %i buckets: settles balanced, moves only what balance needs', (from, to, B) => {
+    for (let seed = 1; seed <= 100; seed += 1) {
+      const names = namesFrom(seed)(to);
+      const old = names.slice(0, from);
+      const joining = names.slice(from);
+      const start = assignBuckets(old, B);
+      const replicas: Replicas = {
+        names,
+        bucketCount: B,
+        history: [{ holders: [...start], versions: new Array<number>(B).fill(0) }],
+        views: new Map([
+          ...old.map((name) => [name, new Set(old)] as const),
+          ...joining.map((name) => [name, new Set([...old, name])] as const),
+        ]),
+      };
+      const random = namesFrom(seed + 50_000);
+      const draw = (n: number): number => Number.parseInt(random(1)[0]?.slice(8) ?? '0', 36) % n;
+      // Seeded rounds with stale lists while every replica admits the newcomers one by one.
+      for (let step = 0; step < 200; step += 1) {
+        const member = names[draw(names.length)] ?? '';
+        const admitted = joining[draw(joining.length)] ?? '';
+        // A newcomer sees another at its next list; an old member admits one only after a lease
+        // duration, by when every newcomer has long seen it.
+        const seenByAll = joining.every((name) => replicas.views.get(name)?.has(admitted));
+        if (draw(4) === 0 && (joining.includes(member) || seenByAll)) {
+          replicas.views.get(member)?.add(admitted);
+        }
+        round(replicas, member, draw(4));
+      }
+      // Then every view is complete and lists are fresh: it must settle.
+      for (const view of replicas.views.values()) for (const name of names) view.add(name);
+      let quiet = 0;
+      for (let step = 0; step < 2000 && quiet < names.length * 2; step += 1) {
+        const member = names[step % names.length] ?? '';
+        quiet = round(replicas, member, 0) ? 0 : quiet + 1;
+      }
+      const end = latest(replicas).holders;
+      expect(assignBuckets(names, B, end), `seed ${String(seed)}`).toEqual(end);
+      expect(end.every((holder) => holder !== undefined)).toBe(true);
+      const moved = movedBuckets(start, end);
+      expect(moved.length, `seed ${String(seed)}`).toBe(B - sumOfLargest(to, from, B));
+      for (const bucket of moved) expect(old.includes(end[bucket] ?? '')).toBe(false);
+    }
+  });
+});

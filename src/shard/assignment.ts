@@ -36,11 +36,14 @@ export function ownerOf(bucket: number, members: readonly string[]): string | un
 
 /**
  * The owner of every bucket, index = bucket: balanced and sticky. Each member gets ⌊B/M⌋ or ⌈B/M⌉
- * buckets (the ⌈⌉ ones to the members holding most now, so a balanced cluster stays as it is); a
- * bucket stays with its live holder while the holder has room (its highest-weight buckets first);
- * every other bucket goes to the member with the highest rendezvous weight that has room. So a
- * membership change moves the fewest buckets that balance needs (3 → 5 over 32: 11, never more
- * than 2/5), and an assignment whose holders already follow it is its own fixed point.
+ * buckets, the ⌈⌉ ones to the B mod M most senior: `members` lists them senior first (the
+ * coordinator orders them by when each became a member). Seniority, unlike the number of buckets
+ * held now, does not change while buckets are handed over, so a member never gains room because
+ * another released first, and members joining take the ⌊⌋ shares. A bucket stays with its live
+ * holder while the holder has room (its highest-weight buckets first); every other bucket goes to
+ * the member with the highest rendezvous weight that has room. So a membership change moves the
+ * fewest buckets that balance needs (3 → 5 over 32: 12, never more than 2/5), and an assignment
+ * whose holders already follow it is its own fixed point.
  * `holders[bucket]`: the member holding the bucket's Lease now, if any.
  */
 export function assignBuckets(
@@ -48,14 +51,14 @@ export function assignBuckets(
   bucketCount: number,
   holders: readonly (string | undefined)[] = [],
 ): readonly (string | undefined)[] {
-  const live = [...new Set(members)].sort();
+  const live = [...new Set(members)];
   const owners = new Array<string | undefined>(bucketCount).fill(undefined);
   if (live.length === 0) return owners;
   const heldBy = new Map<string, number[]>(live.map((member) => [member, []]));
   holders.forEach((holder, bucket) => {
     if (holder !== undefined && bucket < bucketCount) heldBy.get(holder)?.push(bucket);
   });
-  const room = capacities(live, bucketCount, heldBy);
+  const room = capacities(live, bucketCount);
   for (const [member, held] of heldBy) {
     const kept = held
       .map((bucket) => ({ bucket, weight: rendezvousWeight(member, bucket) }))
@@ -76,18 +79,11 @@ export function assignBuckets(
   return owners;
 }
 
-/** ⌊B/M⌋ each, one more for the B mod M members holding most (ties to the smaller name). */
-function capacities(
-  live: readonly string[],
-  bucketCount: number,
-  heldBy: ReadonlyMap<string, readonly number[]>,
-): Map<string, number> {
+/** ⌊B/M⌋ each, one more for the B mod M first (most senior) members. */
+function capacities(live: readonly string[], bucketCount: number): Map<string, number> {
   const base = Math.floor(bucketCount / live.length);
   const extra = bucketCount % live.length;
-  const byHeld = [...live].sort(
-    (a, b) => (heldBy.get(b)?.length ?? 0) - (heldBy.get(a)?.length ?? 0) || (a < b ? -1 : 1),
-  );
-  return new Map(byHeld.map((member, rank) => [member, base + (rank < extra ? 1 : 0)]));
+  return new Map(live.map((member, rank) => [member, base + (rank < extra ? 1 : 0)]));
 }
 
 /** The buckets whose owner differs between two assignments. */

@@ -104,6 +104,8 @@ export class ShardCoordinator {
   #memberObservations = new Map<string, LeaseObservation>();
   /** Other live members → monotonic time since which they have been seen live without a lapse. */
   #liveSince = new Map<string, number>();
+  /** Live members → when they became members (their member Lease's acquire time), in ms. */
+  #memberSince = new Map<string, number>();
   #liveMembers: readonly string[] = [];
   /** The members buckets are assigned to (see the module comment). */
   #assignees: readonly string[] = [];
@@ -187,7 +189,11 @@ export class ShardCoordinator {
       (_, bucket) =>
         byName.get(bucketLeaseName(this.#settings.prefix, bucket))?.record.holderIdentity,
     );
-    const owners = assignBuckets(this.#assignees, this.#settings.bucketCount, holders);
+    const owners = assignBuckets(
+      this.#bySeniority(this.#assignees),
+      this.#settings.bucketCount,
+      holders,
+    );
     this.#owners = owners;
     await Promise.all(
       owners.map((owner, bucket) =>
@@ -344,6 +350,7 @@ export class ShardCoordinator {
     const own = this.#memberName();
     const observations = new Map<string, LeaseObservation>();
     const live = new Set<string>();
+    const since = new Map<string, number>();
     for (const { name, lease } of leases) {
       if (!name.startsWith(prefix) || name === own) continue;
       const observation = observeLease(this.#memberObservations.get(name), lease, nowMs);
@@ -351,8 +358,16 @@ export class ShardCoordinator {
       const holder = lease.record.holderIdentity;
       const expired =
         nowMs >= observation.observedAtMs + claimDurationMs(lease.record, this.#timings);
-      if (holder !== undefined && holder !== this.#settings.identity && !expired) live.add(holder);
+      if (holder !== undefined && holder !== this.#settings.identity && !expired) {
+        live.add(holder);
+        since.set(holder, lease.record.acquireTime?.getTime() ?? Number.POSITIVE_INFINITY);
+      }
     }
+    since.set(
+      this.#settings.identity,
+      this.#member.lease?.record.acquireTime?.getTime() ?? Number.POSITIVE_INFINITY,
+    );
+    this.#memberSince = since;
     this.#memberObservations = observations;
     this.#liveSince = new Map(
       [...live].map((member) => [member, this.#liveSince.get(member) ?? nowMs]),
@@ -376,6 +391,17 @@ export class ShardCoordinator {
         member === this.#settings.identity ||
         nowMs - (this.#liveSince.get(member) ?? nowMs) >= duration,
     );
+  }
+
+  /**
+   * Senior first: by when each became a member (the acquire time its member Lease names, the same
+   * in every replica's list), then by name. The most senior get the larger shares of an uneven
+   * split (src/shard/assignment.ts).
+   */
+  #bySeniority(members: readonly string[]): readonly string[] {
+    const since = (member: string): number =>
+      this.#memberSince.get(member) ?? Number.POSITIVE_INFINITY;
+    return [...members].sort((a, b) => since(a) - since(b) || (a < b ? -1 : a > b ? 1 : 0));
   }
 
   async #step(
