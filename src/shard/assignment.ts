@@ -1,9 +1,9 @@
 /**
  * Which replica writes to which namespace in active-active mode (docs/adr/0051-active-active-sharding.md).
- * A namespace falls in one of a fixed number of buckets by a hash of its name; each bucket goes to
- * the live member with the highest rendezvous weight for it. A member joining takes only the
- * buckets it now wins, a member leaving gives up only its own: about 1/N of them move.
- */
+ * A namespace falls in one of a fixed number of buckets by a hash of its name; the buckets are
+ * shared out balanced (⌊B/M⌋ or ⌈B/M⌉ each) and sticky (a bucket stays with its live holder while
+ * the holder has room), the rest by rendezvous weight. A member joining takes only its share from
+ * the others, a member leaving gives up only its own. */
 import { createHash } from 'node:crypto';
 
 function digest(text: string): Buffer {

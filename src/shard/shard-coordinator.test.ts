@@ -6,6 +6,7 @@ import type { LeaseTimings } from '../leader/lease-decision.ts';
 import type { Clock, Timers } from '../time/timers.ts';
 import { assignBuckets } from './assignment.ts';
 import { BucketWrites } from './fenced-writer.ts';
+import { bucketLeaseName, memberLeaseName } from './lease-names.ts';
 import type { NamedLease, ShardLeaseStore } from './ports.ts';
 import { ShardCoordinator, type ShardLeaseError } from './shard-coordinator.ts';
 
@@ -169,6 +170,37 @@ describe('ShardCoordinator', () => {
     }
     for (let bucket = 0; bucket < BUCKETS; bucket += 1)
       expect(cluster.holder(bucket)).toBe(expected[bucket]);
+  });
+
+  it('an uneven split: the larger shares go to the most senior members, whatever they hold now', async () => {
+    // Balanced by count, but the senior member z holds a smaller share: under a rule that ranks
+    // by buckets held, this is a fixed point; a release half way through a handover would then
+    // give room to whoever released last, and a bucket would move between old members.
+    const joined = { z: 60_000, a: 30_000, b: 10_000 } as const;
+    const now = clock.now();
+    const lease = (holder: string, acquiredAgoMs: number): ObservedLease => ({
+      record: {
+        holderIdentity: holder,
+        leaseDurationSeconds: TIMINGS.leaseDurationMs / 1000,
+        acquireTime: new Date(now - acquiredAgoMs),
+        renewTime: new Date(now),
+        leaseTransitions: 0,
+      },
+      resourceVersion: `seed-${holder}-${String(acquiredAgoMs)}`,
+    });
+    for (const [member, ago] of Object.entries(joined))
+      cluster.leases.set(memberLeaseName(PREFIX, member), lease(member, ago));
+    ['a', 'a', 'a', 'b', 'b', 'b', 'z', 'z'].forEach((holder, bucket) => {
+      cluster.leases.set(bucketLeaseName(PREFIX, bucket), lease(holder, 5_000));
+    });
+    const replicas = ['z', 'a', 'b'].map(replica);
+    await rounds(replicas, 4);
+    const held = (member: string): number =>
+      Array.from({ length: BUCKETS }, (_, bucket) => cluster.holder(bucket)).filter(
+        (holder) => holder === member,
+      ).length;
+    // 8 over 3: 3, 3, 2, the 3s to z and a (senior), the 2 to b (joined last).
+    expect([held('z'), held('a'), held('b')]).toEqual([3, 3, 2]);
   });
 
   it('a bucket is written under only by its holder within the renew deadline', async () => {

@@ -1,6 +1,7 @@
 /**
  * Active-active mode (docs/adr/0051-active-active-sharding.md): every replica holds a member Lease;
- * the namespaces' buckets are assigned to the live members by rendezvous hashing, and a replica
+ * the namespaces' buckets are assigned to the live members, balanced and sticky (assignment.ts,
+ * the larger shares to the most senior members), and a replica
  * writes to a namespace only while it holds the bucket's own Lease within the renew deadline of
  * its last renewal. A bucket that moves is drained and released by the old owner before the new
  * owner can acquire it; a dead member's buckets are taken over once not seen renewed for a lease
@@ -63,6 +64,11 @@ export interface ShardCoordinatorDeps {
 export interface ShardCache {
   update(wanted: ReadonlySet<number>): void;
   isFilled(bucket: number): boolean;
+}
+
+/** When a member Lease's holder became a member: its acquire time; never known, the latest. */
+function joinedAtMs(lease: ObservedLease | undefined): number {
+  return lease?.record.acquireTime?.getTime() ?? Number.POSITIVE_INFINITY;
 }
 
 export class ShardLeaseError extends Error {
@@ -360,13 +366,10 @@ export class ShardCoordinator {
         nowMs >= observation.observedAtMs + claimDurationMs(lease.record, this.#timings);
       if (holder !== undefined && holder !== this.#settings.identity && !expired) {
         live.add(holder);
-        since.set(holder, lease.record.acquireTime?.getTime() ?? Number.POSITIVE_INFINITY);
+        since.set(holder, joinedAtMs(lease));
       }
     }
-    since.set(
-      this.#settings.identity,
-      this.#member.lease?.record.acquireTime?.getTime() ?? Number.POSITIVE_INFINITY,
-    );
+    since.set(this.#settings.identity, joinedAtMs(this.#member.lease));
     this.#memberSince = since;
     this.#memberObservations = observations;
     this.#liveSince = new Map(
