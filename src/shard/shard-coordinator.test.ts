@@ -6,6 +6,7 @@ import type { LeaseTimings } from '../leader/lease-decision.ts';
 import type { Clock, Timers } from '../time/timers.ts';
 import { assignBuckets } from './assignment.ts';
 import { BucketWrites } from './fenced-writer.ts';
+import { bucketLeaseName, memberLeaseName } from './lease-names.ts';
 import type { NamedLease, ShardLeaseStore } from './ports.ts';
 import { ShardCoordinator, type ShardLeaseError } from './shard-coordinator.ts';
 
@@ -148,6 +149,8 @@ function expectAtMostOneWriter(replicas: readonly Replica[]): void {
 }
 
 const owned = (r: Replica): readonly number[] => r.coordinator.ownedBuckets();
+/** Every bucket held by `a`, as after `a` ran alone. */
+const ALL_HELD_BY_A: readonly string[] = new Array<string>(BUCKETS).fill('a');
 
 beforeEach(() => {
   cluster = new InMemoryShardLeases();
@@ -155,15 +158,49 @@ beforeEach(() => {
 });
 
 describe('ShardCoordinator', () => {
-  it('three members: each holds exactly the buckets rendezvous hashing assigns it', async () => {
+  it('three members: each holds exactly the buckets the assignment gives it, balanced', async () => {
     const replicas = ['a', 'b', 'c'].map(replica);
     await rounds(replicas, 3);
-    const expected = assignBuckets(['a', 'b', 'c'], BUCKETS);
+    const holders = Array.from({ length: BUCKETS }, (_, bucket) => cluster.holder(bucket));
+    const expected = assignBuckets(['a', 'b', 'c'], BUCKETS, holders);
+    const counts = ['a', 'b', 'c'].map((m) => expected.filter((o) => o === m).length);
+    expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
     for (const r of replicas) {
       expect(owned(r)).toEqual(expected.flatMap((owner, b) => (owner === r.identity ? [b] : [])));
     }
     for (let bucket = 0; bucket < BUCKETS; bucket += 1)
       expect(cluster.holder(bucket)).toBe(expected[bucket]);
+  });
+
+  it('an uneven split: the larger shares go to the most senior members, whatever they hold now', async () => {
+    // Balanced by count, but the senior member z holds a smaller share: under a rule that ranks
+    // by buckets held, this is a fixed point; a release half way through a handover would then
+    // give room to whoever released last, and a bucket would move between old members.
+    const joined = { z: 60_000, a: 30_000, b: 10_000 } as const;
+    const now = clock.now();
+    const lease = (holder: string, acquiredAgoMs: number): ObservedLease => ({
+      record: {
+        holderIdentity: holder,
+        leaseDurationSeconds: TIMINGS.leaseDurationMs / 1000,
+        acquireTime: new Date(now - acquiredAgoMs),
+        renewTime: new Date(now),
+        leaseTransitions: 0,
+      },
+      resourceVersion: `seed-${holder}-${String(acquiredAgoMs)}`,
+    });
+    for (const [member, ago] of Object.entries(joined))
+      cluster.leases.set(memberLeaseName(PREFIX, member), lease(member, ago));
+    ['a', 'a', 'a', 'b', 'b', 'b', 'z', 'z'].forEach((holder, bucket) => {
+      cluster.leases.set(bucketLeaseName(PREFIX, bucket), lease(holder, 5_000));
+    });
+    const replicas = ['z', 'a', 'b'].map(replica);
+    await rounds(replicas, 4);
+    const held = (member: string): number =>
+      Array.from({ length: BUCKETS }, (_, bucket) => cluster.holder(bucket)).filter(
+        (holder) => holder === member,
+      ).length;
+    // 8 over 3: 3, 3, 2, the 3s to z and a (senior), the 2 to b (joined last).
+    expect([held('z'), held('a'), held('b')]).toEqual([3, 3, 2]);
   });
 
   it('a bucket is written under only by its holder within the renew deadline', async () => {
@@ -192,7 +229,7 @@ describe('ShardCoordinator', () => {
     await rounds([a], 2);
     expect(owned(a)).toHaveLength(BUCKETS);
     const b = replica('b');
-    const moving = assignBuckets(['a', 'b'], BUCKETS).flatMap((o, bucket) =>
+    const moving = assignBuckets(['a', 'b'], BUCKETS, ALL_HELD_BY_A).flatMap((o, bucket) =>
       o === 'b' ? [bucket] : [],
     );
     const bucket = moving[0] ?? -1;
@@ -234,6 +271,7 @@ describe('ShardCoordinator', () => {
     await rounds([a, b, c], 2);
     const cBuckets = [...owned(c)];
     expect(cBuckets.length).toBeGreaterThan(0);
+    const holdersAtKill = Array.from({ length: BUCKETS }, (_, bucket) => cluster.holder(bucket));
     // c is killed: it writes nothing more. The others go on every retry period.
     const survivors = [a, b];
     const takenAt: number[] = [];
@@ -247,7 +285,7 @@ describe('ShardCoordinator', () => {
     expect(takenAt[0]).toBeLessThanOrEqual(
       TIMINGS.leaseDurationMs + 2 * TIMINGS.retryPeriodMs + 2_000,
     );
-    const expected = assignBuckets(['a', 'b'], BUCKETS);
+    const expected = assignBuckets(['a', 'b'], BUCKETS, holdersAtKill);
     for (const bucket of cBuckets) expect(cluster.holder(bucket)).toBe(expected[bucket]);
   });
 
@@ -284,7 +322,7 @@ describe('ShardCoordinator', () => {
     const b = replica('b');
     await rounds([b], 1); // b is a member now, holds nothing yet
     await a.coordinator.tick(); // a releases b's buckets ... and dies
-    const moving = assignBuckets(['a', 'b'], BUCKETS).flatMap((o, bucket) =>
+    const moving = assignBuckets(['a', 'b'], BUCKETS, ALL_HELD_BY_A).flatMap((o, bucket) =>
       o === 'b' ? [bucket] : [],
     );
     for (const bucket of moving) expect(cluster.holder(bucket)).toBeUndefined();
@@ -297,7 +335,7 @@ describe('ShardCoordinator', () => {
     const a = replica('a');
     await rounds([a], 2);
     const b = replica('b');
-    const moving = assignBuckets(['a', 'b'], BUCKETS).flatMap((o, bucket) =>
+    const moving = assignBuckets(['a', 'b'], BUCKETS, ALL_HELD_BY_A).flatMap((o, bucket) =>
       o === 'b' ? [bucket] : [],
     );
     const bucket = moving[0] ?? -1;

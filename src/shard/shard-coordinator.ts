@@ -1,6 +1,7 @@
 /**
  * Active-active mode (docs/adr/0051-active-active-sharding.md): every replica holds a member Lease;
- * the namespaces' buckets are assigned to the live members by rendezvous hashing, and a replica
+ * the namespaces' buckets are assigned to the live members, balanced and sticky (assignment.ts,
+ * the larger shares to the most senior members), and a replica
  * writes to a namespace only while it holds the bucket's own Lease within the renew deadline of
  * its last renewal. A bucket that moves is drained and released by the old owner before the new
  * owner can acquire it; a dead member's buckets are taken over once not seen renewed for a lease
@@ -22,7 +23,7 @@ import type { LeaseObservation, LeaseTimings } from '../leader/lease-decision.ts
 import { LeaseConflictError } from '../leader/ports.ts';
 import type { LeaseId, ObservedLease } from '../leader/ports.ts';
 import type { Clock, Timers } from '../time/timers.ts';
-import { assignBuckets, bucketOf, ownerOf } from './assignment.ts';
+import { assignBuckets, bucketOf } from './assignment.ts';
 import { bucketLeaseName, memberLeaseName, memberLeasePrefix } from './lease-names.ts';
 import type { NamedLease, ShardLeaseStore } from './ports.ts';
 
@@ -65,6 +66,11 @@ export interface ShardCache {
   isFilled(bucket: number): boolean;
 }
 
+/** When a member Lease's holder became a member: its acquire time; never known, the latest. */
+function joinedAtMs(lease: ObservedLease | undefined): number {
+  return lease?.record.acquireTime?.getTime() ?? Number.POSITIVE_INFINITY;
+}
+
 export class ShardLeaseError extends Error {
   override readonly name = 'ShardLeaseError';
 }
@@ -104,9 +110,13 @@ export class ShardCoordinator {
   #memberObservations = new Map<string, LeaseObservation>();
   /** Other live members → monotonic time since which they have been seen live without a lapse. */
   #liveSince = new Map<string, number>();
+  /** Live members → when they became members (their member Lease's acquire time), in ms. */
+  #memberSince = new Map<string, number>();
   #liveMembers: readonly string[] = [];
   /** The members buckets are assigned to (see the module comment). */
   #assignees: readonly string[] = [];
+  /** The owner of every bucket from the last round's assignment. */
+  #owners: readonly (string | undefined)[] = [];
   #running = false;
   #cancelTick: (() => void) | undefined;
   #cycle: Promise<void> | undefined;
@@ -177,8 +187,20 @@ export class ShardCoordinator {
     this.#lastListedAtMs = nowMs;
     this.#liveMembers = this.#observeMembers(leases, nowMs);
     this.#assignees = this.#assigneesAt(nowMs);
-    const owners = assignBuckets(this.#assignees, this.#settings.bucketCount);
     const byName = new Map(leases.map(({ name, lease }) => [name, lease]));
+    // Who holds each bucket now: the assignment keeps a bucket with a live holder that has room,
+    // so a membership change moves only what balance needs (docs/adr/0051).
+    const holders = Array.from(
+      { length: this.#settings.bucketCount },
+      (_, bucket) =>
+        byName.get(bucketLeaseName(this.#settings.prefix, bucket))?.record.holderIdentity,
+    );
+    const owners = assignBuckets(
+      this.#bySeniority(this.#assignees),
+      this.#settings.bucketCount,
+      holders,
+    );
+    this.#owners = owners;
     await Promise.all(
       owners.map((owner, bucket) =>
         this.#step(bucket, {
@@ -252,7 +274,7 @@ export class ShardCoordinator {
 
   /** The live member `namespace` is assigned to, as this replica last saw the members. */
   assignedOwner(namespace: string): string | undefined {
-    return ownerOf(this.bucketOf(namespace), this.#assignees);
+    return this.#owners[this.bucketOf(namespace)];
   }
 
   /** The replica that holds the Lease of the bucket of `namespace`, as last read. */
@@ -334,6 +356,7 @@ export class ShardCoordinator {
     const own = this.#memberName();
     const observations = new Map<string, LeaseObservation>();
     const live = new Set<string>();
+    const since = new Map<string, number>();
     for (const { name, lease } of leases) {
       if (!name.startsWith(prefix) || name === own) continue;
       const observation = observeLease(this.#memberObservations.get(name), lease, nowMs);
@@ -341,8 +364,13 @@ export class ShardCoordinator {
       const holder = lease.record.holderIdentity;
       const expired =
         nowMs >= observation.observedAtMs + claimDurationMs(lease.record, this.#timings);
-      if (holder !== undefined && holder !== this.#settings.identity && !expired) live.add(holder);
+      if (holder !== undefined && holder !== this.#settings.identity && !expired) {
+        live.add(holder);
+        since.set(holder, joinedAtMs(lease));
+      }
     }
+    since.set(this.#settings.identity, joinedAtMs(this.#member.lease));
+    this.#memberSince = since;
     this.#memberObservations = observations;
     this.#liveSince = new Map(
       [...live].map((member) => [member, this.#liveSince.get(member) ?? nowMs]),
@@ -366,6 +394,17 @@ export class ShardCoordinator {
         member === this.#settings.identity ||
         nowMs - (this.#liveSince.get(member) ?? nowMs) >= duration,
     );
+  }
+
+  /**
+   * Senior first: by when each became a member (the acquire time its member Lease names, the same
+   * in every replica's list), then by name. The most senior get the larger shares of an uneven
+   * split (src/shard/assignment.ts).
+   */
+  #bySeniority(members: readonly string[]): readonly string[] {
+    const since = (member: string): number =>
+      this.#memberSince.get(member) ?? Number.POSITIVE_INFINITY;
+    return [...members].sort((a, b) => since(a) - since(b) || (a < b ? -1 : a > b ? 1 : 0));
   }
 
   async #step(
