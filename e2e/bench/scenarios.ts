@@ -588,7 +588,7 @@ export const SCENARIOS: readonly ScenarioDefinition[] = [
     kreloadDefaults: false,
     clusterWide: true,
     readyTimeoutMs: () => 900_000,
-    drainTimeoutMs: () => 60_000,
+    drainTimeoutMs: () => 400_000,
     build: (params, ns) => buildScale(params, ns),
     run: (ctx) => settledUpdates(ctx, { settleTimeoutMs: 900_000 }),
   },
