@@ -10,6 +10,7 @@ import { CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernete
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assignBuckets, bucketOf } from '../../src/shard/assignment.ts';
 import { AuditLog } from '../harness/audit.ts';
+import { waitForBaselines } from '../harness/expectations.ts';
 import { DeploymentFleet } from '../harness/fleet.ts';
 import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
 import { scrapeMetrics } from '../harness/metrics.ts';
@@ -22,9 +23,11 @@ import {
 } from '../harness/rbac.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
+import { WorkloadClient } from '../harness/workloads.ts';
 
 const cluster = sharedCluster();
 const sources = new SourceClient({ kc: cluster.kc });
+const workloads = new WorkloadClient({ kc: cluster.kc });
 const coordination = cluster.kc.makeApiClient(CoordinationV1Api);
 const core = cluster.kc.makeApiClient(CoreV1Api);
 
@@ -64,12 +67,22 @@ async function settledOver(members: readonly string[], timeoutMs = 60_000) {
     async () => {
       const holders = await bucketHolders();
       const all = Array.from({ length: BUCKETS }, (_, bucket) => holders.get(bucket));
+      // Balanced as ADR 0057 assigns: each member holds ⌊B/M⌋ or ⌈B/M⌉ buckets.
+      const fewest = Math.floor(BUCKETS / members.length);
+      const most = Math.ceil(BUCKETS / members.length);
       const settled =
         all.every((holder) => holder !== undefined && members.includes(holder)) &&
-        members.every((member) => all.includes(member));
+        members.every((member) => {
+          const held = all.filter((holder) => holder === member).length;
+          return held >= fewest && held <= most;
+        });
       return settled ? all : undefined;
     },
-    { timeoutMs, intervalMs: 250, describe: `every bucket held by one of ${members.join(', ')}` },
+    {
+      timeoutMs,
+      intervalMs: 250,
+      describe: `every bucket held by one of ${members.join(', ')}, balanced`,
+    },
   );
 }
 
@@ -211,10 +224,20 @@ describe('active-active: three replicas share the namespaces over Leases', () =>
   it('three replicas: every bucket held by its member; every workload baselined once', async () => {
     await Promise.all(['aa-0', 'aa-1', 'aa-2'].map(startReplica));
     const holders = await settledOver(['aa-0', 'aa-1', 'aa-2']);
-    const h1 = configMapHash({ data: { v: '1' } });
+    // First-sight baselines go to the baseline store's records (the default), not onto W.
+    await waitForBaselines(
+      workloads,
+      fleets.flatMap((fleet, index) =>
+        fleet.names.map((name) => ({
+          kind: 'Deployment' as const,
+          namespace: namespaces[index] ?? '',
+          name,
+        })),
+      ),
+    );
     for (const fleet of fleets) {
-      await fleet.waitForAll((m) => m.baselineHash === h1 && m.replicaSets === 1, {
-        describe: 'first-sight baselines',
+      await fleet.waitForAll((m) => m.envHash === undefined && m.replicaSets === 1, {
+        describe: 'no roll at first sight',
       });
     }
     const owners = namespaces.map((namespace) => holders[bucketOf(namespace, BUCKETS)]);
