@@ -5,11 +5,16 @@
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUTO } from '../harness/annotations.ts';
-import { clusterRulesWith, installCustomIdentity } from '../harness/identity.ts';
+import {
+  clusterRulesWith,
+  grantInNamespace,
+  installCustomIdentity,
+  releaseNamespaceRules,
+} from '../harness/identity.ts';
 import { startKreload, type KreloadProcess } from '../harness/kreload-process.ts';
 import { MetricsSnapshot, waitUntilSettled } from '../harness/metrics.ts';
 import { pollUntil } from '../harness/poll.ts';
-import { installKreloadIdentity } from '../harness/rbac.ts';
+import { installKreloadIdentity, KRELOAD_NAMESPACE } from '../harness/rbac.ts';
 import { sharedCluster } from '../harness/shared-cluster.ts';
 import { configMapHash, SourceClient } from '../harness/sources.ts';
 import { podSpec, WorkloadClient } from '../harness/workloads.ts';
@@ -240,6 +245,14 @@ describe('ReloadFail when the API refuses the roll (§10 "Not retried: 403")', (
             }
           : rule,
       ),
+    });
+    // The chart's Role in kreload's namespace: the baseline store works, so the roll's PATCH is
+    // the only write the API refuses (without it, the store's refusal would send first-sight
+    // baselines to the workload as well, a second refused write at an unpredictable moment).
+    await grantInNamespace(cluster, {
+      name: 'kreload-ops-events-nopatch',
+      namespace: KRELOAD_NAMESPACE,
+      rules: releaseNamespaceRules(),
     });
     namespace = await createScenario('ops-events-403', ['locked']);
     kreload = await startKreload({
