@@ -57,6 +57,15 @@ export class DeploymentFleet {
     );
   }
 
+  /** The fleet's Deployments as workload references (e.g. for the baseline store's records). */
+  get refs(): { readonly kind: 'Deployment'; readonly namespace: string; readonly name: string }[] {
+    return this.names.map((name) => ({
+      kind: 'Deployment' as const,
+      namespace: this.#deps.namespace,
+      name,
+    }));
+  }
+
   get envVar(): string {
     return envVarName({ type: 'CONFIGMAP', name: this.#deps.configMap });
   }
