@@ -328,27 +328,29 @@ describe('kreload explain (CLI)', () => {
     );
   });
 
-  describe('a pending Job recreation, from the journal in the controller namespace', () => {
-    const SINCE = Date.parse('2026-05-31T23:59:00Z');
-    const controller = deployment('kreload', {
-      spec: {
-        template: {
-          spec: {
-            containers: [
-              {
-                name: 'kreload',
-                env: [
-                  {
-                    name: 'POD_NAMESPACE',
-                    valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
-                  },
-                ],
-              },
-            ],
-          },
+  /** kreload's own Deployment, which names its namespace through POD_NAMESPACE. */
+  const controller = deployment('kreload', {
+    spec: {
+      template: {
+        spec: {
+          containers: [
+            {
+              name: 'kreload',
+              env: [
+                {
+                  name: 'POD_NAMESPACE',
+                  valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+                },
+              ],
+            },
+          ],
         },
       },
-    });
+    },
+  });
+
+  describe('a pending Job recreation, from the journal in the controller namespace', () => {
+    const SINCE = Date.parse('2026-05-31T23:59:00Z');
     const job = {
       apiVersion: 'batch/v1',
       kind: 'Job',
@@ -447,25 +449,6 @@ describe('kreload explain (CLI)', () => {
   });
 
   describe('the baseline store in the controller namespace', () => {
-    const controller = deployment('kreload', {
-      spec: {
-        template: {
-          spec: {
-            containers: [
-              {
-                name: 'kreload',
-                env: [
-                  {
-                    name: 'POD_NAMESPACE',
-                    valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
-                  },
-                ],
-              },
-            ],
-          },
-        },
-      },
-    });
     const STORE_OBJECT = 'kreload-baselines-0123456789abcdef-0';
     const cfgHash = hashConfigMap(CONFIG_MAP.data, undefined);
     const storeList = (records: Record<string, string>, watched = NS) => ({
