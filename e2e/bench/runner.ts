@@ -314,8 +314,9 @@ export class ScenarioRun implements ScenarioContext {
     });
     const startedAt = await this.#audit?.mark();
     if (startedAt !== undefined) this.#phases.push({ offset: startedAt, ready: false });
-    // Several replicas: each its own POD_NAME (its member identity), in kreload's namespace.
-    const identities = controller.replicas > 1 ? replicaIdentities(controller) : [undefined];
+    // Every replica runs as in a pod of the chart: its own POD_NAME (its member identity) in
+    // kreload's namespace, where kreload also keeps its first-sight baselines.
+    const identities = replicaIdentities(controller);
     const kubeconfig = this.#kubeconfig;
     const started = await Promise.all(
       identities.map((pod, index) =>
@@ -325,9 +326,7 @@ export class ScenarioRun implements ScenarioContext {
           kubeconfig,
           logPath: this.#replicaLogPath(index),
           live: this.#env.live,
-          ...(pod === undefined
-            ? {}
-            : { env: { POD_NAME: pod, POD_NAMESPACE: KRELOAD_NAMESPACE } }),
+          env: { POD_NAME: pod, POD_NAMESPACE: KRELOAD_NAMESPACE },
         }),
       ),
     );
