@@ -378,7 +378,7 @@ describe('the baseline store forbidden: baselines go to the workloads (docs/adr/
     const { api, get } = await startApp(() => false, ['--namespaces=ma'], {
       POD_NAMESPACE: 'kreload',
     });
-    await firstRequest(api, (r) => r.method === 'PATCH' && r.path.startsWith(STORE_HOME));
+    await firstRequest(api, (r) => r.method === 'POST' && r.path.startsWith(STORE_HOME));
     expect(api.requests.filter(BASELINE_PATCH)).toEqual([]);
     const metrics = await (await get('/metrics')).text();
     expect(metrics).toContain('kreload_baseline_store_in_use 1');

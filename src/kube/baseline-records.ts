@@ -218,6 +218,26 @@ export class BaselineRecords {
     return false;
   }
 
+  /**
+   * Whether a pending record sets a value. Removals alone are never urgent: a rolled workload's B
+   * is in its template, which wins over a stale record (docs/adr/0046).
+   */
+  get hasPendingValue(): boolean {
+    for (const record of this.#local.values()) {
+      if (record.phase === 'pending' && record.value !== null) return true;
+    }
+    return false;
+  }
+
+  /** Whether the object exists as far as this replica knows: observed, or written by it. */
+  knows(object: string): boolean {
+    if (this.#objects.has(object)) return true;
+    for (const record of this.#local.values()) {
+      if (record.object === object && record.phase === 'written') return true;
+    }
+    return false;
+  }
+
   /** The whole set of objects, after a list. Returns what the lost objects held (see `remove`). */
   replace(objects: readonly StoreObject[]): number {
     const names = new Set(objects.map((object) => object.name));

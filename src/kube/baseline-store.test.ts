@@ -18,8 +18,10 @@ import {
 import {
   BASELINE_NAMESPACE_ANNOTATION,
   BASELINE_STORE_LABELS,
+  FLUSH_INTERVAL_MS,
   KubeBaselineStore,
   projectStoreObject,
+  REMOVAL_FLUSH_INTERVAL_MS,
 } from './baseline-store.ts';
 import type { KubeRequest, KubeTransport } from './transport.ts';
 
@@ -113,11 +115,11 @@ describe('KubeBaselineStore', () => {
     expect(store.recordOf(view('w7'))).toBe(record(H1));
     await store.flush();
     const name = storeObjectName('team-a', 0);
-    expect(api.writes.map((write) => [write.method, write.path])).toEqual([
-      ['PATCH', `${COLLECTION}/${name}`],
-      ['POST', COLLECTION],
-    ]);
-    const created = api.writes[1]?.body as JsonObject;
+    expect(
+      api.writes.map((write) => [write.method, write.path]),
+      'an object no one has seen is created, with no PATCH (and its 404) first',
+    ).toEqual([['POST', COLLECTION]]);
+    const created = api.writes[0]?.body as JsonObject;
     expect(created.metadata).toEqual({
       name,
       namespace: HOME,
@@ -128,13 +130,59 @@ describe('KubeBaselineStore', () => {
     store.record(view('w1'), record(H2));
     store.record(view('w2'), null);
     await store.flush();
-    expect(api.writes.slice(2)).toEqual([
+    expect(api.writes.slice(1)).toEqual([
       {
         method: 'PATCH',
         path: `${COLLECTION}/${name}`,
         body: { data: { [recordKey(view('w1'))]: record(H2), [recordKey(view('w2'))]: null } },
       },
     ]);
+  });
+
+  it('sends removals alone after the longer interval; a record set meanwhile brings it forward', async () => {
+    const { api, store, timers } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('a'), record(H1));
+    store.record(view('b'), record(H1));
+    await store.flush();
+    for (const object of api.observed()) store.consumer.upsert(object, true);
+    const before = api.writes.length;
+
+    store.record(view('a'), null);
+    expect(await timers.nextDelay(), 'a removal alone waits').toBe(REMOVAL_FLUSH_INTERVAL_MS);
+    store.record(view('b'), null);
+    expect(timers.liveCount, 'one flush for the burst').toBe(1);
+    store.record(view('c'), record(H2));
+    expect(await timers.nextDelay(), 'a record to set is sent sooner').toBe(FLUSH_INTERVAL_MS);
+    expect(timers.liveCount).toBe(1);
+    timers.fire();
+    await store.flush();
+    expect(api.writes.slice(before)).toEqual([
+      {
+        method: 'PATCH',
+        path: `${COLLECTION}/${storeObjectName('team-a', 0)}`,
+        body: {
+          data: {
+            [recordKey(view('a'))]: null,
+            [recordKey(view('b'))]: null,
+            [recordKey(view('c'))]: record(H2),
+          },
+        },
+      },
+    ]);
+  });
+
+  it('patches an object it has seen, and creates it again when the patch finds it gone', async () => {
+    const { api, store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('a'), record(H1));
+    await store.flush();
+    for (const object of api.observed()) store.consumer.upsert(object, true);
+    api.objects.clear();
+    const before = api.writes.length;
+    store.record(view('b'), record(H2));
+    await store.flush();
+    expect(api.writes.slice(before).map((write) => write.method)).toEqual(['PATCH', 'POST']);
   });
 
   it('sweeps only where the caller answers for the namespace (active-active: its own share)', () => {
@@ -269,7 +317,7 @@ describe('KubeBaselineStore', () => {
     expect(api.writes).toEqual([]);
     leading = true;
     await store.flush();
-    expect(api.writes.map((write) => write.method)).toEqual(['PATCH', 'POST']);
+    expect(api.writes.map((write) => write.method)).toEqual(['POST']);
   });
 
   it('retries a failed batch after a backoff, and gives up on a non-retryable one', async () => {

@@ -2,7 +2,8 @@
  * The baseline store's I/O (docs/adr/0046): a list-watch of its ConfigMaps in kreload's own
  * namespace, folded into `BaselineRecords`, and a writer that sends the records set since the last
  * flush as one JSON merge patch per object (a POST creates an object the first time), at most once
- * per FLUSH_INTERVAL_MS. Only hashes are kept and written, never source content.
+ * per FLUSH_INTERVAL_MS, or REMOVAL_FLUSH_INTERVAL_MS when only removals wait. Only hashes are kept
+ * and written, never source content.
  */
 import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
@@ -29,6 +30,11 @@ export const BASELINE_STORE_SELECTOR = Object.entries(BASELINE_STORE_LABELS)
 export const BASELINE_NAMESPACE_ANNOTATION = 'kreload.io/baseline-namespace';
 /** Records set within this long of each other go out in one patch per object. */
 export const FLUSH_INTERVAL_MS = 1_000;
+/**
+ * Removals alone wait this long: a roll removes its workload's record, and the template's B wins
+ * over a stale record, so a burst of rolls in one namespace costs one patch, not one per roll.
+ */
+export const REMOVAL_FLUSH_INTERVAL_MS = 10_000;
 
 /** What the list-watch keeps of a store object: its name, version and data, nothing else. */
 export function projectStoreObject(object: JsonObject): StoreObject {
@@ -76,6 +82,8 @@ export class KubeBaselineStore implements BaselineStore {
   readonly #deps: KubeBaselineStoreDeps;
   readonly #records = new BaselineRecords();
   #cancelFlush: (() => void) | undefined;
+  /** When the scheduled flush runs, in `timers.now()` time. */
+  #flushDueAt = 0;
   #flushing: Promise<void> | undefined;
   #failures = 0;
   #stopped = false;
@@ -144,7 +152,7 @@ export class KubeBaselineStore implements BaselineStore {
       this.#deps.events.onRefused(refused);
       return;
     }
-    this.#scheduleFlush(FLUSH_INTERVAL_MS);
+    this.#scheduleFlush(value === null ? REMOVAL_FLUSH_INTERVAL_MS : FLUSH_INTERVAL_MS);
   }
 
   /**
@@ -155,7 +163,7 @@ export class KubeBaselineStore implements BaselineStore {
   sweep(isGone: (namespace: string, uid: string) => boolean): number {
     if (!this.#inUse) return 0;
     const removed = this.#records.sweep(isGone);
-    if (removed > 0) this.#scheduleFlush(FLUSH_INTERVAL_MS);
+    if (removed > 0) this.#scheduleFlush(REMOVAL_FLUSH_INTERVAL_MS);
     return removed;
   }
 
@@ -175,8 +183,15 @@ export class KubeBaselineStore implements BaselineStore {
     this.#cancelFlush?.();
   }
 
+  /** Schedules a flush in `delayMs`, or keeps the one scheduled if it runs sooner. */
   #scheduleFlush(delayMs: number): void {
-    if (this.#cancelFlush !== undefined || this.#stopped) return;
+    if (this.#stopped) return;
+    const dueAt = this.#deps.timers.now() + delayMs;
+    if (this.#cancelFlush !== undefined) {
+      if (this.#flushDueAt <= dueAt) return;
+      this.#cancelFlush();
+    }
+    this.#flushDueAt = dueAt;
     this.#cancelFlush = this.#deps.timers.schedule(delayMs, () => {
       this.#cancelFlush = undefined;
       void this.#flushOnceSerial();
@@ -214,9 +229,13 @@ export class KubeBaselineStore implements BaselineStore {
     }
     if (failedAny === undefined) this.#failures = 0;
     else if (retryable) this.#failures += 1;
-    if (this.#records.hasPending) {
-      this.#scheduleFlush(this.#failures > 0 ? this.#retryDelay() : FLUSH_INTERVAL_MS);
-    }
+    if (this.#records.hasPending) this.#scheduleFlush(this.#nextFlushDelay());
+  }
+
+  /** After a flush that left records pending: their interval, or the backoff after failures. */
+  #nextFlushDelay(): number {
+    const interval = this.#records.hasPendingValue ? FLUSH_INTERVAL_MS : REMOVAL_FLUSH_INTERVAL_MS;
+    return this.#failures > 0 ? Math.max(interval, this.#retryDelay()) : interval;
   }
 
   #retryDelay(): number {
@@ -226,13 +245,18 @@ export class KubeBaselineStore implements BaselineStore {
     );
   }
 
-  /** One merge patch of the object; a POST when it does not exist yet. The new resourceVersion. */
+  /**
+   * One merge patch of the object, or a POST when this replica knows of no such object (a 404 on
+   * the patch of one it thought existed POSTs too). The new resourceVersion.
+   */
   async #write(batch: ObjectBatch): Promise<string | undefined> {
     const data = Object.fromEntries(batch.data);
-    try {
-      return await this.#patch(batch.object, data);
-    } catch (error) {
-      if (toApiError(error).status !== 404) throw toApiError(error);
+    if (this.#records.knows(batch.object)) {
+      try {
+        return await this.#patch(batch.object, data);
+      } catch (error) {
+        if (toApiError(error).status !== 404) throw toApiError(error);
+      }
     }
     const kept = Object.fromEntries([...batch.data].filter(([, value]) => value !== null));
     if (Object.keys(kept).length === 0) return undefined;
