@@ -151,8 +151,12 @@ describe('dry run in both baseline store modes', () => {
     // Every reconcile counts: nothing is written, so each one would write again.
     expect(Object.values(workload.skips).map((step) => step.dryRun)).toEqual([1, 1, 1, 1, 1]);
     expect(namespace.dryRunEvents).toEqual(workload.dryRunEvents);
-    // The roll decision is reported once, on the workload (the source has no UID in this test).
-    expect(workload.dryRunEvents).toHaveLength(1);
+    // The one roll decision is reported once, on the workload and on its source (§13.3).
+    const wouldRoll = `Dry run: would roll 'api' of type 'Deployment' for configmap/app-config=${H3.slice(0, 12)}`;
+    expect(workload.dryRunEvents).toEqual([
+      `Deployment/api: ${wouldRoll}`,
+      `ConfigMap/app-config: ${wouldRoll}`,
+    ]);
   });
 
   it.each(['workload', 'namespace'] as const)(
