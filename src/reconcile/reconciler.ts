@@ -139,6 +139,15 @@ function hasWrite(target: Target): boolean {
   return plansWrite(target) || target.pause.write !== undefined;
 }
 
+/**
+ * The writes `--dry-run` suppresses and counts (§13.8): the plan's, and its baseline-store record
+ * (docs/adr/0046), which with `--baseline-store=workload` is a workload write. A dry run writes no B
+ * in either mode, so both plan the same; this makes them count the same too.
+ */
+function dryRunSuppresses(target: Target): boolean {
+  return plansWrite(target) || target.plan.baselineRecord !== undefined;
+}
+
 export class Reconciler {
   readonly #deps: ReconcilerDeps;
   readonly #jobs: JobRecreation;
@@ -306,8 +315,10 @@ export class Reconciler {
     this.#targets.report(target);
     this.#recordBaseline(target, false);
     const timing = { attempt: 1, startedAt: this.#deps.now() };
+    if (this.#deps.options.dryRun && (hasWrite(target) || dryRunSuppresses(target))) {
+      return this.#outcomes.dryRun(pass, target, dryRunSuppresses(target));
+    }
     if (!hasWrite(target)) return this.#idle(pass, target, timing, true);
-    if (this.#deps.options.dryRun) return this.#outcomes.dryRun(pass, target, plansWrite(target));
     const notAdmitted = await this.#admit(pass, target);
     if (notAdmitted) return notAdmitted;
     return this.#write(pass, { target, fetched: false, ...timing });
