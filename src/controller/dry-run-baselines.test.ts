@@ -59,7 +59,7 @@ async function dryRun(mode: StoreMode) {
           },
         })
       : undefined;
-  store?.consumer.replace([]);
+  store?.consumer.replace([], '1');
   const { queue, router, watched, events, sample } = startPipeline(cluster, {
     sourceTypes: ['CONFIGMAP', 'SECRET'],
     reconcile: { ...DEFAULT_RECONCILE_OPTIONS, dryRun: true },
