@@ -315,13 +315,20 @@ export class Reconciler {
     this.#targets.report(target);
     this.#recordBaseline(target, false);
     const timing = { attempt: 1, startedAt: this.#deps.now() };
-    if (this.#deps.options.dryRun && (hasWrite(target) || dryRunSuppresses(target))) {
-      return this.#outcomes.dryRun(pass, target, dryRunSuppresses(target));
-    }
+    const dryRun = this.#dryRun(pass, target);
+    if (dryRun) return dryRun;
     if (!hasWrite(target)) return this.#idle(pass, target, timing, true);
     const notAdmitted = await this.#admit(pass, target);
     if (notAdmitted) return notAdmitted;
     return this.#write(pass, { target, fetched: false, ...timing });
+  }
+
+  /** §13.8: how a dry run ends a reconcile that would write; undefined when it would not. */
+  #dryRun(pass: Pass, target: Target): ReconcileResult | undefined {
+    if (!this.#deps.options.dryRun) return undefined;
+    const suppressed = dryRunSuppresses(target);
+    if (!suppressed && !hasWrite(target)) return undefined;
+    return this.#outcomes.dryRun(pass, target, suppressed);
   }
 
   /** Roll admission (docs/adr/0043): undefined when the roll may be written now. */
