@@ -416,6 +416,7 @@ describe('a dry run sends nothing to the baseline store (§13.8, docs/adr/0046)'
   it.each([
     ['a normal run sweeps the deleted workload’s record', [], true],
     ['a dry run leaves it, and records no first sight', ['--dry-run'], false],
+    ['webhook mode leaves it', ['--webhook-url=http://127.0.0.1:9/hook'], false],
   ])('%s', { timeout: 30_000 }, async (_name, flags, sweeps) => {
     const fake = await startTestApiServer(storeAnswer);
     const { api } = await startApp(
