@@ -315,11 +315,13 @@ class KreloadApp implements App {
   /**
    * The leader removes the store's records of workloads that no longer exist (docs/adr/0046), at
    * every full reconcile; only when every watch is read, so a namespace it cannot list now never
-   * looks empty.
+   * looks empty. Never in dry-run or webhook mode, which record no baseline and remove none
+   * (§13.7, §13.8).
    */
   #sweepBaselines(runtime: Runtime): void {
-    const { baselines, watch, gate } = runtime;
+    const { baselines, watch, gate, context } = runtime;
     if (baselines === undefined || !gate.leading) return;
+    if (context.options.dryRun || context.options.webhookUrl !== undefined) return;
     if (watch.watchStates().some((state) => state.status !== 'ok')) return;
     const live = new Set<string>();
     for (const key of watch.caches.store.keys()) {

@@ -265,9 +265,6 @@ describe('dry run (§13.8)', () => {
       kubeconfig: identity.kubeconfigPath,
       env: {
         POD_NAME: 'kreload-ops-dryrun-0',
-        // The workload store: with the default namespace store, a dry run keeps no baseline, and a
-        // reconcile without a source change counts no second dry-run skip (docs/behavior.md §13.8).
-        KRELOAD_BASELINE_STORE: 'workload',
         // Alerts are on, and must still not be sent (§13.8).
         ALERT_ON_RELOAD: 'true',
         ALERT_SINK: 'webhook',

@@ -386,3 +386,53 @@ describe('the baseline store forbidden: baselines go to the workloads (docs/adr/
     expect(metrics).toContain('kreload_baseline_store_write_errors_total{retryable="true"} 0');
   });
 });
+
+describe('a dry run sends nothing to the baseline store (§13.8, docs/adr/0046)', () => {
+  /** The store as an earlier run left it: a record of a workload deleted since. */
+  const STORE_OBJECT = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: 'kreload-baselines-0123456789abcdef-0',
+      namespace: 'kreload',
+      uid: 's1',
+      resourceVersion: '8',
+      labels: { 'app.kubernetes.io/managed-by': 'kreload', 'kreload.io/baseline-store': 'true' },
+      annotations: { 'kreload.io/baseline-namespace': 'ma' },
+    },
+    data: { 'Deployment.gone.uid-gone': '{"configmap/cfg":"0000"}' },
+  };
+  const withStore = answer(() => false);
+  const storeAnswer = (request: RecordedRequest, response: ServerResponse): void => {
+    if (STORE_LIST(request) && request.query.get('watch') !== 'true') {
+      sendJson(response, 200, { metadata: { resourceVersion: '10' }, items: [STORE_OBJECT] });
+    } else if (STORE_WRITE(request)) {
+      sendJson(response, 200, STORE_OBJECT);
+    } else {
+      withStore(request, response);
+    }
+  };
+
+  it.each([
+    ['a normal run sweeps the deleted workload’s record', [], true],
+    ['a dry run leaves it, and records no first sight', ['--dry-run'], false],
+    ['webhook mode leaves it', ['--webhook-url=http://127.0.0.1:9/hook'], false],
+  ])('%s', { timeout: 30_000 }, async (_name, flags, sweeps) => {
+    const fake = await startTestApiServer(storeAnswer);
+    const { api } = await startApp(
+      () => false,
+      ['--namespaces=ma', '--resync-period=0', ...flags],
+      { POD_NAMESPACE: 'kreload' },
+      fake,
+    );
+    await firstRequest(api, STORE_LIST);
+    // The start's full reconcile sweeps; a batch goes out within a second of it.
+    await sleep(2_500);
+    const writes = api.requests.filter((r) => r.method !== 'GET' && !r.path.endsWith('/events'));
+    const swept = writes.filter(
+      (r) => STORE_WRITE(r) && r.body.includes('"Deployment.gone.uid-gone":null'),
+    );
+    if (sweeps) expect(swept).toHaveLength(1);
+    else expect(writes).toEqual([]);
+  });
+});

@@ -431,6 +431,37 @@ describe('Reconciler', () => {
   });
 
   it.each([
+    ['on the workload', undefined],
+    ['in the baseline store', new Map<string, string>()],
+  ])(
+    'dry run, first sight with B %s: the baseline is suppressed and counted alike',
+    async (_name, records) => {
+      given(API.build());
+      const recorded: (string | null)[] = [];
+      const baselines = records && {
+        inUse: () => true,
+        recordOf: (view: WorkloadView) => records.get(view.uid),
+        record: (_view: WorkloadView, value: string | null) => recorded.push(value),
+      };
+      const result = await drivenWithSleeps({
+        workloads,
+        sources,
+        marks,
+        writer,
+        observer,
+        options: { ...OPTIONS, dryRun: true },
+        now: () => NOW,
+        random: () => 0.5,
+        baselines,
+      }).reconcile(KEY);
+      expect(result).toMatchObject({ outcome: 'dry-run', skip: 'dry_run', attempts: 0 });
+      expect(writer.writes).toEqual([]);
+      expect(recorded).toEqual([]);
+      expect(observer.hooks()).toEqual(['onDryRun', 'onSkipped']);
+    },
+  );
+
+  it.each([
     ['a source change', { observedAt: new Map([[CM, NOW]]) }, ['onSkipped']],
     ['a resync', {}, []],
   ])('nothing to write after %s', async (_name, trigger, hooks) => {

@@ -139,6 +139,15 @@ function hasWrite(target: Target): boolean {
   return plansWrite(target) || target.pause.write !== undefined;
 }
 
+/**
+ * The writes `--dry-run` suppresses and counts (§13.8): the plan's, and its baseline-store record
+ * (docs/adr/0046), which with `--baseline-store=workload` is a workload write. A dry run writes no B
+ * in either mode, so both plan the same; this makes them count the same too.
+ */
+function dryRunSuppresses(target: Target): boolean {
+  return plansWrite(target) || target.plan.baselineRecord !== undefined;
+}
+
 export class Reconciler {
   readonly #deps: ReconcilerDeps;
   readonly #jobs: JobRecreation;
@@ -306,11 +315,20 @@ export class Reconciler {
     this.#targets.report(target);
     this.#recordBaseline(target, false);
     const timing = { attempt: 1, startedAt: this.#deps.now() };
+    const dryRun = this.#dryRun(pass, target);
+    if (dryRun) return dryRun;
     if (!hasWrite(target)) return this.#idle(pass, target, timing, true);
-    if (this.#deps.options.dryRun) return this.#outcomes.dryRun(pass, target, plansWrite(target));
     const notAdmitted = await this.#admit(pass, target);
     if (notAdmitted) return notAdmitted;
     return this.#write(pass, { target, fetched: false, ...timing });
+  }
+
+  /** §13.8: how a dry run ends a reconcile that would write; undefined when it would not. */
+  #dryRun(pass: Pass, target: Target): ReconcileResult | undefined {
+    if (!this.#deps.options.dryRun) return undefined;
+    const suppressed = dryRunSuppresses(target);
+    if (!suppressed && !hasWrite(target)) return undefined;
+    return this.#outcomes.dryRun(pass, target, suppressed);
   }
 
   /** Roll admission (docs/adr/0043): undefined when the roll may be written now. */
