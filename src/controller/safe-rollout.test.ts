@@ -18,7 +18,15 @@ import {
 } from '../core/types.ts';
 import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
 import { type RolloutSettings, UNLIMITED_ROLLOUTS } from '../rollout/waves.ts';
+import type { JsonObject } from '../core/json.ts';
+import type { StoreObject } from '../kube/baseline-records.ts';
+import { recordKey } from '../kube/baseline-records.ts';
+import { KubeBaselineStore, projectStoreObject } from '../kube/baseline-store.ts';
+import type { ListWatchConsumer } from '../kube/list-watch.ts';
+import type { KubeTransport } from '../kube/transport.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
+import { InMemoryConfigMaps } from '../testing/in-memory-config-maps.ts';
 import {
   InMemoryCluster,
   annotationsOf,
@@ -29,6 +37,8 @@ import { aPolicy } from '../testing/policies.ts';
 
 const NS = 'team-a';
 const NS_B = 'team-b';
+/** kreload's own namespace: the baseline store's ConfigMaps. */
+const HOME = 'kreload-system';
 const OLD = '1'.repeat(40);
 const BAD = '2'.repeat(40);
 const FIX = '3'.repeat(40);
@@ -81,11 +91,52 @@ function deployment(
   return { ...builder.build(), rolloutStatus: status };
 }
 
+/**
+ * `--baseline-store=namespace` (docs/adr/0046) on the in-memory server: the store's ConfigMaps in
+ * kreload's namespace, and its watch, which delivers each write `lagMs()` after it is answered.
+ */
+function baselineStoreOn(lagMs: () => number) {
+  const configMaps = new InMemoryConfigMaps(HOME);
+  let consumer: ListWatchConsumer<StoreObject> | undefined;
+  const transport: KubeTransport = {
+    request: async (request) => {
+      const served = (await configMaps.request(request)) as JsonObject;
+      const object = projectStoreObject(served);
+      const to = consumer;
+      setTimeout(() => to?.upsert(object, false), lagMs());
+      return served;
+    },
+  };
+  /** One process's store, listed from the ConfigMaps as they are now. */
+  const open = (): KubeBaselineStore => {
+    const store = new KubeBaselineStore({
+      transport,
+      namespace: HOME,
+      timers: SYSTEM_TIMERS,
+      random: () => 0.5,
+      mayWrite: () => true,
+      events: {
+        onRefused: () => undefined,
+        onLost: () => undefined,
+        onWriteFailed: () => undefined,
+      },
+    });
+    consumer = store.consumer;
+    store.consumer.replace(configMaps.observed(), '1');
+    return store;
+  };
+  /** The records as the server holds them: data key → value. */
+  const records = (): Record<string, string> =>
+    Object.fromEntries(configMaps.observed().flatMap((object) => [...object.data]));
+  return { configMaps, open, records };
+}
+
 function cluster(
   settings: RolloutSettings | undefined,
   workloads: readonly WorkloadView[],
   secretHash = OLD,
   policies?: readonly ReloadPolicyView[],
+  baselineStore?: ReturnType<typeof baselineStoreOn>,
 ) {
   const server = new InMemoryCluster();
   const secretHashes = new Map([
@@ -101,6 +152,7 @@ function cluster(
       debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
       rollouts: settings,
       reloadPolicies: policies !== undefined,
+      baselines: baselineStore?.open(),
     });
     const { watched } = process;
     watched.byType.SECRET?.replace(
@@ -700,5 +752,87 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
     expect(
       await c.gauge('kreload_rollouts_held_total', { reason: 'policy_budget' }),
     ).toBeGreaterThan(0);
+  });
+
+  describe("with the baseline store in kreload's namespace (the default store)", () => {
+    /** The same six, never rolled: their baselines are records in the store, not annotations. */
+    const unannotated = targets.map((view) => {
+      const annotations = Object.fromEntries(
+        Object.entries(view.annotations).filter(([key]) => key !== BASELINE),
+      );
+      return { ...view, annotations };
+    });
+    const RECORD = `{"secret/db":"${OLD}"}`;
+    const storeCluster = async () => {
+      const store = baselineStoreOn(() => 5);
+      const seed = store.open();
+      for (const view of unannotated) seed.record(view, RECORD);
+      await seed.flush();
+      store.configMaps.writes.length = 0;
+      return { c: cluster(FLAGS, unannotated, OLD, [POLICY], store), store };
+    };
+    /** The store's writes: each record it set or removed, in the order sent. */
+    const storeWrites = (store: ReturnType<typeof baselineStoreOn>) =>
+      store.configMaps.writes.flatMap((write) =>
+        Object.entries((write.body as { data: Record<string, string | null> }).data),
+      );
+    const keyOf = (name: string): string => {
+      const view = unannotated.find((target) => target.ref.name === name);
+      if (view === undefined) throw new Error(`no target ${name}`);
+      return recordKey(view);
+    };
+
+    // Each PATCH below is answered 5 ms before the watch shows it (the watch is that far behind).
+    it('a bad value: the canary alone rolls and halts; its record is removed once', async () => {
+      const { c, store } = await storeCluster();
+      c.editSecret(BAD);
+      await advance(SYNC_DELAY_MS + 100);
+      expect(c.server.sent.map((write) => [write.key, isRoll(write)])).toEqual([
+        [`Deployment/${NS}/w0`, true],
+      ]);
+      c.settle('w0', 'failed');
+      await advance(60_000);
+      expect(c.halts().map((halt) => [halt.name, halt.marker.hash])).toEqual([['w0', BAD]]);
+      expect(c.server.sent.map((write) => [write.key, isRoll(write)])).toEqual([
+        [`Deployment/${NS}/w0`, true],
+        [`Deployment/${NS}/w0`, false],
+      ]);
+      expect(storeWrites(store)).toEqual([[keyOf('w0'), null]]);
+      expect(Object.keys(store.records()).sort()).toEqual(SIX.slice(1).map((name) => keyOf(name)));
+    });
+
+    it('the fix after a halt rolls all six, never more than 2 in flight', async () => {
+      const { c, store } = await storeCluster();
+      // The halt as the e2e spec saw it: the watch showed the canary's roll before its answer.
+      c.server.answerLagMs = 10;
+      c.editSecret(BAD);
+      await advance(SYNC_DELAY_MS + 100);
+      c.settle('w0', 'failed');
+      await advance(60_000);
+      expect(c.halts().map((halt) => halt.name)).toEqual(['w0']);
+      c.server.answerLagMs = 0;
+      c.editSecret(FIX);
+      await advance(SYNC_DELAY_MS + 100);
+      expect(c.rolled()).toEqual(['w0', 'w0']);
+      c.settle('w0', 'complete');
+      await advance(100);
+      expect(c.rolled().slice(2)).toHaveLength(2);
+      await advance(60_000);
+      expect(c.rolled().slice(2)).toHaveLength(2);
+      let maxInFlight = 0;
+      for (let round = 0; round < 20 && c.rolled().length < 7; round += 1) {
+        maxInFlight = Math.max(maxInFlight, c.inFlight().length);
+        for (const name of c.inFlight()) c.settle(name, 'complete');
+        await advance(2_000);
+      }
+      expect(c.rolled().slice(1).sort()).toEqual(SIX);
+      expect(maxInFlight).toBe(2);
+      // Two writes of the canary (its bad roll, its halt), then one roll each; nothing else.
+      expect(c.server.sent.slice(2).every(isRoll)).toBe(true);
+      expect(c.server.sent).toHaveLength(8);
+      // Each record removed once, after its workload's roll; none is left.
+      expect(storeWrites(store).sort()).toEqual(SIX.map((name) => [keyOf(name), null]).sort());
+      expect(store.records()).toEqual({});
+    });
   });
 });
