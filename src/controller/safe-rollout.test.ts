@@ -98,19 +98,24 @@ function deployment(
 function baselineStoreOn(lagMs: () => number) {
   const configMaps = new InMemoryConfigMaps(HOME);
   let consumer: ListWatchConsumer<StoreObject> | undefined;
-  const transport: KubeTransport = {
+  /** The process whose store may reach the server: an earlier one was killed (-9). */
+  let alive = 0;
+  const transportOf = (process: number): KubeTransport => ({
     request: async (request) => {
+      // A killed process sends nothing more.
+      if (process !== alive) return new Promise<never>(() => undefined);
       const served = (await configMaps.request(request)) as JsonObject;
       const object = projectStoreObject(served);
       const to = consumer;
       setTimeout(() => to?.upsert(object, false), lagMs());
       return served;
     },
-  };
-  /** One process's store, listed from the ConfigMaps as they are now. */
+  });
+  /** One process's store, listed from the ConfigMaps as they are now; the previous one is dead. */
   const open = (): KubeBaselineStore => {
+    alive += 1;
     const store = new KubeBaselineStore({
-      transport,
+      transport: transportOf(alive),
       namespace: HOME,
       timers: SYSTEM_TIMERS,
       random: () => 0.5,
@@ -832,6 +837,82 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
       expect(c.server.sent).toHaveLength(8);
       // Each record removed once, after its workload's roll; none is left.
       expect(storeWrites(store).sort()).toEqual(SIX.map((name) => [keyOf(name), null]).sort());
+      expect(store.records()).toEqual({});
+    });
+
+    /**
+     * The deployment controller completes every rollout in flight each 2 s until `rolls` rolls
+     * were sent; the most rollouts in flight at once (rolled, not complete) over those rounds.
+     */
+    const completeAll = async (c: ReturnType<typeof cluster>, rolls: number): Promise<number> => {
+      let maxInFlight = 0;
+      for (let round = 0; round < 30 && c.rolled().length < rolls; round += 1) {
+        maxInFlight = Math.max(maxInFlight, c.inFlight().length);
+        for (const name of c.inFlight()) c.settle(name, 'complete');
+        await advance(2_000);
+      }
+      return Math.max(maxInFlight, c.inFlight().length);
+    };
+
+    it('kill -9 while halted, then the fix: the new process keeps within 2', async () => {
+      const { c, store } = await storeCluster();
+      c.editSecret(BAD);
+      await advance(SYNC_DELAY_MS + 100);
+      c.settle('w0', 'failed');
+      await advance(60_000);
+      const sentWhileHalted = c.server.sent.length;
+      c.restart();
+      await advance(60_000);
+      // The new process finds the halt in the cluster: nothing written, no record touched.
+      expect(c.server.sent).toHaveLength(sentWhileHalted);
+      expect(storeWrites(store)).toEqual([[keyOf('w0'), null]]);
+      c.editSecret(FIX);
+      await advance(SYNC_DELAY_MS + 100);
+      expect(c.rolled()).toEqual(['w0', 'w0']);
+      c.settle('w0', 'complete');
+      await advance(100);
+      expect(c.rolled().slice(2)).toHaveLength(2);
+      expect(await completeAll(c, 7)).toBe(2);
+      expect(c.rolled().slice(1).sort()).toEqual(SIX);
+      expect(c.server.sent.slice(sentWhileHalted).every(isRoll)).toBe(true);
+      expect(store.records()).toEqual({});
+    });
+
+    it('kill -9 after two rolls of the fix, before their records go: no third, no roll twice', async () => {
+      const { c, store } = await storeCluster();
+      await haltAtCanaryThenFix(c);
+      c.settle('w0', 'complete');
+      await advance(100);
+      const wave = c.rolled().slice(2);
+      expect(wave).toHaveLength(2);
+      // The store has not flushed their removals (a batch a second at most): lost with the process.
+      expect(storeWrites(store)).toEqual([[keyOf('w0'), null]]);
+      c.restart();
+      await advance(100);
+      expect(c.rolled().slice(2)).toEqual(wave);
+      expect(await completeAll(c, 7)).toBe(2);
+      expect(c.rolled().slice(1).sort()).toEqual(SIX);
+      // The new process retires the records the rolls left, from W's `{}`: none is left.
+      expect(store.records()).toEqual({});
+    });
+
+    it('a second change mid-resume: the policy budget spans both, each rolls once per change', async () => {
+      const FIX2 = '4'.repeat(40);
+      const { c, store } = await storeCluster();
+      await haltAtCanaryThenFix(c);
+      c.settle('w0', 'complete');
+      await advance(100);
+      const wave = c.rolled().slice(2);
+      expect(wave).toHaveLength(2);
+      c.editSecret(FIX2);
+      await advance(SYNC_DELAY_MS + 100);
+      // Both rollouts of the fix are in flight: the new change's canary waits for a slot.
+      expect(c.rolled().slice(2)).toEqual(wave);
+      expect(await completeAll(c, 4 + SIX.length)).toBe(2);
+      const afterFix = c.rolled().slice(4);
+      expect(afterFix[0]).toBe('w0');
+      expect([...afterFix].sort()).toEqual(SIX);
+      expect(c.server.sent.slice(2).every(isRoll)).toBe(true);
       expect(store.records()).toEqual({});
     });
   });
