@@ -854,6 +854,24 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
       return Math.max(maxInFlight, c.inFlight().length);
     };
 
+    it('a roll the watch shows after 60 s keeps its record until a plan sees W hold B', async () => {
+      const { c, store } = await storeCluster();
+      c.server.watchLagMs = 70_000;
+      c.editSecret(FIX);
+      await advance(SYNC_DELAY_MS + 61_000);
+      expect(c.rolled()).toEqual(['w0']);
+      expect(storeWrites(store)).toEqual([]);
+      // The roll's echo is kreload's own: it reconciles nothing. The next pass of w0 retires it.
+      await advance(10_000);
+      expect(storeWrites(store)).toEqual([]);
+      c.queue.trigger(workloadKey({ kind: 'Deployment', namespace: NS, name: 'w0' }), {
+        debounced: false,
+      });
+      await advance(1_100);
+      expect(storeWrites(store)).toEqual([[keyOf('w0'), null]]);
+      expect(c.rolled()).toEqual(['w0']);
+    });
+
     it('kill -9 while halted, then the fix: the new process keeps within 2', async () => {
       const { c, store } = await storeCluster();
       c.editSecret(BAD);

@@ -530,8 +530,9 @@ export class Reconciler {
    * no plan reads the record again. Until then the cached view is the one from before the roll,
    * without B of its own; planned without the record it would have no state at all, so roll
    * admission would not count it as a member of its change (the next wave, or another canary, would
-   * start beside it). Not shown within RECORD_RETIREMENT_WAIT_MS, or the workload gone: the record
-   * stays, and the first plan that sees W holding B retires it (or the sweep does).
+   * start beside it). Gone or replaced (a Job re-created), no plan reads it either. Not shown
+   * within RECORD_RETIREMENT_WAIT_MS: the record stays, and the first plan that sees W holding B
+   * retires it.
    */
   async #retireOnceSeen(rolled: WorkloadView, baselines: BaselineStore): Promise<void> {
     const { workloads, now } = this.#deps;
@@ -540,10 +541,10 @@ export class Reconciler {
     let seen = workloads.get(key);
     while (seen?.uid === rolled.uid && seen.annotations[BASELINE] === undefined) {
       const left = deadline - now();
-      seen = left > 0 ? await workloads.newerThan(key, seen.resourceVersion, left) : undefined;
+      if (left <= 0) return;
+      seen = (await workloads.newerThan(key, seen.resourceVersion, left)) ?? workloads.get(key);
     }
-    if (seen?.uid !== rolled.uid || !this.#mayWrite()) return;
-    baselines.record(rolled, null);
+    if (this.#mayWrite()) baselines.record(rolled, null);
   }
 
   #written(pass: Pass, timing: Attempt, completion: Completion): ReconcileResult {
