@@ -854,6 +854,30 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
       return Math.max(maxInFlight, c.inFlight().length);
     };
 
+    it('a resume by removing the marker: the next wave within 2, each member rolled once', async () => {
+      const { c, store } = await storeCluster();
+      c.editSecret(BAD);
+      await advance(SYNC_DELAY_MS + 100);
+      c.settle('w0', 'failed');
+      await advance(60_000);
+      c.annotate('w0', { [ROLLOUT_HALTED]: null });
+      await advance(100);
+      expect(c.rolled().slice(1)).toHaveLength(2);
+      await advance(60_000);
+      expect(c.rolled().slice(1)).toHaveLength(2);
+      let maxInFlight = 0;
+      for (let round = 0; round < 20 && c.rolled().length < 6; round += 1) {
+        const rolling = c.inFlight().filter((name) => name !== 'w0');
+        maxInFlight = Math.max(maxInFlight, rolling.length);
+        for (const name of rolling) c.settle(name, 'complete');
+        await advance(2_000);
+      }
+      expect([...c.rolled()].sort()).toEqual(SIX);
+      expect(maxInFlight).toBe(2);
+      expect(c.server.sent.slice(2).every(isRoll)).toBe(true);
+      expect(store.records()).toEqual({});
+    });
+
     it('a roll the watch shows after 60 s keeps its record until a plan sees W hold B', async () => {
       const { c, store } = await storeCluster();
       c.server.watchLagMs = 70_000;
