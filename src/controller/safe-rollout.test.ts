@@ -18,7 +18,19 @@ import {
 } from '../core/types.ts';
 import type { ReplicaSetStatusView } from '../rollout/rollout-status.ts';
 import { type RolloutSettings, UNLIMITED_ROLLOUTS } from '../rollout/waves.ts';
+import type { JsonObject } from '../core/json.ts';
+import type { StoreObject } from '../kube/baseline-records.ts';
+import { recordKey } from '../kube/baseline-records.ts';
+import {
+  KubeBaselineStore,
+  projectStoreObject,
+  REMOVAL_FLUSH_INTERVAL_MS,
+} from '../kube/baseline-store.ts';
+import type { ListWatchConsumer } from '../kube/list-watch.ts';
+import type { KubeTransport } from '../kube/transport.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
+import { InMemoryConfigMaps } from '../testing/in-memory-config-maps.ts';
 import {
   InMemoryCluster,
   annotationsOf,
@@ -29,6 +41,8 @@ import { aPolicy } from '../testing/policies.ts';
 
 const NS = 'team-a';
 const NS_B = 'team-b';
+/** kreload's own namespace: the baseline store's ConfigMaps. */
+const HOME = 'kreload-system';
 const OLD = '1'.repeat(40);
 const BAD = '2'.repeat(40);
 const FIX = '3'.repeat(40);
@@ -81,11 +95,57 @@ function deployment(
   return { ...builder.build(), rolloutStatus: status };
 }
 
+/**
+ * `--baseline-store=namespace` (docs/adr/0046) on the in-memory server: the store's ConfigMaps in
+ * kreload's namespace, and its watch, which delivers each write `lagMs()` after it is answered.
+ */
+function baselineStoreOn(lagMs: () => number) {
+  const configMaps = new InMemoryConfigMaps(HOME);
+  let consumer: ListWatchConsumer<StoreObject> | undefined;
+  /** The process whose store may reach the server: an earlier one was killed (-9). */
+  let alive = 0;
+  const transportOf = (process: number): KubeTransport => ({
+    request: async (request) => {
+      // A killed process sends nothing more.
+      if (process !== alive) return new Promise<never>(() => undefined);
+      const served = (await configMaps.request(request)) as JsonObject;
+      const object = projectStoreObject(served);
+      const to = consumer;
+      setTimeout(() => to?.upsert(object, false), lagMs());
+      return served;
+    },
+  });
+  /** One process's store, listed from the ConfigMaps as they are now; the previous one is dead. */
+  const open = (): KubeBaselineStore => {
+    alive += 1;
+    const store = new KubeBaselineStore({
+      transport: transportOf(alive),
+      namespace: HOME,
+      timers: SYSTEM_TIMERS,
+      random: () => 0.5,
+      mayWrite: () => true,
+      events: {
+        onRefused: () => undefined,
+        onLost: () => undefined,
+        onWriteFailed: () => undefined,
+      },
+    });
+    consumer = store.consumer;
+    store.consumer.replace(configMaps.observed(), '1');
+    return store;
+  };
+  /** The records as the server holds them: data key → value. */
+  const records = (): Record<string, string> =>
+    Object.fromEntries(configMaps.observed().flatMap((object) => [...object.data]));
+  return { configMaps, open, records };
+}
+
 function cluster(
   settings: RolloutSettings | undefined,
   workloads: readonly WorkloadView[],
   secretHash = OLD,
   policies?: readonly ReloadPolicyView[],
+  baselineStore?: ReturnType<typeof baselineStoreOn>,
 ) {
   const server = new InMemoryCluster();
   const secretHashes = new Map([
@@ -101,6 +161,7 @@ function cluster(
       debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
       rollouts: settings,
       reloadPolicies: policies !== undefined,
+      baselines: baselineStore?.open(),
     });
     const { watched } = process;
     watched.byType.SECRET?.replace(
@@ -700,5 +761,215 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
     expect(
       await c.gauge('kreload_rollouts_held_total', { reason: 'policy_budget' }),
     ).toBeGreaterThan(0);
+  });
+
+  describe("with the baseline store in kreload's namespace (the default store)", () => {
+    /** The same six, never rolled: their baselines are records in the store, not annotations. */
+    const unannotated = targets.map((view) => {
+      const annotations = Object.fromEntries(
+        Object.entries(view.annotations).filter(([key]) => key !== BASELINE),
+      );
+      return { ...view, annotations };
+    });
+    const RECORD = `{"secret/db":"${OLD}"}`;
+    const storeCluster = async () => {
+      const store = baselineStoreOn(() => 5);
+      const seed = store.open();
+      for (const view of unannotated) seed.record(view, RECORD);
+      await seed.flush();
+      store.configMaps.writes.length = 0;
+      return { c: cluster(FLAGS, unannotated, OLD, [POLICY], store), store };
+    };
+    /** The store's writes: each record it set or removed, in the order sent. */
+    const storeWrites = (store: ReturnType<typeof baselineStoreOn>) =>
+      store.configMaps.writes.flatMap((write) =>
+        Object.entries((write.body as { data: Record<string, string | null> }).data),
+      );
+    const keyOf = (name: string): string => {
+      const view = unannotated.find((target) => target.ref.name === name);
+      if (view === undefined) throw new Error(`no target ${name}`);
+      return recordKey(view);
+    };
+
+    // Each PATCH below is answered 5 ms before the watch shows it (the watch is that far behind).
+    it('a bad value: the canary alone rolls and halts; its record is removed once', async () => {
+      const { c, store } = await storeCluster();
+      c.editSecret(BAD);
+      await advance(SYNC_DELAY_MS + 100);
+      expect(c.server.sent.map((write) => [write.key, isRoll(write)])).toEqual([
+        [`Deployment/${NS}/w0`, true],
+      ]);
+      c.settle('w0', 'failed');
+      await advance(60_000);
+      expect(c.halts().map((halt) => [halt.name, halt.marker.hash])).toEqual([['w0', BAD]]);
+      expect(c.server.sent.map((write) => [write.key, isRoll(write)])).toEqual([
+        [`Deployment/${NS}/w0`, true],
+        [`Deployment/${NS}/w0`, false],
+      ]);
+      expect(storeWrites(store)).toEqual([[keyOf('w0'), null]]);
+      expect(Object.keys(store.records()).sort()).toEqual(SIX.slice(1).map((name) => keyOf(name)));
+    });
+
+    it('the fix after a halt rolls all six, never more than 2 in flight', async () => {
+      const { c, store } = await storeCluster();
+      // The halt as the e2e spec saw it: the watch showed the canary's roll before its answer.
+      c.server.answerLagMs = 10;
+      c.editSecret(BAD);
+      await advance(SYNC_DELAY_MS + 100);
+      c.settle('w0', 'failed');
+      await advance(60_000);
+      expect(c.halts().map((halt) => halt.name)).toEqual(['w0']);
+      c.server.answerLagMs = 0;
+      c.editSecret(FIX);
+      await advance(SYNC_DELAY_MS + 100);
+      expect(c.rolled()).toEqual(['w0', 'w0']);
+      c.settle('w0', 'complete');
+      await advance(100);
+      expect(c.rolled().slice(2)).toHaveLength(2);
+      await advance(60_000);
+      expect(c.rolled().slice(2)).toHaveLength(2);
+      let maxInFlight = 0;
+      for (let round = 0; round < 20 && c.rolled().length < 7; round += 1) {
+        maxInFlight = Math.max(maxInFlight, c.inFlight().length);
+        for (const name of c.inFlight()) c.settle(name, 'complete');
+        await advance(2_000);
+      }
+      expect(c.rolled().slice(1).sort()).toEqual(SIX);
+      expect(maxInFlight).toBe(2);
+      // Two writes of the canary (its bad roll, its halt), then one roll each; nothing else.
+      expect(c.server.sent.slice(2).every(isRoll)).toBe(true);
+      expect(c.server.sent).toHaveLength(8);
+      // Each record removed once, after its workload's roll; none is left.
+      await advance(REMOVAL_FLUSH_INTERVAL_MS);
+      expect(storeWrites(store).sort()).toEqual(SIX.map((name) => [keyOf(name), null]).sort());
+      expect(store.records()).toEqual({});
+    });
+
+    /**
+     * The deployment controller completes every rollout in flight each 2 s until `rolls` rolls
+     * were sent; the most rollouts in flight at once (rolled, not complete) over those rounds.
+     */
+    const completeAll = async (c: ReturnType<typeof cluster>, rolls: number): Promise<number> => {
+      let maxInFlight = 0;
+      for (let round = 0; round < 30 && c.rolled().length < rolls; round += 1) {
+        maxInFlight = Math.max(maxInFlight, c.inFlight().length);
+        for (const name of c.inFlight()) c.settle(name, 'complete');
+        await advance(2_000);
+      }
+      return Math.max(maxInFlight, c.inFlight().length);
+    };
+
+    it('a resume by removing the marker: the next wave within 2, each member rolled once', async () => {
+      const { c, store } = await storeCluster();
+      c.editSecret(BAD);
+      await advance(SYNC_DELAY_MS + 100);
+      c.settle('w0', 'failed');
+      await advance(60_000);
+      c.annotate('w0', { [ROLLOUT_HALTED]: null });
+      await advance(100);
+      expect(c.rolled().slice(1)).toHaveLength(2);
+      await advance(60_000);
+      expect(c.rolled().slice(1)).toHaveLength(2);
+      let maxInFlight = 0;
+      for (let round = 0; round < 20 && c.rolled().length < 6; round += 1) {
+        const rolling = c.inFlight().filter((name) => name !== 'w0');
+        maxInFlight = Math.max(maxInFlight, rolling.length);
+        for (const name of rolling) c.settle(name, 'complete');
+        await advance(2_000);
+      }
+      expect([...c.rolled()].sort()).toEqual(SIX);
+      expect(maxInFlight).toBe(2);
+      expect(c.server.sent.slice(2).every(isRoll)).toBe(true);
+      // Removals alone go out after the store's longer interval.
+      await advance(REMOVAL_FLUSH_INTERVAL_MS);
+      expect(store.records()).toEqual({});
+    });
+
+    it('a roll the watch shows after 60 s keeps its record until a plan sees W hold B', async () => {
+      const { c, store } = await storeCluster();
+      c.server.watchLagMs = 70_000;
+      c.editSecret(FIX);
+      await advance(SYNC_DELAY_MS + 61_000);
+      expect(c.rolled()).toEqual(['w0']);
+      expect(storeWrites(store)).toEqual([]);
+      // The roll's echo is kreload's own: it reconciles nothing. The next pass of w0 retires it.
+      await advance(10_000);
+      expect(storeWrites(store)).toEqual([]);
+      c.queue.trigger(workloadKey({ kind: 'Deployment', namespace: NS, name: 'w0' }), {
+        debounced: false,
+      });
+      await advance(REMOVAL_FLUSH_INTERVAL_MS + 100);
+      expect(storeWrites(store)).toEqual([[keyOf('w0'), null]]);
+      expect(c.rolled()).toEqual(['w0']);
+    });
+
+    it('kill -9 while halted, then the fix: the new process keeps within 2', async () => {
+      const { c, store } = await storeCluster();
+      c.editSecret(BAD);
+      await advance(SYNC_DELAY_MS + 100);
+      c.settle('w0', 'failed');
+      await advance(60_000);
+      const sentWhileHalted = c.server.sent.length;
+      c.restart();
+      await advance(60_000);
+      // The new process finds the halt in the cluster: nothing written, no record touched.
+      expect(c.server.sent).toHaveLength(sentWhileHalted);
+      expect(storeWrites(store)).toEqual([[keyOf('w0'), null]]);
+      c.editSecret(FIX);
+      await advance(SYNC_DELAY_MS + 100);
+      expect(c.rolled()).toEqual(['w0', 'w0']);
+      c.settle('w0', 'complete');
+      await advance(100);
+      expect(c.rolled().slice(2)).toHaveLength(2);
+      expect(await completeAll(c, 7)).toBe(2);
+      expect(c.rolled().slice(1).sort()).toEqual(SIX);
+      expect(c.server.sent.slice(sentWhileHalted).every(isRoll)).toBe(true);
+      // Removals alone go out after the store's longer interval.
+      await advance(REMOVAL_FLUSH_INTERVAL_MS);
+      expect(store.records()).toEqual({});
+    });
+
+    it('kill -9 after two rolls of the fix, before their records go: no third, no roll twice', async () => {
+      const { c, store } = await storeCluster();
+      await haltAtCanaryThenFix(c);
+      c.settle('w0', 'complete');
+      await advance(100);
+      const wave = c.rolled().slice(2);
+      expect(wave).toHaveLength(2);
+      // The store has not flushed their removals (removals wait): lost with the process.
+      const waveKeys = wave.map((name) => keyOf(name));
+      expect(storeWrites(store).filter(([key]) => waveKeys.includes(key))).toEqual([]);
+      c.restart();
+      await advance(100);
+      expect(c.rolled().slice(2)).toEqual(wave);
+      expect(await completeAll(c, 7)).toBe(2);
+      expect(c.rolled().slice(1).sort()).toEqual(SIX);
+      // The new process retires the records the rolls left, from W's `{}`: none is left.
+      // Removals alone go out after the store's longer interval.
+      await advance(REMOVAL_FLUSH_INTERVAL_MS);
+      expect(store.records()).toEqual({});
+    });
+
+    it('a second change mid-resume: the policy budget spans both, each rolls once per change', async () => {
+      const FIX2 = '4'.repeat(40);
+      const { c, store } = await storeCluster();
+      await haltAtCanaryThenFix(c);
+      c.settle('w0', 'complete');
+      await advance(100);
+      const wave = c.rolled().slice(2);
+      expect(wave).toHaveLength(2);
+      c.editSecret(FIX2);
+      await advance(SYNC_DELAY_MS + 100);
+      // Both rollouts of the fix are in flight: the new change's canary waits for a slot.
+      expect(c.rolled().slice(2)).toEqual(wave);
+      expect(await completeAll(c, 4 + SIX.length)).toBe(2);
+      const afterFix = c.rolled().slice(4);
+      expect(afterFix[0]).toBe('w0');
+      expect([...afterFix].sort()).toEqual(SIX);
+      expect(c.server.sent.slice(2).every(isRoll)).toBe(true);
+      // Removals alone go out after the store's longer interval.
+      await advance(REMOVAL_FLUSH_INTERVAL_MS);
+      expect(store.records()).toEqual({});
+    });
   });
 });

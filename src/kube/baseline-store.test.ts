@@ -4,11 +4,11 @@
  * namespace of 10,000 workloads, failures and leadership.
  */
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { WorkloadView } from '../core/types.ts';
+import { InMemoryConfigMaps, statusError } from '../testing/in-memory-config-maps.ts';
 import { ManualTimers } from '../testing/list-watch-testkit.ts';
-import type { ObjectBatch, Refused, StoreObject } from './baseline-records.ts';
+import type { ObjectBatch, Refused } from './baseline-records.ts';
 import {
   BaselineRecords,
   OBJECT_MAX_BYTES,
@@ -20,10 +20,8 @@ import {
   BASELINE_STORE_LABELS,
   FLUSH_INTERVAL_MS,
   KubeBaselineStore,
-  projectStoreObject,
   REMOVAL_FLUSH_INTERVAL_MS,
 } from './baseline-store.ts';
-import type { KubeRequest, KubeTransport } from './transport.ts';
 
 const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
 const H2 = 'd93dd00779cd04e2ec1db21fa3d0e20deea13f9c';
@@ -36,58 +34,8 @@ function view(name: string, uid = `uid-${name}`, namespace = 'team-a'): Workload
 
 const record = (hash: string) => `{"configmap/app":"${hash}"}`;
 
-/** ConfigMaps of one namespace: merge PATCH, POST, and a log of every write. */
-class ConfigMapApi implements KubeTransport {
-  readonly objects = new Map<string, JsonObject>();
-  readonly writes: { method: string; path: string; body: unknown }[] = [];
-  #version = 100;
-  failNext: ApiError | undefined;
-
-  request(request: KubeRequest): Promise<unknown> {
-    this.writes.push({ method: request.method, path: request.path, body: request.body });
-    if (this.failNext) {
-      const error = this.failNext;
-      this.failNext = undefined;
-      return Promise.reject(error);
-    }
-    const body = request.body as JsonObject;
-    if (request.method === 'POST') {
-      const metadata = body.metadata as JsonObject;
-      const name = metadata.name as string;
-      if (this.objects.has(name)) return Promise.reject(status(409));
-      return Promise.resolve(this.#store(name, body));
-    }
-    const name = request.path.slice(COLLECTION.length + 1);
-    const current = this.objects.get(name);
-    if (!current) return Promise.reject(status(404));
-    const data = { ...(current.data as Record<string, string>) };
-    for (const [key, value] of Object.entries(body.data as Record<string, string | null>)) {
-      if (value === null) Reflect.deleteProperty(data, key);
-      else data[key] = value;
-    }
-    return Promise.resolve(this.#store(name, { ...current, data }));
-  }
-
-  #store(name: string, object: JsonObject): JsonObject {
-    this.#version += 1;
-    const metadata = { ...(object.metadata as JsonObject), resourceVersion: String(this.#version) };
-    const stored = { ...object, metadata };
-    this.objects.set(name, stored);
-    return stored;
-  }
-
-  /** What the watch would deliver now. */
-  observed(): StoreObject[] {
-    return [...this.objects.values()].map(projectStoreObject);
-  }
-}
-
-function status(code: number): ApiError {
-  return new ApiError(`status ${String(code)}`, { status: code, retryable: code >= 500 });
-}
-
 function harness(options: { leader?: () => boolean } = {}) {
-  const api = new ConfigMapApi();
+  const api = new InMemoryConfigMaps(HOME);
   const timers = new ManualTimers();
   const refused: Refused[] = [];
   const lost: [string, number][] = [];
@@ -324,14 +272,14 @@ describe('KubeBaselineStore', () => {
     const { api, store, failed, timers } = harness();
     store.consumer.replace([], '1');
     store.record(view('api'), record(H1));
-    api.failNext = status(503);
+    api.failNext = statusError(503);
     await store.flush();
     expect(failed.map(([, retryInMs]) => retryInMs)).toEqual([1_000]);
     expect(timers.liveCount).toBe(1);
     await store.flush();
     expect(api.objects.size).toBe(1);
     store.record(view('other'), record(H1));
-    api.failNext = status(422);
+    api.failNext = statusError(422);
     await store.flush();
     expect(failed.at(-1)?.[1]).toBeUndefined();
     const writes = api.writes.length;

@@ -9,7 +9,9 @@
  */
 import type { ReloadListCache } from '../core/annotation-values.ts';
 import { ApiError } from '../core/api-error.ts';
+import { BASELINE } from '../core/types.ts';
 import type { AnnotationProblem, SourceKey, WorkloadKey, WorkloadView } from '../core/types.ts';
+import { workloadKey } from '../core/keys.ts';
 import type { RandomSource } from '../queue/backoff.ts';
 import { BACKOFF_POLICIES, backoffDelay, writeAttemptDelay } from '../queue/backoff.ts';
 import type { KindTable } from '../rollout/kinds.ts';
@@ -126,6 +128,9 @@ export const CONFLICT_WATCH_WAIT_MS = 1_000;
  * an outage a 403 stays final at once (§10).
  */
 export const FORBIDDEN_AFTER_OUTAGE_MS = 60_000;
+
+/** How long a roll's baseline-store record waits for the watch to show the roll before it goes. */
+export const RECORD_RETIREMENT_WAIT_MS = 60_000;
 
 function isOutage(error: ApiError): boolean {
   return error.retryable && (error.status === undefined || error.status === 503);
@@ -531,7 +536,33 @@ export class Reconciler {
     const { baselines, options } = this.#deps;
     if (value === undefined || !baselines || options.dryRun) return;
     if ((target.plan.action === 'roll') !== rolled || !this.#mayWrite()) return;
+    if (rolled) {
+      void this.#retireOnceSeen(target.view, baselines);
+      return;
+    }
     baselines.record(target.view, value);
+  }
+
+  /**
+   * A written roll's record goes once the watch shows the roll: W then holds B (`{}` at least), and
+   * no plan reads the record again. Until then the cached view is the one from before the roll,
+   * without B of its own; planned without the record it would have no state at all, so roll
+   * admission would not count it as a member of its change (the next wave, or another canary, would
+   * start beside it). Gone or replaced (a Job re-created), no plan reads it either. Not shown
+   * within RECORD_RETIREMENT_WAIT_MS: the record stays, and the first plan that sees W holding B
+   * retires it.
+   */
+  async #retireOnceSeen(rolled: WorkloadView, baselines: BaselineStore): Promise<void> {
+    const { workloads, now } = this.#deps;
+    const key = workloadKey(rolled.ref);
+    const deadline = now() + RECORD_RETIREMENT_WAIT_MS;
+    let seen = workloads.get(key);
+    while (seen?.uid === rolled.uid && seen.annotations[BASELINE] === undefined) {
+      const left = deadline - now();
+      if (left <= 0) return;
+      seen = (await workloads.newerThan(key, seen.resourceVersion, left)) ?? workloads.get(key);
+    }
+    if (this.#mayWrite()) baselines.record(rolled, null);
   }
 
   #written(pass: Pass, timing: Attempt, completion: Completion): ReconcileResult {
