@@ -212,4 +212,18 @@ describe('planReconcile with a baseline store', () => {
       baselineRecord: null,
     });
   });
+
+  it("a second roll keeps W `{}` while the first roll's record removal may be unsent", () => {
+    // The store hides a record whose removal waits to be sent (or was lost with the process): the
+    // plan sees no record, but W's `{}` must stay so the record is never read again as B.
+    const rolledOnce = aWorkload('Deployment', 'team-a', 'one')
+      .withAnnotation(KEYS.auto, 'true')
+      .withAnnotation(BASELINE, '{}')
+      .withContainer(
+        aContainer('app').withEnvFrom('configmap', 'app-config').withStakaterEnv(CM_ENV, H0),
+      )
+      .build();
+    const planned = plan(rolledOnce, H1, { raw: undefined });
+    expect(writesOf(planned)).toEqual({ action: 'roll', rolling: [CM] });
+  });
 });

@@ -213,7 +213,9 @@ function recordChange(
 /**
  * A roll writes B into W, as it always did. When the store holds a record, W gets the map even
  * empty (`{}`): from then on W owns B, so the record, removed after the roll, can never come back
- * as a stale B if the removal is lost.
+ * as a stale B if the removal is lost. A later roll keeps that `{}`, for the same reason: the
+ * store hides a record whose removal is not sent yet, and a kill -9 would bring it back. (Only a
+ * roll over a store record writes `{}`; other W baselines go as they always did.)
  */
 function rollBaseline(
   next: ReadonlyMap<SourceKey, string>,
@@ -222,6 +224,7 @@ function rollBaseline(
   if (state.baselineHome === 'store' && state.raw.record !== undefined) {
     return changed(formatHashMap(next) ?? '{}', state.raw.baseline);
   }
+  if (state.raw.baseline === '{}' && next.size === 0) return undefined;
   return changedMap(next, state.baseline, state.raw.baseline);
 }
 
