@@ -70,6 +70,8 @@ export interface KubeBaselineStoreDeps {
   /** §13.4 item 4: only the leader writes; a follower's batches wait. */
   readonly mayWrite: () => boolean;
   readonly events: BaselineStoreEvents;
+  /** Awaited before each batch is sent; a test-only failpoint holds it (config/test-failpoint.ts). */
+  readonly beforeWrite?: (batch: ObjectBatch) => Promise<void>;
 }
 
 export class KubeBaselineStore implements BaselineStore {
@@ -228,6 +230,7 @@ export class KubeBaselineStore implements BaselineStore {
 
   /** One merge patch of the object; a POST when it does not exist yet. The new resourceVersion. */
   async #write(batch: ObjectBatch): Promise<string | undefined> {
+    await this.#deps.beforeWrite?.(batch);
     const data = Object.fromEntries(batch.data);
     try {
       return await this.#patch(batch.object, data);
