@@ -189,6 +189,7 @@ class KreloadApp implements App {
         this.#resync();
       },
       metrics: createBaselineStoreMetrics(registry, () => this.#runtime?.baselines?.store),
+      testFailpoint: this.#deps.testFailpoint,
     });
     const watch = createWatchServer({
       options,

@@ -80,14 +80,20 @@ export class KreloadFixture {
     this.#identity = await (this.#options.identity ?? installKreloadIdentity)(this.cluster);
   }
 
-  /** Starts kreload with the file's flags plus `extraArgs`; one process at a time. */
-  async start(extraArgs: readonly string[] = []): Promise<KreloadProcess> {
+  /**
+   * Starts kreload with the file's flags plus `extraArgs`, and the file's environment plus
+   * `extraEnv` (e.g. a test-only failpoint); one process at a time.
+   */
+  async start(
+    extraArgs: readonly string[] = [],
+    extraEnv: Readonly<Record<string, string>> = {},
+  ): Promise<KreloadProcess> {
     if (this.#kreload !== undefined) throw new Error('kreload is already running');
     this.#kreload = await startKreload({
       name: this.#options.name,
       kubeconfig: this.identity.kubeconfigPath,
       args: [...this.#options.args(this.#namespaces), '--log-level=debug', ...extraArgs],
-      ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
+      env: { ...this.#options.env, ...extraEnv },
     });
     return this.#kreload;
   }

@@ -1,6 +1,7 @@
 import type { BaselineStoreRuntime } from './baseline-store.ts';
 /** The contract between the process edge (src/cli/run.ts) and the composition root (src/app.ts). */
 import type { Options } from '../config/parse-options.ts';
+import type { TestFailpoint } from '../config/test-failpoint.ts';
 import type { LeaderElector } from '../leader/leader-elector.ts';
 import type { LeadershipGate } from '../leader/leadership-gate.ts';
 import type { Logger } from '../log/logger.ts';
@@ -18,6 +19,8 @@ export interface AppDeps {
   readonly version: string;
   /** Ends the process with exit 1 after a bounded stop, e.g. when leadership is lost (§13.4). */
   readonly onFatal: (error: Error) => void;
+  /** Test-only (config/test-failpoint.ts): a write held forever, for a kill -9 between writes. */
+  readonly testFailpoint?: TestFailpoint | undefined;
 }
 
 /** The shape app.ts must export as `createApp`. */

@@ -5,6 +5,7 @@
  * record not yet read for a missing one.
  */
 import type { Options } from '../config/parse-options.ts';
+import { heldWriteMessage, holdForever, type TestFailpoint } from '../config/test-failpoint.ts';
 import type { WatchState } from '../http/readiness.ts';
 import {
   BASELINE_STORE_SELECTOR,
@@ -51,6 +52,8 @@ export interface BaselineStoreContext {
   /** After a fall-back: every workload again, so those the store held get B in W. */
   readonly onFellBack: () => void;
   readonly metrics: BaselineStoreMetrics;
+  /** Test-only: `baseline-store-write` holds every batch forever (config/test-failpoint.ts). */
+  readonly testFailpoint?: TestFailpoint | undefined;
 }
 
 const FALL_BACK_CAUSES: Readonly<Record<FallBackCause, string>> = {
@@ -79,6 +82,16 @@ export function createBaselineStore(
     timers,
     random,
     mayWrite: context.mayWrite,
+    ...(context.testFailpoint === 'baseline-store-write' && {
+      beforeWrite: (batch) => {
+        logger.warn(heldWriteMessage('baseline-store-write'), {
+          ...where,
+          object: batch.object,
+          records: batch.data.size,
+        });
+        return holdForever();
+      },
+    }),
     events: {
       onRefused: (refused) => {
         logger.warn('baseline not recorded', { ...where, reason: refusedMessage(refused) });

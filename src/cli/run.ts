@@ -9,6 +9,7 @@ import { findInfoRequest, renderHelp } from '../config/command-line.ts';
 import { ConfigError, formatConfigProblems } from '../config/config-error.ts';
 import type { ConfigWarning, Options } from '../config/parse-options.ts';
 import { parseOptions } from '../config/parse-options.ts';
+import { readTestFailpoint, TEST_FAILPOINT_VARIABLE } from '../config/test-failpoint.ts';
 import type { Logger, RootLogger } from '../log/logger.ts';
 import { createLogger } from '../log/logger.ts';
 import { redactUrl } from '../log/redact-url.ts';
@@ -129,9 +130,14 @@ async function runApp(
   io.onShutdownSignal((signal) => {
     latch.request({ kind: 'signal', signal });
   });
+  const { failpoint, unknown } = readTestFailpoint(io.env);
+  if (unknown !== undefined) {
+    logger.warn(`${TEST_FAILPOINT_VARIABLE}: names no failpoint, ignored`, { value: unknown });
+  }
   const app = createApp(options, {
     logger,
     version: io.version,
+    testFailpoint: failpoint,
     onFatal: (error) => {
       latch.request({ kind: 'fatal', error });
     },

@@ -5,6 +5,7 @@
 import type { ConfigWarning } from './config-warning.ts';
 import { checkDnsLabel } from './k8s-names.ts';
 import { OPTION_SPECS } from './options.ts';
+import { TEST_FAILPOINT_VARIABLE } from './test-failpoint.ts';
 import { isChoice, parseUrlValue } from './value-parsers.ts';
 
 export const ALERT_SINKS = ['slack', 'teams', 'gchat', 'webhook'] as const;
@@ -149,7 +150,10 @@ function readAlerts(env: Env, flags: AlertFlags, findings: Findings): AlertOptio
   };
 }
 
-const KNOWN_KRELOAD_VARIABLES: ReadonlySet<string> = new Set(OPTION_SPECS.map((spec) => spec.env));
+const KNOWN_KRELOAD_VARIABLES: ReadonlySet<string> = new Set([
+  ...OPTION_SPECS.map((spec) => spec.env),
+  TEST_FAILPOINT_VARIABLE,
+]);
 
 export function readEnvSettings(env: Env, alertFlags: AlertFlags = NO_ALERT_FLAGS): EnvReport {
   const problems: string[] = [];

@@ -148,7 +148,7 @@ export class BaselineRecords {
     }
     const bytes = entryBytes(dataKey, value);
     this.#dropLocal(id);
-    const object = this.#placement(namespace, holder, bytes);
+    const object = this.#placement(namespace, { holder, dataKey }, bytes);
     if (object === undefined) {
       if (previous !== undefined) this.#put(id, previous);
       return { dataKey, namespace, bytes };
@@ -311,9 +311,21 @@ export class BaselineRecords {
   }
 
   /** The object the record goes to: where it is if it still fits, else the first with room. */
-  #placement(namespace: string, holder: string | undefined, bytes: number): string | undefined {
+  #placement(
+    namespace: string,
+    current: { readonly holder: string | undefined; readonly dataKey: string },
+    bytes: number,
+  ): string | undefined {
     if (bytes > OBJECT_MAX_BYTES) return undefined;
-    if (holder !== undefined && this.#room(holder) >= bytes) return holder;
+    const { holder, dataKey } = current;
+    // In place, the new value replaces the observed one: its bytes are room too, or a full
+    // object could not even take a record of the same size back.
+    if (
+      holder !== undefined &&
+      this.#room(holder) + this.#observedBytes(holder, dataKey) >= bytes
+    ) {
+      return holder;
+    }
     const prefix = storeObjectName(namespace, 0).slice(0, -1);
     for (let index = 0; index < OBJECTS_PER_NAMESPACE; index += 1) {
       const name = `${prefix}${String(index)}`;
@@ -322,6 +334,12 @@ export class BaselineRecords {
       if (this.#room(name) >= bytes) return name;
     }
     return undefined;
+  }
+
+  /** The bytes the object holds for `dataKey` as last observed (0 without such an entry). */
+  #observedBytes(object: string, dataKey: string): number {
+    const value = this.#objects.get(object)?.data.get(dataKey);
+    return value === undefined ? 0 : entryBytes(dataKey, value);
   }
 
   #room(object: string): number {

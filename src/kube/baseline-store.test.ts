@@ -12,6 +12,7 @@ import type { ObjectBatch, Refused } from './baseline-records.ts';
 import {
   BaselineRecords,
   OBJECT_MAX_BYTES,
+  OBJECTS_PER_NAMESPACE,
   recordKey,
   storeObjectName,
 } from './baseline-records.ts';
@@ -339,5 +340,41 @@ describe('BaselineRecords: placement and bounds', () => {
       [storeObjectName('team-a', 1), [false]],
       [first, [true]],
     ]);
+  });
+
+  it('every object of a namespace full: a new record is refused, one in place still updates', () => {
+    const records = new BaselineRecords();
+    // Each object keeps less room than one record takes; object 5 holds `api`'s record besides.
+    const filler = 'f'.repeat(OBJECT_MAX_BYTES - 100);
+    for (let index = 0; index < OBJECTS_PER_NAMESPACE; index += 1) {
+      const data = new Map([[`filler-${String(index)}`, filler]]);
+      if (index === 5) {
+        data.set(`filler-${String(index)}`, filler.slice(92));
+        data.set(recordKey(view('api')), record(H1));
+      }
+      records.upsert({
+        name: storeObjectName('team-a', index),
+        namespace: 'team-a',
+        resourceVersion: String(index + 1),
+        data,
+      });
+    }
+    const entry = JSON.stringify(recordKey(view('web'))).length + JSON.stringify(record(H1)).length;
+    expect(records.set(view('web'), record(H1))).toEqual({
+      dataKey: recordKey(view('web')),
+      namespace: 'team-a',
+      bytes: entry + 2,
+    });
+    expect(records.recordOf(view('web'))).toBeUndefined();
+    expect(records.set(view('api'), record(H2))).toBeUndefined();
+    expect(records.takeBatches()).toEqual([
+      {
+        object: storeObjectName('team-a', 5),
+        namespace: 'team-a',
+        data: new Map([[recordKey(view('api')), record(H2)]]),
+      },
+    ]);
+    // Another namespace has objects of its own.
+    expect(records.set(view('web', 'uid-web', 'team-b'), record(H1))).toBeUndefined();
   });
 });

@@ -76,6 +76,8 @@ export interface KubeBaselineStoreDeps {
   /** §13.4 item 4: only the leader writes; a follower's batches wait. */
   readonly mayWrite: () => boolean;
   readonly events: BaselineStoreEvents;
+  /** Awaited before each batch is sent; a test-only failpoint holds it (config/test-failpoint.ts). */
+  readonly beforeWrite?: (batch: ObjectBatch) => Promise<void>;
 }
 
 export class KubeBaselineStore implements BaselineStore {
@@ -250,6 +252,7 @@ export class KubeBaselineStore implements BaselineStore {
    * the patch of one it thought existed POSTs too). The new resourceVersion.
    */
   async #write(batch: ObjectBatch): Promise<string | undefined> {
+    await this.#deps.beforeWrite?.(batch);
     const data = Object.fromEntries(batch.data);
     if (this.#records.knows(batch.object)) {
       try {
