@@ -39,6 +39,17 @@ function setup(
   } = {},
 ) {
   let now = T0.getTime();
+  const due: { at: number; fire: () => void; cancelled: boolean }[] = [];
+  const timers = {
+    now: () => now,
+    schedule: (delayMs: number, fire: () => void) => {
+      const timer = { at: now + delayMs, fire, cancelled: false };
+      due.push(timer);
+      return () => {
+        timer.cancelled = true;
+      };
+    },
+  };
   const sink = overrides.sink ?? new RecordingSink();
   const errors: EventRecordError[] = [];
   const recorder = new EventRecorder({
@@ -47,6 +58,7 @@ function setup(
     component: 'kreload',
     instance: 'kreload-7d9f-abcde',
     onError: (error) => errors.push(error),
+    timers,
     ...overrides,
   });
   return {
@@ -56,6 +68,18 @@ function setup(
     advance: (ms: number) => {
       now += ms;
     },
+    /** Moves the clock to `at` ms after T0, firing the timers due on the way. */
+    runTo: async (at: number) => {
+      for (const timer of due.sort((a, b) => a.at - b.at)) {
+        if (timer.cancelled || timer.at > T0.getTime() + at) continue;
+        now = timer.at;
+        timer.cancelled = true;
+        timer.fire();
+        await settle();
+      }
+      now = T0.getTime() + at;
+    },
+    liveTimers: () => due.filter((timer) => !timer.cancelled).map((timer) => timer.at - now),
   };
 }
 
@@ -141,7 +165,7 @@ describe('EventRecorder', () => {
     expect(sink.calls.map((c) => c.op)).toEqual(['create', 'create']);
   });
 
-  it('serialises identical Events recorded back to back, so counts do not race', async () => {
+  it('adds repeats within the count interval up into one count write, so counts do not race', async () => {
     const { sink, recorder } = setup();
     recorder.record(RELOADED);
     recorder.record(RELOADED);
@@ -149,7 +173,6 @@ describe('EventRecorder', () => {
     await recorder.idle();
     expect(sink.calls.map((c) => (c.op === 'create' ? 'create' : `patch ${c.count}`))).toEqual([
       'create',
-      'patch 2',
       'patch 3',
     ]);
   });
@@ -271,5 +294,107 @@ describe('EventRecorder', () => {
     letThrough?.();
     await recorder.idle();
     expect(sink.calls.map((c) => c.op)).toEqual(['create']);
+  });
+});
+
+/** Lets the per-key chains and the writers' queue run (the sink answers at once). */
+async function settle(): Promise<void> {
+  for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('EventRecorder count interval (§13.3)', () => {
+  /** What the sink saw: `create <count>@<s after T0>` or `patch <count>@<lastTimestamp s>`. */
+  function summary(calls: readonly SinkCall[]): string[] {
+    const at = (date: Date): number => (date.getTime() - T0.getTime()) / 1000;
+    return calls.map((call) =>
+      call.op === 'create'
+        ? `create ${String(call.event.count)}@${String(at(call.event.lastTimestamp))}`
+        : `patch ${String(call.count)}@${String(at(call.lastTimestamp))}`,
+    );
+  }
+
+  it.each<[string, readonly number[], readonly string[]]>([
+    ['one occurrence', [0], ['create 1@0']],
+    ['a repeat after the interval, written at once', [0, 6], ['create 1@0', 'patch 2@6']],
+    ['repeats within it, added up when it has passed', [0, 1, 2], ['create 1@0', 'patch 3@2']],
+    [
+      'repeats over two intervals, one write each',
+      [0, 1, 7, 8],
+      ['create 1@0', 'patch 2@1', 'patch 4@8'],
+    ],
+    [
+      'a quiet gap: the next repeat is written at once',
+      [0, 3, 20, 21],
+      ['create 1@0', 'patch 2@3', 'patch 3@20', 'patch 4@21'],
+    ],
+  ])('%s', async (_name, seconds, expected) => {
+    const { sink, recorder, runTo } = setup();
+    for (const second of seconds) {
+      await runTo(second * 1000);
+      recorder.record(RELOADED);
+      await settle();
+    }
+    await runTo(60_000);
+    await settle();
+    expect(summary(sink.calls)).toEqual(expected);
+  });
+
+  it('waits only until the interval since the last write has passed', async () => {
+    const { recorder, runTo, liveTimers } = setup();
+    recorder.record(RELOADED);
+    await settle();
+    await runTo(1_500);
+    recorder.record(RELOADED);
+    await settle();
+    expect(liveTimers()).toEqual([3_500]);
+    recorder.record(RELOADED);
+    await settle();
+    expect(liveTimers()).toEqual([3_500]);
+  });
+
+  it('writes waiting repeats at once when asked to be idle', async () => {
+    const { sink, recorder, liveTimers } = setup();
+    recorder.record(RELOADED);
+    await settle();
+    recorder.record(RELOADED);
+    await settle();
+    expect(summary(sink.calls)).toEqual(['create 1@0']);
+    await recorder.idle();
+    expect(summary(sink.calls)).toEqual(['create 1@0', 'patch 2@0']);
+    expect(liveTimers()).toEqual([]);
+  });
+
+  it('drops waiting repeats when leadership ends before they are written', async () => {
+    let leading = true;
+    const { sink, recorder, runTo } = setup({ canWrite: () => leading });
+    recorder.record(RELOADED);
+    await settle();
+    await runTo(1_000);
+    recorder.record(RELOADED);
+    await settle();
+    leading = false;
+    await runTo(10_000);
+    await settle();
+    expect(summary(sink.calls)).toEqual(['create 1@0']);
+  });
+
+  it('creates a fresh Event with every waiting repeat when the folded one is gone', async () => {
+    const { sink, recorder, runTo } = setup();
+    recorder.record(RELOADED);
+    await settle();
+    sink.existing.clear();
+    await runTo(1_000);
+    recorder.record(RELOADED);
+    await settle();
+    await runTo(2_000);
+    recorder.record(RELOADED);
+    await settle();
+    await runTo(10_000);
+    await settle();
+    expect(summary(sink.calls)).toEqual(['create 1@0', 'patch 3@2', 'create 2@2']);
+    const fresh = sink.calls[2];
+    expect(fresh?.op === 'create' && fresh.event.firstTimestamp).toEqual(
+      new Date(T0.getTime() + 1_000),
+    );
   });
 });

@@ -6,6 +6,7 @@ import {
   type WorkloadKey,
   type WorkloadView,
 } from '../core/types.ts';
+import type { RolloutStatusView } from '../rollout/rollout-status.ts';
 import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { aContainer, aVolume, aWorkload, configMapVolume, csiVolume } from '../testing/builders.ts';
 import {
@@ -251,6 +252,92 @@ describe('WorkloadStore events and relevantSince', () => {
     sink.remove(api.build());
     expect(summary()).toEqual(['added Deployment/ns/listed', 'removed Deployment/ns/api']);
     expect(store.isSynced('Deployment')).toBe(true);
+  });
+});
+
+describe('WorkloadStore updates that change nothing reconciliation reads', () => {
+  const rolling: RolloutStatusView = {
+    model: 'replica-set',
+    observedGeneration: 4,
+    desired: 1,
+    replicas: 2,
+    updated: 1,
+    available: 1,
+    unavailable: 1,
+    progressing: { status: 'True', reason: 'ReplicaSetUpdated' },
+  };
+  const before = listed.withContainer(aContainer('app').withEnvFrom('configmap', 'app-config'));
+  const labelled = (view: WorkloadView, labels: Record<string, string>): WorkloadView => ({
+    ...view,
+    labels,
+  });
+  const teamA = (view: WorkloadView): WorkloadView => labelled(view, { team: 'a' });
+
+  // [name, next view, relevant change, relevantSince moves, membership moves, index after]
+  const rows: readonly (readonly [
+    string,
+    WorkloadView,
+    boolean,
+    boolean,
+    boolean,
+    readonly string[],
+  ])[] = [
+    [
+      'a status update',
+      { ...teamA(before.withResourceVersion('9').build()), rolloutStatus: rolling },
+      false,
+      false,
+      false,
+      ['configmap/app-config'],
+    ],
+    [
+      'a new generation with the same template',
+      teamA(before.withResourceVersion('10').withGeneration(7).build()),
+      false,
+      false,
+      false,
+      ['configmap/app-config'],
+    ],
+    [
+      'a new reference',
+      teamA(before.withContainer(aContainer('side').withEnvFrom('secret', 'db')).build()),
+      true,
+      true,
+      false,
+      ['configmap/app-config', 'secret/db'],
+    ],
+    ['a dropped reference', teamA(listed.build()), true, true, false, []],
+    [
+      'new labels',
+      labelled(before.withResourceVersion('11').build(), { team: 'b' }),
+      true,
+      false,
+      true,
+      ['configmap/app-config'],
+    ],
+  ];
+
+  it.each(rows)('%s', (_name, next, relevant, moves, relabelled, sources) => {
+    const { store, events, at } = setup();
+    store.replace('Deployment', [teamA(before.build())]);
+    const key = 'Deployment/ns/listed' as WorkloadKey;
+    const membership = store.membershipVersion('ns');
+    const updates = vi.fn();
+    store.onUpdate(key, updates);
+    at(2_000);
+    store.upsert(next);
+
+    expect(store.get(key)).toBe(next);
+    expect(updates).toHaveBeenCalledTimes(1);
+    expect(events.map((event) => event.kind)).toEqual(relevant ? ['changed'] : []);
+    expect(store.entry(key)?.relevantSince).toBe(moves ? 2_000 : 1_000);
+    expect(store.membershipVersion('ns') !== membership).toBe(relabelled);
+    for (const source of ['configmap/app-config', 'secret/db'] as const) {
+      expect(store.referencing('ns', source)).toEqual(sources.includes(source) ? [key] : []);
+    }
+    // The reload list is on the template annotations of every row: still indexed as (b).
+    expect(store.fanOut('ns', 'CONFIGMAP', 'app-x', always)).toEqual([key]);
+    expect(store.keysInNamespace('ns')).toEqual([key]);
   });
 });
 

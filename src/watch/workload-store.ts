@@ -348,13 +348,18 @@ export class WorkloadStore implements WorkloadLookup {
       if (announce) this.#deps.notify({ kind: 'added', key, view });
       return;
     }
+    if (!isRelevantChange(prev.view, view)) {
+      // A status update or a bare resourceVersion bump, several per rollout: annotations, labels and
+      // references are those already indexed, so only the view is replaced.
+      this.#entries.set(key, { view, relevantSince: prev.relevantSince });
+      this.#updated(key);
+      return;
+    }
     const relevantSince = trackingChanged(prev.view, view, this.#deps.keys)
       ? now
       : prev.relevantSince;
     this.#store(key, { view, relevantSince });
-    if (announce && isRelevantChange(prev.view, view)) {
-      this.#deps.notify({ kind: 'changed', key, view, prev: prev.view });
-    }
+    if (announce) this.#deps.notify({ kind: 'changed', key, view, prev: prev.view });
   }
 
   #store(key: WorkloadKey, entry: WorkloadEntry): void {
