@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../core/api-error.ts';
 import type { ObservedLease } from '../leader/ports.ts';
 import type { LeaseTimings } from '../leader/lease-decision.ts';
@@ -303,6 +303,33 @@ describe('ShardCoordinator', () => {
     expect(a.coordinator.mayWrite(namespace)).toBe(false);
     await rounds([a], 1);
     expect(a.coordinator.mayWrite(namespace)).toBe(true);
+    expect(a.acquired.filter((b) => b === 0)).toEqual([0, 0]);
+  });
+
+  it('a renewal sent in time whose answer is read past the renew deadline: reconciled again', async () => {
+    const a = replica('a');
+    await a.coordinator.tick();
+    const namespace = namespaceIn(a.coordinator, 0);
+    // A starved process: its next round comes 8 s later, in time, but reads the answer 4 s after.
+    clock.advance(8_000);
+    cluster.faults.set(`${PREFIX}-bucket-0`, 'late-answer');
+    const round = a.coordinator.tick();
+    await vi.waitUntil(() => cluster.lateAnswersHeld === 1);
+    clock.advance(4_000);
+    // Writes were refused meanwhile: the renewal brings the bucket back as if newly acquired.
+    expect(a.coordinator.mayWrite(namespace)).toBe(false);
+    cluster.deliverLateAnswers();
+    await round;
+    expect(a.coordinator.mayWrite(namespace)).toBe(true);
+    expect(a.acquired.filter((b) => b === 0)).toEqual([0, 0]);
+    // Read late but within the renew deadline of the renewal before it, it is not.
+    clock.advance(TIMINGS.retryPeriodMs);
+    cluster.faults.set(`${PREFIX}-bucket-0`, 'late-answer');
+    const next = a.coordinator.tick();
+    await vi.waitUntil(() => cluster.lateAnswersHeld === 1);
+    clock.advance(3_000);
+    cluster.deliverLateAnswers();
+    await next;
     expect(a.acquired.filter((b) => b === 0)).toEqual([0, 0]);
   });
 
