@@ -1,13 +1,12 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../core/api-error.ts';
-import { LeaseConflictError } from '../leader/ports.ts';
-import type { LeaseId, LeaseRecord, ObservedLease } from '../leader/ports.ts';
+import type { ObservedLease } from '../leader/ports.ts';
 import type { LeaseTimings } from '../leader/lease-decision.ts';
-import type { Clock, Timers } from '../time/timers.ts';
+import { InMemoryShardLeases, ManualClock } from '../testing/in-memory-shard-leases.ts';
+import type { Timers } from '../time/timers.ts';
 import { assignBuckets } from './assignment.ts';
 import { BucketWrites } from './fenced-writer.ts';
 import { bucketLeaseName, memberLeaseName } from './lease-names.ts';
-import type { NamedLease, ShardLeaseStore } from './ports.ts';
 import { ShardCoordinator, type ShardLeaseError } from './shard-coordinator.ts';
 
 const NS = 'kreload';
@@ -18,78 +17,6 @@ const TIMINGS: LeaseTimings = {
   renewDeadlineMs: 10_000,
   retryPeriodMs: 2_000,
 };
-
-interface Write {
-  readonly op: 'create' | 'replace';
-  readonly name: string;
-  readonly holder: string | undefined;
-  readonly by: string;
-}
-
-/** The shard's Leases in memory with optimistic concurrency, recording every write. */
-class InMemoryShardLeases {
-  readonly leases = new Map<string, ObservedLease>();
-  readonly writes: Write[] = [];
-  /** Lease name → what its next write does: fails with an error, or is applied with the answer lost. */
-  readonly faults = new Map<string, 'lost-answer' | Error>();
-  #version = 0;
-
-  storeFor(identity: string): ShardLeaseStore {
-    return {
-      get: (id) => Promise.resolve(this.leases.get(id.name)),
-      list: (_namespace, prefix) =>
-        Promise.resolve(
-          [...this.leases]
-            .filter(([name]) => name.startsWith(prefix))
-            .map(([name, lease]): NamedLease => ({ name, lease })),
-        ),
-      create: (id, record) => this.#write(id, record, identity, 'create', undefined),
-      replace: (id, record, rv) => this.#write(id, record, identity, 'replace', rv),
-    };
-  }
-
-  holder(bucket: number): string | undefined {
-    return this.leases.get(`${PREFIX}-bucket-${String(bucket)}`)?.record.holderIdentity;
-  }
-
-  #write(
-    id: LeaseId,
-    record: LeaseRecord,
-    by: string,
-    op: 'create' | 'replace',
-    rv: string | undefined,
-  ): Promise<ObservedLease> {
-    const fault = this.faults.get(id.name);
-    this.faults.delete(id.name);
-    if (fault instanceof Error) return Promise.reject(fault);
-    const current = this.leases.get(id.name);
-    if (op === 'create' ? current !== undefined : current?.resourceVersion !== rv) {
-      return Promise.reject(new LeaseConflictError('conflict'));
-    }
-    this.#version += 1;
-    const lease = { record, resourceVersion: String(this.#version) };
-    this.leases.set(id.name, lease);
-    this.writes.push({ op, name: id.name, holder: record.holderIdentity, by });
-    if (fault === 'lost-answer')
-      return Promise.reject(new ApiError('connection reset', { retryable: true }));
-    return Promise.resolve(lease);
-  }
-}
-
-class ManualClock implements Clock {
-  monotonic = 1_000;
-  wall = Date.parse('2026-12-06T12:00:00Z');
-  now(): number {
-    return this.wall;
-  }
-  monotonicMs(): number {
-    return this.monotonic;
-  }
-  advance(ms: number): void {
-    this.monotonic += ms;
-    this.wall += ms;
-  }
-}
 
 const noTimers: Timers = {
   now: () => 0,
@@ -153,7 +80,7 @@ const owned = (r: Replica): readonly number[] => r.coordinator.ownedBuckets();
 const ALL_HELD_BY_A: readonly string[] = new Array<string>(BUCKETS).fill('a');
 
 beforeEach(() => {
-  cluster = new InMemoryShardLeases();
+  cluster = new InMemoryShardLeases(PREFIX);
   clock = new ManualClock();
 });
 
@@ -376,6 +303,33 @@ describe('ShardCoordinator', () => {
     expect(a.coordinator.mayWrite(namespace)).toBe(false);
     await rounds([a], 1);
     expect(a.coordinator.mayWrite(namespace)).toBe(true);
+    expect(a.acquired.filter((b) => b === 0)).toEqual([0, 0]);
+  });
+
+  it('a renewal sent in time whose answer is read past the renew deadline: reconciled again', async () => {
+    const a = replica('a');
+    await a.coordinator.tick();
+    const namespace = namespaceIn(a.coordinator, 0);
+    // A starved process: its next round comes 8 s later, in time, but reads the answer 4 s after.
+    clock.advance(8_000);
+    cluster.faults.set(`${PREFIX}-bucket-0`, 'late-answer');
+    const round = a.coordinator.tick();
+    await vi.waitUntil(() => cluster.lateAnswersHeld === 1);
+    clock.advance(4_000);
+    // Writes were refused meanwhile: the renewal brings the bucket back as if newly acquired.
+    expect(a.coordinator.mayWrite(namespace)).toBe(false);
+    cluster.deliverLateAnswers();
+    await round;
+    expect(a.coordinator.mayWrite(namespace)).toBe(true);
+    expect(a.acquired.filter((b) => b === 0)).toEqual([0, 0]);
+    // Read late but within the renew deadline of the renewal before it, it is not.
+    clock.advance(TIMINGS.retryPeriodMs);
+    cluster.faults.set(`${PREFIX}-bucket-0`, 'late-answer');
+    const next = a.coordinator.tick();
+    await vi.waitUntil(() => cluster.lateAnswersHeld === 1);
+    clock.advance(3_000);
+    cluster.deliverLateAnswers();
+    await next;
     expect(a.acquired.filter((b) => b === 0)).toEqual([0, 0]);
   });
 

@@ -462,15 +462,22 @@ export class ShardCoordinator {
     mode: { readonly admit: boolean },
   ): Promise<void> {
     const sentAtMs = this.#deps.clock.monotonicMs();
-    // Held, but past the renew deadline: writes were refused meanwhile, some perhaps halfway
-    // (a Job deleted, not yet created again), so the bucket is reconciled as if newly acquired.
-    const lapsed =
-      state.phase === 'held' &&
-      !canWriteAt({ nowMs: sentAtMs, lastRenewAtMs: state.lastRenewAtMs, timings: this.#timings });
     const written = await this.#claim(this.#bucketId(bucket), state.lease, action);
     if (written === undefined) return;
+    const answeredAtMs = this.#deps.clock.monotonicMs();
+    // Held, but the renew deadline passed before this answer was read: the fence refused every
+    // write meanwhile, some perhaps halfway (a Job deleted, not yet created again), so the bucket
+    // is reconciled as if newly acquired. Judged when the answer is read, not when the renewal was
+    // sent: a starved process sends in time and reads the answer seconds later.
+    const lapsed =
+      state.phase === 'held' &&
+      !canWriteAt({
+        nowMs: answeredAtMs,
+        lastRenewAtMs: state.lastRenewAtMs,
+        timings: this.#timings,
+      });
     state.lease = written;
-    state.observation = observeLease(state.observation, written, this.#deps.clock.monotonicMs());
+    state.observation = observeLease(state.observation, written, answeredAtMs);
     state.lastRenewAtMs = sentAtMs;
     if (!mode.admit || (state.phase === 'held' && !lapsed)) return;
     // Newly held, held again after a lapse, or assigned back while draining (changes were not
