@@ -271,6 +271,26 @@ const advance = (ms: number): Promise<void> =>
   vi.advanceTimersByTimeAsync(ms).then(() => undefined);
 
 const NAMES = Array.from({ length: 10 }, (_, i) => `w${String(i)}`);
+
+/**
+ * The deployment controller completes every rollout in flight (but `except`'s) each 2 s until
+ * `rolls` rolls were sent; the most rollouts in flight at once (rolled, not complete) meanwhile.
+ */
+async function completeAll(
+  c: { rolled(): string[]; inFlight(): string[]; settle(name: string, outcome: 'complete'): void },
+  rolls: number,
+  except?: string,
+): Promise<number> {
+  const rolling = () => c.inFlight().filter((name) => name !== except);
+  let maxInFlight = 0;
+  for (let round = 0; round < 30 && c.rolled().length < rolls; round += 1) {
+    maxInFlight = Math.max(maxInFlight, rolling().length);
+    for (const name of rolling()) c.settle(name, 'complete');
+    await advance(2_000);
+  }
+  return Math.max(maxInFlight, rolling().length);
+}
+
 const TEN = NAMES.map((name) => deployment(name));
 const TEN_REF: WorkloadRef = { kind: 'Deployment', namespace: NS, name: 'w0' };
 
@@ -304,13 +324,7 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     c.settle('w0', 'complete');
     await advance(100);
     expect(c.rolled().sort()).toEqual(['w0', 'w1', 'w2', 'w3']);
-    let maxInFlight = 0;
-    // The deployment controller completes each rollout 2 s after it started.
-    for (let round = 0; round < 20 && c.rolled().length < 10; round += 1) {
-      maxInFlight = Math.max(maxInFlight, c.inFlight().length);
-      for (const name of c.inFlight()) c.settle(name, 'complete');
-      await advance(2_000);
-    }
+    const maxInFlight = await completeAll(c, 10);
     expect(c.rolled().sort()).toEqual(NAMES);
     expect(maxInFlight).toBe(3);
     expect(c.halts()).toEqual([]);
@@ -363,12 +377,7 @@ describe('safe rollout: ten Deployments share one Secret, canary 1, budget 3', (
     // The new change starts with its own canary: w0 again (first in the order).
     expect(c.rolled()).toEqual(['w0', 'w0']);
     expect(await c.gauge('kreload_config_rollouts_halted')).toBe(0);
-    let maxInFlight = 0;
-    for (let round = 0; round < 20 && c.rolled().length < 11; round += 1) {
-      maxInFlight = Math.max(maxInFlight, c.inFlight().length);
-      for (const name of c.inFlight()) c.settle(name, 'complete');
-      await advance(2_000);
-    }
+    const maxInFlight = await completeAll(c, 11);
     expect(c.rolled().slice(1).sort()).toEqual(NAMES);
     expect(maxInFlight).toBe(3);
   });
@@ -750,12 +759,7 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
     expect(c.rolled().slice(2)).toHaveLength(2);
     await advance(60_000);
     expect(c.rolled().slice(2)).toHaveLength(2);
-    let maxInFlight = 0;
-    for (let round = 0; round < 20 && c.rolled().length < 7; round += 1) {
-      maxInFlight = Math.max(maxInFlight, c.inFlight().length);
-      for (const name of c.inFlight()) c.settle(name, 'complete');
-      await advance(2_000);
-    }
+    const maxInFlight = await completeAll(c, 7);
     expect(c.rolled().slice(1).sort()).toEqual(SIX);
     expect(maxInFlight).toBe(2);
     expect(
@@ -828,12 +832,7 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
       expect(c.rolled().slice(2)).toHaveLength(2);
       await advance(60_000);
       expect(c.rolled().slice(2)).toHaveLength(2);
-      let maxInFlight = 0;
-      for (let round = 0; round < 20 && c.rolled().length < 7; round += 1) {
-        maxInFlight = Math.max(maxInFlight, c.inFlight().length);
-        for (const name of c.inFlight()) c.settle(name, 'complete');
-        await advance(2_000);
-      }
+      const maxInFlight = await completeAll(c, 7);
       expect(c.rolled().slice(1).sort()).toEqual(SIX);
       expect(maxInFlight).toBe(2);
       // Two writes of the canary (its bad roll, its halt), then one roll each; nothing else.
@@ -844,20 +843,6 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
       expect(storeWrites(store).sort()).toEqual(SIX.map((name) => [keyOf(name), null]).sort());
       expect(store.records()).toEqual({});
     });
-
-    /**
-     * The deployment controller completes every rollout in flight each 2 s until `rolls` rolls
-     * were sent; the most rollouts in flight at once (rolled, not complete) over those rounds.
-     */
-    const completeAll = async (c: ReturnType<typeof cluster>, rolls: number): Promise<number> => {
-      let maxInFlight = 0;
-      for (let round = 0; round < 30 && c.rolled().length < rolls; round += 1) {
-        maxInFlight = Math.max(maxInFlight, c.inFlight().length);
-        for (const name of c.inFlight()) c.settle(name, 'complete');
-        await advance(2_000);
-      }
-      return Math.max(maxInFlight, c.inFlight().length);
-    };
 
     it('a resume by removing the marker: the next wave within 2, each member rolled once', async () => {
       const { c, store } = await storeCluster();
@@ -870,13 +855,7 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
       expect(c.rolled().slice(1)).toHaveLength(2);
       await advance(60_000);
       expect(c.rolled().slice(1)).toHaveLength(2);
-      let maxInFlight = 0;
-      for (let round = 0; round < 20 && c.rolled().length < 6; round += 1) {
-        const rolling = c.inFlight().filter((name) => name !== 'w0');
-        maxInFlight = Math.max(maxInFlight, rolling.length);
-        for (const name of rolling) c.settle(name, 'complete');
-        await advance(2_000);
-      }
+      const maxInFlight = await completeAll(c, 6, 'w0');
       expect([...c.rolled()].sort()).toEqual(SIX);
       expect(maxInFlight).toBe(2);
       expect(c.server.sent.slice(2).every(isRoll)).toBe(true);

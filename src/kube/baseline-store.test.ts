@@ -35,6 +35,14 @@ function view(name: string, uid = `uid-${name}`, namespace = 'team-a'): Workload
 
 const record = (hash: string) => `{"configmap/app":"${hash}"}`;
 
+/** The merge PATCH of team-a's first store object: each named workload's record set or removed. */
+function teamAPatch(records: Record<string, string | null>) {
+  const data = Object.fromEntries(
+    Object.entries(records).map(([name, value]) => [recordKey(view(name)), value]),
+  );
+  return { method: 'PATCH', path: `${COLLECTION}/${storeObjectName('team-a', 0)}`, body: { data } };
+}
+
 function harness(options: { leader?: () => boolean } = {}) {
   const api = new InMemoryConfigMaps(HOME);
   const timers = new ManualTimers();
@@ -106,19 +114,7 @@ describe('KubeBaselineStore', () => {
     expect(timers.liveCount).toBe(1);
     timers.fire();
     await store.flush();
-    expect(api.writes.slice(before)).toEqual([
-      {
-        method: 'PATCH',
-        path: `${COLLECTION}/${storeObjectName('team-a', 0)}`,
-        body: {
-          data: {
-            [recordKey(view('a'))]: null,
-            [recordKey(view('b'))]: null,
-            [recordKey(view('c'))]: record(H2),
-          },
-        },
-      },
-    ]);
+    expect(api.writes.slice(before)).toEqual([teamAPatch({ a: null, b: null, c: record(H2) })]);
   });
 
   it('patches an object it has seen, and creates it again when the patch finds it gone', async () => {
@@ -168,17 +164,7 @@ describe('KubeBaselineStore', () => {
     expect(timers.liveCount, 'a batch is scheduled').toBe(1);
     await store.flush();
     expect(api.writes.slice(before)).toEqual([
-      {
-        method: 'PATCH',
-        path: `${COLLECTION}/${storeObjectName('team-a', 0)}`,
-        body: {
-          data: {
-            [recordKey(view('gone-a'))]: null,
-            [recordKey(view('gone-b'))]: null,
-            [recordKey(view('gone-c'))]: null,
-          },
-        },
-      },
+      teamAPatch({ 'gone-a': null, 'gone-b': null, 'gone-c': null }),
     ]);
     for (const object of api.observed()) store.consumer.upsert(object, true);
     expect([...(api.observed()[0]?.data.keys() ?? [])]).toEqual([recordKey(view('kept'))]);
