@@ -175,6 +175,21 @@ function ownerOf(namespace: string): Replica {
   return owner;
 }
 
+/** Two replicas after three rounds: the first namespace, its owner and the other replica. */
+async function twoReplicasSettled(): Promise<{
+  namespace: string;
+  owner: Replica;
+  other: Replica;
+}> {
+  replicas.push(replica('a'), replica('b'));
+  await rounds(replicas, 3);
+  const namespace = NAMESPACES[0] ?? '';
+  const owner = ownerOf(namespace);
+  const other = replicas.find((r) => r !== owner);
+  if (!other) throw new Error('one replica');
+  return { namespace, owner, other };
+}
+
 beforeEach(() => {
   vi.useFakeTimers({ now: 1_000_000 });
   server = new InMemoryCluster();
@@ -190,12 +205,7 @@ afterEach(() => {
 
 describe('active-active: a change is never lost to a starved replica', () => {
   it('a write refused while a late renewal answer was on its way is rolled once the answer lands', async () => {
-    replicas.push(replica('a'), replica('b'));
-    await rounds(replicas, 3);
-    const namespace = NAMESPACES[0] ?? '';
-    const owner = ownerOf(namespace);
-    const other = replicas.find((r) => r !== owner);
-    if (!other) throw new Error('one replica');
+    const { namespace, owner, other } = await twoReplicasSettled();
     // The owner is starved: its rounds come 8 s apart (below the renew deadline, so no lapse is
     // seen when it sends its renewals), and the answers to them take 4 s more to be read.
     for (let elapsed = TIMINGS.retryPeriodMs; elapsed < 8_000; elapsed += TIMINGS.retryPeriodMs) {
@@ -226,12 +236,7 @@ describe('active-active: a change is never lost to a starved replica', () => {
   });
 
   it('a bucket taken over from a starved owner: the change it could not write is rolled once, by the new owner', async () => {
-    replicas.push(replica('a'), replica('b'));
-    await rounds(replicas, 3);
-    const namespace = NAMESPACES[0] ?? '';
-    const owner = ownerOf(namespace);
-    const other = replicas.find((r) => r !== owner);
-    if (!other) throw new Error('one replica');
+    const { namespace, owner, other } = await twoReplicasSettled();
     // The owner runs no round at all: past its renew deadline its writes are refused, and the
     // change routed to it is not written.
     await rounds([other], 5);
