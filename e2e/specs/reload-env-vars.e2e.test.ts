@@ -37,14 +37,18 @@ describe('GitOps revert (§5.6 item 6, §14)', () => {
       const ref = await workloads.create(row.kind, spec);
       await waitForBaseline(workloads, ref, { [key]: sourceHash(initial) });
 
+      const beforeChange = await scrapeMetrics(kreload);
       await sources.replace(namespace, changed);
       const rolled = await waitForEnv(workloads, ref, {
         container: APP,
         name: variable,
         value: sourceHash(changed),
       });
-
-      const beforeRevert = await scrapeMetrics(kreload);
+      // The API server shows the roll before kreload has its answer and counts it: wait for that.
+      const beforeRevert = await waitUntilSettled(kreload, {
+        since: beforeChange,
+        events: [{ resource: 'configmaps', event: 'update', atLeast: 1 }],
+      });
       await workloads.patch(ref, {
         spec: {
           template: {
