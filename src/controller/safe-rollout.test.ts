@@ -697,6 +697,20 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
     haltOnFailure: false,
   };
   const SIX = NAMES.slice(0, 6);
+  /**
+   * After a halt, the fix's own canary (w0 again) rolls alone although the flag says 3; once it is
+   * complete the other five roll, the policy's budget letting at most 2 in at once.
+   */
+  const expectFixWithinTwo = async (c: ReturnType<typeof cluster>): Promise<void> => {
+    expect(c.rolled()).toEqual(['w0', 'w0']);
+    c.settle('w0', 'complete');
+    await advance(100);
+    expect(c.rolled().slice(2)).toHaveLength(2);
+    await advance(60_000);
+    expect(c.rolled().slice(2)).toHaveLength(2);
+    expect(await completeAll(c, 7)).toBe(2);
+    expect(c.rolled().slice(1).sort()).toEqual(SIX);
+  };
   /** Six Deployments that reload only because the policy targets them (no annotation). */
   const targets = SIX.map((name) => {
     const view = deployment(name);
@@ -751,17 +765,7 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
   it('a fix rolls all six in waves, never more than 2 of them in flight', async () => {
     const c = policyCluster();
     await haltAtCanaryThenFix(c);
-    // The fix's own canary (w0 again) alone, although the flag says 3.
-    expect(c.rolled()).toEqual(['w0', 'w0']);
-    c.settle('w0', 'complete');
-    await advance(100);
-    // Wave 1 is the other five; the policy's budget lets two of them in.
-    expect(c.rolled().slice(2)).toHaveLength(2);
-    await advance(60_000);
-    expect(c.rolled().slice(2)).toHaveLength(2);
-    const maxInFlight = await completeAll(c, 7);
-    expect(c.rolled().slice(1).sort()).toEqual(SIX);
-    expect(maxInFlight).toBe(2);
+    await expectFixWithinTwo(c);
     expect(
       await c.gauge('kreload_rollouts_held_total', { reason: 'policy_budget' }),
     ).toBeGreaterThan(0);
@@ -826,15 +830,7 @@ describe('safe rollout from a ReloadPolicy: canary 1, halt, maxConcurrent 2 over
       c.server.answerLagMs = 0;
       c.editSecret(FIX);
       await advance(SYNC_DELAY_MS + 100);
-      expect(c.rolled()).toEqual(['w0', 'w0']);
-      c.settle('w0', 'complete');
-      await advance(100);
-      expect(c.rolled().slice(2)).toHaveLength(2);
-      await advance(60_000);
-      expect(c.rolled().slice(2)).toHaveLength(2);
-      const maxInFlight = await completeAll(c, 7);
-      expect(c.rolled().slice(1).sort()).toEqual(SIX);
-      expect(maxInFlight).toBe(2);
+      await expectFixWithinTwo(c);
       // Two writes of the canary (its bad roll, its halt), then one roll each; nothing else.
       expect(c.server.sent.slice(2).every(isRoll)).toBe(true);
       expect(c.server.sent).toHaveLength(8);
