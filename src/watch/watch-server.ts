@@ -72,12 +72,16 @@ function isTypeHealthy(
   type: SourceType,
   namespace: string,
 ): boolean {
+  // Asked for every tracked source at every reconcile, over every list-watch: no array per call.
   const resources = sourceTypeRow(type).watchResources;
-  const relevant = watches.filter(
-    (w) =>
-      resources.includes(w.resource) && (w.namespace === undefined || w.namespace === namespace),
-  );
-  return relevant.length > 0 && relevant.every((w) => w.status === 'ok');
+  let relevant = false;
+  for (const w of watches) {
+    if (!resources.includes(w.resource)) continue;
+    if (w.namespace !== undefined && w.namespace !== namespace) continue;
+    if (w.status !== 'ok') return false;
+    relevant = true;
+  }
+  return relevant;
 }
 
 function optionalKindApi(row: WorkloadKindRow): OptionalApi {
