@@ -43,11 +43,13 @@ import { workloadSink } from './workload-store.ts';
 import { sourceTypeRow } from '../core/source-types.ts';
 
 /**
- * List pages fetched at once across all list-watches. Each page can hold 500 objects of up to
- * ~1 MiB; unbounded, the initial lists of a scoped install (one loop per namespace and kind) held
- * hundreds of MiB of pages at once, and the process kept that memory (see docs/performance.md).
+ * List pages fetched at once across all list-watches. Unbounded, the initial lists of a scoped
+ * install (one loop per namespace and kind) held hundreds of MiB of pages at once, and the process
+ * kept that memory (see docs/performance.md). Pages are decoded one item at a time (ADR 0022), so
+ * a page in flight holds one object and its connection's buffers, not the page: four at once let
+ * kube-apiserver encode the next pages while kreload decodes one (K1, docs/performance.md).
  */
-const LIST_PAGE_CONCURRENCY = 2;
+const LIST_PAGE_CONCURRENCY = 4;
 
 const CSI_API: OptionalApi = {
   name: 'csi',
