@@ -112,6 +112,8 @@ export class BaselineRecords {
   readonly #local = new Map<string, LocalRecord>();
   /** Per object, the bytes local records add to it (an over-estimate: updates count whole). */
   readonly #localBytes = new Map<string, number>();
+  /** Per watched namespace, the name its store objects share before their index. */
+  readonly #prefixes = new Map<string, string>();
 
   /** The workload's record: the local one if any, else the observed one. */
   recordOf(view: Pick<WorkloadView, 'ref' | 'uid'>): string | undefined {
@@ -326,7 +328,7 @@ export class BaselineRecords {
     ) {
       return holder;
     }
-    const prefix = storeObjectName(namespace, 0).slice(0, -1);
+    const prefix = this.#objectPrefix(namespace);
     for (let index = 0; index < OBJECTS_PER_NAMESPACE; index += 1) {
       const name = `${prefix}${String(index)}`;
       const observed = this.#objects.get(name);
@@ -334,6 +336,16 @@ export class BaselineRecords {
       if (this.#room(name) >= bytes) return name;
     }
     return undefined;
+  }
+
+  /** `storeObjectName(namespace, i)` without `i`: one SHA-256 per namespace, not per record. */
+  #objectPrefix(namespace: string): string {
+    let prefix = this.#prefixes.get(namespace);
+    if (prefix === undefined) {
+      prefix = storeObjectName(namespace, 0).slice(0, -1);
+      this.#prefixes.set(namespace, prefix);
+    }
+    return prefix;
   }
 
   /** The bytes the object holds for `dataKey` as last observed (0 without such an entry). */

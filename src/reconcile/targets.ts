@@ -20,6 +20,7 @@ import { planPause } from '../rollout/pause.ts';
 import type { Pass } from './attempt.ts';
 import type { PlanOptions, ReconcilePlan, SourceFacts, StoredBaseline } from './plan/model.ts';
 import { planReconcile } from './plan/plan.ts';
+import { mayHoldAppliedState } from './plan/applied.ts';
 import { uniqueProblems } from './plan/tracking.ts';
 import type {
   BaselineStore,
@@ -84,6 +85,9 @@ export class Targets {
 
   /** A(K) of each key a pass would track on the cached workload now (§5.3). */
   appliedHashes(key: WorkloadKey): ReadonlyMap<SourceKey, string> {
+    const view = this.#deps.workloads.get(key);
+    // Without any state to read, the plan's A is undefined for every key: no plan needed.
+    if (view === undefined || !mayHoldAppliedState(view)) return new Map();
     const plan = this.#cachedPlan(key);
     if (!plan) return new Map();
     return new Map(

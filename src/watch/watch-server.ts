@@ -43,11 +43,13 @@ import { workloadSink } from './workload-store.ts';
 import { sourceTypeRow } from '../core/source-types.ts';
 
 /**
- * List pages fetched at once across all list-watches. Each page can hold 500 objects of up to
- * ~1 MiB; unbounded, the initial lists of a scoped install (one loop per namespace and kind) held
- * hundreds of MiB of pages at once, and the process kept that memory (see docs/performance.md).
+ * List pages fetched at once across all list-watches. Unbounded, the initial lists of a scoped
+ * install (one loop per namespace and kind) held hundreds of MiB of pages at once, and the process
+ * kept that memory (see docs/performance.md). Pages are decoded one item at a time (ADR 0022), so
+ * a page in flight holds one object and its connection's buffers, not the page: four at once let
+ * kube-apiserver encode the next pages while kreload decodes one (K1, docs/performance.md).
  */
-const LIST_PAGE_CONCURRENCY = 2;
+const LIST_PAGE_CONCURRENCY = 4;
 
 const CSI_API: OptionalApi = {
   name: 'csi',
@@ -72,12 +74,16 @@ function isTypeHealthy(
   type: SourceType,
   namespace: string,
 ): boolean {
+  // Asked for every tracked source at every reconcile, over every list-watch: no array per call.
   const resources = sourceTypeRow(type).watchResources;
-  const relevant = watches.filter(
-    (w) =>
-      resources.includes(w.resource) && (w.namespace === undefined || w.namespace === namespace),
-  );
-  return relevant.length > 0 && relevant.every((w) => w.status === 'ok');
+  let relevant = false;
+  for (const w of watches) {
+    if (!resources.includes(w.resource)) continue;
+    if (w.namespace !== undefined && w.namespace !== namespace) continue;
+    if (w.status !== 'ok') return false;
+    relevant = true;
+  }
+  return relevant;
 }
 
 function optionalKindApi(row: WorkloadKindRow): OptionalApi {

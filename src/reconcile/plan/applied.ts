@@ -1,6 +1,7 @@
 /** A(K), the applied hash (§5.1): one lookup order per state mode. */
 import type { AppliedStatePlacement } from '../../rollout/kinds.ts';
 import type { ReloadStrategy, SourceKey, WorkloadView } from '../../core/types.ts';
+import { LAST_RELOADED_FROM, SOURCE_HASHES } from '../../core/types.ts';
 import { envVarOf } from './collisions.ts';
 import type { PersistedState } from './persisted-state.ts';
 import type { StateMode, TrackedSource } from './model.ts';
@@ -39,6 +40,23 @@ const APPLIED_LOOKUPS: Readonly<Record<StateMode, AppliedLookup>> = {
     context.state.templateHashes.get(source.key) ?? lastReloadedFromHash(context.state, source.key),
   workload: (context, source) => context.state.workloadHashes.get(source.key),
 };
+
+/**
+ * Whether any A(K) can be read from `view` at all: every lookup below reads a `STAKATER_*` env var
+ * of a regular container, `source-hashes` (PT or W) or PT `last-reloaded-from`, and config
+ * revisions pin A only through the W revision digest. False means every key's A is undefined, so
+ * a caller that only asks whether the workload carries kreload's state need not plan it (at start,
+ * thousands of workloads a pass plans anyway).
+ */
+export function mayHoldAppliedState(view: WorkloadView): boolean {
+  return (
+    view.templateAnnotations[SOURCE_HASHES] !== undefined ||
+    view.templateAnnotations[LAST_RELOADED_FROM] !== undefined ||
+    view.annotations[SOURCE_HASHES] !== undefined ||
+    view.revisionDigest !== undefined ||
+    view.podSpec.containers.some((container) => Object.keys(container.stakaterEnv).length > 0)
+  );
+}
 
 export function appliedHash(
   mode: StateMode,

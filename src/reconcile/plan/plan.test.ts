@@ -19,6 +19,7 @@ import type { Mark } from '../../core/marks.ts';
 import { aCreateMark, aDeleteMark } from '../../testing/marks.ts';
 import type { PlanInput, ReconcilePlan, SourceFacts } from './model.ts';
 import { planReconcile } from './plan.ts';
+import { mayHoldAppliedState } from './applied.ts';
 
 const NS = 'team-a';
 const CM: SourceKey = 'configmap/app-config';
@@ -1100,5 +1101,58 @@ describe('planReconcile: a held roll recorded in kreload.io/pending-roll (docs/a
       '{"metadata":{"resourceVersion":"7","annotations":{"kreload.io/pending-roll":null}},' +
         `"spec":{"template":{"spec":{"containers":[{"name":"app","env":[{"name":"STAKATER_APP_CONFIG_CONFIGMAP","value":"${H1}"}]}]}}}}`,
     );
+  });
+});
+
+describe('mayHoldAppliedState: a workload without state needs no plan to know it has no A', () => {
+  const lastReloadedFrom = lrf(H1);
+  const hashes = `{"${CM}":"${H1}"}`;
+  const cases: readonly (readonly [string, WorkloadView, ReloadStrategy, boolean])[] = [
+    ['no state at all', AUTO_WORKLOAD.build(), 'env-vars', false],
+    ['no state, annotations strategy', AUTO_WORKLOAD.build(), 'annotations', false],
+    ['a STAKATER_ env var', api({ [CM_ENV]: H1 }).build(), 'env-vars', true],
+    [
+      'PT source-hashes',
+      AUTO_WORKLOAD.withTemplateAnnotation(SOURCE_HASHES, hashes).build(),
+      'env-vars',
+      true,
+    ],
+    [
+      'PT last-reloaded-from',
+      AUTO_WORKLOAD.withTemplateAnnotation(LAST_RELOADED_FROM, lastReloadedFrom).build(),
+      'annotations',
+      true,
+    ],
+    [
+      'a baseline only (B is no A)',
+      AUTO_WORKLOAD.withAnnotation(BASELINE, hashes).build(),
+      'env-vars',
+      false,
+    ],
+    ['a revision digest', { ...AUTO_WORKLOAD.build(), revisionDigest: 'abc' }, 'env-vars', true],
+  ];
+
+  it.each(cases)('%s', (_name, view, strategy, expected) => {
+    expect(mayHoldAppliedState(view)).toBe(expected);
+    const planned = plan({ view, strategy, sources: { [CM]: present(H2), [SECRET]: present(H2) } });
+    const applied = planned.keys.filter((key) => key.applied !== undefined);
+    // False is only ever said of a workload whose plan reads no A for any key.
+    if (!expected) expect(applied).toEqual([]);
+    if (expected && view.revisionDigest === undefined) expect(applied).not.toEqual([]);
+  });
+
+  it('W source-hashes of a CronJob', () => {
+    const cronJob = aWorkload('CronJob', NS, 'nightly')
+      .withAnnotation(KEYS.auto, 'true')
+      .withAnnotation(SOURCE_HASHES, hashes)
+      .withContainer(aContainer('app').withEnvFrom('configmap', 'app-config'))
+      .build();
+    expect(mayHoldAppliedState(cronJob)).toBe(true);
+    const planned = plan({
+      view: cronJob,
+      row: kindRow('CronJob'),
+      sources: { [CM]: present(H2) },
+    });
+    expect(planned.keys.map((key) => key.applied)).toEqual([H1]);
   });
 });
