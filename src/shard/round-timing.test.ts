@@ -29,6 +29,8 @@ describe('nextRoundDelayMs', () => {
   const cases: {
     readonly name: string;
     readonly nowMs: number;
+    /** When the round read its list; default `nowMs`. */
+    readonly judgedAtMs?: number;
     readonly claims: readonly ObservedClaim[];
     readonly delayMs: number;
   }[] = [
@@ -64,6 +66,20 @@ describe('nextRoundDelayMs', () => {
       delayMs: 2_000,
     },
     {
+      name: 'run out while the round wrote its Leases, after it judged: at once',
+      nowMs: 50_000,
+      judgedAtMs: 49_700,
+      claims: [claim(34_800)],
+      delayMs: 0,
+    },
+    {
+      name: 'run out before the round judged: acted on, the retry period',
+      nowMs: 50_000,
+      judgedAtMs: 49_700,
+      claims: [claim(34_600)],
+      delayMs: 2_000,
+    },
+    {
       name: 'expiring exactly now: the retry period',
       nowMs: 50_000,
       claims: [claim(35_000)],
@@ -82,8 +98,10 @@ describe('nextRoundDelayMs', () => {
       delayMs: 1_500,
     },
   ];
-  it.each(cases)('$name', ({ nowMs, claims, delayMs }) => {
-    expect(nextRoundDelayMs({ nowMs, claims, timings: TIMINGS })).toBe(delayMs);
+  it.each(cases)('$name', ({ nowMs, judgedAtMs, claims, delayMs }) => {
+    expect(
+      nextRoundDelayMs({ nowMs, judgedAtMs: judgedAtMs ?? nowMs, claims, timings: TIMINGS }),
+    ).toBe(delayMs);
   });
 });
 

@@ -27,19 +27,22 @@ export function expiresAtMs(claim: ObservedClaim, timings: LeaseTimings): number
 
 /**
  * Delay before the next round, counted from `nowMs` (the end of this one): the retry period, or
- * less when one of `claims` runs out sooner. A claim already expired counts for nothing: this
- * round acted on it, or could not (a cache still filling nudges a round of its own).
+ * less when one of `claims` runs out sooner. A claim that had run out when this round judged the
+ * Leases (`judgedAtMs`, when its list was read) was acted on, or could not be (a cache still
+ * filling nudges a round of its own); one that ran out since, while the round wrote its Leases,
+ * calls for the next round at once.
  */
 export function nextRoundDelayMs(input: {
   readonly nowMs: number;
+  readonly judgedAtMs: number;
   readonly claims: readonly ObservedClaim[];
   readonly timings: LeaseTimings;
 }): number {
-  const { nowMs, claims, timings } = input;
+  const { nowMs, judgedAtMs, claims, timings } = input;
   let delayMs = timings.retryPeriodMs;
   for (const claim of claims) {
-    const untilMs = expiresAtMs(claim, timings) - nowMs;
-    if (untilMs > 0 && untilMs < delayMs) delayMs = untilMs;
+    const expiresAt = expiresAtMs(claim, timings);
+    if (expiresAt > judgedAtMs) delayMs = Math.min(delayMs, Math.max(0, expiresAt - nowMs));
   }
   return Math.ceil(delayMs);
 }

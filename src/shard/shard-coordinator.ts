@@ -285,8 +285,10 @@ export class ShardCoordinator {
         ? [{ lease: state.lease, observation: state.observation }]
         : [];
     });
+    const nowMs = this.#deps.clock.monotonicMs();
     return nextRoundDelayMs({
-      nowMs: this.#deps.clock.monotonicMs(),
+      nowMs,
+      judgedAtMs: this.#lastListedAtMs ?? nowMs,
       claims: [...this.#memberClaims.values(), ...buckets],
       timings: this.#timings,
     });
