@@ -128,3 +128,87 @@ export function converged(start: FleetSnapshot, end: FleetSnapshot, hash: string
   }
   return true;
 }
+
+/** A kreload PATCH of an apps workload, as the audit log has it. */
+export interface RollPatch {
+  /** `namespace/resource/name`. */
+  readonly workload: string;
+  /** The response code logged; 0 when none was. */
+  readonly code: number;
+  /** `ResponseComplete` or `Panic`. */
+  readonly stage: string;
+  /** When kube-apiserver received it, ms since the epoch. */
+  readonly receivedAt: number;
+}
+
+export interface RollPatchCounts {
+  /** Workloads with exactly one roll PATCH. */
+  readonly once: number;
+  /** Workloads with more than one PATCH answered 200, and how many each. */
+  readonly twice: readonly (readonly [string, number])[];
+  /** Workloads with neither, each with what the audit log shows of it. */
+  readonly none: readonly string[];
+  /** Of `once`, workloads whose one PATCH was cut by a SIGKILL of its sender. */
+  readonly cut: readonly string[];
+}
+
+/**
+ * A PATCH with no definite answer: the handler panicked, or answered 5xx (kube-apiserver answers
+ * 504 when the client is gone before the write returned, which may still be applied after).
+ */
+function undecided(patch: RollPatch): boolean {
+  return patch.stage === 'Panic' || patch.code === 0 || patch.code >= 500;
+}
+
+/** Where a PATCH was received relative to the first kill, if any. */
+function describeAt(patch: RollPatch, kills: readonly number[]): string {
+  const first = kills.length === 0 ? undefined : Math.min(...kills);
+  if (first === undefined) return '';
+  const seconds = (patch.receivedAt - first) / 1000;
+  return ` ${seconds >= 0 ? '+' : ''}${seconds.toFixed(1)} s from the kill`;
+}
+
+/**
+ * One roll PATCH per workload of `expected`: answered 200, or, with none answered 200, one
+ * received before a SIGKILL of a replica (`kills`: when each kill had landed) that never got a
+ * definite answer, its sender being dead. Such a PATCH is applied or not; had it not been, the
+ * workload would have no roll and the window's `missed` count shows it; had a second one been
+ * applied, `duplicated` does (every roll PATCH carries the resourceVersion it was based on).
+ */
+export function countRollPatches(input: {
+  readonly patches: readonly RollPatch[];
+  readonly expected: readonly string[];
+  readonly kills: readonly number[];
+}): RollPatchCounts {
+  const byWorkload = new Map<string, RollPatch[]>();
+  for (const patch of input.patches) {
+    const list = byWorkload.get(patch.workload) ?? [];
+    list.push(patch);
+    byWorkload.set(patch.workload, list);
+  }
+  const cutByKill = (patch: RollPatch): boolean =>
+    undecided(patch) && input.kills.some((killedAt) => patch.receivedAt <= killedAt);
+  let once = 0;
+  const twice: [string, number][] = [];
+  const none: string[] = [];
+  const cut: string[] = [];
+  for (const workload of input.expected) {
+    const patches = byWorkload.get(workload) ?? [];
+    const answered = patches.filter(
+      (patch) => patch.stage === 'ResponseComplete' && patch.code === 200,
+    );
+    if (answered.length === 1) once += 1;
+    else if (answered.length > 1) twice.push([workload, answered.length]);
+    else if (patches.filter(cutByKill).length === 1) {
+      once += 1;
+      cut.push(workload);
+    } else {
+      const seen = patches.map(
+        (patch) =>
+          `${patch.stage === 'Panic' ? 'panic' : String(patch.code)}${describeAt(patch, input.kills)}`,
+      );
+      none.push(`${workload} (${seen.length === 0 ? 'no PATCH' : `PATCH → ${seen.join(', ')}`})`);
+    }
+  }
+  return { once, twice, none, cut };
+}

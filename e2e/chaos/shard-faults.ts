@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isWrite, kreloadRequestsSince } from '../harness/ops-audit.ts';
 import { PollTimeoutError, pollUntil } from '../harness/poll.ts';
 import { WORKLOAD_KINDS } from '../harness/workloads.ts';
+import { countRollPatches } from './checks.ts';
 import type { FaultCheck, FaultContext, FaultEvidence } from './fault-types.ts';
 import {
   movement,
@@ -61,33 +62,46 @@ async function writesByWorkload(
   return byWorkload;
 }
 
-/** Every apps workload of the fleet has exactly one acknowledged PATCH since `offset`. */
-async function onePatchEach(ctx: FaultContext, offset: number): Promise<FaultCheck> {
-  const perNamespace = WORKLOAD_KINDS.reduce(
-    (sum, row) => sum + ctx.fleet.names(row.kind).length,
-    0,
-  );
-  const expected = perNamespace * ctx.namespaces.length;
+/**
+ * Every apps workload of the fleet has exactly one roll PATCH since `offset`: answered 200, or cut
+ * by the SIGKILL of its sender (`kills`: when each kill had landed) without an answer (checks.ts).
+ */
+async function onePatchEach(
+  ctx: FaultContext,
+  offset: number,
+  kills: readonly number[],
+): Promise<FaultCheck> {
   const resources = new Set<string>(WORKLOAD_KINDS.map((row) => row.resource));
-  const counts = new Map<string, number>();
-  for (const request of await kreloadRequestsSince(ctx.audit, offset)) {
-    if (request.verb !== 'patch' || !resources.has(request.resource)) continue;
-    if (!ctx.namespaces.includes(request.namespace) || request.code !== 200) continue;
-    const key = `${request.namespace}/${request.resource}/${request.name}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  const twice = [...counts].filter(([, count]) => count > 1);
+  const expected = ctx.namespaces.flatMap((namespace) =>
+    WORKLOAD_KINDS.flatMap((row) =>
+      ctx.fleet.names(row.kind).map((name) => `${namespace}/${row.resource}/${name}`),
+    ),
+  );
+  const patches = (await kreloadRequestsSince(ctx.audit, offset, { withPanics: true }))
+    .filter(
+      (request) =>
+        request.verb === 'patch' &&
+        resources.has(request.resource) &&
+        ctx.namespaces.includes(request.namespace),
+    )
+    .map((request) => ({
+      workload: `${request.namespace}/${request.resource}/${request.name}`,
+      code: request.code,
+      stage: request.stage,
+      receivedAt: request.receivedAt,
+    }));
+  const counts = countRollPatches({ patches, expected, kills });
+  const list = (items: readonly string[]): string =>
+    items.length === 0 ? '' : `: ${items.slice(0, 3).join(', ')}`;
   return {
     name: 'one roll PATCH per apps workload (audit log)',
-    passed: counts.size === expected && twice.length === 0,
-    detail: `${String(counts.size)} of ${String(expected)} PATCHed, ${String(twice.length)} more than once${
-      twice.length === 0
-        ? ''
-        : `: ${twice
-            .slice(0, 3)
-            .map(([key, count]) => `${key} ×${String(count)}`)
-            .join(', ')}`
-    }`,
+    passed: counts.once === expected.length,
+    detail: [
+      `${String(counts.once)} of ${String(expected.length)} PATCHed once`,
+      `${String(counts.cut.length)} of them by a PATCH cut by the kill of its sender${list(counts.cut)}`,
+      `${String(counts.twice.length)} more than once${list(counts.twice.map(([key, count]) => `${key} ×${String(count)}`))}`,
+      `${String(counts.none.length)} without${list(counts.none)}`,
+    ].join('; '),
   };
 }
 
@@ -174,6 +188,7 @@ export async function killShardMember(ctx: FaultContext): Promise<FaultEvidence>
   const replica = ctx.replicas.running.find((each) => ctx.replicas.podOf(each) === victim);
   const killedAt = Date.now();
   await ctx.replicas.kill9(replica);
+  const killDoneAt = Date.now();
   const taken = await takeover(shards, [victim], killedAt);
   await ctx.replicas.allRunning();
   return {
@@ -195,7 +210,7 @@ export async function killShardMember(ctx: FaultContext): Promise<FaultEvidence>
           detail: `of the killed member's ${String(workloads)} workloads ${String(before)} written before the kill, ${String(after)} after it by the others`,
         },
         takeoverCheck("the killed member's buckets", taken.ms),
-        await onePatchEach(ctx, offset),
+        await onePatchEach(ctx, offset, [killDoneAt]),
       ];
     },
   };
@@ -243,10 +258,12 @@ export async function scaleShardMembers(ctx: FaultContext): Promise<FaultEvidenc
   })) satisfies { pod: string; how: 'kill' | 'stop'; delayMs: number }[];
   const rolledAtLeave = (await writesByWorkload(ctx, offset, ctx.namespaces)).size;
   const leaveAt = Date.now();
+  const kills: number[] = [];
   await Promise.all(
     plan.map(async ({ pod, how, delayMs }) => {
       await sleep(delayMs);
       await ctx.replicas.retire(pod, how);
+      if (how === 'kill') kills.push(Date.now());
     }),
   );
   const lastLeftAt = Date.now();
@@ -272,7 +289,7 @@ export async function scaleShardMembers(ctx: FaultContext): Promise<FaultEvidenc
         detail: `${String(moved.buckets)}/${String(SHARD_BUCKETS)} buckets (${(share * 100).toFixed(0)}% of any namespaces), ${String(moved.namespaces)}/${String(ctx.namespaces.length)} of the fleet's`,
       },
       takeoverCheck("the leavers' buckets", taken.ms),
-      await onePatchEach(ctx, offset),
+      await onePatchEach(ctx, offset, kills),
     ],
   };
 }

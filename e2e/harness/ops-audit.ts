@@ -10,6 +10,11 @@ export interface CompletedRequest {
   readonly namespace: string;
   readonly name: string;
   readonly code: number;
+  /**
+   * `ResponseComplete`, or `Panic`: the handler gave up without a response (a client gone mid
+   * request), logged only when asked for (kreloadRequestsSince's `withPanics`).
+   */
+  readonly stage: string;
   /** requestReceivedTimestamp, ms since the epoch (the audit log has microseconds). */
   readonly receivedAt: number;
 }
@@ -29,17 +34,23 @@ function completed(event: AuditEvent): CompletedRequest {
     namespace: ref?.namespace ?? '',
     name: ref?.name ?? '',
     code: event.responseStatus?.code ?? 0,
+    stage: event.stage,
     receivedAt: receivedAtOf(event),
   };
 }
 
-/** Requests of kreload's ServiceAccount that completed after `offset`, oldest first. */
+/**
+ * Requests of kreload's ServiceAccount that completed after `offset`, oldest first; with
+ * `withPanics`, also those whose handler ended in a panic (no response written).
+ */
 export async function kreloadRequestsSince(
   audit: AuditLog,
   offset: number,
+  options: { readonly withPanics?: boolean } = {},
 ): Promise<CompletedRequest[]> {
+  const stages = new Set(['ResponseComplete', ...(options.withPanics === true ? ['Panic'] : [])]);
   return (await audit.eventsSince(offset))
-    .filter((event) => event.user.username === KRELOAD_USER && event.stage === 'ResponseComplete')
+    .filter((event) => event.user.username === KRELOAD_USER && stages.has(event.stage))
     .map(completed)
     .sort((a, b) => a.receivedAt - b.receivedAt);
 }

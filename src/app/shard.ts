@@ -48,6 +48,7 @@ export function createShard(parts: {
     bucketOf: (namespace) => bucketOf(namespace, shard.bucketCount),
     refill: parts.refill,
     onFilled: () => {
+      logger.info('shard caches filled', { buckets: cache.heldBuckets() });
       coordinator.nudge();
     },
   });
@@ -78,6 +79,9 @@ export function createShard(parts: {
       logger.info('shard bucket given up', { bucket, reason });
       metrics.setShardState(coordinator.ownedBuckets().length, coordinator.liveMembers().length);
       metrics.recordShardHandover('released');
+    },
+    onMembersChanged: (live, suspected) => {
+      logger.info('shard members', { live, suspected });
     },
     onError: (error) => {
       logger.warn('shard lease request failed', {

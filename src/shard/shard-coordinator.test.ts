@@ -7,7 +7,7 @@ import type { Timers } from '../time/timers.ts';
 import { assignBuckets } from './assignment.ts';
 import { BucketWrites } from './fenced-writer.ts';
 import { bucketLeaseName, memberLeaseName } from './lease-names.ts';
-import { ShardCoordinator, type ShardLeaseError } from './shard-coordinator.ts';
+import { ShardCoordinator, type ShardCache, type ShardLeaseError } from './shard-coordinator.ts';
 
 const NS = 'kreload';
 const PREFIX = 'kreload';
@@ -374,6 +374,183 @@ describe('ShardCoordinator', () => {
     for (const bucket of aBuckets) expect(cluster.holder(bucket)).toBeUndefined();
     await rounds([b], 1);
     expect(owned(b)).toHaveLength(BUCKETS);
+  });
+});
+
+/** Timers on the ManualClock's monotonic time: callbacks run as the test moves the clock. */
+class ManualTimers implements Timers {
+  readonly #queue: { atMs: number; callback: () => void; cancelled: boolean }[] = [];
+  readonly #clock: ManualClock;
+
+  constructor(clock: ManualClock) {
+    this.#clock = clock;
+  }
+
+  now(): number {
+    return this.#clock.now();
+  }
+
+  schedule(delayMs: number, callback: () => void): () => void {
+    const entry = { atMs: this.#clock.monotonic + delayMs, callback, cancelled: false };
+    this.#queue.push(entry);
+    return () => {
+      entry.cancelled = true;
+    };
+  }
+
+  /** Runs every callback due up to `atMs` in time order, each round it starts run to its end. */
+  async runUntil(atMs: number): Promise<void> {
+    for (;;) {
+      // Rounds under way finish at the current time first: the in-memory Leases answer at once,
+      // so a round is over once the macrotask queue is reached.
+      await new Promise((resolve) => setImmediate(resolve));
+      const due = this.#queue
+        .filter((entry) => !entry.cancelled && entry.atMs <= atMs)
+        .sort((a, b) => a.atMs - b.atMs)[0];
+      if (due === undefined) break;
+      this.#queue.splice(this.#queue.indexOf(due), 1);
+      if (due.atMs > this.#clock.monotonic) this.#clock.advance(due.atMs - this.#clock.monotonic);
+      due.callback();
+    }
+    if (atMs > this.#clock.monotonic) this.#clock.advance(atMs - this.#clock.monotonic);
+  }
+}
+
+/** Caches that take `fillMs` to list a bucket's namespaces once it joins (cache-scope.ts). */
+class SlowCache implements ShardCache {
+  readonly filled = new Set<number>();
+  readonly #filling = new Set<number>();
+  readonly #timers: Timers;
+  readonly #fillMs: number;
+  onFilled: () => void = () => undefined;
+
+  constructor(timers: Timers, fillMs: number) {
+    this.#timers = timers;
+    this.#fillMs = fillMs;
+  }
+
+  update(wanted: ReadonlySet<number>): void {
+    for (const bucket of [...this.filled, ...this.#filling]) {
+      if (!wanted.has(bucket)) {
+        this.filled.delete(bucket);
+        this.#filling.delete(bucket);
+      }
+    }
+    const joined = [...wanted].filter((b) => !this.filled.has(b) && !this.#filling.has(b));
+    if (joined.length === 0) return;
+    for (const bucket of joined) this.#filling.add(bucket);
+    this.#timers.schedule(this.#fillMs, () => {
+      const done = joined.filter((bucket) => this.#filling.delete(bucket));
+      for (const bucket of done) this.filled.add(bucket);
+      if (done.length > 0) this.onFilled();
+    });
+  }
+
+  isFilled(bucket: number): boolean {
+    return this.filled.has(bucket);
+  }
+}
+
+describe('ShardCoordinator timing (fake clock, its own round loop)', () => {
+  const FILL_MS = 1_500;
+
+  function looped(identity: string, timers: ManualTimers) {
+    const cache = new SlowCache(timers, FILL_MS);
+    const store = cluster.storeFor(identity);
+    /** When each round listed the Leases. */
+    const lists: number[] = [];
+    const members: { live: readonly string[]; suspected: readonly string[] }[] = [];
+    const coordinator = new ShardCoordinator({
+      store: {
+        ...store,
+        list: (namespace, prefix) => {
+          lists.push(clock.monotonic);
+          return store.list(namespace, prefix);
+        },
+      },
+      settings: { identity, namespace: NS, prefix: PREFIX, bucketCount: BUCKETS, timings: TIMINGS },
+      clock,
+      timers,
+      inFlight: () => 0,
+      cache,
+      onAcquired: () => undefined,
+      onMembersChanged: (live, suspected) => members.push({ live, suspected }),
+    });
+    cache.onFilled = () => {
+      coordinator.nudge();
+    };
+    return { identity, coordinator, cache, members, lists };
+  }
+
+  it('a dead member’s buckets are claimed the moment its Leases run out, their namespaces listed ahead', async () => {
+    const timers = new ManualTimers(clock);
+    const t0 = clock.monotonic;
+    const [a, b] = ['a', 'b'].map((id) => looped(id, timers)) as [
+      ReturnType<typeof looped>,
+      ReturnType<typeof looped>,
+    ];
+    a.coordinator.start();
+    b.coordinator.start();
+    await timers.runUntil(t0 + 1);
+    // c starts 1 ms after a and b: each of its renewals is seen by them up to a round later.
+    const c = looped('c', timers);
+    c.coordinator.start();
+    await timers.runUntil(t0 + 20_000);
+    const cBuckets = [...c.coordinator.ownedBuckets()];
+    expect(cBuckets.length).toBeGreaterThan(0);
+    // kill -9: nothing of c runs again. Its last renewal was sent in its last round.
+    c.coordinator.stop();
+    const lastRenewal = c.lists.at(-1) ?? Number.NaN;
+    // a and b see that renewal at their next round; it runs out a lease duration later.
+    await timers.runUntil(t0 + 24_000);
+    const seenAt = Math.max(
+      ...[a, b].map((r) => r.lists.find((at) => at > lastRenewal) ?? Number.NaN),
+    );
+    expect(seenAt - lastRenewal).toBeGreaterThan(TIMINGS.retryPeriodMs / 2);
+    const expiresAt = seenAt + TIMINGS.leaseDurationMs;
+    // From the renew deadline on, the namespaces of c's buckets are listed into a's and b's caches.
+    await timers.runUntil(seenAt + TIMINGS.renewDeadlineMs + FILL_MS);
+    expect(a.members.at(-1)).toEqual({ live: ['a', 'b', 'c'], suspected: ['c'] });
+    for (const bucket of cBuckets)
+      expect(a.cache.isFilled(bucket) || b.cache.isFilled(bucket), `bucket ${String(bucket)}`).toBe(
+        true,
+      );
+    await timers.runUntil(expiresAt - 1);
+    for (const bucket of cBuckets) expect(cluster.holder(bucket)).toBe('c');
+    // At that moment: not at the next round of the retry period, nor after a list of the caches.
+    await timers.runUntil(expiresAt);
+    for (const bucket of cBuckets) expect(['a', 'b']).toContain(cluster.holder(bucket));
+    expect(a.members.at(-1)).toEqual({ live: ['a', 'b'], suspected: [] });
+    a.coordinator.stop();
+    b.coordinator.stop();
+  });
+
+  it('a member renewing again is no longer suspected: the namespaces listed ahead are dropped', async () => {
+    const timers = new ManualTimers(clock);
+    const t0 = clock.monotonic;
+    const a = looped('a', timers);
+    const c = looped('c', timers);
+    a.coordinator.start();
+    c.coordinator.start();
+    await timers.runUntil(t0 + 20_000);
+    const cBuckets = [...c.coordinator.ownedBuckets()];
+    // c stalls (a starved process), then renews again before its Leases run out.
+    c.coordinator.stop();
+    const lastRenewal = c.lists.at(-1) ?? Number.NaN;
+    await timers.runUntil(t0 + 24_000);
+    const seenAt = a.lists.find((at) => at > lastRenewal) ?? Number.NaN;
+    await timers.runUntil(seenAt + TIMINGS.renewDeadlineMs + FILL_MS);
+    expect(a.members.at(-1)?.suspected).toEqual(['c']);
+    for (const bucket of cBuckets) expect(a.cache.isFilled(bucket)).toBe(true);
+    c.coordinator.start();
+    await timers.runUntil(seenAt + TIMINGS.leaseDurationMs + TIMINGS.retryPeriodMs);
+    expect(a.members.at(-1)).toEqual({ live: ['a', 'c'], suspected: [] });
+    for (const bucket of cBuckets) {
+      expect(a.cache.isFilled(bucket)).toBe(false);
+      expect(cluster.holder(bucket)).toBe('c');
+    }
+    a.coordinator.stop();
+    c.coordinator.stop();
   });
 });
 

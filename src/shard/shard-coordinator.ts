@@ -26,6 +26,7 @@ import type { Clock, Timers } from '../time/timers.ts';
 import { assignBuckets, bucketOf } from './assignment.ts';
 import { bucketLeaseName, memberLeaseName, memberLeasePrefix } from './lease-names.ts';
 import type { NamedLease, ShardLeaseStore } from './ports.ts';
+import { nextRoundDelayMs, suspectedMembers, type ObservedClaim } from './round-timing.ts';
 
 export interface ShardSettings {
   /** The pod name: holder identity of this replica's Leases. */
@@ -56,6 +57,11 @@ export interface ShardCoordinatorDeps {
   readonly cache?: ShardCache | undefined;
   /** The bucket's Lease was released to its new owner, or found taken. */
   readonly onReleased?: (bucket: number, reason: string) => void;
+  /**
+   * The live members, or those of them not seen renewing for the renew deadline (whose buckets'
+   * namespaces this replica lists ahead of their expiry), changed.
+   */
+  readonly onMembersChanged?: (live: readonly string[], suspected: readonly string[]) => void;
   /** A Lease read or write failed (conflicts excluded: they are part of the protocol). */
   readonly onError?: (error: ShardLeaseError) => void;
 }
@@ -108,11 +114,16 @@ export class ShardCoordinator {
   };
   /** Other members' Leases by name, observed on the local clock. */
   #memberObservations = new Map<string, LeaseObservation>();
+  /** Other live members → their member Lease as last observed. */
+  #memberClaims = new Map<string, ObservedClaim>();
   /** Other live members → monotonic time since which they have been seen live without a lapse. */
   #liveSince = new Map<string, number>();
   /** Live members → when they became members (their member Lease's acquire time), in ms. */
   #memberSince = new Map<string, number>();
   #liveMembers: readonly string[] = [];
+  #suspected: readonly string[] = [];
+  /** The live members as last passed to onMembersChanged. */
+  #reportedLive: readonly string[] = [];
   /** The members buckets are assigned to (see the module comment). */
   #assignees: readonly string[] = [];
   /** The owner of every bucket from the last round's assignment. */
@@ -210,16 +221,77 @@ export class ShardCoordinator {
         }),
       ),
     );
-    // Assigned here, or held until its writes in flight answered: kept in the caches.
+    // Assigned here, held until its writes in flight answered, or this replica's should a member
+    // not seen renewing for the renew deadline be gone at expiry: kept in the caches.
+    const suspected = suspectedMembers({
+      nowMs,
+      members: this.#memberClaims,
+      timings: this.#timings,
+    });
+    this.#reportMembers(suspected);
+    const standby = this.#standbyOwners(holders, suspected);
     this.#deps.cache?.update(
       new Set(
         owners.flatMap((owner, bucket) =>
-          owner === this.#settings.identity || this.#buckets[bucket]?.phase !== 'none'
+          owner === this.#settings.identity ||
+          this.#buckets[bucket]?.phase !== 'none' ||
+          standby[bucket] === this.#settings.identity
             ? [bucket]
             : [],
         ),
       ),
     );
+  }
+
+  /**
+   * The assignment without the members not seen renewing for the renew deadline (none: the
+   * assignment itself): the buckets it would give this replica are listed into the caches while
+   * those members' Leases run out (src/shard/round-timing.ts).
+   */
+  #standbyOwners(
+    holders: readonly (string | undefined)[],
+    suspected: readonly string[],
+  ): readonly (string | undefined)[] {
+    if (suspected.length === 0) return this.#owners;
+    return assignBuckets(
+      this.#bySeniority(this.#assignees.filter((member) => !suspected.includes(member))),
+      this.#settings.bucketCount,
+      holders,
+    );
+  }
+
+  #reportMembers(suspected: readonly string[]): void {
+    const same = (a: readonly string[], b: readonly string[]): boolean =>
+      a.length === b.length && a.every((member, index) => member === b[index]);
+    if (same(suspected, this.#suspected) && same(this.#liveMembers, this.#reportedLive)) return;
+    this.#suspected = suspected;
+    this.#reportedLive = this.#liveMembers;
+    this.#deps.onMembersChanged?.(this.#liveMembers, suspected);
+  }
+
+  /**
+   * Until the next round: the retry period, or less when a Lease of another member runs out
+   * sooner (src/shard/round-timing.ts).
+   */
+  nextRoundDelayMs(): number {
+    const identity = this.#settings.identity;
+    const buckets = this.#buckets.flatMap((state): ObservedClaim[] => {
+      const holder = state.lease?.record.holderIdentity;
+      return state.lease !== undefined &&
+        state.observation !== undefined &&
+        holder !== undefined &&
+        holder !== '' &&
+        holder !== identity
+        ? [{ lease: state.lease, observation: state.observation }]
+        : [];
+    });
+    const nowMs = this.#deps.clock.monotonicMs();
+    return nextRoundDelayMs({
+      nowMs,
+      judgedAtMs: this.#lastListedAtMs ?? nowMs,
+      claims: [...this.#memberClaims.values(), ...buckets],
+      timings: this.#timings,
+    });
   }
 
   /**
@@ -309,7 +381,7 @@ export class ShardCoordinator {
       .finally(() => {
         this.#cycle = undefined;
         if (this.#running) {
-          const delayMs = this.#nudged ? 0 : this.#timings.retryPeriodMs;
+          const delayMs = this.#nudged ? 0 : this.nextRoundDelayMs();
           this.#nudged = false;
           this.#cancelTick = this.#deps.timers.schedule(delayMs, () => {
             this.#runCycle();
@@ -355,6 +427,7 @@ export class ShardCoordinator {
     const prefix = memberLeasePrefix(this.#settings.prefix);
     const own = this.#memberName();
     const observations = new Map<string, LeaseObservation>();
+    const claims = new Map<string, ObservedClaim>();
     const live = new Set<string>();
     const since = new Map<string, number>();
     for (const { name, lease } of leases) {
@@ -367,11 +440,13 @@ export class ShardCoordinator {
       if (holder !== undefined && holder !== this.#settings.identity && !expired) {
         live.add(holder);
         since.set(holder, joinedAtMs(lease));
+        claims.set(holder, { lease, observation });
       }
     }
     since.set(this.#settings.identity, joinedAtMs(this.#member.lease));
     this.#memberSince = since;
     this.#memberObservations = observations;
+    this.#memberClaims = claims;
     this.#liveSince = new Map(
       [...live].map((member) => [member, this.#liveSince.get(member) ?? nowMs]),
     );
