@@ -122,6 +122,26 @@ describe('the dist/ bundle', () => {
     expect(JSON.parse(stdout)).toEqual([]);
   });
 
+  it("loads the controller's chunks without building an Intl object", async () => {
+    // Each Intl service pages in its share of ICU's data when it is built: 2.5 MiB for a
+    // Segmenter, 8 MiB for a DateTimeFormat (docs/performance.md, "Where the floor goes").
+    const script = [
+      'const built = [];',
+      'for (const name of Object.getOwnPropertyNames(Intl)) {',
+      '  const service = Intl[name];',
+      "  if (typeof service !== 'function') continue;",
+      '  Intl[name] = new Proxy(service, {',
+      '    construct: (target, args, newTarget) => (built.push(name), Reflect.construct(target, args, newTarget)),',
+      '  });',
+      '}',
+      `await import(${JSON.stringify(pathToFileURL(chunkNamed('run')).href)});`,
+      `await import(${JSON.stringify(pathToFileURL(chunkNamed('app')).href)});`,
+      'process.stdout.write(JSON.stringify(built));',
+    ].join('\n');
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script]);
+    expect(JSON.parse(stdout)).toEqual([]);
+  });
+
   it.each(['main.js', 'kubectl-kreload.js'])(
     '%s reports the package version from any working directory',
     async (entry) => {

@@ -209,10 +209,18 @@ export function boundSourceKeys(policy: ReloadPolicyView, catalog: SourceCatalog
   return [...keys];
 }
 
-/** Oldest first by creationTimestamp (RFC 3339 in UTC sorts as text), then by name. */
+/**
+ * Oldest first by creationTimestamp (RFC 3339 in UTC sorts as text), then by name. Compared by code
+ * unit, not `localeCompare`, whose first call pages in ICU's collation data (3 MiB of RSS).
+ */
 export function comparePolicyAge(a: ReloadPolicyView, b: ReloadPolicyView): number {
-  const byTime = (a.creationTimestamp ?? '').localeCompare(b.creationTimestamp ?? '');
-  return byTime !== 0 ? byTime : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  return (
+    compareText(a.creationTimestamp ?? '', b.creationTimestamp ?? '') || compareText(a.name, b.name)
+  );
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Where a setting of one workload came from when policies and annotations meet. */
