@@ -4,6 +4,7 @@
  * namespace of 10,000 workloads, failures and leadership.
  */
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { WorkloadView } from '../core/types.ts';
 import { InMemoryConfigMaps, statusError } from '../testing/in-memory-config-maps.ts';
@@ -500,5 +501,72 @@ describe('records and objects kreload did not write (docs/adr/0046)', () => {
     expect(records.upsert({ ...projectStoreObject(back), resourceVersion: '6' })).toEqual([]);
     expect(records.localCount).toBe(0);
     expect(records.recordOf(view('api'))).toBe(record(H1));
+  });
+});
+
+describe('a store write applied on the server whose response is lost', () => {
+  const lostResponse = () => new ApiError('socket hang up', { status: undefined, retryable: true });
+  const KEY_A = recordKey(view('a'));
+  const KEY_B = recordKey(view('b'));
+  const OWN = `${COLLECTION}/${storeObjectName('team-a', 0)}`;
+
+  it('a lost POST: the retry meets 409 and patches the same records; nothing lost', async () => {
+    const { api, store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('a'), record(H1));
+    api.loseNextResponse = lostResponse();
+    await store.flush();
+    store.record(view('b'), record(H2));
+    await store.flush();
+    expect(api.writes.map((write) => [write.method, write.path, write.body])).toEqual([
+      ['POST', COLLECTION, expect.objectContaining({ data: { [KEY_A]: record(H1) } })],
+      [
+        'POST',
+        COLLECTION,
+        expect.objectContaining({ data: { [KEY_A]: record(H1), [KEY_B]: record(H2) } }),
+      ],
+      ['PATCH', OWN, { data: { [KEY_A]: record(H1), [KEY_B]: record(H2) } }],
+    ]);
+    for (const object of api.observed()) store.consumer.upsert(object, false);
+    expect([store.recordOf(view('a')), store.recordOf(view('b'))]).toEqual([
+      record(H1),
+      record(H2),
+    ]);
+    expect(store.recordCount).toBe(2);
+  });
+
+  it('a lost POST the watch shows before the retry: the retry is a PATCH, no POST', async () => {
+    const { api, store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('a'), record(H1));
+    api.loseNextResponse = lostResponse();
+    await store.flush();
+    for (const object of api.observed()) store.consumer.upsert(object, true);
+    await store.flush();
+    expect(api.writes.map((write) => [write.method, write.path])).toEqual([
+      ['POST', COLLECTION],
+      ['PATCH', OWN],
+    ]);
+  });
+
+  it('a lost PATCH (a removal and a record): the same merge patch again, idempotent', async () => {
+    const { api, store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('a'), record(H1));
+    await store.flush();
+    for (const object of api.observed()) store.consumer.upsert(object, true);
+    store.record(view('a'), null);
+    store.record(view('b'), record(H2));
+    api.loseNextResponse = lostResponse();
+    await store.flush();
+    await store.flush();
+    const patch = { data: { [KEY_A]: null, [KEY_B]: record(H2) } };
+    expect(api.writes.slice(1).map((write) => [write.method, write.path, write.body])).toEqual([
+      ['PATCH', OWN, patch],
+      ['PATCH', OWN, patch],
+    ]);
+    for (const object of api.observed()) store.consumer.upsert(object, false);
+    expect([store.recordOf(view('a')), store.recordOf(view('b'))]).toEqual([undefined, record(H2)]);
+    expect(store.recordCount).toBe(1);
   });
 });
