@@ -13,6 +13,7 @@ import {
   KubeBaselineStore,
   projectStoreObject,
   refusedMessage,
+  storeProblemMessage,
 } from '../kube/baseline-store.ts';
 import type { StoreObject } from '../kube/baseline-records.ts';
 import type { ListWatch } from '../kube/list-watch.ts';
@@ -101,6 +102,13 @@ export function createBaselineStore(
           'baseline store object gone: its workloads are baselined again, without a roll',
           { ...where, object, records },
         );
+      },
+      onIgnored: (problem) => {
+        logger.warn('baseline store record not read', {
+          ...where,
+          object: problem.object,
+          reason: storeProblemMessage(problem),
+        });
       },
       onWriteFailed: (batch, error, retryInMs) => {
         context.metrics.writeFailed(retryInMs !== undefined);

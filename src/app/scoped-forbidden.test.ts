@@ -19,6 +19,7 @@ import {
   type TestApiServer,
 } from '../testing/test-api-server.ts';
 import type { ServerResponse } from 'node:http';
+import { storeObjectName } from '../kube/baseline-records.ts';
 
 const CONFIG_MAP = {
   apiVersion: 'v1',
@@ -393,7 +394,7 @@ describe('a dry run sends nothing to the baseline store (§13.8, docs/adr/0046)'
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: {
-      name: 'kreload-baselines-0123456789abcdef-0',
+      name: storeObjectName('ma', 0),
       namespace: 'kreload',
       uid: 's1',
       resourceVersion: '8',

@@ -16,6 +16,7 @@ import {
   startTestApiServer,
 } from '../testing/test-api-server.ts';
 import { EXPLAIN_EXIT, runExplainCommand } from './explain-command.ts';
+import { storeObjectName } from '../kube/baseline-records.ts';
 
 const NS = 'shop';
 
@@ -449,7 +450,7 @@ describe('kreload explain (CLI)', () => {
   });
 
   describe('the baseline store in the controller namespace', () => {
-    const STORE_OBJECT = 'kreload-baselines-0123456789abcdef-0';
+    const STORE_OBJECT = storeObjectName(NS, 0);
     const cfgHash = hashConfigMap(CONFIG_MAP.data, undefined);
     const storeList = (records: Record<string, string>, watched = NS) => ({
       kind: 'ConfigMapList',
@@ -457,7 +458,7 @@ describe('kreload explain (CLI)', () => {
       items: [
         {
           metadata: {
-            name: STORE_OBJECT,
+            name: storeObjectName(watched, 0),
             namespace: 'ops',
             resourceVersion: '8',
             labels: {

@@ -3,6 +3,8 @@ import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
 import { ConfigError } from './config-error.ts';
 import type { Options } from './parse-options.ts';
 import { parseOptions } from './parse-options.ts';
+import { OPTION_SPECS } from './options.ts';
+import { MAX_TIMEOUT_MS } from '../time/long-timeout.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -1201,5 +1203,26 @@ describe('warnings (§12.6 item 3)', () => {
     ],
   ])('%s', async (_name, argv, env, warnings) => {
     expect((await parseOptions(argv, env)).warnings).toEqual(warnings);
+  });
+});
+
+describe('every duration flag past the timer limit (2^31-1 ms)', () => {
+  const durations = OPTION_SPECS.filter((spec) => spec.type === 'duration');
+
+  it('each is bounded at or under the limit, so no timer ever fires at once', () => {
+    expect(durations.length).toBeGreaterThan(0);
+    for (const spec of durations) {
+      expect(spec.max, spec.flag).toBeLessThanOrEqual(MAX_TIMEOUT_MS);
+    }
+  });
+
+  it.each(
+    durations.flatMap((spec) =>
+      ['597h', '2562047h', '9999999999999h'].map((value) => ({ flag: spec.flag, value })),
+    ),
+  )('$flag=$value is refused at start-up, naming the flag', async ({ flag, value }) => {
+    const problems = await problemsOf([`${flag}=${value}`], HA_ENV);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(new RegExp(`^${flag}: `, 'u'));
   });
 });

@@ -10,6 +10,7 @@
  * object and a namespace of 10,000 a handful; every object stays under OBJECT_MAX_BYTES.
  */
 import { createHash } from 'node:crypto';
+import { parseHashMap } from '../core/state.ts';
 import type { WorkloadView } from '../core/types.ts';
 
 /** Bound of one object's data: half the API server's 1 MiB, leaving room for the patch itself. */
@@ -28,6 +29,33 @@ export interface StoreObject {
   readonly namespace: string | undefined;
   readonly resourceVersion: string;
   readonly data: ReadonlyMap<string, string>;
+  /**
+   * The data keys kreload's field manager did not write last, each with the manager that did
+   * (from `managedFields`). Undefined when the object carries no `managedFields`.
+   */
+  readonly foreignWriters?: ReadonlyMap<string, string> | undefined;
+}
+
+/**
+ * Why a record, or a whole object, of the store is not read (docs/adr/0046): a record someone else
+ * wrote could name any hash, and a hash that differs from the source's rolls the workload. Never
+ * holds a record's value.
+ */
+export type StoreProblem =
+  | {
+      readonly reason: 'foreign-writer';
+      readonly object: string;
+      readonly dataKey: string;
+      readonly writer: string;
+    }
+  | { readonly reason: 'malformed'; readonly object: string; readonly dataKey: string }
+  | { readonly reason: 'foreign-object'; readonly object: string; readonly records: number };
+
+/** A record kreload did not write: not read unless kreload computed the same value itself. */
+interface IgnoredRecord {
+  readonly value: string;
+  /** kreload set this very value since (a first sight): writing it would not change its owner. */
+  adopted: boolean;
 }
 
 /** The changes of one object to write in one merge patch (null removes a key). */
@@ -89,6 +117,20 @@ function objectBytes(data: ReadonlyMap<string, string>): number {
   return bytes;
 }
 
+/**
+ * The namespace whose records the object holds: the one its annotation names, when its name is one
+ * of that namespace's store objects; undefined for any other object the store's label selects.
+ */
+function ownNamespace(object: StoreObject): string | undefined {
+  const { namespace, name } = object;
+  if (namespace === undefined) return undefined;
+  const prefix = storeObjectName(namespace, 0).slice(0, -1);
+  if (!name.startsWith(prefix)) return undefined;
+  const index = name.slice(prefix.length);
+  if (!/^(0|[1-9]\d?)$/u.test(index) || Number(index) >= OBJECTS_PER_NAMESPACE) return undefined;
+  return namespace;
+}
+
 /** Whether resourceVersion `seen` is at or after `written` (etcd revisions; opaque: assume so). */
 function observedSince(seen: string, written: string | undefined): boolean {
   if (written === undefined) return true;
@@ -114,6 +156,8 @@ export class BaselineRecords {
   readonly #localBytes = new Map<string, number>();
   /** Per watched namespace, the name its store objects share before their index. */
   readonly #prefixes = new Map<string, string>();
+  /** Per observed object, its records someone else wrote, by data key. */
+  readonly #ignored = new Map<string, Map<string, IgnoredRecord>>();
 
   /** The workload's record: the local one if any, else the observed one. */
   recordOf(view: Pick<WorkloadView, 'ref' | 'uid'>): string | undefined {
@@ -122,7 +166,8 @@ export class BaselineRecords {
     const local = this.#local.get(id);
     if (local !== undefined) return local.value ?? undefined;
     const object = this.#observedIn.get(id);
-    return object === undefined ? undefined : this.#objects.get(object)?.data.get(dataKey);
+    if (object === undefined || this.#isIgnored(object, dataKey)) return undefined;
+    return this.#objects.get(object)?.data.get(dataKey);
   }
 
   /** The store object that holds (or will hold) the workload's record, if it has one. */
@@ -130,7 +175,8 @@ export class BaselineRecords {
     const id = recordId(view.ref.namespace, recordKey(view));
     const local = this.#local.get(id);
     if (local !== undefined) return local.value === null ? undefined : local.object;
-    return this.#observedIn.get(id);
+    const object = this.#observedIn.get(id);
+    return object === undefined || this.#isIgnored(object, recordKey(view)) ? undefined : object;
   }
 
   /**
@@ -148,6 +194,7 @@ export class BaselineRecords {
       this.#put(id, { object: holder, namespace, dataKey, value: null, phase: 'pending' });
       return undefined;
     }
+    if (previous === undefined && this.#adopt(holder, dataKey, value)) return undefined;
     const bytes = entryBytes(dataKey, value);
     this.#dropLocal(id);
     const object = this.#placement(namespace, { holder, dataKey }, bytes);
@@ -240,27 +287,50 @@ export class BaselineRecords {
     return false;
   }
 
-  /** The whole set of objects, after a list. Returns what the lost objects held (see `remove`). */
-  replace(objects: readonly StoreObject[]): number {
+  /**
+   * The whole set of objects, after a list: what the lost objects held (see `remove`), and the
+   * problems not reported before (see `upsert`).
+   */
+  replace(objects: readonly StoreObject[]): { lost: number; problems: StoreProblem[] } {
     const names = new Set(objects.map((object) => object.name));
     let lost = 0;
     for (const name of [...this.#objects.keys()]) {
       if (!names.has(name)) lost += this.remove(name, undefined);
     }
-    for (const object of objects) this.upsert(object);
-    return lost;
+    const problems = objects.flatMap((object) => this.upsert(object));
+    return { lost, problems };
   }
 
-  upsert(object: StoreObject): void {
+  /**
+   * Reads the object. Returns its problems that are new since its previous version: records not
+   * read because someone else wrote them, malformed ones (read, and counted absent by the planner),
+   * or the whole object when its name is not one of the store's for the namespace it names (a copy,
+   * or an edited annotation): its records are not read and no record goes to it.
+   */
+  upsert(object: StoreObject): StoreProblem[] {
     const previous = this.#objects.get(object.name);
     if (previous !== undefined) this.#unindex(previous);
-    this.#objects.set(object.name, { ...object, bytes: objectBytes(object.data) });
-    if (object.namespace !== undefined) {
-      for (const key of object.data.keys()) {
-        this.#observedIn.set(recordId(object.namespace, key), object.name);
-      }
+    const namespace = ownNamespace(object);
+    if (namespace === undefined) {
+      this.#objects.set(object.name, {
+        ...object,
+        namespace: undefined,
+        bytes: objectBytes(object.data),
+      });
+      this.#ignored.delete(object.name);
+      this.#settle(object.name, object.resourceVersion);
+      const wasRead = previous === undefined || previous.namespace !== undefined;
+      return wasRead && object.data.size > 0
+        ? [{ reason: 'foreign-object', object: object.name, records: object.data.size }]
+        : [];
     }
+    this.#objects.set(object.name, { ...object, bytes: objectBytes(object.data) });
+    for (const key of object.data.keys()) {
+      this.#observedIn.set(recordId(namespace, key), object.name);
+    }
+    const problems = this.#checkRecords(object, previous);
     this.#settle(object.name, object.resourceVersion);
+    return problems;
   }
 
   /**
@@ -271,6 +341,7 @@ export class BaselineRecords {
   remove(name: string, resourceVersion: string | undefined): number {
     const previous = this.#objects.get(name);
     this.#objects.delete(name);
+    this.#ignored.delete(name);
     let lost = 0;
     if (previous !== undefined) lost += this.#unindex(previous);
     for (const [id, record] of this.#local) {
@@ -332,7 +403,7 @@ export class BaselineRecords {
     for (let index = 0; index < OBJECTS_PER_NAMESPACE; index += 1) {
       const name = `${prefix}${String(index)}`;
       const observed = this.#objects.get(name);
-      if (observed?.namespace !== undefined && observed.namespace !== namespace) continue;
+      if (observed !== undefined && observed.namespace !== namespace) continue;
       if (this.#room(name) >= bytes) return name;
     }
     return undefined;
@@ -346,6 +417,57 @@ export class BaselineRecords {
       this.#prefixes.set(namespace, prefix);
     }
     return prefix;
+  }
+
+  #isIgnored(object: string, dataKey: string): boolean {
+    const ignored = this.#ignored.get(object)?.get(dataKey);
+    return ignored !== undefined && !ignored.adopted;
+  }
+
+  /**
+   * kreload sets the very value someone else wrote: it is read from now on, and not written, since
+   * writing the same value would not make kreload its writer.
+   */
+  #adopt(holder: string | undefined, dataKey: string, value: string): boolean {
+    const ignored = holder === undefined ? undefined : this.#ignored.get(holder)?.get(dataKey);
+    if (ignored?.value !== value) return false;
+    ignored.adopted = true;
+    return true;
+  }
+
+  /** The object's problems new since `previous`: records someone else wrote, malformed ones. */
+  #checkRecords(object: StoreObject, previous: StoreObject | undefined): StoreProblem[] {
+    const problems = this.#keepForeign(object);
+    const ignored = this.#ignored.get(object.name);
+    const seen = previous?.namespace === undefined ? undefined : previous.data;
+    for (const [dataKey, value] of object.data) {
+      if (ignored?.has(dataKey) === true || seen?.get(dataKey) === value) continue;
+      if (parseHashMap(value).malformed) {
+        problems.push({ reason: 'malformed', object: object.name, dataKey });
+      }
+    }
+    return problems;
+  }
+
+  /** Keeps apart the records someone else wrote; reports those new or changed. */
+  #keepForeign(object: StoreObject): StoreProblem[] {
+    const problems: StoreProblem[] = [];
+    const before = this.#ignored.get(object.name);
+    const ignored = new Map<string, IgnoredRecord>();
+    for (const [dataKey, writer] of object.foreignWriters ?? []) {
+      const value = object.data.get(dataKey);
+      if (value === undefined) continue;
+      const known = before?.get(dataKey);
+      if (known?.value === value) {
+        ignored.set(dataKey, known);
+        continue;
+      }
+      ignored.set(dataKey, { value, adopted: false });
+      problems.push({ reason: 'foreign-writer', object: object.name, dataKey, writer });
+    }
+    if (ignored.size > 0) this.#ignored.set(object.name, ignored);
+    else this.#ignored.delete(object.name);
+    return problems;
   }
 
   /** The bytes the object holds for `dataKey` as last observed (0 without such an entry). */

@@ -4,11 +4,12 @@
  * namespace of 10,000 workloads, failures and leadership.
  */
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { WorkloadView } from '../core/types.ts';
 import { InMemoryConfigMaps, statusError } from '../testing/in-memory-config-maps.ts';
 import { ManualTimers } from '../testing/list-watch-testkit.ts';
-import type { ObjectBatch, Refused } from './baseline-records.ts';
+import type { ObjectBatch, Refused, StoreProblem } from './baseline-records.ts';
 import {
   BaselineRecords,
   OBJECT_MAX_BYTES,
@@ -21,7 +22,9 @@ import {
   BASELINE_STORE_LABELS,
   FLUSH_INTERVAL_MS,
   KubeBaselineStore,
+  projectStoreObject,
   REMOVAL_FLUSH_INTERVAL_MS,
+  storeProblemMessage,
 } from './baseline-store.ts';
 
 const H1 = 'dc30e0faa89a70dec1033016a2309bbeb9efcbd0';
@@ -362,5 +365,208 @@ describe('BaselineRecords: placement and bounds', () => {
     ]);
     // Another namespace has objects of its own.
     expect(records.set(view('web', 'uid-web', 'team-b'), record(H1))).toBeUndefined();
+  });
+});
+
+describe('records and objects kreload did not write (docs/adr/0046)', () => {
+  const KEY = recordKey(view('api'));
+  const OWN = storeObjectName('team-a', 0);
+  /** An object as served: `writers` maps each data key to the manager that wrote it last. */
+  function served(
+    name: string,
+    annotated: string | undefined,
+    data: Record<string, string>,
+    writers: Record<string, string> | undefined,
+  ): JsonObject {
+    const managers = new Map<string, JsonObject>();
+    for (const [key, manager] of Object.entries(writers ?? {})) {
+      managers.set(manager, { ...managers.get(manager), [`f:${key}`]: {} });
+    }
+    return {
+      metadata: {
+        name,
+        namespace: HOME,
+        resourceVersion: '5',
+        labels: { ...BASELINE_STORE_LABELS },
+        ...(annotated !== undefined && {
+          annotations: { [BASELINE_NAMESPACE_ANNOTATION]: annotated },
+        }),
+        ...(writers !== undefined && {
+          managedFields: [...managers].map(([manager, fields]) => ({
+            manager,
+            operation: 'Update',
+            fieldsType: 'FieldsV1',
+            fieldsV1: { 'f:data': fields },
+          })),
+        }),
+      },
+      data,
+    };
+  }
+
+  it.each([
+    {
+      case: 'kreload wrote it',
+      object: served(OWN, 'team-a', { [KEY]: record(H1) }, { [KEY]: 'kreload' }),
+      read: record(H1),
+      problems: [],
+    },
+    {
+      case: 'no managedFields at all (nothing to tell by)',
+      object: served(OWN, 'team-a', { [KEY]: record(H1) }, undefined),
+      read: record(H1),
+      problems: [],
+    },
+    {
+      case: 'kubectl edit wrote it last',
+      object: served(OWN, 'team-a', { [KEY]: record(H1) }, { [KEY]: 'kubectl-edit' }),
+      read: undefined,
+      problems: [{ reason: 'foreign-writer', object: OWN, dataKey: KEY, writer: 'kubectl-edit' }],
+    },
+    {
+      case: 'no manager owns it (managedFields stripped to one entry)',
+      object: served(OWN, 'team-a', { [KEY]: record(H1), other: record(H2) }, { other: 'x' }),
+      read: undefined,
+      problems: [
+        { reason: 'foreign-writer', object: OWN, dataKey: KEY, writer: '(no manager)' },
+        { reason: 'foreign-writer', object: OWN, dataKey: 'other', writer: 'x' },
+      ],
+    },
+    {
+      case: 'malformed, written by kreload',
+      object: served(OWN, 'team-a', { [KEY]: '{"configmap/app":' }, { [KEY]: 'kreload' }),
+      read: '{"configmap/app":',
+      problems: [{ reason: 'malformed', object: OWN, dataKey: KEY }],
+    },
+    {
+      case: "another namespace's object annotated as team-a's",
+      object: served(storeObjectName('team-b', 0), 'team-a', { [KEY]: record(H1) }, undefined),
+      read: undefined,
+      problems: [{ reason: 'foreign-object', object: storeObjectName('team-b', 0), records: 1 }],
+    },
+    {
+      case: 'an object of any other name',
+      object: served('kreload-baselines-copy', 'team-a', { [KEY]: record(H1) }, undefined),
+      read: undefined,
+      problems: [{ reason: 'foreign-object', object: 'kreload-baselines-copy', records: 1 }],
+    },
+    {
+      case: 'an index past the last object',
+      object: served(storeObjectName('team-a', 64), 'team-a', { [KEY]: record(H1) }, undefined),
+      read: undefined,
+      problems: [{ reason: 'foreign-object', object: storeObjectName('team-a', 64), records: 1 }],
+    },
+  ])('$case', ({ object, read, problems }) => {
+    const reported: StoreProblem[] = [];
+    const records = new BaselineRecords();
+    const projected = projectStoreObject(object);
+    reported.push(...records.replace([projected]).problems);
+    expect(records.recordOf(view('api'))).toBe(read);
+    expect(reported).toEqual(problems);
+    reported.push(...records.upsert({ ...projected, resourceVersion: '6' }));
+    expect(reported, 'reported once while it stays as it is').toEqual(problems);
+    for (const problem of reported) {
+      expect(storeProblemMessage(problem), 'never the value').not.toMatch(
+        /[0-9a-f]{40}|configmap/u,
+      );
+    }
+  });
+
+  it('a record goes to its own object, never to one it does not read', async () => {
+    const { api, store } = harness();
+    const taken = served(OWN, 'team-b', { x: record(H1) }, undefined);
+    api.objects.set(OWN, taken);
+    store.consumer.replace([projectStoreObject(taken)], '5');
+    store.record(view('api'), record(H1));
+    await store.flush();
+    expect(api.writes.map((write) => [write.method, (write.body as JsonObject).metadata])).toEqual([
+      [
+        'POST',
+        expect.objectContaining({ name: storeObjectName('team-a', 1) }) as unknown as JsonObject,
+      ],
+    ]);
+  });
+
+  it('a record edited by someone else is read again once kreload writes it back', () => {
+    const records = new BaselineRecords();
+    records.replace([
+      projectStoreObject(served(OWN, 'team-a', { [KEY]: record(H2) }, { [KEY]: 'kubectl-edit' })),
+    ]);
+    expect(records.recordOf(view('api'))).toBeUndefined();
+    expect(records.set(view('api'), record(H1))).toBeUndefined();
+    const [batch] = records.takeBatches();
+    expect(batch?.object, 'in place').toBe(OWN);
+    records.written(batch!, '6');
+    const back = served(OWN, 'team-a', { [KEY]: record(H1) }, { [KEY]: 'kreload' });
+    expect(records.upsert({ ...projectStoreObject(back), resourceVersion: '6' })).toEqual([]);
+    expect(records.localCount).toBe(0);
+    expect(records.recordOf(view('api'))).toBe(record(H1));
+  });
+});
+
+describe('a store write applied on the server whose response is lost', () => {
+  const lostResponse = () => new ApiError('socket hang up', { status: undefined, retryable: true });
+  const KEY_A = recordKey(view('a'));
+  const KEY_B = recordKey(view('b'));
+  const OWN = `${COLLECTION}/${storeObjectName('team-a', 0)}`;
+
+  it('a lost POST: the retry meets 409 and patches the same records; nothing lost', async () => {
+    const { api, store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('a'), record(H1));
+    api.loseNextResponse = lostResponse();
+    await store.flush();
+    store.record(view('b'), record(H2));
+    await store.flush();
+    expect(api.writes.map((write) => [write.method, write.path, write.body])).toEqual([
+      ['POST', COLLECTION, expect.objectContaining({ data: { [KEY_A]: record(H1) } })],
+      [
+        'POST',
+        COLLECTION,
+        expect.objectContaining({ data: { [KEY_A]: record(H1), [KEY_B]: record(H2) } }),
+      ],
+      ['PATCH', OWN, { data: { [KEY_A]: record(H1), [KEY_B]: record(H2) } }],
+    ]);
+    for (const object of api.observed()) store.consumer.upsert(object, false);
+    expect([store.recordOf(view('a')), store.recordOf(view('b'))]).toEqual([
+      record(H1),
+      record(H2),
+    ]);
+    expect(store.recordCount).toBe(2);
+  });
+
+  it('a lost POST the watch shows before the retry: the retry is a PATCH, no POST', async () => {
+    const { api, store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('a'), record(H1));
+    api.loseNextResponse = lostResponse();
+    await store.flush();
+    for (const object of api.observed()) store.consumer.upsert(object, true);
+    await store.flush();
+    expect(api.writes.map((write) => [write.method, write.path])).toEqual([
+      ['POST', COLLECTION],
+      ['PATCH', OWN],
+    ]);
+  });
+
+  it('a lost PATCH (a removal and a record): the same merge patch again, idempotent', async () => {
+    const { api, store } = harness();
+    store.consumer.replace([], '1');
+    store.record(view('a'), record(H1));
+    await store.flush();
+    for (const object of api.observed()) store.consumer.upsert(object, true);
+    store.record(view('a'), null);
+    store.record(view('b'), record(H2));
+    api.loseNextResponse = lostResponse();
+    await store.flush();
+    await store.flush();
+    const patch = { data: { [KEY_A]: null, [KEY_B]: record(H2) } };
+    expect(api.writes.slice(1).map((write) => [write.method, write.path, write.body])).toEqual([
+      ['PATCH', OWN, patch],
+      ['PATCH', OWN, patch],
+    ]);
+    for (const object of api.observed()) store.consumer.upsert(object, false);
+    expect([store.recordOf(view('a')), store.recordOf(view('b'))]).toEqual([undefined, record(H2)]);
+    expect(store.recordCount).toBe(1);
   });
 });

@@ -7,17 +7,18 @@
  */
 import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
-import { isJsonObject, stringAt } from '../core/json.ts';
+import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
 import type { WorkloadView } from '../core/types.ts';
 import { backoffDelay, BACKOFF_POLICIES, type RandomSource } from '../queue/backoff.ts';
 import type { BaselineStore } from '../reconcile/ports.ts';
 import type { Timers } from '../time/timers.ts';
 import { toApiError } from './api-error.ts';
-import type { ObjectBatch, Refused, StoreObject } from './baseline-records.ts';
+import type { ObjectBatch, Refused, StoreObject, StoreProblem } from './baseline-records.ts';
 import { BaselineRecords, OBJECT_MAX_BYTES } from './baseline-records.ts';
 import type { ListWatchConsumer, ListWatchStatus } from './list-watch.ts';
 import type { KubeTransport } from './transport.ts';
 import { configMapCreation, configMapDataPatch } from './config-map-requests.ts';
+import { FIELD_MANAGER } from './workload-client.ts';
 
 export const BASELINE_STORE_LABELS = {
   'app.kubernetes.io/managed-by': 'kreload',
@@ -36,7 +37,47 @@ export const FLUSH_INTERVAL_MS = 1_000;
  */
 export const REMOVAL_FLUSH_INTERVAL_MS = 10_000;
 
-/** What the list-watch keeps of a store object: its name, version and data, nothing else. */
+/** The data keys each `managedFields` manager owns: kreload's, and the others' by key. */
+function dataOwners(managedFields: readonly unknown[]): {
+  ours: Set<string>;
+  theirs: Map<string, string>;
+} {
+  const ours = new Set<string>();
+  const theirs = new Map<string, string>();
+  for (const entry of managedFields) {
+    const fields = objectAt(entry, ['fieldsV1', 'f:data']);
+    if (fields === undefined) continue;
+    const manager = stringAt(entry, ['manager']) ?? '(unnamed)';
+    for (const field of Object.keys(fields)) {
+      if (!field.startsWith('f:')) continue;
+      if (manager === FIELD_MANAGER) ours.add(field.slice(2));
+      else theirs.set(field.slice(2), manager);
+    }
+  }
+  return { ours, theirs };
+}
+
+/**
+ * The data keys kreload's field manager does not own, each with a manager that does. Undefined
+ * without `managedFields` (nothing to tell by) or when kreload owns every key.
+ */
+function foreignWriters(
+  managedFields: unknown,
+  keys: Iterable<string>,
+): ReadonlyMap<string, string> | undefined {
+  if (!Array.isArray(managedFields) || managedFields.length === 0) return undefined;
+  const { ours, theirs } = dataOwners(managedFields);
+  const foreign = new Map<string, string>();
+  for (const key of keys) {
+    if (!ours.has(key)) foreign.set(key, theirs.get(key) ?? '(no manager)');
+  }
+  return foreign.size === 0 ? undefined : foreign;
+}
+
+/**
+ * What the list-watch keeps of a store object: its name, version and data, and which records
+ * someone other than kreload wrote last (`managedFields`, docs/adr/0046); nothing else.
+ */
 export function projectStoreObject(object: JsonObject): StoreObject {
   const metadata = isJsonObject(object.metadata) ? object.metadata : {};
   const data = isJsonObject(object.data) ? object.data : {};
@@ -44,11 +85,13 @@ export function projectStoreObject(object: JsonObject): StoreObject {
   for (const [key, value] of Object.entries(data)) {
     if (typeof value === 'string') entries.set(key, value);
   }
+  const writers = foreignWriters(metadata.managedFields, entries.keys());
   return {
     name: stringAt(metadata, ['name']) ?? '',
     namespace: stringAt(metadata, ['annotations', BASELINE_NAMESPACE_ANNOTATION]),
     resourceVersion: stringAt(metadata, ['resourceVersion']) ?? '',
     data: entries,
+    ...(writers !== undefined && { foreignWriters: writers }),
   };
 }
 
@@ -60,6 +103,8 @@ export interface BaselineStoreEvents {
   /** A batch that could not be written; `retryInMs` undefined: given up (not retryable). */
   onWriteFailed(batch: ObjectBatch, error: ApiError, retryInMs: number | undefined): void;
   onStatus?(status: ListWatchStatus): void;
+  /** Records (or an object) not read as they are: someone else wrote them, or they are malformed. */
+  onIgnored?(problem: StoreProblem): void;
   /** The store stopped being used: B of never-rolled workloads goes to the workloads now. */
   onFellBack?(cause: FallBackCause): void;
 }
@@ -90,6 +135,7 @@ export class KubeBaselineStore implements BaselineStore {
   #failures = 0;
   #stopped = false;
   #inUse = true;
+  #readable = true;
 
   constructor(deps: KubeBaselineStoreDeps) {
     this.#deps = deps;
@@ -99,11 +145,12 @@ export class KubeBaselineStore implements BaselineStore {
   get consumer(): ListWatchConsumer<StoreObject> {
     return {
       replace: (items) => {
-        const lost = this.#records.replace(items);
+        const { lost, problems } = this.#records.replace(items);
         if (lost > 0) this.#deps.events.onLost('(relist)', lost);
+        this.#report(problems);
       },
       upsert: (item) => {
-        this.#records.upsert(item);
+        this.#report(this.#records.upsert(item));
       },
       remove: (item) => {
         const lost = this.#records.remove(item.name, item.resourceVersion);
@@ -111,6 +158,10 @@ export class KubeBaselineStore implements BaselineStore {
       },
       onStatus: (status) => this.#deps.events.onStatus?.(status),
     };
+  }
+
+  #report(problems: readonly StoreProblem[]): void {
+    for (const problem of problems) this.#deps.events.onIgnored?.(problem);
   }
 
   get recordCount(): number {
@@ -125,13 +176,20 @@ export class KubeBaselineStore implements BaselineStore {
     return this.#inUse;
   }
 
+  readable(): boolean {
+    return this.#readable;
+  }
+
   /**
-   * From now on B of never-rolled workloads is written into them (`--baseline-store=workload`):
-   * the store cannot be read or written. Records not yet written are dropped, never sent.
+   * From now on B of never-rolled workloads is written into them (`--baseline-store=workload`).
+   * Records not yet written are never sent. After a refused write the records read so far (and
+   * those set here) are still B where W has none, so each is copied into W rather than taken anew:
+   * a change made while kreload was down still rolls. After a refused list nothing was read.
    */
   fallBack(cause: FallBackCause): void {
     if (!this.#inUse) return;
     this.#inUse = false;
+    this.#readable = cause === 'write-forbidden';
     this.#cancelFlush?.();
     this.#cancelFlush = undefined;
     this.#deps.events.onFellBack?.(cause);
@@ -291,6 +349,29 @@ export class KubeBaselineStore implements BaselineStore {
       ),
     );
     return stringAt(served, ['metadata', 'resourceVersion']);
+  }
+}
+
+/** The message of a store problem: the object and data key, never the record's value. */
+export function storeProblemMessage(problem: StoreProblem): string {
+  switch (problem.reason) {
+    case 'foreign-writer':
+      return (
+        `the baseline record ${problem.dataKey} in ${problem.object} was last written by ` +
+        `${problem.writer}, not kreload: it is not read, so a change made while kreload was down ` +
+        "is not rolled for that workload (Reloader's behaviour); kreload records a new baseline"
+      );
+    case 'malformed':
+      return (
+        `the baseline record ${problem.dataKey} in ${problem.object} is malformed: it counts as ` +
+        'absent, and kreload records a new baseline'
+      );
+    case 'foreign-object':
+      return (
+        `${problem.object} is labelled as a baseline store object, but its name is not the store's ` +
+        `for the namespace its ${BASELINE_NAMESPACE_ANNOTATION} annotation names: its ` +
+        `${String(problem.records)} records are not read`
+      );
   }
 }
 

@@ -19,6 +19,8 @@ export class InMemoryConfigMaps implements KubeTransport {
   readonly writes: { method: string; path: string; body: unknown }[] = [];
   /** The next request fails with this error. */
   failNext: ApiError | undefined;
+  /** The next request is applied, then its response is lost with this error. */
+  loseNextResponse: ApiError | undefined;
   readonly #collection: string;
   #version = 100;
 
@@ -33,6 +35,13 @@ export class InMemoryConfigMaps implements KubeTransport {
       this.failNext = undefined;
       return Promise.reject(error);
     }
+    const lost = this.loseNextResponse;
+    this.loseNextResponse = undefined;
+    const served = this.#apply(request);
+    return lost === undefined ? served : served.then(() => Promise.reject(lost));
+  }
+
+  #apply(request: KubeRequest): Promise<unknown> {
     const body = request.body as JsonObject;
     if (request.method === 'POST') {
       const metadata = body.metadata as JsonObject;
