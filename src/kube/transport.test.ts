@@ -138,6 +138,66 @@ describe('createKubeTransport', () => {
   });
 });
 
+describe('createKubeTransport: answers read whole', () => {
+  it('an answer sent in many chunks is parsed once it is complete', async () => {
+    const items = Array.from({ length: 2_000 }, (_, i) => ({ name: `item-${String(i)}` }));
+    const text = JSON.stringify({ items });
+    server.handle((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      for (let at = 0; at < text.length; at += 1_000) response.write(text.slice(at, at + 1_000));
+      response.end();
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
+    await expect(transport.request({ method: HttpMethod.GET, path: '/x' })).resolves.toEqual({
+      items,
+    });
+  });
+
+  it('a body that stops half-way times out, retryably', async () => {
+    server.handle((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"kind":');
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig(), timeoutMs: 100 });
+    await expect(transport.request({ method: HttpMethod.GET, path: '/x' })).rejects.toMatchObject({
+      reason: 'Timeout',
+      retryable: true,
+    });
+  });
+
+  it('a caller signal aborted before the request is never sent', async () => {
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
+    const controller = new AbortController();
+    controller.abort();
+    await expect(
+      transport.request({ method: HttpMethod.GET, path: '/x', signal: controller.signal }),
+    ).rejects.toMatchObject({ reason: 'Aborted', retryable: false });
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("an error answer larger than 64 KiB still gives its Status's message and retry delay", async () => {
+    const status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      message: 'too many requests',
+      reason: 'TooManyRequests',
+      code: 429,
+    };
+    server.handle((_request, response) => {
+      response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' });
+      response.write(JSON.stringify(status));
+      response.end(' '.repeat(200 * 1024));
+    });
+    const transport = createKubeTransport({ kubeConfig: server.kubeConfig() });
+    await expect(transport.request({ method: HttpMethod.GET, path: '/x' })).rejects.toMatchObject({
+      status: 429,
+      retryable: true,
+      retryAfterMs: 3_000,
+    });
+  });
+});
+
 const MARKER = 'c2VjcmV0LW1hcmtlci05ZjI=';
 
 describe('createKubeTransport: answers that are not JSON', () => {

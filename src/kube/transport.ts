@@ -183,6 +183,72 @@ async function* chunksOf(
   }
 }
 
+interface Collected {
+  readonly status: number;
+  readonly headers: Dispatcher.ResponseData['headers'];
+  readonly body: string;
+}
+
+/**
+ * One request on `dispatcher.dispatch`, its answer collected whole (an error answer's up to
+ * MAX_ERROR_BODY_BYTES). `signal` aborts it at any point; it rejects with undici's error or the
+ * signal's reason.
+ */
+function collect(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  signal: AbortSignal,
+): Promise<Collected> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    let started: Dispatcher.DispatchController | undefined;
+    let status = 0;
+    let headers: Collected['headers'] = {};
+    const parts: Buffer[] = [];
+    let bytes = 0;
+    const onAbort = (): void => {
+      // Before the request starts, onRequestStart sees the signal.
+      started?.abort(signal.reason as Error);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(controller) {
+        started = controller;
+        if (signal.aborted) controller.abort(signal.reason as Error);
+      },
+      onResponseStart(_controller, statusCode, responseHeaders) {
+        // 1xx answers are interim: the final one follows.
+        if (statusCode < 200) return;
+        status = statusCode;
+        headers = responseHeaders;
+      },
+      onResponseData(_controller, chunk) {
+        if (status <= 299 || bytes < MAX_ERROR_BODY_BYTES) {
+          parts.push(chunk);
+          bytes += chunk.byteLength;
+        }
+      },
+      onResponseEnd() {
+        signal.removeEventListener('abort', onAbort);
+        resolve({ status, headers, body: Buffer.concat(parts, bytes).toString('utf8') });
+      },
+      onResponseError(_controller, error) {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    };
+    try {
+      dispatcher.dispatch(options, handler);
+    } catch (error) {
+      signal.removeEventListener('abort', onAbort);
+      reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  });
+}
+
 /** One connection pool and what every request on it sends, for DISPATCHER_MAX_AGE_MS. */
 interface Connection {
   readonly dispatcher: Dispatcher;
@@ -306,18 +372,28 @@ export function createKubeTransport(options: KubeTransportOptions): StreamingKub
     return headers;
   }
 
-  /** Sends the request; a non-2xx answer becomes a `ApiError` built from its `Status`. */
-  async function openOk(request: KubeRequest, signal: AbortSignal): Promise<Answer> {
+  /** What undici is asked to send: the path, method, headers and JSON body of `request`. */
+  async function dispatchOptions(
+    request: KubeRequest,
+  ): Promise<{ readonly connection: Connection; readonly options: Dispatcher.DispatchOptions }> {
     const connection = await pool.get();
     const headers = await headersFor(connection, request);
-    const response = await connection.dispatcher.request({
-      origin: connection.origin,
-      path: connection.basePath + request.path + queryString(request.query ?? {}),
-      method: request.method,
-      headers,
-      body: request.body === undefined ? null : JSON.stringify(request.body),
-      signal,
-    });
+    return {
+      connection,
+      options: {
+        origin: connection.origin,
+        path: connection.basePath + request.path + queryString(request.query ?? {}),
+        method: request.method,
+        headers,
+        body: request.body === undefined ? null : JSON.stringify(request.body),
+      },
+    };
+  }
+
+  /** Sends the request; a non-2xx answer becomes a `ApiError` built from its `Status`. */
+  async function openOk(request: KubeRequest, signal: AbortSignal): Promise<Answer> {
+    const { connection, options } = await dispatchOptions(request);
+    const response = await connection.dispatcher.request({ ...options, signal });
     const status = response.statusCode;
     if (status < 200 || status > 299) {
       throw apiErrorFromHttp({
@@ -327,6 +403,28 @@ export function createKubeTransport(options: KubeTransportOptions): StreamingKub
       });
     }
     return { status, headers: response.headers, body: response.body, host: connection.host };
+  }
+
+  /**
+   * Sends the request and reads its whole answer; a non-2xx answer becomes a `ApiError` built from
+   * its `Status`. Used for every request but streams: the answer's bytes are collected as undici
+   * hands them over, without the stream and async context `Dispatcher.request` builds around them.
+   */
+  async function sendOk(
+    request: KubeRequest,
+    signal: AbortSignal,
+  ): Promise<{ readonly status: number; readonly host: string; readonly text: string }> {
+    const { connection, options } = await dispatchOptions(request);
+    const answer = await collect(connection.dispatcher, options, signal);
+    const { status } = answer;
+    if (status < 200 || status > 299) {
+      throw apiErrorFromHttp({
+        status,
+        body: answer.body,
+        headers: { 'retry-after': headerText(answer.headers['retry-after']) ?? '' },
+      });
+    }
+    return { status, host: connection.host, text: answer.body };
   }
 
   function record(method: HttpMethod, startedAt: number, code: string, host: string): void {
@@ -404,8 +502,8 @@ export function createKubeTransport(options: KubeTransportOptions): StreamingKub
         const { body } = await measured(
           request.method,
           async () => {
-            const answer = await openOk(request, controller.signal);
-            const text = await answer.body.text();
+            const answer = await sendOk(request, controller.signal);
+            const { text } = answer;
             if (text.trim() === '')
               return { status: answer.status, host: answer.host, body: undefined };
             try {
