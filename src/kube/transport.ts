@@ -1,5 +1,6 @@
 /**
- * Raw JSON requests on undici's dispatcher API (`Dispatcher.request`, ADR 0052), authenticated and
+ * Raw JSON requests on undici's dispatcher API (ADRs 0052, 0059): `Dispatcher.dispatch` for a request
+ * whose answer is read whole, `Dispatcher.request` for a streamed list or watch; authenticated and
  * encrypted as client-node's `KubeConfig` says: its `applySecurityAuthentication` builds the
  * connection pool (CA, client certificate, proxy) and its authenticators (token, exec plugins, token
  * files) give each request its `Authorization` header.
