@@ -9,8 +9,7 @@ import { workloadKey } from '../core/keys.ts';
 import type { WorkloadView } from '../core/types.ts';
 import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
 import { recordKey, storeObjectName } from '../kube/baseline-records.ts';
-import { KubeBaselineStore } from '../kube/baseline-store.ts';
-import type { KubeRequest } from '../kube/transport.ts';
+import type { KubeRequest, KubeTransport } from '../kube/transport.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
 import {
   annotationsOf,
@@ -18,8 +17,7 @@ import {
   isRoll,
   startPipeline,
 } from '../testing/in-memory-cluster.ts';
-import { statusError } from '../testing/in-memory-config-maps.ts';
-import { SYSTEM_TIMERS } from '../time/timers.ts';
+import { aPipelineBaselineStore, statusError } from '../testing/in-memory-config-maps.ts';
 
 const NS = 'team-a';
 const HOME = 'kreload-system';
@@ -53,21 +51,15 @@ describe('a 403 on the store write while a recorded workload waits', () => {
     const cluster = new InMemoryCluster();
     const requests: KubeRequest[] = [];
     const wired: { router?: { triggerAll(keys: readonly string[]): void } } = {};
-    const store = new KubeBaselineStore({
-      transport: {
-        request: (request) => {
-          requests.push(request);
-          return Promise.reject(statusError(403));
-        },
+    const refusing: KubeTransport = {
+      request: (request) => {
+        requests.push(request);
+        return Promise.reject(statusError(403));
       },
+    };
+    const store = aPipelineBaselineStore(refusing, {
       namespace: HOME,
-      timers: SYSTEM_TIMERS,
-      random: () => 0.5,
-      mayWrite: () => true,
       events: {
-        onRefused: () => undefined,
-        onLost: () => undefined,
-        onWriteFailed: () => undefined,
         // As src/app/baseline-store.ts does: every workload again.
         onFellBack: () =>
           wired.router?.triggerAll([RECORDED, FRESH].map((view) => workloadKey(view.ref))),

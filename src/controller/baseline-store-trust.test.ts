@@ -13,13 +13,11 @@ import { recordKey, storeObjectName } from '../kube/baseline-records.ts';
 import {
   BASELINE_NAMESPACE_ANNOTATION,
   BASELINE_STORE_LABELS,
-  KubeBaselineStore,
   projectStoreObject,
 } from '../kube/baseline-store.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
 import { InMemoryCluster, isRoll, startPipeline } from '../testing/in-memory-cluster.ts';
-import { InMemoryConfigMaps } from '../testing/in-memory-config-maps.ts';
-import { SYSTEM_TIMERS } from '../time/timers.ts';
+import { aPipelineBaselineStore, InMemoryConfigMaps } from '../testing/in-memory-config-maps.ts';
 
 const NS = 'team-a';
 const HOME = 'kreload-system';
@@ -80,18 +78,9 @@ async function start(object: JsonObject) {
   const configMaps = new InMemoryConfigMaps(HOME);
   configMaps.objects.set(OBJECT, object);
   const ignored: string[] = [];
-  const store = new KubeBaselineStore({
-    transport: configMaps,
+  const store = aPipelineBaselineStore(configMaps, {
     namespace: HOME,
-    timers: SYSTEM_TIMERS,
-    random: () => 0.5,
-    mayWrite: () => true,
-    events: {
-      onRefused: () => undefined,
-      onLost: () => undefined,
-      onWriteFailed: () => undefined,
-      onIgnored: (problem) => ignored.push(`${problem.reason} ${problem.object}`),
-    },
+    events: { onIgnored: (problem) => ignored.push(`${problem.reason} ${problem.object}`) },
   });
   store.consumer.replace([projectStoreObject(object)], '5');
   const { queue, router, watched } = startPipeline(cluster, {

@@ -8,12 +8,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { workloadKey } from '../core/keys.ts';
 import { DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
-import { KubeBaselineStore } from '../kube/baseline-store.ts';
 import type { KubeRequest, KubeTransport } from '../kube/transport.ts';
 import { aConfigMap, aContainer, aSecret, aWorkload } from '../testing/builders.ts';
 import { InMemoryCluster, startPipeline } from '../testing/in-memory-cluster.ts';
+import { aPipelineBaselineStore } from '../testing/in-memory-config-maps.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
-import { SYSTEM_TIMERS } from '../time/timers.ts';
 import type { EventRequest } from '../events/event-recorder.ts';
 import type { WorkloadView } from '../core/types.ts';
 
@@ -59,18 +58,7 @@ async function dryRun(mode: StoreMode, setup: ProcessSetup = {}) {
   const transport = new RecordingTransport();
   const store =
     mode === 'namespace'
-      ? new KubeBaselineStore({
-          transport,
-          namespace: 'kreload-system',
-          timers: SYSTEM_TIMERS,
-          random: () => 0.5,
-          mayWrite: () => leading,
-          events: {
-            onRefused: () => undefined,
-            onLost: () => undefined,
-            onWriteFailed: () => undefined,
-          },
-        })
+      ? aPipelineBaselineStore(transport, { mayWrite: () => leading })
       : undefined;
   store?.consumer.replace([], '1');
   const { queue, router, watched, events, sample } = startPipeline(cluster, {

@@ -21,16 +21,12 @@ import { type RolloutSettings, UNLIMITED_ROLLOUTS } from '../rollout/waves.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { StoreObject } from '../kube/baseline-records.ts';
 import { recordKey } from '../kube/baseline-records.ts';
-import {
-  KubeBaselineStore,
-  projectStoreObject,
-  REMOVAL_FLUSH_INTERVAL_MS,
-} from '../kube/baseline-store.ts';
+import type { KubeBaselineStore } from '../kube/baseline-store.ts';
+import { projectStoreObject, REMOVAL_FLUSH_INTERVAL_MS } from '../kube/baseline-store.ts';
 import type { ListWatchConsumer } from '../kube/list-watch.ts';
 import type { KubeTransport } from '../kube/transport.ts';
-import { SYSTEM_TIMERS } from '../time/timers.ts';
 import { aContainer, aSecret, aWorkload } from '../testing/builders.ts';
-import { InMemoryConfigMaps } from '../testing/in-memory-config-maps.ts';
+import { aPipelineBaselineStore, InMemoryConfigMaps } from '../testing/in-memory-config-maps.ts';
 import {
   InMemoryCluster,
   annotationsOf,
@@ -118,18 +114,7 @@ function baselineStoreOn(lagMs: () => number) {
   /** One process's store, listed from the ConfigMaps as they are now; the previous one is dead. */
   const open = (): KubeBaselineStore => {
     alive += 1;
-    const store = new KubeBaselineStore({
-      transport: transportOf(alive),
-      namespace: HOME,
-      timers: SYSTEM_TIMERS,
-      random: () => 0.5,
-      mayWrite: () => true,
-      events: {
-        onRefused: () => undefined,
-        onLost: () => undefined,
-        onWriteFailed: () => undefined,
-      },
-    });
+    const store = aPipelineBaselineStore(transportOf(alive), { namespace: HOME });
     consumer = store.consumer;
     store.consumer.replace(configMaps.observed(), '1');
     return store;

@@ -6,7 +6,9 @@
 import { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { StoreObject } from '../kube/baseline-records.ts';
-import { projectStoreObject } from '../kube/baseline-store.ts';
+import type { BaselineStoreEvents } from '../kube/baseline-store.ts';
+import { KubeBaselineStore, projectStoreObject } from '../kube/baseline-store.ts';
+import { SYSTEM_TIMERS } from '../time/timers.ts';
 import type { KubeRequest, KubeTransport } from '../kube/transport.ts';
 
 /** An API error with an HTTP status; 5xx are retryable. */
@@ -72,4 +74,31 @@ export class InMemoryConfigMaps implements KubeTransport {
   observed(): StoreObject[] {
     return [...this.objects.values()].map(projectStoreObject);
   }
+}
+
+/**
+ * A baseline store in kreload's namespace on real timers, as a pipeline test opens it: always
+ * allowed to write unless `mayWrite` says otherwise, and deaf to every event not given.
+ */
+export function aPipelineBaselineStore(
+  transport: KubeTransport,
+  options: {
+    readonly namespace?: string;
+    readonly mayWrite?: () => boolean;
+    readonly events?: Partial<BaselineStoreEvents>;
+  } = {},
+): KubeBaselineStore {
+  return new KubeBaselineStore({
+    transport,
+    namespace: options.namespace ?? 'kreload-system',
+    timers: SYSTEM_TIMERS,
+    random: () => 0.5,
+    mayWrite: options.mayWrite ?? (() => true),
+    events: {
+      onRefused: () => undefined,
+      onLost: () => undefined,
+      onWriteFailed: () => undefined,
+      ...options.events,
+    },
+  });
 }
