@@ -84,7 +84,6 @@ export interface ControllerExplainPorts {
   readonly baselines?:
     | {
         inUse(): boolean;
-        readable(): boolean;
         recordOf(view: WorkloadView): string | undefined;
         objectOf(view: WorkloadView): string | undefined;
       }
@@ -112,13 +111,11 @@ function namespaceSelected(ports: ControllerExplainPorts, namespace: string) {
   return ports.namespaceSelected(namespace);
 }
 
-/** The store's record and its ConfigMap, as the reconciler reads them (docs/adr/0046). */
+/** The store's record and its ConfigMap, when the store is in use (docs/adr/0046). */
 function storedBaseline(ports: ControllerExplainPorts, view: WorkloadView) {
   const { baselines } = ports;
-  if (baselines === undefined) return undefined;
-  const stored = { raw: baselines.recordOf(view), object: baselines.objectOf(view) };
-  if (baselines.inUse()) return stored;
-  return baselines.readable() ? { ...stored, readOnly: true } : undefined;
+  if (baselines?.inUse() !== true) return undefined;
+  return { raw: baselines.recordOf(view), object: baselines.objectOf(view) };
 }
 
 /** What the running controller knows of the workload `key` in `namespace`. */

@@ -135,7 +135,6 @@ export class KubeBaselineStore implements BaselineStore {
   #failures = 0;
   #stopped = false;
   #inUse = true;
-  #readable = true;
 
   constructor(deps: KubeBaselineStoreDeps) {
     this.#deps = deps;
@@ -176,20 +175,13 @@ export class KubeBaselineStore implements BaselineStore {
     return this.#inUse;
   }
 
-  readable(): boolean {
-    return this.#readable;
-  }
-
   /**
-   * From now on B of never-rolled workloads is written into them (`--baseline-store=workload`).
-   * Records not yet written are never sent. After a refused write the records read so far (and
-   * those set here) are still B where W has none, so each is copied into W rather than taken anew:
-   * a change made while kreload was down still rolls. After a refused list nothing was read.
+   * From now on B of never-rolled workloads is written into them (`--baseline-store=workload`):
+   * the store cannot be read or written. Records not yet written are dropped, never sent.
    */
   fallBack(cause: FallBackCause): void {
     if (!this.#inUse) return;
     this.#inUse = false;
-    this.#readable = cause === 'write-forbidden';
     this.#cancelFlush?.();
     this.#cancelFlush = undefined;
     this.#deps.events.onFellBack?.(cause);

@@ -88,12 +88,6 @@ export interface BaselineStore {
    * a first sight then writes B into W, as with `--baseline-store=workload`.
    */
   inUse(): boolean;
-  /**
-   * Whether its records, as last read, are still B where W has none: in use, or fell back after a
-   * refused write (read, but no longer written: B found there is copied into W). False after a
-   * refused list, which read nothing.
-   */
-  readable(): boolean;
   /** The workload's record (a `kreload.io/baseline` hash map), or undefined when there is none. */
   recordOf(view: WorkloadView): string | undefined;
   /**

@@ -440,7 +440,6 @@ describe('Reconciler', () => {
       const recorded: (string | null)[] = [];
       const baselines = records && {
         inUse: () => true,
-        readable: () => true,
         recordOf: (view: WorkloadView) => records.get(view.uid),
         record: (_view: WorkloadView, value: string | null) => recorded.push(value),
       };

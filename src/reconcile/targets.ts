@@ -44,7 +44,7 @@ export interface TargetsDeps {
   /** ms since the epoch. */
   readonly now: () => number;
   /** `--baseline-store=namespace` (docs/adr/0046); absent, B lives on the workload only. */
-  readonly baselines?: Pick<BaselineStore, 'inUse' | 'readable' | 'recordOf'> | undefined;
+  readonly baselines?: Pick<BaselineStore, 'inUse' | 'recordOf'> | undefined;
 }
 
 /** What one workload holds and wants of one source. */
@@ -163,9 +163,7 @@ export class Targets {
   /** The store's record, when B of never-rolled workloads lives in the store (docs/adr/0046). */
   #storedBaseline(view: WorkloadView): StoredBaseline | undefined {
     const { baselines } = this.#deps;
-    if (baselines === undefined) return undefined;
-    if (baselines.inUse()) return { raw: baselines.recordOf(view) };
-    return baselines.readable() ? { raw: baselines.recordOf(view), readOnly: true } : undefined;
+    return baselines?.inUse() ? { raw: baselines.recordOf(view) } : undefined;
   }
 
   /** Sources that only a reload list can make tracked: every source of a type the workload lists. */

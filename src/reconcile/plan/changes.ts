@@ -221,7 +221,7 @@ function rollBaseline(
   next: ReadonlyMap<SourceKey, string>,
   state: PersistedState,
 ): string | null | undefined {
-  if (state.raw.baseline === undefined && state.raw.record !== undefined) {
+  if (state.baselineHome === 'store' && state.raw.record !== undefined) {
     return changed(formatHashMap(next) ?? '{}', state.raw.baseline);
   }
   if (state.raw.baseline === '{}' && next.size === 0) return undefined;

@@ -67,11 +67,6 @@ export interface PlanOptions {
  */
 export interface StoredBaseline {
   readonly raw: string | undefined;
-  /**
-   * The store fell back after a refused write (docs/adr/0046): its records, as last read, are
-   * still B where W has none, but B now goes to W; no record is written or removed.
-   */
-  readonly readOnly?: boolean | undefined;
 }
 
 export interface PlanInput {

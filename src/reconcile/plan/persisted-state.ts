@@ -21,9 +21,8 @@ export interface PersistedState {
   /** B: W `kreload.io/baseline`, or the baseline store's record when W has none (`baselineHome`). */
   readonly baseline: HashMap;
   /**
-   * Where B goes (docs/adr/0046): `workload` when W holds `kreload.io/baseline` (even `{}`, which
-   * a roll writes to retire a store record), the store is off, or it is read-only (it fell back
-   * after a refused write: B read from its record is copied into W); `store` otherwise.
+   * Where B lives (docs/adr/0046): `workload` when W holds `kreload.io/baseline` (even `{}`, which
+   * a roll writes to retire a store record) or the store is off; `store` otherwise.
    */
   readonly baselineHome: 'workload' | 'store';
   /** W `kreload.io/pending-roll`: changes a hold owes a roll for (docs/adr/0043). */
@@ -103,13 +102,12 @@ export function readPersistedState(
   const workload = readHashMap(view.annotations, SOURCE_HASHES, problems, cache);
   const baseline = readHashMap(view.annotations, BASELINE, problems, cache);
   const pending = readHashMap(view.annotations, PENDING_ROLL, problems, cache);
-  const fromRecord = stored !== undefined && baseline.raw === undefined;
-  const readOnly = stored?.readOnly === true;
+  const inStore = stored !== undefined && baseline.raw === undefined;
   return {
     templateHashes: template.map,
     workloadHashes: workload.map,
-    baseline: fromRecord ? readRecord(stored.raw, cache) : baseline.map,
-    baselineHome: fromRecord && !readOnly ? 'store' : 'workload',
+    baseline: inStore ? readRecord(stored.raw, cache) : baseline.map,
+    baselineHome: inStore ? 'store' : 'workload',
     pending: pending.map,
     lastReloadedFrom: readLastReloadedFrom(view, problems),
     raw: {
@@ -117,8 +115,7 @@ export function readPersistedState(
       workloadHashes: workload.raw,
       baseline: baseline.raw,
       pending: pending.raw,
-      // A read-only store's record is not retired once W holds B: it can be neither removed nor read.
-      record: readOnly && !fromRecord ? undefined : stored?.raw,
+      record: stored?.raw,
       rolloutFailed: view.annotations[ROLLOUT_FAILED],
     },
     problems,
