@@ -1,5 +1,6 @@
 import { sourceKey } from '../core/keys.ts';
 import type { SourceType, WorkloadRef } from '../core/types.ts';
+import { byCodeUnit } from '../core/order.ts';
 
 /**
  * `ALERT_SINK`, lower-cased and trimmed; anything unknown (or empty) means `webhook`. `structured`
@@ -101,11 +102,6 @@ export function sinkWithStructure(
 export function resolveAlertSink(raw: string | undefined): AlertSinkName {
   const name = (raw ?? '').trim().toLowerCase();
   return name === 'slack' || name === 'teams' || name === 'gchat' ? name : 'webhook';
-}
-
-function byCodeUnit(a: string, b: string): number {
-  if (a < b) return -1;
-  return a > b ? 1 : 0;
 }
 
 function sortedSources(sources: readonly AlertSource[]): AlertSource[] {

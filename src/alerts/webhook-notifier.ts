@@ -6,6 +6,7 @@ import type { RetryPolicy } from './delivery.ts';
 import type { DeliveryErrorCounter, DeliveryTimers, HttpFetch } from './ports.ts';
 import { redactUrl } from '../log/redact-url.ts';
 import { deliveryRetryDelay } from '../queue/backoff.ts';
+import { byCodeUnit } from '../core/order.ts';
 
 export type WebhookEvent = 'create' | 'update' | 'delete';
 
@@ -43,11 +44,6 @@ const DEFAULT_CAPACITY = 1000;
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** The first attempt and up to 5 retries, waiting 1, 2, 4, 8 and 16 s. */
 const ATTEMPTS = 6;
-
-function byCodeUnit(a: string, b: string): number {
-  if (a < b) return -1;
-  return a > b ? 1 : 0;
-}
 
 /** RFC 3339 in UTC, whole seconds, as in §13.7's example. */
 function rfc3339Seconds(date: Date): string {

@@ -26,6 +26,7 @@ import type {
   WorkloadKindName,
   WorkloadView,
 } from './types.ts';
+import { byCodeUnit } from './order.ts';
 
 /**
  * `spec.configRevisions` (docs/config-revisions.md): the targets pin ConfigMaps, and with `secrets`
@@ -215,12 +216,8 @@ export function boundSourceKeys(policy: ReloadPolicyView, catalog: SourceCatalog
  */
 export function comparePolicyAge(a: ReloadPolicyView, b: ReloadPolicyView): number {
   return (
-    compareText(a.creationTimestamp ?? '', b.creationTimestamp ?? '') || compareText(a.name, b.name)
+    byCodeUnit(a.creationTimestamp ?? '', b.creationTimestamp ?? '') || byCodeUnit(a.name, b.name)
   );
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Where a setting of one workload came from when policies and annotations meet. */

@@ -8,6 +8,7 @@ import type {
 } from '../core/types.ts';
 import { sourceTypeRow } from '../core/source-types.ts';
 import type { EventType } from './ports.ts';
+import { byCodeUnit } from '../core/order.ts';
 
 /** Every Event reason kreload writes, with its type (§13.3). */
 export const EVENT_TYPES = {
@@ -52,12 +53,6 @@ const HASH_PREFIX_LENGTH = 12;
 
 function content(reason: EventReason, message: string): EventContent {
   return { reason, type: EVENT_TYPES[reason], message };
-}
-
-/** Byte-wise for the ASCII names Kubernetes allows, so messages (and their folding) are stable. */
-function byCodeUnit(a: string, b: string): number {
-  if (a < b) return -1;
-  return a > b ? 1 : 0;
 }
 
 function sortedSources(sources: readonly ChangedSource[]): ChangedSource[] {

@@ -8,6 +8,7 @@ import { parseSourceKey } from '../core/keys.ts';
 import type { SourceKey } from '../core/types.ts';
 import type { SnapshotMap } from '../rollout/snapshots.ts';
 import { SNAPSHOT_HASH_LENGTH } from '../rollout/snapshots.ts';
+import { byCodeUnit } from '../core/order.ts';
 
 /** One key of a snapshot: its digest, and its value when it may be shown (ConfigMaps only). */
 export interface KeyContent {
@@ -107,24 +108,20 @@ export function readKey(source: SourceKey, snapshot: string): string {
   return `${prefix}/${snapshot}`;
 }
 
-function byName(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Keys added, removed and changed from `before` to `after`, each sorted. */
 export function keyChanges(
   before: ReadonlyMap<string, KeyContent>,
   after: ReadonlyMap<string, KeyContent>,
   showValues: boolean,
 ): Extract<Comparison, { state: 'compared' }> {
-  const added = [...after.keys()].filter((key) => !before.has(key)).sort(byName);
-  const removed = [...before.keys()].filter((key) => !after.has(key)).sort(byName);
+  const added = [...after.keys()].filter((key) => !before.has(key)).sort(byCodeUnit);
+  const removed = [...before.keys()].filter((key) => !after.has(key)).sort(byCodeUnit);
   const changed = [...after.keys()]
     .filter((key) => before.has(key) && before.get(key)?.digest !== after.get(key)?.digest)
-    .sort(byName);
+    .sort(byCodeUnit);
   if (!showValues) return { state: 'compared', added, removed, changed };
   const values: ValueChange[] = [...new Set([...added, ...removed, ...changed])]
-    .sort(byName)
+    .sort(byCodeUnit)
     .map((key) => {
       const was = before.get(key)?.value;
       const now = after.get(key)?.value;
@@ -176,7 +173,7 @@ function pinnedOf(
   showValues: boolean,
 ): PinnedSnapshot[] {
   return [...revision.snapshots]
-    .sort(([a], [b]) => byName(a, b))
+    .sort(([a], [b]) => byCodeUnit(a, b))
     .map(([source, snapshot]) => {
       const read = readOf(input, source, snapshot);
       const hash =
@@ -209,7 +206,7 @@ export function buildHistory(input: HistoryInput, showValues: boolean): HistoryR
       snapshots: pinnedOf(input, revision, previous, showValues),
       unpinned: [...(previous?.snapshots.keys() ?? [])]
         .filter((source) => !revision.snapshots.has(source))
-        .sort(byName),
+        .sort(byCodeUnit),
     };
   });
   return {
