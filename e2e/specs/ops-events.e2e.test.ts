@@ -60,7 +60,10 @@ function byObjectAndMessage(a: EventFacts, b: EventFacts): number {
   return `${a.object} ${a.message}`.localeCompare(`${b.object} ${b.message}`);
 }
 
-/** Polls until kreload's Events in `namespace` are exactly `expected` (any order). */
+/**
+ * Polls until kreload's Events in `namespace` are exactly `expected` (any order). A folded repeat's
+ * count is written up to 30 s after the Event's last write (§13.3), hence the wait.
+ */
 async function expectEvents(namespace: string, expected: readonly EventFacts[]): Promise<void> {
   const want = [...expected].sort(byObjectAndMessage);
   let last: EventFacts[] = [];
@@ -70,7 +73,7 @@ async function expectEvents(namespace: string, expected: readonly EventFacts[]):
         last = (await kreloadEvents(namespace)).map(factsOf).sort(byObjectAndMessage);
         return JSON.stringify(last) === JSON.stringify(want);
       },
-      { timeoutMs: 20_000, describe: `kreload's Events in ${namespace}` },
+      { timeoutMs: 45_000, describe: `kreload's Events in ${namespace}` },
     );
   } catch {
     // Show the difference rather than a timeout.

@@ -18,7 +18,7 @@ export interface EventRecorderDeps {
   readonly foldWindowMs?: number;
   /**
    * A folded Event's count is written at most once per this interval: repeats sooner than that
-   * after its last write are added up and written together when it has passed. Default 5 s (§13.3).
+   * after its last write are added up and written together when it has passed. Default 30 s (§13.3).
    */
   readonly countIntervalMs?: number;
   /** For the deferred count writes. Default: the system's. */
@@ -63,7 +63,7 @@ interface Deferred {
 }
 
 const TEN_MINUTES_MS = 10 * 60_000;
-const DEFAULT_COUNT_INTERVAL_MS = 5_000;
+const DEFAULT_COUNT_INTERVAL_MS = 30_000;
 const DEFAULT_MAX_REMEMBERED = 4096;
 const DEFAULT_CONCURRENCY = 2;
 /** Event names are DNS subdomains (≤ 253) and get a `.` and 16 hex digits appended. */
