@@ -25,9 +25,15 @@ export function objectAt(value: unknown, path: readonly string[]): JsonObject | 
   return isJsonObject(current) ? current : undefined;
 }
 
-/** The value at a non-empty `path`; undefined when missing. */
+/** The value at a non-empty `path`; undefined when missing. Read for every field of every event: no copy of `path`. */
 function leafAt(value: unknown, path: readonly string[]): JsonValue | undefined {
-  return objectAt(value, path.slice(0, -1))?.[path.at(-1) ?? ''];
+  let current: unknown = value;
+  const last = path.length - 1;
+  for (let i = 0; i < last; i++) {
+    if (!isJsonObject(current)) return undefined;
+    current = current[path[i] ?? ''];
+  }
+  return isJsonObject(current) ? current[path[last] ?? ''] : undefined;
 }
 
 export function stringAt(value: unknown, path: readonly string[]): string | undefined {
