@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ANNOTATION_KEYS } from '../core/types.ts';
 import {
+  keptAnnotations,
+  NO_ANNOTATIONS,
   projectConfigMap,
   projectNamespaceName,
   projectSecret,
@@ -192,5 +194,33 @@ describe('projectSecretProviderClass and projectNamespaceName', () => {
     [{}, undefined],
   ])('namespace %j → %s', (wire, name) => {
     expect(projectNamespaceName(wire)).toBe(name);
+  });
+});
+
+describe('keptAnnotations', () => {
+  const KEPT = ['a', 'b', 'constructor'];
+  it.each<[string, unknown, Record<string, string>]>([
+    ['no metadata', {}, {}],
+    ['no annotations', { metadata: {} }, {}],
+    ['annotations not an object', { metadata: { annotations: ['a'] } }, {}],
+    ['only the kept keys', { metadata: { annotations: { a: '1', c: '3' } } }, { a: '1' }],
+    ['a non-string value is dropped', { metadata: { annotations: { a: 1, b: '2' } } }, { b: '2' }],
+    ['an inherited name is not an annotation', { metadata: { annotations: { c: '3' } } }, {}],
+    [
+      'an own key named like an inherited one is kept',
+      JSON.parse('{"metadata":{"annotations":{"constructor":"x"}}}'),
+      { constructor: 'x' },
+    ],
+  ])('%s', (_case, obj, expected) => {
+    const kept = keptAnnotations(obj, KEPT);
+    expect({ ...kept }).toEqual(expected);
+    if (Object.keys(expected).length === 0) expect(kept).toBe(NO_ANNOTATIONS);
+  });
+
+  it('shares no object with the wire object', () => {
+    const wire = { metadata: { annotations: { a: '1', [LAST_APPLIED]: '{}' } } };
+    const kept = keptAnnotations(wire, KEPT);
+    expect(kept).not.toBe(wire.metadata.annotations);
+    expect(kept).toEqual({ a: '1' });
   });
 });

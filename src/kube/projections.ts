@@ -8,7 +8,7 @@ import { hashConfigMap, hashSecret, hashSecretProviderClassPodStatus } from '../
 import { keptSourceKeys, type SourceAnnotationName } from '../core/annotations.ts';
 import type { AnnotationKeys, Annotations, Labels, SourceType, SourceView } from '../core/types.ts';
 import type { PodStatusView, ProviderClassView } from '../watch/ports.ts';
-import { objectsAt, stringAt, stringMapAt } from '../core/json.ts';
+import { objectAt, objectsAt, stringAt, stringMapAt } from '../core/json.ts';
 
 /**
  * What every projection of a workload or source keeps, whichever path read the object (a watch, a
@@ -77,11 +77,15 @@ export const NO_ANNOTATIONS: Annotations = Object.freeze({});
  * `NO_ANNOTATIONS` when none is.
  */
 export function keptAnnotations(obj: unknown, keys: readonly string[]): Annotations {
-  const all = stringMapAt(obj, ['metadata', 'annotations']) ?? {};
+  // Read in place: a copy of every annotation (`last-applied-configuration` among them) per event
+  // would be thrown away at once.
+  const all = objectAt(obj, ['metadata', 'annotations']);
+  if (all === undefined) return NO_ANNOTATIONS;
   let kept: Record<string, string> | undefined;
   for (const key of keys) {
+    if (!Object.hasOwn(all, key)) continue;
     const value = all[key];
-    if (value !== undefined) (kept ??= {})[key] = value;
+    if (typeof value === 'string') (kept ??= {})[key] = value;
   }
   return kept ?? NO_ANNOTATIONS;
 }

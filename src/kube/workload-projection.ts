@@ -152,25 +152,28 @@ function uniqueStrings(values: readonly (string | undefined)[]): string[] {
  * view names the live sources, so tracking and the index never follow the copies.
  */
 function projectContainer(container: JsonObject, live: ReferenceRename): ContainerView {
-  const env = objectsAt(container, ['env']);
-  const envFrom = objectsAt(container, ['envFrom']);
+  // One pass over env, then envFrom: every watch event of a workload projects every container.
   const stakaterEnv: Record<string, string> = {};
-  for (const entry of env) {
+  const configMaps: (string | undefined)[] = [];
+  const secrets: (string | undefined)[] = [];
+  for (const entry of objectsAt(container, ['env'])) {
     const name = stringAt(entry, ['name']);
     const value = stringAt(entry, ['value']);
     if (name?.startsWith('STAKATER_') && value !== undefined) stakaterEnv[name] = value;
+    const valueFrom = objectAt(entry, ['valueFrom']);
+    if (valueFrom === undefined) continue;
+    configMaps.push(stringAt(valueFrom, ['configMapKeyRef', 'name']));
+    secrets.push(stringAt(valueFrom, ['secretKeyRef', 'name']));
+  }
+  for (const entry of objectsAt(container, ['envFrom'])) {
+    configMaps.push(stringAt(entry, ['configMapRef', 'name']));
+    secrets.push(stringAt(entry, ['secretRef', 'name']));
   }
   return {
     name: stringAt(container, ['name']) ?? '',
     stakaterEnv,
-    envConfigMaps: liveNames(live, 'CONFIGMAP', [
-      ...env.map((e) => stringAt(e, ['valueFrom', 'configMapKeyRef', 'name'])),
-      ...envFrom.map((e) => stringAt(e, ['configMapRef', 'name'])),
-    ]),
-    envSecrets: liveNames(live, 'SECRET', [
-      ...env.map((e) => stringAt(e, ['valueFrom', 'secretKeyRef', 'name'])),
-      ...envFrom.map((e) => stringAt(e, ['secretRef', 'name'])),
-    ]),
+    envConfigMaps: liveNames(live, 'CONFIGMAP', configMaps),
+    envSecrets: liveNames(live, 'SECRET', secrets),
     volumeMounts: uniqueStrings(
       objectsAt(container, ['volumeMounts']).map((m) => stringAt(m, ['name'])),
     ),
@@ -229,12 +232,27 @@ export function projectWorkload(
   obj: unknown,
   settings: ProjectionSettings,
 ): WorkloadView | undefined {
-  const { keys, keepLabels } = settings;
+  return workloadProjector(settings)(row, obj);
+}
+
+/** `projectWorkload` for one configuration, its kept keys worked out once (a watch's every event). */
+export function workloadProjector(
+  settings: ProjectionSettings,
+): (row: WorkloadKindRow, obj: unknown) => WorkloadView | undefined {
+  const kept = keptWorkloadKeys(settings.keys);
+  return (row, obj) => project(row, obj, kept, settings.keepLabels);
+}
+
+function project(
+  row: WorkloadKindRow,
+  obj: unknown,
+  kept: readonly string[],
+  keepLabels: boolean,
+): WorkloadView | undefined {
   const id = objectIdentity(obj);
   if (!id) return undefined;
   const { kind } = row;
   const template = row.templatePath && objectAt(obj, row.templatePath);
-  const kept = keptWorkloadKeys(keys);
   const revisionDigest = stringAt(obj, ['metadata', 'labels', REVISION_DIGEST]);
   return {
     ref: { kind, namespace: id.namespace, name: id.name },

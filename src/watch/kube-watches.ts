@@ -22,7 +22,7 @@ import type { ApiResource } from '../kube/resources.ts';
 import { OTHER_RESOURCES, workloadResource } from '../kube/resources.ts';
 import { createResourceListWatch, type PageLimiter } from '../kube/resource-list-watch.ts';
 import type { StreamingKubeTransport } from '../kube/transport.ts';
-import { projectWorkload } from '../kube/workload-projection.ts';
+import { workloadProjector } from '../kube/workload-projection.ts';
 import { projectReloadPolicy } from '../kube/policy-projection.ts';
 import type { ReloadPolicyView } from '../core/reload-policy.ts';
 import type { Metrics, ResourceType } from '../metrics/metrics.ts';
@@ -130,11 +130,12 @@ export class WatchFactory {
     sink: ViewSink<WorkloadView>,
   ): ResourceWatch[] {
     const api = workloadResource(row);
+    const project = workloadProjector(this.#deps.projection);
     return this.#create({
       resource: api.plural,
       api,
       targets,
-      project: (obj) => projectWorkload(row, obj, this.#deps.projection),
+      project: (obj) => project(row, obj),
       sink,
       idOf: (view) => view.ref.name,
       isFiltered: (view) => this.#deps.isFiltered?.(view.ref.namespace, {}) === true,
