@@ -11,7 +11,12 @@ import { BASELINE, DEFAULT_ANNOTATION_KEYS as KEYS } from '../core/types.ts';
 import { recordKey, storeObjectName } from '../kube/baseline-records.ts';
 import type { KubeRequest } from '../kube/transport.ts';
 import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
-import { InMemoryCluster, isRoll, startPipeline } from '../testing/in-memory-cluster.ts';
+import {
+  annotationsOf,
+  InMemoryCluster,
+  isRoll,
+  startPipeline,
+} from '../testing/in-memory-cluster.ts';
 import {
   aPipelineBaselineStore,
   InMemoryConfigMaps,
@@ -168,4 +173,100 @@ describe('a 403 on a store write while recorded workloads wait for their roll', 
       ).toEqual([{ [BASELINE]: `{"configmap/app-config":"${NOW}"}` }]);
     }
   });
+});
+
+type Restarted = 'the Role granted since' | 'writes still refused';
+
+describe('a workload whose baseline was copied from its record after the fall-back', () => {
+  it.each<Restarted>(['the Role granted since', 'writes still refused'])(
+    'rolls once for the next change, nothing after; kill -9 and restart (%s) writes it nothing',
+    async (restarted) => {
+      const ns = 'team-a';
+      // Recorded at NOW by an earlier run, nothing changed while kreload was down.
+      const recorded = deployment(ns, 'recorded', 'never rolled');
+      const fresh = deployment(ns, 'fresh', 'never rolled');
+      const keys = [recorded, fresh].map((view) => workloadKey(view.ref));
+      const object = storeObjectName(ns, 0);
+      const configMaps = new InMemoryConfigMaps(HOME);
+      configMaps.objects.set(object, {
+        metadata: {
+          name: object,
+          namespace: HOME,
+          resourceVersion: '5',
+          annotations: { 'kreload.io/baseline-namespace': ns },
+        },
+        data: { [recordKey(recorded)]: `{"configmap/app-config":"${NOW}"}` },
+      });
+      const cluster = new InMemoryCluster();
+      for (const view of [recorded, fresh]) cluster.api.put(view);
+      /** One kreload process listing the server as it is now; its store writes may be refused. */
+      const start = (refused: boolean) => {
+        const wired: { router?: { triggerAll(keys: readonly string[]): void } } = {};
+        const store = aPipelineBaselineStore(
+          {
+            request: (request) =>
+              refused ? Promise.reject(statusError(403)) : configMaps.request(request),
+          },
+          { namespace: HOME, events: { onFellBack: () => wired.router?.triggerAll(keys) } },
+        );
+        store.consumer.replace(configMaps.observed(), '5');
+        const process = startPipeline(cluster, {
+          sourceTypes: ['CONFIGMAP'],
+          debounce: { syncDelayMs: SYNC_DELAY_MS, syncMaxDelayMs: 30_000 },
+          baselines: store,
+        });
+        wired.router = process.router;
+        process.watched.store.replace(
+          'Deployment',
+          [recorded, fresh].flatMap((view) => cluster.api.server(view.ref) ?? []),
+        );
+        process.queue.start();
+        return process;
+      };
+      const sentTo = (from: number) =>
+        cluster.sent
+          .slice(from)
+          .filter((write) => write.key === keys[0])
+          .map((write) => ({ roll: isRoll(write), annotations: annotationsOf(write) }));
+
+      const first = start(true);
+      first.watched.byType.CONFIGMAP?.replace([aConfigMap(ns, 'app-config').withHash(NOW).build()]);
+      first.router.triggerAll(keys);
+      await vi.advanceTimersByTimeAsync(10_000);
+      await first.queue.idle();
+      expect(sentTo(0), 'its B copied from the record, no roll').toEqual([
+        { roll: false, annotations: { [BASELINE]: `{"configmap/app-config":"${NOW}"}` } },
+      ]);
+
+      const copied = cluster.sent.length;
+      first.watched.byType.CONFIGMAP?.upsert(aConfigMap(ns, 'app-config').withHash(OTHER).build());
+      await vi.advanceTimersByTimeAsync(30_000);
+      await first.queue.idle();
+      // W keeps `{}`: with no B of its own, the record would be read as B again and copied back,
+      // a write after the roll (which stalls a roll by eviction, docs/evict-strategy.md).
+      expect(sentTo(copied), 'one roll, which keeps an empty B, and nothing after').toEqual([
+        {
+          roll: true,
+          annotations: expect.objectContaining({ [BASELINE]: '{}' }) as unknown,
+        },
+      ]);
+
+      // kill -9: the record the first process could not remove is still in the store.
+      const rolled = cluster.sent.length;
+      first.queue.stop();
+      expect(configMaps.observed()[0]?.data.has(recordKey(recorded))).toBe(true);
+      const second = start(restarted === 'writes still refused');
+      second.watched.byType.CONFIGMAP?.replace([
+        aConfigMap(ns, 'app-config').withHash(OTHER).build(),
+      ]);
+      second.router.triggerAll(keys);
+      await vi.advanceTimersByTimeAsync(30_000);
+      await second.queue.idle();
+      expect(sentTo(rolled), 'W holds B: the stale record is not read').toEqual([]);
+      expect(
+        configMaps.observed()[0]?.data.has(recordKey(recorded)),
+        'the record is removed once the store may write',
+      ).toBe(restarted === 'writes still refused');
+    },
+  );
 });

@@ -111,11 +111,15 @@ function namespaceSelected(ports: ControllerExplainPorts, namespace: string) {
   return ports.namespaceSelected(namespace);
 }
 
-/** The store's record and its ConfigMap, when the store is in use (docs/adr/0046). */
+/** The store's record and its ConfigMap, as the reconciler reads them (docs/adr/0046). */
 function storedBaseline(ports: ControllerExplainPorts, view: WorkloadView) {
   const { baselines } = ports;
-  if (baselines?.inUse() !== true) return undefined;
-  return { raw: baselines.recordOf(view), object: baselines.objectOf(view) };
+  if (baselines === undefined) return undefined;
+  return {
+    raw: baselines.recordOf(view),
+    object: baselines.objectOf(view),
+    readOnly: !baselines.inUse(),
+  };
 }
 
 /** What the running controller knows of the workload `key` in `namespace`. */

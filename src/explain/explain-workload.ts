@@ -109,6 +109,8 @@ export interface ControllerKnowledge {
 export interface StoredBaselineFact {
   readonly raw: string | undefined;
   readonly object: string | undefined;
+  /** The store fell back: the record is still read, but B goes to the workload. */
+  readonly readOnly?: boolean | undefined;
 }
 
 /** A roll by eviction as the controller's eviction tracker holds it. */
@@ -190,8 +192,8 @@ export interface WorkloadInput {
   readonly recreationPendingSince?: number | undefined;
   readonly controller?: ControllerKnowledge | undefined;
   /**
-   * When the store is in use: the workload's record, from the controller's cache or, for the CLI,
-   * from the store's ConfigMaps as just read. Undefined: the store is not in use or not read.
+   * The workload's record, from the controller's cache (read-only once its store fell back) or,
+   * for the CLI, from the store's ConfigMaps as just read. Undefined: the store is off or not read.
    */
   readonly storedBaseline?: StoredBaselineFact | undefined;
   /** What the ReloadPolicies give the workload (docs/reload-policy.md); none when not given. */
@@ -453,7 +455,10 @@ function plan(input: WorkloadInput): ReconcilePlan {
       return factsOf(parsed.type, readOf(input, key), options);
     },
     marks: input.controller?.marks ?? NO_MARKS,
-    storedBaseline: input.storedBaseline && { raw: input.storedBaseline.raw },
+    storedBaseline: input.storedBaseline && {
+      raw: input.storedBaseline.raw,
+      readOnly: input.storedBaseline.readOnly,
+    },
     now: input.now,
     policySources: binding.sources,
   });

@@ -177,7 +177,10 @@ export class KubeBaselineStore implements BaselineStore {
 
   /**
    * From now on B of never-rolled workloads is written into them (`--baseline-store=workload`):
-   * the store cannot be read or written. Records not yet written are dropped, never sent.
+   * records not yet written are never sent, and none is set or removed. The records read so far
+   * (none after a refused list), and those set before, are still answered by `recordOf`: the
+   * planner reads one as B of a workload whose metadata holds none, until its first write moves B
+   * into the workload, so a change made while kreload was down still rolls it.
    */
   fallBack(cause: FallBackCause): void {
     if (!this.#inUse) return;

@@ -6,6 +6,7 @@ import { ApiError } from '../core/api-error.ts';
 import { workloadKey } from '../core/keys.ts';
 import type { SourceKey } from '../core/types.ts';
 import {
+  BASELINE,
   DEFAULT_ANNOTATION_KEYS as KEYS,
   EVICT_BEFORE,
   POD_ROLLOUT_STRATEGY,
@@ -277,6 +278,64 @@ describe('a roll by eviction', () => {
     await dry.reconcile(KEY);
     expect(pods.requests).toEqual([]);
     expect(writer.writes).toEqual([]);
+  });
+});
+
+describe('a roll by eviction after the baseline store fell back (docs/adr/0046)', () => {
+  const RECORD = JSON.stringify({ [CM]: H0 });
+  /** Never rolled: B only in the store's record (H0), which the store can no longer remove. */
+  const NEVER_ROLLED = aWorkload('Deployment', NS, 'api')
+    .withUid(DEPLOY_UID)
+    .withResourceVersion('10')
+    .withAnnotation(KEYS.auto, 'true')
+    .withAnnotation(POD_ROLLOUT_STRATEGY, 'evict')
+    .withContainer(aContainer('app').withEnvFrom('configmap', 'app-config'));
+  const cases = [
+    ['B still in the record alone', NEVER_ROLLED.build()],
+    ['B copied from the record into W', NEVER_ROLLED.withAnnotation(BASELINE, RECORD).build()],
+  ] as const;
+
+  it.each(cases)('%s: W keeps {} and every old pod is evicted once', async (_name, view) => {
+    workloads.put(view);
+    writer.put(view);
+    const baselines = {
+      inUse: () => false,
+      recordOf: () => RECORD,
+      record: () => expect.unreachable('a store that fell back is not written'),
+    };
+    await runRounds(
+      () =>
+        new Reconciler({
+          workloads,
+          sources,
+          marks: new MarkStore(),
+          writer,
+          observer,
+          pods,
+          baselines,
+          options: DEFAULT_RECONCILE_OPTIONS,
+          now: () => now,
+          random: () => 0.5,
+        }),
+    );
+
+    // Never a write between the roll's and the marker's removal: the record is not read as B again.
+    expect(patches()).toEqual([
+      JSON.stringify({
+        metadata: {
+          resourceVersion: '10',
+          annotations: {
+            [BASELINE]: '{}',
+            [SOURCE_HASHES]: JSON.stringify({ [CM]: H1 }),
+            [EVICT_BEFORE]: '2026-12-06T10:00:02Z',
+          },
+        },
+      }),
+      JSON.stringify({
+        metadata: { resourceVersion: '11', annotations: { [EVICT_BEFORE]: null } },
+      }),
+    ]);
+    expect(pods.evictions()).toEqual(['api-a', 'api-b', 'api-c']);
   });
 });
 

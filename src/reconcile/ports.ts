@@ -85,7 +85,8 @@ export interface WorkloadLookup {
 export interface BaselineStore {
   /**
    * False once the store fell back to baselines on the workloads (its ConfigMaps are forbidden):
-   * a first sight then writes B into W, as with `--baseline-store=workload`.
+   * a first sight then writes B into W, as with `--baseline-store=workload`, and no record is
+   * written or removed. The records read until then are still answered by `recordOf`.
    */
   inUse(): boolean;
   /** The workload's record (a `kreload.io/baseline` hash map), or undefined when there is none. */

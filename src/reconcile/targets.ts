@@ -160,10 +160,14 @@ export class Targets {
     });
   }
 
-  /** The store's record, when B of never-rolled workloads lives in the store (docs/adr/0046). */
+  /**
+   * The store's record (docs/adr/0046). Once the store fell back, the records it read (and those
+   * set before) are still read, read-only: a change made while kreload was down still rolls.
+   */
   #storedBaseline(view: WorkloadView): StoredBaseline | undefined {
     const { baselines } = this.#deps;
-    return baselines?.inUse() ? { raw: baselines.recordOf(view) } : undefined;
+    if (baselines === undefined) return undefined;
+    return { raw: baselines.recordOf(view), readOnly: !baselines.inUse() };
   }
 
   /** Sources that only a reload list can make tracked: every source of a type the workload lists. */

@@ -226,4 +226,76 @@ describe('planReconcile with a baseline store', () => {
     const planned = plan(rolledOnce, H1, { raw: undefined });
     expect(writesOf(planned)).toEqual({ action: 'roll', rolling: [CM] });
   });
+
+  describe('after the store fell back: its records are read, B goes to W, the store is not written', () => {
+    const readOnly = (raw: string | undefined): StoredBaseline => ({ raw, readOnly: true });
+    const ALL_H0 = `{"${CM}":"${H0}","${SECRET}":"${H0}"}`;
+    it.each<[string, Case]>([
+      [
+        'no record: first sight writes W, as with the store off',
+        {
+          view: api(),
+          cmHash: H1,
+          stored: readOnly(undefined),
+          expected: { action: 'baseline', rolling: [], baseline: BOTH(H1) },
+        },
+      ],
+      [
+        'record = D: the record is copied into W, no roll',
+        {
+          view: api(),
+          cmHash: H1,
+          stored: readOnly(BOTH(H1)),
+          expected: { action: 'baseline', rolling: [], baseline: BOTH(H1) },
+        },
+      ],
+      [
+        'changed while down (record ≠ D): one roll, W takes B',
+        {
+          view: api(),
+          cmHash: H1,
+          stored: readOnly(BOTH(H0)),
+          expected: { action: 'roll', rolling: [CM], baseline: SECRET_ONLY },
+        },
+      ],
+      [
+        'a roll from the record of every key: W gets `{}`',
+        {
+          view: api(),
+          cmHash: H1,
+          stored: readOnly(ALL_H0),
+          expected: { action: 'roll', rolling: [CM, SECRET], baseline: '{}' },
+        },
+      ],
+      [
+        'B copied into W, then a roll of every key: W keeps `{}`, never no B',
+        {
+          view: api({ baseline: ALL_H0 }),
+          cmHash: H1,
+          stored: readOnly(ALL_H0),
+          expected: { action: 'roll', rolling: [CM, SECRET], baseline: '{}' },
+        },
+      ],
+      [
+        'rolled since (W `{}`): the stale record is not read, a key without A is baselined',
+        {
+          view: api({ env: H1, baseline: '{}' }),
+          cmHash: H1,
+          stored: readOnly(ALL_H0),
+          expected: { action: 'baseline', rolling: [], baseline: SECRET_ONLY },
+        },
+      ],
+      [
+        'rolled by Reloader for one key, recorded for the other: that one rolls',
+        {
+          view: api({ env: H1 }),
+          cmHash: H1,
+          stored: readOnly(`{"${SECRET}":"${H0}"}`),
+          expected: { action: 'roll', rolling: [SECRET], baseline: '{}' },
+        },
+      ],
+    ])('%s', (_name, { view, cmHash, stored, expected }) => {
+      expect(writesOf(plan(view, cmHash, stored))).toEqual(expected);
+    });
+  });
 });

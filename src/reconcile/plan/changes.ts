@@ -221,11 +221,26 @@ function rollBaseline(
   next: ReadonlyMap<SourceKey, string>,
   state: PersistedState,
 ): string | null | undefined {
-  if (state.baselineHome === 'store' && state.raw.record !== undefined) {
+  if ((state.baselineHome === 'store' && state.raw.record !== undefined) || state.keptRecord) {
     return changed(formatHashMap(next) ?? '{}', state.raw.baseline);
   }
-  if (state.raw.baseline === '{}' && next.size === 0) return undefined;
-  return changedMap(next, state.baseline, state.raw.baseline);
+  return workloadBaseline(next, state);
+}
+
+/**
+ * W's B as planned. W's `{}` says W owns B, so an empty B keeps it; and while the store keeps a
+ * record it can no longer remove (it fell back, docs/adr/0046), W's B, once written, is emptied to
+ * `{}`, never removed: with no B of its own, W would have its stale record read as B again.
+ */
+function workloadBaseline(
+  next: ReadonlyMap<SourceKey, string>,
+  state: PersistedState,
+): string | null | undefined {
+  const raw = state.raw.baseline;
+  if (next.size === 0 && raw !== undefined && (raw === '{}' || state.keptRecord)) {
+    return changed('{}', raw);
+  }
+  return changedMap(next, state.baseline, raw);
 }
 
 /** The store's record goes once W owns B: after a roll, or when W holds an older version's B. */
@@ -236,8 +251,6 @@ function retiredRecord(state: PersistedState, rolls: boolean): { baselineRecord?
 
 export function planChanges(context: ChangeContext): PlannedChanges {
   const ordered = byObservation(context);
-  const rawBaseline = context.state.raw.baseline;
-  const heldBaseline = context.state.baseline;
   const pendingRoll = changedMap(
     nextPending(context.keys, context.state.pending),
     context.state.pending,
@@ -263,10 +276,7 @@ export function planChanges(context: ChangeContext): PlannedChanges {
     }
     return {
       envWrites: [],
-      baseline:
-        rawBaseline === '{}' && baseline.size === 0
-          ? undefined
-          : changedMap(baseline, heldBaseline, rawBaseline),
+      baseline: workloadBaseline(baseline, context.state),
       ...retiredRecord(context.state, false),
       ...(pendingRoll !== undefined && { pendingRoll }),
     };

@@ -67,6 +67,12 @@ export interface PlanOptions {
  */
 export interface StoredBaseline {
   readonly raw: string | undefined;
+  /**
+   * The store fell back to baselines on the workloads: its records, as read until then, are still
+   * B of a workload whose metadata holds none, but B now goes to the workload, and no record is
+   * written or removed any more.
+   */
+  readonly readOnly?: boolean | undefined;
 }
 
 export interface PlanInput {

@@ -22,9 +22,15 @@ export interface PersistedState {
   readonly baseline: HashMap;
   /**
    * Where B lives (docs/adr/0046): `workload` when W holds `kreload.io/baseline` (even `{}`, which
-   * a roll writes to retire a store record) or the store is off; `store` otherwise.
+   * a roll writes to retire a store record) or the store is off or fell back; `store` otherwise.
    */
   readonly baselineHome: 'workload' | 'store';
+  /**
+   * The store fell back with a record of W it can no longer remove (docs/adr/0046). That record is
+   * B only while W holds no `kreload.io/baseline`; once W does, W keeps it (`{}` at least, also
+   * through a roll), so the record is never read as B again.
+   */
+  readonly keptRecord: boolean;
   /** W `kreload.io/pending-roll`: changes a hold owes a roll for (docs/adr/0043). */
   readonly pending: HashMap;
   /** The key and hash PT `last-reloaded-from` names, when it names a source of this namespace. */
@@ -35,7 +41,7 @@ export interface PersistedState {
     readonly workloadHashes: string | undefined;
     readonly baseline: string | undefined;
     readonly pending: string | undefined;
-    /** The store's record, when the store is on and holds one. */
+    /** The store's record, when the store is in use and holds one. */
     readonly record: string | undefined;
     /** W `kreload.io/rollout-failed`: a failed rollout of this workload halted a change (ADR 0043). */
     readonly rolloutFailed: string | undefined;
@@ -90,7 +96,8 @@ function readRecord(raw: string | undefined, cache: HashMapCache | undefined): H
 
 /**
  * `cache`: parsed maps shared with other reconciles (the maps are read, never changed). `stored`:
- * the baseline store's record of the workload, when the store is on (docs/adr/0046).
+ * the baseline store's record of the workload, when the store is on (docs/adr/0046); read-only
+ * once it fell back, when B read from it goes to W.
  */
 export function readPersistedState(
   view: WorkloadView,
@@ -102,12 +109,14 @@ export function readPersistedState(
   const workload = readHashMap(view.annotations, SOURCE_HASHES, problems, cache);
   const baseline = readHashMap(view.annotations, BASELINE, problems, cache);
   const pending = readHashMap(view.annotations, PENDING_ROLL, problems, cache);
-  const inStore = stored !== undefined && baseline.raw === undefined;
+  const fromRecord = stored !== undefined && baseline.raw === undefined;
+  const readOnly = stored?.readOnly === true;
   return {
     templateHashes: template.map,
     workloadHashes: workload.map,
-    baseline: inStore ? readRecord(stored.raw, cache) : baseline.map,
-    baselineHome: inStore ? 'store' : 'workload',
+    baseline: fromRecord ? readRecord(stored.raw, cache) : baseline.map,
+    baselineHome: fromRecord && !readOnly ? 'store' : 'workload',
+    keptRecord: readOnly && stored.raw !== undefined,
     pending: pending.map,
     lastReloadedFrom: readLastReloadedFrom(view, problems),
     raw: {
@@ -115,7 +124,7 @@ export function readPersistedState(
       workloadHashes: workload.raw,
       baseline: baseline.raw,
       pending: pending.raw,
-      record: stored?.raw,
+      record: readOnly ? undefined : stored?.raw,
       rolloutFailed: view.annotations[ROLLOUT_FAILED],
     },
     problems,
