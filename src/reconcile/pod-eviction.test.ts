@@ -12,7 +12,7 @@ import {
   POD_ROLLOUT_STRATEGY,
   SOURCE_HASHES,
 } from '../core/types.ts';
-import { aConfigMap, aContainer, aWorkload } from '../testing/builders.ts';
+import { aConfigMap, aContainer, aSecret, aWorkload } from '../testing/builders.ts';
 import { InMemoryPods } from '../testing/in-memory-pods.ts';
 import { InMemorySources } from '../testing/in-memory-sources.ts';
 import { InMemoryWorkloads } from '../testing/in-memory-workloads.ts';
@@ -256,6 +256,33 @@ describe('a roll by eviction', () => {
     expect(result).toMatchObject({ outcome: 'failed' });
     expect(pods.evictions()).toEqual([]);
     expect(writer.writes).toEqual([]);
+  });
+
+  it('a write of something else while the roll is under way does not stall it', async () => {
+    // The roll was written; then a Secret the workload did not reference before is added to it,
+    // so the next reconcile writes that Secret's baseline first. kreload's own write triggers no
+    // reconcile: the eviction rounds must go on by themselves.
+    const underWay = API.withAnnotation(SOURCE_HASHES, JSON.stringify({ [CM]: H1 }))
+      .withAnnotation(EVICT_BEFORE, '2026-12-06T10:00:02Z')
+      .withContainer(aContainer('sidecar').withEnvFrom('secret', 'db'))
+      .build();
+    workloads.put(underWay);
+    writer.put(underWay);
+    sources.put(aSecret(NS, 'db').withHash(H0).build());
+    await runRounds(reconciler);
+
+    expect(patches()).toEqual([
+      JSON.stringify({
+        metadata: {
+          resourceVersion: '10',
+          annotations: { [BASELINE]: JSON.stringify({ 'secret/db': H0 }) },
+        },
+      }),
+      JSON.stringify({
+        metadata: { resourceVersion: '11', annotations: { [EVICT_BEFORE]: null } },
+      }),
+    ]);
+    expect(pods.evictions()).toEqual(['api-a', 'api-b', 'api-c']);
   });
 
   it('dry-run evicts nothing', async () => {
