@@ -3,7 +3,7 @@
  * records the applied state and the W `kreload.io/evict-before` marker; from then on, every
  * reconcile that has nothing else to write runs one round: GET the workload, LIST its pods through
  * the owner chain, evict what the budget allows through the Eviction API, and ask to be reconciled
- * again. The marker goes once no pod created at or before it is left. A PodDisruptionBudget that
+ * again (a reconcile that writes something else asks for that too). The marker goes once no pod created at or before it is left. A PodDisruptionBudget that
  * refuses (429) holds the roll with its reason, retried on the eviction-hold backoff through the
  * queue's timed trigger. All it keeps in memory is how many holds in a row each key has met.
  */
@@ -52,9 +52,15 @@ export class PodEviction implements ReconcileStage {
     this.#deps = deps;
   }
 
-  /** After the roll's write: the first round once the marker's second has passed. */
+  /**
+   * After the roll's write: the first round once the marker's second has passed. After any other
+   * write while a roll is under way (a baseline, a held change): its next round. kreload's own
+   * writes trigger no reconcile, so without it the roll would wait for the next full reconcile.
+   */
   written(_pass: Pass, target: Target): StageAnswer {
-    if (target.plan.action !== 'roll' || target.plan.rollAction !== 'evict-pods') return undefined;
+    const { plan, view } = target;
+    const starts = plan.action === 'roll' && plan.rollAction === 'evict-pods';
+    if (!starts && view.annotations[EVICT_BEFORE] === undefined) return undefined;
     return { againAt: this.#deps.now() + EVICTION_POLL_MS };
   }
 
