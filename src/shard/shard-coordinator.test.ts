@@ -194,6 +194,37 @@ describe('ShardCoordinator', () => {
     expect(a.released.sort()).toEqual(moving);
   });
 
+  it('a bucket draining with a write in flight and assigned back (the newcomer stalled): held again in that round', async () => {
+    const a = replica('a');
+    await rounds([a], 2);
+    const b = replica('b');
+    const moving = assignBuckets(['a', 'b'], BUCKETS, ALL_HELD_BY_A).flatMap((o, bucket) =>
+      o === 'b' ? [bucket] : [],
+    );
+    const bucket = moving[0] ?? -1;
+    const namespace = namespaceIn(a.coordinator, bucket);
+    const answer = Promise.withResolvers<undefined>();
+    const inFlight = a.writes.admit(
+      a.coordinator,
+      { kind: 'Deployment', namespace, name: 'w' },
+      () => answer.promise,
+    );
+    await rounds([b, a], 1);
+    expect(a.coordinator.owns(namespace)).toBe(false);
+    const acquiredBefore = a.acquired.filter((x) => x === bucket).length;
+    // b runs no more rounds before it could take the busy bucket: a, a member for a lease duration
+    // now, assigns only to members it has seen live that long, and is given the bucket back while
+    // its write is still in flight.
+    for (let round = 0; round < 10 && !a.coordinator.owns(namespace); round += 1) {
+      await rounds([a], 1);
+    }
+    expect(a.coordinator.owns(namespace)).toBe(true);
+    expect(a.coordinator.mayWrite(namespace)).toBe(true);
+    expect(a.acquired.filter((x) => x === bucket).length).toBe(acquiredBefore + 1);
+    answer.resolve(undefined);
+    await inFlight;
+  });
+
   it('a dead member’s buckets are taken over after the lease duration, not before', async () => {
     const [a, b, c] = ['a', 'b', 'c'].map(replica) as [Replica, Replica, Replica];
     await rounds([a, b, c], 2);

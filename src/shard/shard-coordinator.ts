@@ -554,18 +554,23 @@ export class ShardCoordinator {
     if (!state) return;
     const { lease, assigned, nowMs, renewal } = input;
     const attempted = renewal !== undefined;
-    if (renewal !== true) {
-      if (lease) state.observation = observeLease(state.observation, lease, nowMs);
-      state.lease = lease;
-    }
+    if (renewal !== true) this.#observeBucket(state, lease, nowMs);
     const heldHere = state.lease?.record.holderIdentity === this.#settings.identity;
     if (state.phase !== 'none' && !heldHere) {
       // Taken over (our term lapsed) or deleted: nothing more is written under it.
       this.#drop(bucket, state, `lease held by ${lease?.record.holderIdentity ?? 'nobody'}`);
     }
+    // Assigned here: kept, unless renewed (or tried) at the round's start as held; one draining
+    // and assigned back is admitted again.
     if (assigned) {
-      if (!attempted) await this.#keep(bucket, state, nowMs);
+      if (!attempted || state.phase === 'draining') await this.#keep(bucket, state, nowMs);
     } else if (heldHere) await this.#handOver(bucket, state, attempted);
+  }
+
+  /** The bucket's Lease as this round's list shows it. */
+  #observeBucket(state: BucketState, lease: ObservedLease | undefined, nowMs: number): void {
+    if (lease) state.observation = observeLease(state.observation, lease, nowMs);
+    state.lease = lease;
   }
 
   /** Assigned here: acquire when free or expired, renew when held. */
