@@ -184,6 +184,7 @@ class KreloadApp implements App {
       timers: SYSTEM_TIMERS,
       random: Math.random,
       mayWrite: () => gate.mayWrite(),
+      fence: ports.baselines,
       contextNamespace: kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace,
       onFellBack: () => {
         this.#resync();

@@ -8,6 +8,7 @@ import type { Options } from '../config/parse-options.ts';
 import { heldWriteMessage, holdForever, type TestFailpoint } from '../config/test-failpoint.ts';
 import type { WatchState } from '../http/readiness.ts';
 import {
+  type BaselineFence,
   BASELINE_STORE_SELECTOR,
   type FallBackCause,
   KubeBaselineStore,
@@ -48,6 +49,8 @@ export interface BaselineStoreContext {
   readonly timers: Timers;
   readonly random: () => number;
   readonly mayWrite: () => boolean;
+  /** Active-active: the bucket fence the records of each namespace pass (docs/adr/0051). */
+  readonly fence?: BaselineFence | undefined;
   /** Namespace of the kubeconfig's current context, if it names one. */
   readonly contextNamespace: string | undefined;
   /** After a fall-back: every workload again, so those the store held get B in W. */
@@ -83,6 +86,7 @@ export function createBaselineStore(
     timers,
     random,
     mayWrite: context.mayWrite,
+    fence: context.fence,
     ...(context.testFailpoint === 'baseline-store-write' && {
       beforeWrite: (batch) => {
         logger.warn(heldWriteMessage('baseline-store-write'), {

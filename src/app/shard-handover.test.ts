@@ -22,8 +22,11 @@ import { InMemoryShardLeases, ManualClock } from '../testing/in-memory-shard-lea
 import { inMemoryWatch, silentLogger } from '../testing/in-memory-watch.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { SYSTEM_TIMERS } from '../time/timers.ts';
+import type { KubeBaselineStore } from '../kube/baseline-store.ts';
+import type { KubeTransport } from '../kube/transport.ts';
+import { InMemoryConfigMaps, aPipelineBaselineStore } from '../testing/in-memory-config-maps.ts';
 import { createPipeline } from './pipeline.ts';
-import { keysInBucket } from './shard.ts';
+import { baselineFence, keysInBucket } from './shard.ts';
 
 const PREFIX = 'kreload';
 const BUCKETS = 4;
@@ -57,12 +60,16 @@ interface Replica {
   readonly coordinator: ShardCoordinator;
   readonly pipeline: ReturnType<typeof createPipeline>;
   readonly watched: ReturnType<typeof inMemoryWatch>['watched'];
+  readonly baselines: KubeBaselineStore | undefined;
+  /** The baseline store requests this replica sent (`--baseline-store=namespace`). */
+  readonly storeWrites: { method: string; path: string; body: unknown }[];
 }
 
 let server: InMemoryCluster;
 let leases: InMemoryShardLeases;
 let clock: ManualClock;
 let replicas: Replica[];
+let configMaps: InMemoryConfigMaps;
 
 /** The API server's writes as the replica's fenced writer; an acknowledged PATCH reaches every store. */
 function sharedWriter(): WorkloadWriter {
@@ -87,8 +94,27 @@ function deliverToAll(ref: WorkloadRef): void {
   }, server.watchLagMs);
 }
 
-function replica(identity: string): Replica {
+/** The store's ConfigMaps as one replica writes them: each request logged under the replica. */
+function storeTransport(log: Replica['storeWrites']): KubeTransport {
+  return {
+    request: (request) => {
+      log.push({ method: request.method, path: request.path, body: request.body });
+      return configMaps.request(request);
+    },
+  };
+}
+
+/** The store's watch delivers its objects as they are now to `to` (default: every replica). */
+function deliverStore(to: readonly Replica[] = replicas): void {
+  for (const r of to) r.baselines?.consumer.replace(configMaps.observed(), '1');
+}
+
+function replica(
+  identity: string,
+  options: { readonly baselines?: boolean; readonly workloads?: readonly WorkloadView[] } = {},
+): Replica {
   const writes = new BucketWrites();
+  const storeWrites: Replica['storeWrites'] = [];
   const { writes: ledger, watched, watch } = inMemoryWatch({ sourceTypes: ['CONFIGMAP'] });
   const coordinator: ShardCoordinator = new ShardCoordinator({
     store: leases.storeFor(identity),
@@ -107,6 +133,15 @@ function replica(identity: string): Replica {
       pipeline.router.triggerAll(keysInBucket(watched.store.keys(), bucket, coordinator));
     },
   });
+  const baselines =
+    options.baselines === true
+      ? aPipelineBaselineStore(storeTransport(storeWrites), {
+          namespace: 'kreload',
+          // As src/app.ts: the store's records pass the bucket fence.
+          fence: baselineFence(coordinator, writes),
+        })
+      : undefined;
+  baselines?.consumer.replace(configMaps.observed(), '1');
   const pipeline = createPipeline({
     watch,
     writes: ledger,
@@ -124,15 +159,18 @@ function replica(identity: string): Replica {
     timers: SYSTEM_TIMERS,
     random: () => 0.5,
     owns: (namespace) => coordinator.owns(namespace),
+    baselines,
   });
   watched.byType.CONFIGMAP?.replace(NAMESPACES.map((ns) => configMap(ns, H0)));
   watched.store.replace(
     'Deployment',
-    NAMESPACES.map((ns) => server.api.server(dependent(ns).ref) ?? dependent(ns)),
+    (options.workloads ?? NAMESPACES.map(dependent)).map(
+      (view) => server.api.server(view.ref) ?? view,
+    ),
   );
   pipeline.adoptRollouts();
   pipeline.queue.start();
-  return { identity, coordinator, pipeline, watched };
+  return { identity, coordinator, pipeline, watched, baselines, storeWrites };
 }
 
 /** Time passes for the Lease clock and the pipeline's timers alike. */
@@ -197,6 +235,7 @@ beforeEach(() => {
   leases = new InMemoryShardLeases(PREFIX);
   clock = new ManualClock();
   replicas = [];
+  configMaps = new InMemoryConfigMaps('kreload');
 });
 
 afterEach(() => {
@@ -290,5 +329,58 @@ describe('active-active: a change is never lost to a starved replica', () => {
     await Promise.all(replicas.map((r) => r.pipeline.queue.idle()));
     expect(b.coordinator.owns(namespace)).toBe(true);
     expect(rollsOf(namespace)).toEqual([hashOf(3)]);
+  });
+});
+
+/** A Deployment never rolled (no `kreload.io/baseline`): its B is a first sight, in the store. */
+function neverRolled(namespace: string, name: string): WorkloadView {
+  return aWorkload('Deployment', namespace, name)
+    .withResourceVersion('20')
+    .withAnnotation(KEYS.auto, 'true')
+    .withContainer(aContainer('app').withEnvFrom('configmap', 'app-config'))
+    .build();
+}
+
+function rollsOfWorkload(view: WorkloadView): number {
+  const key = workloadKey(view.ref);
+  return server.sent.filter((write) => write.key === key && isRoll(write)).length;
+}
+
+describe('active-active with the baseline store: records are written under the bucket fence', () => {
+  it("a replica that lost a bucket writes no record of its namespaces; the new owner's record stands", async () => {
+    replicas.push(replica('a', { baselines: true }), replica('b', { baselines: true }));
+    await rounds(replicas, 3);
+    const namespace = NAMESPACES[0] ?? '';
+    const owner = ownerOf(namespace);
+    const other = replicas.find((r) => r !== owner);
+    if (!other) throw new Error('one replica');
+    // The owner is starved: it runs no round, so it still counts the bucket as held (its fence
+    // refuses writes past the renew deadline) until the other member has taken it over.
+    for (let round = 0; round < 10 && !other.coordinator.owns(namespace); round += 1) {
+      await rounds([other], 1);
+    }
+    expect(other.coordinator.owns(namespace)).toBe(true);
+    expect(owner.coordinator.mayWrite(namespace)).toBe(false);
+    deliverStore();
+    // The source changes, then a workload reading it is created. The new owner sees both; the
+    // starved replica reads its ConfigMap watch late and the workload first, from the old hash.
+    for (const r of [other]) r.watched.byType.CONFIGMAP?.upsert(configMap(namespace, hashOf(4)));
+    await advance(100);
+    const worker = neverRolled(namespace, 'worker');
+    server.api.put(worker);
+    other.watched.store.upsert(worker);
+    await advance(200);
+    owner.watched.store.upsert(worker);
+    const ownerWritesBefore = owner.storeWrites.length;
+    await advance(3_000);
+    deliverStore();
+    expect(other.baselines?.recordOf(worker)).toBe(`{"configmap/app-config":"${hashOf(4)}"}`);
+    // Later, a full reconcile on the new owner (a resync): the workload was created with the
+    // source at hashOf(4) and nothing has changed since.
+    other.pipeline.router.triggerAll([workloadKey(worker.ref)]);
+    await advance(3_000);
+    await Promise.all(replicas.map((r) => r.pipeline.queue.idle()));
+    expect(rollsOfWorkload(worker)).toBe(0);
+    expect(owner.storeWrites.slice(ownerWritesBefore)).toEqual([]);
   });
 });

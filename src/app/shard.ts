@@ -6,6 +6,7 @@ import type { Options } from '../config/parse-options.ts';
 import type { ShardFacts } from '../explain/model.ts';
 import { parseWorkloadKey } from '../core/keys.ts';
 import type { WorkloadKey } from '../core/types.ts';
+import type { BaselineFence } from '../kube/baseline-store.ts';
 import { LeaseClient } from '../kube/lease-client.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import type { Logger } from '../log/logger.ts';
@@ -13,6 +14,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { PodApi, WorkloadWriter } from '../reconcile/ports.ts';
 import type { RolloutSettings } from '../rollout/waves.ts';
 import { BucketWrites, fencedPodApi, fencedWorkloadWriter } from '../shard/fenced-writer.ts';
+import type { ShardFence } from '../shard/fenced-writer.ts';
 import { budgetShare, sharedRolloutSettings } from '../shard/rollout-budget.ts';
 import { ShardCoordinator } from '../shard/shard-coordinator.ts';
 import { bucketOf } from '../shard/assignment.ts';
@@ -144,6 +146,18 @@ export function shardReadiness(coordinator: ShardCoordinator) {
   };
 }
 
+/**
+ * The baseline store's records of a namespace are set and written only under its bucket's fence,
+ * counted in flight like the workload writes (docs/adr/0051, 0046).
+ */
+export function baselineFence(fence: ShardFence, writes: BucketWrites): BaselineFence {
+  return {
+    holds: (namespace) => fence.mayWrite(namespace),
+    admit: (namespace, write) =>
+      writes.admit(fence, { kind: 'ConfigMap', namespace, name: 'baseline-store' }, write),
+  };
+}
+
 /** The pipeline's write ports: fenced by bucket in active-active mode, as given otherwise. */
 export function shardPorts(
   shard: ShardRuntime | undefined,
@@ -157,8 +171,9 @@ export function shardPorts(
   readonly pods: PodApi;
   readonly rollouts: RolloutSettings;
   readonly owns: ((namespace: string) => boolean) | undefined;
+  readonly baselines: BaselineFence | undefined;
 } {
-  if (!shard) return { ...ports, owns: undefined };
+  if (!shard) return { ...ports, owns: undefined, baselines: undefined };
   const { coordinator, writes, identity } = shard;
   return {
     writer: fencedWorkloadWriter(ports.writer, coordinator, writes),
@@ -168,5 +183,6 @@ export function shardPorts(
       budgetShare({ budget, members: coordinator.liveMembers(), identity }),
     ),
     owns: (namespace) => coordinator.owns(namespace),
+    baselines: baselineFence(coordinator, writes),
   };
 }

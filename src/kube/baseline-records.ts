@@ -257,6 +257,18 @@ export class BaselineRecords {
     }
   }
 
+  /**
+   * The batch is not this replica's to write (active-active: its namespace's bucket is held by
+   * another): its records are dropped, so the observed ones are read again.
+   */
+  abandon(batch: ObjectBatch): void {
+    for (const key of batch.data.keys()) {
+      const id = recordId(batch.namespace, key);
+      const record = this.#local.get(id);
+      if (record?.phase === 'sending') this.#dropLocal(id);
+    }
+  }
+
   /** The batch failed: retryable, its records are sent again; otherwise they stay unsent. */
   failed(batch: ObjectBatch, retryable: boolean): void {
     for (const record of this.#sentOf(batch)) record.phase = retryable ? 'pending' : 'failed';

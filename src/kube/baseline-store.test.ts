@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { WorkloadView } from '../core/types.ts';
+import { LeadershipLostError } from '../reconcile/write-actions.ts';
 import { InMemoryConfigMaps, statusError } from '../testing/in-memory-config-maps.ts';
 import { ManualTimers } from '../testing/list-watch-testkit.ts';
 import type { ObjectBatch, Refused, StoreProblem } from './baseline-records.ts';
@@ -17,6 +18,7 @@ import {
   recordKey,
   storeObjectName,
 } from './baseline-records.ts';
+import type { BaselineFence } from './baseline-store.ts';
 import {
   BASELINE_NAMESPACE_ANNOTATION,
   BASELINE_STORE_LABELS,
@@ -46,7 +48,7 @@ function teamAPatch(records: Record<string, string | null>) {
   return { method: 'PATCH', path: `${COLLECTION}/${storeObjectName('team-a', 0)}`, body: { data } };
 }
 
-function harness(options: { leader?: () => boolean } = {}) {
+function harness(options: { leader?: () => boolean; fence?: BaselineFence } = {}) {
   const api = new InMemoryConfigMaps(HOME);
   const timers = new ManualTimers();
   const refused: Refused[] = [];
@@ -58,6 +60,7 @@ function harness(options: { leader?: () => boolean } = {}) {
     timers,
     random: () => 0.5,
     mayWrite: options.leader ?? (() => true),
+    fence: options.fence,
     events: {
       onRefused: (r) => refused.push(r),
       onLost: (object, count) => lost.push([object, count]),
@@ -256,6 +259,80 @@ describe('KubeBaselineStore', () => {
     leading = true;
     await store.flush();
     expect(api.writes.map((write) => write.method)).toEqual(['POST']);
+  });
+
+  describe('active-active: only the namespaces whose bucket this replica holds (docs/adr/0051)', () => {
+    /** team-a's bucket held here while `held.team-a`; team-b's always; writes counted in flight. */
+    function fenced() {
+      const held = new Map([
+        ['team-a', true],
+        ['team-b', true],
+      ]);
+      let inFlight = 0;
+      const fence: BaselineFence = {
+        holds: (namespace) => held.get(namespace) === true,
+        admit: async (namespace, write) => {
+          if (held.get(namespace) !== true) {
+            throw new LeadershipLostError({ kind: 'ConfigMap', namespace, name: 'baseline-store' });
+          }
+          inFlight += 1;
+          try {
+            return await write();
+          } finally {
+            inFlight -= 1;
+          }
+        },
+      };
+      return { ...harness({ fence }), held, inFlight: () => inFlight };
+    }
+    const teamB = (name: string) => view(name, `uid-${name}`, 'team-b');
+
+    it.each([
+      { lost: 'before the record is set', loseBeforeRecord: true },
+      { lost: 'while the record waits for its batch', loseBeforeRecord: false },
+    ])(
+      'a bucket lost $lost: the record is not written, the observed one is read',
+      async ({ loseBeforeRecord }) => {
+        const { api, store, held } = fenced();
+        store.consumer.replace([], '1');
+        if (loseBeforeRecord) held.set('team-a', false);
+        store.record(view('api'), record(H1));
+        store.record(teamB('web'), record(H1));
+        held.set('team-a', false);
+        await store.flush();
+        expect(api.writes.map((write) => write.body)).toEqual([
+          expect.objectContaining({
+            data: { [recordKey(teamB('web'))]: record(H1) },
+            metadata: expect.objectContaining({
+              annotations: { [BASELINE_NAMESPACE_ANNOTATION]: 'team-b' },
+            }) as unknown,
+          }),
+        ]);
+        expect(store.recordOf(view('api'))).toBeUndefined();
+        // Back here later: nothing of the old first sight is left to send.
+        held.set('team-a', true);
+        await store.flush();
+        expect(api.writes).toHaveLength(1);
+      },
+    );
+
+    it('a held bucket: its records are written counted in flight', async () => {
+      const { api, store, inFlight } = fenced();
+      store.consumer.replace([], '1');
+      store.record(view('api'), record(H1));
+      let during = -1;
+      const request = api.request.bind(api);
+      api.request = (r) => {
+        during = inFlight();
+        return request(r);
+      };
+      await store.flush();
+      expect([api.writes.map((write) => write.method), during, inFlight()]).toEqual([
+        ['POST'],
+        1,
+        0,
+      ]);
+    });
   });
 
   it('retries a failed batch after a backoff, and gives up on a non-retryable one', async () => {

@@ -11,6 +11,7 @@ import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
 import type { WorkloadView } from '../core/types.ts';
 import { backoffDelay, BACKOFF_POLICIES, type RandomSource } from '../queue/backoff.ts';
 import type { BaselineStore } from '../reconcile/ports.ts';
+import { LeadershipLostError } from '../reconcile/write-actions.ts';
 import type { Timers } from '../time/timers.ts';
 import { toApiError } from './api-error.ts';
 import type { ObjectBatch, Refused, StoreObject, StoreProblem } from './baseline-records.ts';
@@ -112,6 +113,22 @@ export interface BaselineStoreEvents {
 /** Why the store fell back to baselines on the workloads. */
 export type FallBackCause = 'list-forbidden' | 'write-forbidden';
 
+/**
+ * Active-active mode's fence on the store (docs/adr/0051): a replica sets and writes the records of
+ * a namespace only while it may write to the namespace's workloads. A record of a namespace whose
+ * bucket it lost is dropped, never sent: the new owner decides that namespace's baselines, and an
+ * older first sight written over its record would roll a workload whose sources never changed.
+ */
+export interface BaselineFence {
+  /** The namespace's bucket is held here, within its term. */
+  holds(namespace: string): boolean;
+  /**
+   * Runs `write` counted in flight under the namespace's bucket; rejects with
+   * LeadershipLostError, sending nothing, when the bucket is not held here.
+   */
+  admit<T>(namespace: string, write: () => Promise<T>): Promise<T>;
+}
+
 export interface KubeBaselineStoreDeps {
   readonly transport: KubeTransport;
   /** kreload's own namespace, where the store objects live. */
@@ -120,6 +137,8 @@ export interface KubeBaselineStoreDeps {
   readonly random: RandomSource;
   /** §13.4 item 4: only the leader writes; a follower's batches wait. */
   readonly mayWrite: () => boolean;
+  /** Active-active: records only of the namespaces whose bucket this replica holds. */
+  readonly fence?: BaselineFence | undefined;
   readonly events: BaselineStoreEvents;
   /** Awaited before each batch is sent; a test-only failpoint holds it (config/test-failpoint.ts). */
   readonly beforeWrite?: (batch: ObjectBatch) => Promise<void>;
@@ -201,7 +220,7 @@ export class KubeBaselineStore implements BaselineStore {
   }
 
   record(view: WorkloadView, value: string | null): void {
-    if (!this.#inUse) return;
+    if (!this.#inUse || this.#deps.fence?.holds(view.ref.namespace) === false) return;
     const refused = this.#records.set(view, value);
     if (refused !== undefined) {
       this.#deps.events.onRefused(refused);
@@ -265,26 +284,45 @@ export class KubeBaselineStore implements BaselineStore {
     let retryable = false;
     let failedAny: ApiError | undefined;
     for (const batch of batches) {
-      try {
-        const resourceVersion = await this.#write(batch);
-        this.#records.written(batch, resourceVersion);
-      } catch (error) {
-        const apiError = toApiError(error);
-        if (apiError.status === 403) {
-          this.#deps.events.onWriteFailed(batch, apiError, undefined);
-          this.fallBack('write-forbidden');
-          return;
-        }
-        this.#records.failed(batch, apiError.retryable);
-        failedAny = apiError;
-        retryable ||= apiError.retryable;
-        const retryInMs = apiError.retryable ? this.#retryDelay() : undefined;
-        this.#deps.events.onWriteFailed(batch, apiError, retryInMs);
-      }
+      const failed = await this.#send(batch);
+      if (failed === 'fell-back') return;
+      if (failed === undefined) continue;
+      failedAny = failed;
+      retryable ||= failed.retryable;
     }
     if (failedAny === undefined) this.#failures = 0;
     else if (retryable) this.#failures += 1;
     if (this.#records.hasPending) this.#scheduleFlush(this.#nextFlushDelay());
+  }
+
+  /**
+   * Writes one batch; its error when it failed and may be sent again. A batch of a namespace this
+   * replica no longer holds (active-active) is dropped, not sent.
+   */
+  async #send(batch: ObjectBatch): Promise<ApiError | 'fell-back' | undefined> {
+    const { fence } = this.#deps;
+    try {
+      const resourceVersion = await (fence === undefined
+        ? this.#write(batch)
+        : fence.admit(batch.namespace, () => this.#write(batch)));
+      this.#records.written(batch, resourceVersion);
+      return undefined;
+    } catch (error) {
+      if (error instanceof LeadershipLostError) {
+        this.#records.abandon(batch);
+        return undefined;
+      }
+      const apiError = toApiError(error);
+      if (apiError.status === 403) {
+        this.#deps.events.onWriteFailed(batch, apiError, undefined);
+        this.fallBack('write-forbidden');
+        return 'fell-back';
+      }
+      this.#records.failed(batch, apiError.retryable);
+      const retryInMs = apiError.retryable ? this.#retryDelay() : undefined;
+      this.#deps.events.onWriteFailed(batch, apiError, retryInMs);
+      return apiError;
+    }
   }
 
   /** After a flush that left records pending: their interval, or the backoff after failures. */

@@ -31,6 +31,8 @@ describe('nextRoundDelayMs', () => {
     readonly nowMs: number;
     /** When the round read its list; default `nowMs`. */
     readonly judgedAtMs?: number;
+    /** When the round started; default `nowMs`. */
+    readonly startedAtMs?: number;
     readonly claims: readonly ObservedClaim[];
     readonly delayMs: number;
   }[] = [
@@ -97,10 +99,45 @@ describe('nextRoundDelayMs', () => {
       claims: [claim(36_500)],
       delayMs: 1_500,
     },
+    {
+      name: 'a round that took 700 ms: a retry period after it started',
+      nowMs: 50_000,
+      startedAtMs: 49_300,
+      claims: [claim(49_000)],
+      delayMs: 1_300,
+    },
+    {
+      name: 'a round that took 1.9 s: a quarter of the retry period after it ended',
+      nowMs: 50_000,
+      startedAtMs: 48_100,
+      claims: [],
+      delayMs: 500,
+    },
+    {
+      name: 'a round longer than the retry period: a quarter of it after it ended',
+      nowMs: 50_000,
+      startedAtMs: 46_000,
+      claims: [],
+      delayMs: 500,
+    },
+    {
+      name: 'a long round, a claim running out sooner than the gap: at its expiry',
+      nowMs: 50_000,
+      startedAtMs: 46_000,
+      judgedAtMs: 47_000,
+      claims: [claim(35_200)],
+      delayMs: 200,
+    },
   ];
-  it.each(cases)('$name', ({ nowMs, judgedAtMs, claims, delayMs }) => {
+  it.each(cases)('$name', ({ nowMs, startedAtMs, judgedAtMs, claims, delayMs }) => {
     expect(
-      nextRoundDelayMs({ nowMs, judgedAtMs: judgedAtMs ?? nowMs, claims, timings: TIMINGS }),
+      nextRoundDelayMs({
+        nowMs,
+        startedAtMs: startedAtMs ?? nowMs,
+        judgedAtMs: judgedAtMs ?? nowMs,
+        claims,
+        timings: TIMINGS,
+      }),
     ).toBe(delayMs);
   });
 });

@@ -25,21 +25,28 @@ export function expiresAtMs(claim: ObservedClaim, timings: LeaseTimings): number
   return claim.observation.observedAtMs + claimDurationMs(claim.lease.record, timings);
 }
 
+/** A round that took longer than the retry period is followed by this share of it, at least. */
+const MIN_GAP_SHARE = 4;
+
 /**
- * Delay before the next round, counted from `nowMs` (the end of this one): the retry period, or
- * less when one of `claims` runs out sooner. A claim that had run out when this round judged the
- * Leases (`judgedAtMs`, when its list was read) was acted on, or could not be (a cache still
- * filling nudges a round of its own); one that ran out since, while the round wrote its Leases,
- * calls for the next round at once.
+ * Delay before the next round, counted from `nowMs` (the end of this one): a retry period after
+ * this round started (`startedAtMs`), so the rounds, and the lists that observe the other members'
+ * renewals, keep one retry period apart however long each takes to write its Leases (at least a
+ * quarter of the period after the end of one that took longer); or less when one of `claims` runs
+ * out sooner. A claim that had run out when this round judged the Leases (`judgedAtMs`, when its
+ * list was read) was acted on, or could not be (a cache still filling nudges a round of its own);
+ * one that ran out since, while the round wrote its Leases, calls for the next round at once.
  */
 export function nextRoundDelayMs(input: {
   readonly nowMs: number;
+  readonly startedAtMs: number;
   readonly judgedAtMs: number;
   readonly claims: readonly ObservedClaim[];
   readonly timings: LeaseTimings;
 }): number {
-  const { nowMs, judgedAtMs, claims, timings } = input;
-  let delayMs = timings.retryPeriodMs;
+  const { nowMs, startedAtMs, judgedAtMs, claims, timings } = input;
+  const minGapMs = timings.retryPeriodMs / MIN_GAP_SHARE;
+  let delayMs = Math.max(minGapMs, startedAtMs + timings.retryPeriodMs - nowMs);
   for (const claim of claims) {
     const expiresAt = expiresAtMs(claim, timings);
     if (expiresAt > judgedAtMs) delayMs = Math.min(delayMs, Math.max(0, expiresAt - nowMs));

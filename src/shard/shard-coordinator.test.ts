@@ -7,6 +7,7 @@ import type { Timers } from '../time/timers.ts';
 import { assignBuckets } from './assignment.ts';
 import { BucketWrites } from './fenced-writer.ts';
 import { bucketLeaseName, memberLeaseName } from './lease-names.ts';
+import type { ShardLeaseStore } from './ports.ts';
 import { ShardCoordinator, type ShardCache, type ShardLeaseError } from './shard-coordinator.ts';
 
 const NS = 'kreload';
@@ -193,6 +194,37 @@ describe('ShardCoordinator', () => {
     expect(a.released.sort()).toEqual(moving);
   });
 
+  it('a bucket draining with a write in flight and assigned back (the newcomer stalled): held again in that round', async () => {
+    const a = replica('a');
+    await rounds([a], 2);
+    const b = replica('b');
+    const moving = assignBuckets(['a', 'b'], BUCKETS, ALL_HELD_BY_A).flatMap((o, bucket) =>
+      o === 'b' ? [bucket] : [],
+    );
+    const bucket = moving[0] ?? -1;
+    const namespace = namespaceIn(a.coordinator, bucket);
+    const answer = Promise.withResolvers<undefined>();
+    const inFlight = a.writes.admit(
+      a.coordinator,
+      { kind: 'Deployment', namespace, name: 'w' },
+      () => answer.promise,
+    );
+    await rounds([b, a], 1);
+    expect(a.coordinator.owns(namespace)).toBe(false);
+    const acquiredBefore = a.acquired.filter((x) => x === bucket).length;
+    // b runs no more rounds before it could take the busy bucket: a, a member for a lease duration
+    // now, assigns only to members it has seen live that long, and is given the bucket back while
+    // its write is still in flight.
+    for (let round = 0; round < 10 && !a.coordinator.owns(namespace); round += 1) {
+      await rounds([a], 1);
+    }
+    expect(a.coordinator.owns(namespace)).toBe(true);
+    expect(a.coordinator.mayWrite(namespace)).toBe(true);
+    expect(a.acquired.filter((x) => x === bucket).length).toBe(acquiredBefore + 1);
+    answer.resolve(undefined);
+    await inFlight;
+  });
+
   it('a dead member’s buckets are taken over after the lease duration, not before', async () => {
     const [a, b, c] = ['a', 'b', 'c'].map(replica) as [Replica, Replica, Replica];
     await rounds([a, b, c], 2);
@@ -266,7 +298,7 @@ describe('ShardCoordinator', () => {
       o === 'b' ? [bucket] : [],
     );
     const bucket = moving[0] ?? -1;
-    cluster.faults.set(`${PREFIX}-bucket-${String(bucket)}`, 'lost-answer');
+    cluster.releaseFaults.set(`${PREFIX}-bucket-${String(bucket)}`, 'lost-answer');
     await rounds([b, a], 1);
     expect(cluster.holder(bucket)).toBeUndefined();
     expect(a.errors.map((e) => e.message)).toEqual([
@@ -454,9 +486,36 @@ class SlowCache implements ShardCache {
 describe('ShardCoordinator timing (fake clock, its own round loop)', () => {
   const FILL_MS = 1_500;
 
-  function looped(identity: string, timers: ManualTimers) {
+  /**
+   * `latencyMs` > 0: a slow API server, each Lease request applied and answered that long after it
+   * is sent; `applied` has when each of this member's writes was applied.
+   */
+  function looped(identity: string, timers: ManualTimers, latencyMs = 0) {
     const cache = new SlowCache(timers, FILL_MS);
-    const store = cluster.storeFor(identity);
+    const applied: number[] = [];
+    const direct = cluster.storeFor(identity);
+    const later = <T>(request: () => Promise<T>): Promise<T> =>
+      latencyMs === 0
+        ? request()
+        : new Promise<T>((resolve, reject) => {
+            timers.schedule(latencyMs, () => {
+              request().then(resolve, reject);
+            });
+          });
+    const store: ShardLeaseStore = {
+      get: (id) => later(() => direct.get(id)),
+      list: (namespace, prefix) => later(() => direct.list(namespace, prefix)),
+      create: (id, record) =>
+        later(() => {
+          applied.push(clock.monotonic);
+          return direct.create(id, record);
+        }),
+      replace: (id, record, rv) =>
+        later(() => {
+          applied.push(clock.monotonic);
+          return direct.replace(id, record, rv);
+        }),
+    };
     /** When each round listed the Leases. */
     const lists: number[] = [];
     const members: { live: readonly string[]; suspected: readonly string[] }[] = [];
@@ -479,7 +538,7 @@ describe('ShardCoordinator timing (fake clock, its own round loop)', () => {
     cache.onFilled = () => {
       coordinator.nudge();
     };
-    return { identity, coordinator, cache, members, lists };
+    return { identity, coordinator, cache, members, lists, applied };
   }
 
   it('a dead member’s buckets are claimed the moment its Leases run out, their namespaces listed ahead', async () => {
@@ -523,6 +582,52 @@ describe('ShardCoordinator timing (fake clock, its own round loop)', () => {
     expect(a.members.at(-1)).toEqual({ live: ['a', 'b'], suspected: [] });
     a.coordinator.stop();
     b.coordinator.stop();
+  });
+
+  it('a slow API server: lists a retry period apart, a dead member’s buckets held a lease duration after its last renewal, plus at most a retry period and two requests', async () => {
+    const LATENCY_MS = 700;
+    const timers = new ManualTimers(clock);
+    const t0 = clock.monotonic;
+    const [a, b, c] = ['a', 'b', 'c'].map((id) => looped(id, timers, LATENCY_MS)) as [
+      ReturnType<typeof looped>,
+      ReturnType<typeof looped>,
+      ReturnType<typeof looped>,
+    ];
+    for (const r of [a, b]) r.coordinator.start();
+    await timers.runUntil(t0 + 300);
+    c.coordinator.start();
+    await timers.runUntil(t0 + 30_000);
+    const cBuckets = [...c.coordinator.ownedBuckets()];
+    expect(cBuckets.length).toBeGreaterThan(0);
+    // Each round writes for longer than a millisecond (a member renewal, its buckets' renewals, a
+    // list, each 700 ms), yet each list goes out a retry period after the one before.
+    const gaps = a.lists
+      .slice(-5)
+      .flatMap((at, i, all) => (i === 0 ? [] : [at - (all[i - 1] ?? 0)]));
+    expect(gaps).toEqual(gaps.map(() => TIMINGS.retryPeriodMs));
+    // kill -9 of c: its last round's requests land, nothing more is sent.
+    c.coordinator.stop();
+    await timers.runUntil(clock.monotonic + 2 * LATENCY_MS);
+    const lastRenewal = Math.max(...c.applied);
+    // Its member and bucket renewals land together: they run out together.
+    expect(c.applied.filter((at) => at > lastRenewal - LATENCY_MS).length).toBe(
+      1 + cBuckets.length,
+    );
+    let heldAt: number | undefined;
+    while (heldAt === undefined && clock.monotonic < lastRenewal + 30_000) {
+      await timers.runUntil(clock.monotonic + 100);
+      if (cBuckets.every((bucket) => ['a', 'b'].includes(cluster.holder(bucket) ?? '')))
+        heldAt = clock.monotonic;
+    }
+    expect(heldAt).toBeDefined();
+    expect((heldAt ?? 0) - lastRenewal).toBeGreaterThanOrEqual(TIMINGS.leaseDurationMs);
+    // Seen at the first list read after it (a retry period at most), held once the round at the
+    // expiry has read its list and its claim has landed (a request each), within the 100 ms poll.
+    expect((heldAt ?? 0) - lastRenewal).toBeLessThanOrEqual(
+      TIMINGS.leaseDurationMs + TIMINGS.retryPeriodMs + 2 * LATENCY_MS + 100,
+    );
+    for (const r of [a, b]) r.coordinator.stop();
+    await timers.runUntil(clock.monotonic + 2 * LATENCY_MS);
   });
 
   it('a member renewing again is no longer suspected: the namespaces listed ahead are dropped', async () => {

@@ -99,6 +99,8 @@ interface BucketState {
 
 interface MemberState {
   lease: ObservedLease | undefined;
+  /** `lease` is the version this replica last wrote, answered: the next renewal needs no GET. */
+  current: boolean;
   lastRenewAtMs: number | undefined;
   /** Monotonic time this replica became a member (its member Lease renewed without a lapse). */
   sinceMs: number | undefined;
@@ -109,6 +111,7 @@ export class ShardCoordinator {
   readonly #buckets: BucketState[];
   readonly #member: MemberState = {
     lease: undefined,
+    current: false,
     lastRenewAtMs: undefined,
     sinceMs: undefined,
   };
@@ -133,6 +136,8 @@ export class ShardCoordinator {
   #cycle: Promise<void> | undefined;
   #handovers = 0;
   #lastListedAtMs: number | undefined;
+  /** Monotonic time the last round started: the next one starts a retry period later. */
+  #roundStartedAtMs: number | undefined;
   /** `nudge()` during a round: the next one starts at once. */
   #nudged = false;
 
@@ -184,17 +189,25 @@ export class ShardCoordinator {
     this.#cancelTick = undefined;
   }
 
-  /** One round now (tests and the loop): member renewal, list, then every bucket. */
+  /**
+   * One round now (tests and the loop). At its start, together: the list of the shard's Leases,
+   * the member Lease's renewal and those of the buckets held, so the other members' renewals are
+   * observed a retry period apart however long the round's writes take, and this replica's own
+   * renewals land together. Then, on that list, every bucket.
+   */
   async tick(): Promise<void> {
-    await this.#renewMember();
-    let leases: readonly NamedLease[];
-    try {
-      leases = await this.#deps.store.list(this.#settings.namespace, `${this.#settings.prefix}-`);
-    } catch (error) {
-      this.#report('cannot list the shard leases in', error);
-      return;
-    }
-    const nowMs = this.#deps.clock.monotonicMs();
+    this.#roundStartedAtMs = this.#deps.clock.monotonicMs();
+    const renewals = new Map<number, boolean>();
+    const [listed] = await Promise.all([
+      this.#list(),
+      this.#renewMember(),
+      ...this.#buckets.map(async (state, bucket) => {
+        const renewal = this.#renewHeld(bucket, state);
+        if (renewal !== undefined) renewals.set(bucket, await renewal);
+      }),
+    ]);
+    if (listed === undefined) return;
+    const { leases, atMs: nowMs } = listed;
     this.#lastListedAtMs = nowMs;
     this.#liveMembers = this.#observeMembers(leases, nowMs);
     this.#assignees = this.#assigneesAt(nowMs);
@@ -218,6 +231,7 @@ export class ShardCoordinator {
           lease: byName.get(bucketLeaseName(this.#settings.prefix, bucket)),
           assigned: owner === this.#settings.identity,
           nowMs,
+          renewal: renewals.get(bucket),
         }),
       ),
     );
@@ -288,6 +302,7 @@ export class ShardCoordinator {
     const nowMs = this.#deps.clock.monotonicMs();
     return nextRoundDelayMs({
       nowMs,
+      startedAtMs: this.#roundStartedAtMs ?? nowMs,
       judgedAtMs: this.#lastListedAtMs ?? nowMs,
       claims: [...this.#memberClaims.values(), ...buckets],
       timings: this.#timings,
@@ -404,22 +419,62 @@ export class ShardCoordinator {
     return canWriteAt({ nowMs, lastRenewAtMs: this.#member.lastRenewAtMs, timings: this.#timings });
   }
 
+  /** The shard's Leases, and when the answer was read (the moment their changes are observed). */
+  async #list(): Promise<
+    { readonly leases: readonly NamedLease[]; readonly atMs: number } | undefined
+  > {
+    try {
+      const leases = await this.#deps.store.list(
+        this.#settings.namespace,
+        `${this.#settings.prefix}-`,
+      );
+      return { leases, atMs: this.#deps.clock.monotonicMs() };
+    } catch (error) {
+      this.#report('cannot list the shard leases in', error);
+      return undefined;
+    }
+  }
+
+  /**
+   * Renews the member Lease from the version this replica last wrote; read first only when that
+   * is unknown (the first round, or after a write that failed or conflicted).
+   */
   async #renewMember(): Promise<void> {
     const id = this.#id(this.#memberName());
-    let lease: ObservedLease | undefined;
-    try {
-      lease = await this.#deps.store.get(id);
-    } catch (error) {
-      this.#report('cannot read the member lease', error);
-      return;
+    let lease = this.#member.lease;
+    if (!this.#member.current) {
+      try {
+        lease = await this.#deps.store.get(id);
+      } catch (error) {
+        this.#report('cannot read the member lease', error);
+        return;
+      }
     }
     // Our own member Lease: nobody else's renewals to wait for, whatever it says.
     const sentAtMs = this.#deps.clock.monotonicMs();
     const written = await this.#claim(id, lease, lease === undefined ? 'acquire' : 'renew');
+    this.#member.current = written !== undefined;
     if (written === undefined) return;
     if (!this.#isMember(sentAtMs)) this.#member.sinceMs = sentAtMs;
     this.#member.lease = written;
     this.#member.lastRenewAtMs = sentAtMs;
+  }
+
+  /**
+   * At the round's start, a bucket held here and assigned here by the last round is renewed from
+   * the version last written, and one draining while its writes are in flight; resolves true when
+   * renewed. Undefined: not renewed now (the round decides on its list). What the list then shows
+   * decides the rest (a bucket found taken is dropped: this renewal conflicted).
+   */
+  #renewHeld(bucket: number, state: BucketState): Promise<boolean> | undefined {
+    if (state.lease?.record.holderIdentity !== this.#settings.identity) return undefined;
+    if (state.phase === 'held' && this.#owners[bucket] === this.#settings.identity) {
+      return this.#claimBucket(bucket, state, 'renew', { admit: true });
+    }
+    if (state.phase === 'draining' && this.#deps.inFlight(bucket) > 0) {
+      return this.#claimBucket(bucket, state, 'renew', { admit: false });
+    }
+    return undefined;
   }
 
   /** The live members: others seen renewing within their duration, and this one while a member. */
@@ -484,20 +539,38 @@ export class ShardCoordinator {
 
   async #step(
     bucket: number,
-    input: { lease: ObservedLease | undefined; assigned: boolean; nowMs: number },
+    input: {
+      lease: ObservedLease | undefined;
+      assigned: boolean;
+      nowMs: number;
+      /**
+       * Renewed at this round's start (true: the version written is newer than the list's), or
+       * tried then and failed (false: not tried again this round); undefined when not held.
+       */
+      renewal: boolean | undefined;
+    },
   ): Promise<void> {
     const state = this.#buckets[bucket];
     if (!state) return;
-    const { lease, assigned, nowMs } = input;
-    if (lease) state.observation = observeLease(state.observation, lease, nowMs);
-    state.lease = lease;
-    const heldHere = lease?.record.holderIdentity === this.#settings.identity;
+    const { lease, assigned, nowMs, renewal } = input;
+    const attempted = renewal !== undefined;
+    if (renewal !== true) this.#observeBucket(state, lease, nowMs);
+    const heldHere = state.lease?.record.holderIdentity === this.#settings.identity;
     if (state.phase !== 'none' && !heldHere) {
       // Taken over (our term lapsed) or deleted: nothing more is written under it.
       this.#drop(bucket, state, `lease held by ${lease?.record.holderIdentity ?? 'nobody'}`);
     }
-    if (assigned) await this.#keep(bucket, state, nowMs);
-    else if (heldHere) await this.#handOver(bucket, state);
+    // Assigned here: kept, unless renewed (or tried) at the round's start as held; one draining
+    // and assigned back is admitted again.
+    if (assigned) {
+      if (!attempted || state.phase === 'draining') await this.#keep(bucket, state, nowMs);
+    } else if (heldHere) await this.#handOver(bucket, state, attempted);
+  }
+
+  /** The bucket's Lease as this round's list shows it. */
+  #observeBucket(state: BucketState, lease: ObservedLease | undefined, nowMs: number): void {
+    if (lease) state.observation = observeLease(state.observation, lease, nowMs);
+    state.lease = lease;
   }
 
   /** Assigned here: acquire when free or expired, renew when held. */
@@ -518,11 +591,12 @@ export class ShardCoordinator {
   }
 
   /** Held here, assigned elsewhere: admit nothing more; release once the writes in flight answered. */
-  async #handOver(bucket: number, state: BucketState): Promise<void> {
+  async #handOver(bucket: number, state: BucketState, attempted: boolean): Promise<void> {
     if (state.phase === 'none') state.lastRenewAtMs = undefined;
     state.phase = 'draining';
     if (this.#deps.inFlight(bucket) > 0) {
-      await this.#claimBucket(bucket, state, 'renew', { admit: false });
+      // Renewed (or tried) at the round's start: once a round.
+      if (!attempted) await this.#claimBucket(bucket, state, 'renew', { admit: false });
       return;
     }
     if (await this.#releaseLease(this.#bucketId(bucket), state.lease)) {
@@ -535,10 +609,10 @@ export class ShardCoordinator {
     state: BucketState,
     action: 'acquire' | 'takeover' | 'renew',
     mode: { readonly admit: boolean },
-  ): Promise<void> {
+  ): Promise<boolean> {
     const sentAtMs = this.#deps.clock.monotonicMs();
     const written = await this.#claim(this.#bucketId(bucket), state.lease, action);
-    if (written === undefined) return;
+    if (written === undefined) return false;
     const answeredAtMs = this.#deps.clock.monotonicMs();
     // Held, but the renew deadline passed before this answer was read: the fence refused every
     // write meanwhile, some perhaps halfway (a Job deleted, not yet created again), so the bucket
@@ -554,11 +628,12 @@ export class ShardCoordinator {
     state.lease = written;
     state.observation = observeLease(state.observation, written, answeredAtMs);
     state.lastRenewAtMs = sentAtMs;
-    if (!mode.admit || (state.phase === 'held' && !lapsed)) return;
+    if (!mode.admit || (state.phase === 'held' && !lapsed)) return true;
     // Newly held, held again after a lapse, or assigned back while draining (changes were not
     // routed here meanwhile).
     state.phase = 'held';
     this.#deps.onAcquired(bucket);
+    return true;
   }
 
   /** Creates or replaces the Lease naming this replica; undefined when another write won or failed. */

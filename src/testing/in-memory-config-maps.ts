@@ -6,7 +6,7 @@
 import { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { StoreObject } from '../kube/baseline-records.ts';
-import type { BaselineStoreEvents } from '../kube/baseline-store.ts';
+import type { BaselineFence, BaselineStoreEvents } from '../kube/baseline-store.ts';
 import { KubeBaselineStore, projectStoreObject } from '../kube/baseline-store.ts';
 import { SYSTEM_TIMERS } from '../time/timers.ts';
 import type { KubeRequest, KubeTransport } from '../kube/transport.ts';
@@ -85,6 +85,7 @@ export function aPipelineBaselineStore(
   options: {
     readonly namespace?: string;
     readonly mayWrite?: () => boolean;
+    readonly fence?: BaselineFence;
     readonly events?: Partial<BaselineStoreEvents>;
   } = {},
 ): KubeBaselineStore {
@@ -94,6 +95,7 @@ export function aPipelineBaselineStore(
     timers: SYSTEM_TIMERS,
     random: () => 0.5,
     mayWrite: options.mayWrite ?? (() => true),
+    fence: options.fence,
     events: {
       onRefused: () => undefined,
       onLost: () => undefined,

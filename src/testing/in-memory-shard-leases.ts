@@ -28,6 +28,8 @@ export class InMemoryShardLeases {
   readonly writes: LeaseWrite[] = [];
   /** Lease name → what its next write does. */
   readonly faults = new Map<string, LeaseFault>();
+  /** Lease name → what its next release (a write clearing the holder) does; other writes pass. */
+  readonly releaseFaults = new Map<string, LeaseFault>();
   readonly #prefix: string;
   readonly #lateAnswers: (() => void)[] = [];
   #version = 0;
@@ -75,8 +77,10 @@ export class InMemoryShardLeases {
     },
   ): Promise<ObservedLease> {
     const { by, op, rv } = write;
-    const fault = this.faults.get(id.name);
-    this.faults.delete(id.name);
+    const releasing = record.holderIdentity === undefined || record.holderIdentity === '';
+    const faults = releasing && this.releaseFaults.has(id.name) ? this.releaseFaults : this.faults;
+    const fault = faults.get(id.name);
+    faults.delete(id.name);
     if (fault instanceof Error) return Promise.reject(fault);
     const current = this.leases.get(id.name);
     if (op === 'create' ? current !== undefined : current?.resourceVersion !== rv) {
