@@ -48,11 +48,17 @@ export class AuditLog {
     const file = await open(this.#path, 'r');
     try {
       const { size } = await file.stat();
-      const buffer = Buffer.alloc(Math.max(0, size - offset));
-      await file.read(buffer, 0, buffer.length, offset);
+      // One byte before the offset says whether the mark fell on a line's start: kube-apiserver
+      // writes its log in buffered pieces, so a mark can land inside a line still being written.
+      // That line belongs to a request made before the mark: it is skipped whole.
+      const start = Math.max(0, offset - 1);
+      const buffer = Buffer.alloc(Math.max(0, size - start));
+      await file.read(buffer, 0, buffer.length, start);
       const text = buffer.toString('utf8');
+      const first = offset === 0 ? 0 : text.indexOf('\n') + 1;
+      if (offset > 0 && first === 0) return [];
       // A line still being written has no newline yet: leave it for the next read.
-      const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+      const complete = text.slice(first, text.lastIndexOf('\n') + 1);
       return complete
         .split('\n')
         .filter((line) => line !== '')
