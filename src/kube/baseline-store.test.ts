@@ -22,6 +22,7 @@ import type { BaselineFence } from './baseline-store.ts';
 import {
   BASELINE_NAMESPACE_ANNOTATION,
   BASELINE_STORE_LABELS,
+  FLUSH_CONCURRENCY,
   FLUSH_INTERVAL_MS,
   KubeBaselineStore,
   projectStoreObject,
@@ -48,12 +49,19 @@ function teamAPatch(records: Record<string, string | null>) {
   return { method: 'PATCH', path: `${COLLECTION}/${storeObjectName('team-a', 0)}`, body: { data } };
 }
 
-function harness(options: { leader?: () => boolean; fence?: BaselineFence } = {}) {
+function harness(
+  options: {
+    leader?: () => boolean;
+    fence?: BaselineFence;
+    beforeWrite?: (batch: ObjectBatch) => Promise<void>;
+  } = {},
+) {
   const api = new InMemoryConfigMaps(HOME);
   const timers = new ManualTimers();
   const refused: Refused[] = [];
   const lost: [string, number][] = [];
   const failed: [ObjectBatch, number | undefined][] = [];
+  const fellBack: string[] = [];
   const store = new KubeBaselineStore({
     transport: api,
     namespace: HOME,
@@ -61,13 +69,22 @@ function harness(options: { leader?: () => boolean; fence?: BaselineFence } = {}
     random: () => 0.5,
     mayWrite: options.leader ?? (() => true),
     fence: options.fence,
+    ...(options.beforeWrite && { beforeWrite: options.beforeWrite }),
     events: {
       onRefused: (r) => refused.push(r),
       onLost: (object, count) => lost.push([object, count]),
       onWriteFailed: (batch, _error, retryInMs) => failed.push([batch, retryInMs]),
+      onFellBack: (cause) => fellBack.push(cause),
     },
   });
-  return { api, timers, store, refused, lost, failed };
+  return { api, timers, store, refused, lost, failed, fellBack };
+}
+
+/** One workload with a record in each of `count` namespaces: one batch (one object) each. */
+function recordInNamespaces(store: KubeBaselineStore, count: number): void {
+  for (let index = 0; index < count; index += 1) {
+    store.record(view('api', `uid-${String(index)}`, `team-${String(index)}`), record(H1));
+  }
 }
 
 describe('KubeBaselineStore', () => {
@@ -352,6 +369,52 @@ describe('KubeBaselineStore', () => {
     const writes = api.writes.length;
     await store.flush();
     expect(api.writes.length).toBe(writes);
+  });
+});
+
+describe('KubeBaselineStore: the objects of one flush are written side by side', () => {
+  it.each([
+    { objects: 1, inFlight: 1 },
+    { objects: 2, inFlight: 1 },
+    { objects: 4, inFlight: 3 },
+    { objects: FLUSH_CONCURRENCY + 1, inFlight: FLUSH_CONCURRENCY },
+    { objects: 20, inFlight: FLUSH_CONCURRENCY },
+  ])('$objects object(s): the first alone, then at most $inFlight at once', async (row) => {
+    let inFlight = 0;
+    let most = 0;
+    const { api, store } = harness({
+      beforeWrite: async () => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight -= 1;
+      },
+    });
+    store.consumer.replace([], '1');
+    recordInNamespaces(store, row.objects);
+    await store.flush();
+    expect(most).toBe(row.inFlight);
+    expect(api.writes.map((write) => write.method)).toEqual(Array(row.objects).fill('POST'));
+    expect(api.objects.size).toBe(row.objects);
+  });
+
+  it.each([
+    { refused: 'the first write', at: 0, sent: 1 },
+    { refused: 'a write beside others', at: 1, sent: 1 + FLUSH_CONCURRENCY },
+  ])('$refused refused: falls back once, starts no other write', async (row) => {
+    const { api, store, failed, fellBack } = harness({
+      beforeWrite: async () => {
+        if (api.writes.length === row.at) api.failNext = statusError(403);
+        await Promise.resolve();
+      },
+    });
+    store.consumer.replace([], '1');
+    recordInNamespaces(store, FLUSH_CONCURRENCY + 3);
+    await store.flush();
+    expect(fellBack).toEqual(['write-forbidden']);
+    expect(failed.map(([, retryInMs]) => retryInMs)).toEqual([undefined]);
+    expect(api.writes, 'the writes out before the 403, and no other').toHaveLength(row.sent);
+    expect(store.inUse()).toBe(false);
   });
 });
 

@@ -2,8 +2,8 @@
  * The baseline store's I/O (docs/adr/0046): a list-watch of its ConfigMaps in kreload's own
  * namespace, folded into `BaselineRecords`, and a writer that sends the records set since the last
  * flush as one JSON merge patch per object (a POST creates an object the first time), at most once
- * per FLUSH_INTERVAL_MS, or REMOVAL_FLUSH_INTERVAL_MS when only removals wait. Only hashes are kept
- * and written, never source content.
+ * per FLUSH_INTERVAL_MS, or REMOVAL_FLUSH_INTERVAL_MS when only removals wait, up to
+ * FLUSH_CONCURRENCY objects at once. Only hashes are kept and written, never source content.
  */
 import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
@@ -37,6 +37,12 @@ export const FLUSH_INTERVAL_MS = 1_000;
  * over a stale record, so a burst of rolls in one namespace costs one patch, not one per roll.
  */
 export const REMOVAL_FLUSH_INTERVAL_MS = 10_000;
+/**
+ * Store objects one flush writes at once, after its first alone. Each batch is a different object,
+ * so their writes are independent; a first start's flush (one object per watched namespace) then
+ * takes a few round trips instead of one per namespace.
+ */
+export const FLUSH_CONCURRENCY = 4;
 
 /** The data keys each `managedFields` manager owns: kreload's, and the others' by key. */
 function dataOwners(managedFields: readonly unknown[]): {
@@ -142,6 +148,12 @@ export interface KubeBaselineStoreDeps {
   readonly events: BaselineStoreEvents;
   /** Awaited before each batch is sent; a test-only failpoint holds it (config/test-failpoint.ts). */
   readonly beforeWrite?: (batch: ObjectBatch) => Promise<void>;
+}
+
+/** What the batches of one flush came to. */
+interface FlushOutcome {
+  failed: boolean;
+  retryable: boolean;
 }
 
 export class KubeBaselineStore implements BaselineStore {
@@ -281,23 +293,36 @@ export class KubeBaselineStore implements BaselineStore {
   async #flushOnce(): Promise<void> {
     if (!this.#deps.mayWrite() || !this.#inUse) return;
     const batches = this.#records.takeBatches();
-    let retryable = false;
-    let failedAny: ApiError | undefined;
-    for (const batch of batches) {
+    const outcome: FlushOutcome = { failed: false, retryable: false };
+    const send = async (batch: ObjectBatch): Promise<void> => {
       const failed = await this.#send(batch);
-      if (failed === 'fell-back') return;
-      if (failed === undefined) continue;
-      failedAny = failed;
-      retryable ||= failed.retryable;
-    }
-    if (failedAny === undefined) this.#failures = 0;
-    else if (retryable) this.#failures += 1;
+      if (failed === undefined || failed === 'fell-back') return;
+      outcome.failed = true;
+      outcome.retryable ||= failed.retryable;
+    };
+    // The first batch goes alone: a Role that refuses the store's writes refuses it, and then
+    // nothing else is sent (§5.7). The others go side by side.
+    const first = batches[0];
+    if (first !== undefined) await send(first);
+    let next = 1;
+    const sendNext = async (): Promise<void> => {
+      for (let batch = batches[next]; batch !== undefined && this.#inUse; batch = batches[next]) {
+        next += 1;
+        await send(batch);
+      }
+    };
+    const senders = Math.min(FLUSH_CONCURRENCY, batches.length - 1);
+    await Promise.all(Array.from({ length: senders }, sendNext));
+    if (!this.inUse()) return; // fell back while the batches were out
+    if (!outcome.failed) this.#failures = 0;
+    else if (outcome.retryable) this.#failures += 1;
     if (this.#records.hasPending) this.#scheduleFlush(this.#nextFlushDelay());
   }
 
   /**
    * Writes one batch; its error when it failed and may be sent again. A batch of a namespace this
-   * replica no longer holds (active-active) is dropped, not sent.
+   * replica no longer holds (active-active) is dropped, not sent. A 403 falls back to baselines on
+   * the workloads, once for every batch of the flush.
    */
   async #send(batch: ObjectBatch): Promise<ApiError | 'fell-back' | undefined> {
     const { fence } = this.#deps;
@@ -314,6 +339,7 @@ export class KubeBaselineStore implements BaselineStore {
       }
       const apiError = toApiError(error);
       if (apiError.status === 403) {
+        if (!this.inUse()) return 'fell-back';
         this.#deps.events.onWriteFailed(batch, apiError, undefined);
         this.fallBack('write-forbidden');
         return 'fell-back';
