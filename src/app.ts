@@ -279,7 +279,24 @@ class KreloadApp implements App {
     runtime.pipeline.adoptRollouts();
     runtime.pipeline.queue.start();
     this.#reconcileAll(runtime);
+    this.#flushFirstSights(runtime);
     writeMetaInfo(runtime.context);
+  }
+
+  /**
+   * The lead's first pass records a first-sight baseline per workload without state; they go out
+   * as soon as the pass is over rather than at the store's next interval, which would hold the
+   * pass's last records up to a second longer (docs/adr/0046).
+   */
+  #flushFirstSights(runtime: Runtime): void {
+    const store = runtime.baselines?.store;
+    if (store === undefined) return;
+    void runtime.pipeline.queue
+      .idle()
+      .then(async () => {
+        if (!runtime.gate.shuttingDown) await store.flush();
+      })
+      .catch(() => undefined);
   }
 
   /** The shard's cache scope changed (active-active): the caches list again to fill or empty. */
