@@ -21,7 +21,7 @@ import { RecordingWriter } from '../testing/recording-writer.ts';
 import { DEFAULT_RECONCILE_OPTIONS } from '../testing/reconcile-options.ts';
 import { MarkStore } from '../watch/marks.ts';
 import type { ReconcileResult } from './attempt.ts';
-import { Reconciler } from './reconciler.ts';
+import { Reconciler, type ReconcilerDeps } from './reconciler.ts';
 import { kindTable } from '../rollout/kinds.ts';
 import { GADGET_ROW } from '../testing/configured-kinds.ts';
 
@@ -60,7 +60,7 @@ let observer: RecordingObserver;
 let pods: InMemoryPods;
 let now: number;
 
-function reconciler(): Reconciler {
+function reconciler(baselines?: ReconcilerDeps['baselines']): Reconciler {
   return new Reconciler({
     workloads,
     sources,
@@ -68,6 +68,7 @@ function reconciler(): Reconciler {
     writer,
     observer,
     pods,
+    baselines,
     options: DEFAULT_RECONCILE_OPTIONS,
     now: () => now,
     random: () => 0.5,
@@ -330,21 +331,7 @@ describe('a roll by eviction after the baseline store fell back (docs/adr/0046)'
       recordOf: () => RECORD,
       record: () => expect.unreachable('a store that fell back is not written'),
     };
-    await runRounds(
-      () =>
-        new Reconciler({
-          workloads,
-          sources,
-          marks: new MarkStore(),
-          writer,
-          observer,
-          pods,
-          baselines,
-          options: DEFAULT_RECONCILE_OPTIONS,
-          now: () => now,
-          random: () => 0.5,
-        }),
-    );
+    await runRounds(() => reconciler(baselines));
 
     // Never a write between the roll's and the marker's removal: the record is not read as B again.
     expect(patches()).toEqual([

@@ -152,7 +152,11 @@ describe('ShardCoordinator', () => {
     ).rejects.toThrow(/lost the lease/);
   });
 
-  it('a joining member: the old owner drains its in-flight write, releases, then the new one acquires', async () => {
+  /**
+   * a holds every bucket; b joins; a has a write, unanswered until `answer` resolves, in the first
+   * bucket that moves to b.
+   */
+  async function aJoinerAndAWriteInFlight() {
     const a = replica('a');
     await rounds([a], 2);
     expect(owned(a)).toHaveLength(BUCKETS);
@@ -162,13 +166,17 @@ describe('ShardCoordinator', () => {
     );
     const bucket = moving[0] ?? -1;
     const namespace = namespaceIn(a.coordinator, bucket);
-    // A write of a in that bucket, unanswered until we say.
     const answer = Promise.withResolvers<undefined>();
     const inFlight = a.writes.admit(
       a.coordinator,
       { kind: 'Deployment', namespace, name: 'w' },
       () => answer.promise,
     );
+    return { a, b, moving, bucket, namespace, answer, inFlight };
+  }
+
+  it('a joining member: the old owner drains its in-flight write, releases, then the new one acquires', async () => {
+    const { a, b, moving, bucket, namespace, answer, inFlight } = await aJoinerAndAWriteInFlight();
     cluster.writes.length = 0;
     await rounds([b, a], 2);
     // a renews the busy bucket (kept), releases the idle ones; b waits for the busy one.
@@ -195,20 +203,7 @@ describe('ShardCoordinator', () => {
   });
 
   it('a bucket draining with a write in flight and assigned back (the newcomer stalled): held again in that round', async () => {
-    const a = replica('a');
-    await rounds([a], 2);
-    const b = replica('b');
-    const moving = assignBuckets(['a', 'b'], BUCKETS, ALL_HELD_BY_A).flatMap((o, bucket) =>
-      o === 'b' ? [bucket] : [],
-    );
-    const bucket = moving[0] ?? -1;
-    const namespace = namespaceIn(a.coordinator, bucket);
-    const answer = Promise.withResolvers<undefined>();
-    const inFlight = a.writes.admit(
-      a.coordinator,
-      { kind: 'Deployment', namespace, name: 'w' },
-      () => answer.promise,
-    );
+    const { a, b, bucket, namespace, answer, inFlight } = await aJoinerAndAWriteInFlight();
     await rounds([b, a], 1);
     expect(a.coordinator.owns(namespace)).toBe(false);
     const acquiredBefore = a.acquired.filter((x) => x === bucket).length;
