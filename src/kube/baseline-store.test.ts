@@ -3,7 +3,7 @@
  * batch, the overlay until the watch catches up, a deleted or corrupted object, the size bound, a
  * namespace of 10,000 workloads, failures and leadership.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import type { WorkloadView } from '../core/types.ts';
@@ -415,6 +415,41 @@ describe('KubeBaselineStore: the objects of one flush are written side by side',
     expect(failed.map(([, retryInMs]) => retryInMs)).toEqual([undefined]);
     expect(api.writes, 'the writes out before the 403, and no other').toHaveLength(row.sent);
     expect(store.inUse()).toBe(false);
+  });
+});
+
+describe('KubeBaselineStore: one flush at a time', () => {
+  it('flushes asked for while one is out each wait for every write before them', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const release: (() => void)[] = [];
+    const { api, store } = harness({
+      beforeWrite: async () => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise<void>((resolve) => release.push(resolve));
+        inFlight -= 1;
+      },
+    });
+    store.consumer.replace([], '1');
+    store.record(view('a'), record(H1));
+    const first = store.flush();
+    await vi.waitFor(() => {
+      expect(release).toHaveLength(1);
+    });
+    store.record(view('b'), record(H1));
+    // The shutdown's flush and the first pass's, both waiting on the one out.
+    const writesOutWhenDone: number[] = [];
+    const second = store.flush().then(() => writesOutWhenDone.push(inFlight));
+    const third = store.flush().then(() => writesOutWhenDone.push(inFlight));
+    for (let round = 0; round < 10 && (release.length > 0 || inFlight > 0); round += 1) {
+      release.shift()?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all([first, second, third]);
+    expect(writesOutWhenDone, 'writes still out when each flush returned').toEqual([0, 0]);
+    expect(most, 'writes of one store object out at once').toBe(1);
+    expect(api.writes.map((write) => write.method)).toEqual(['POST', 'PATCH']);
   });
 });
 
