@@ -257,9 +257,7 @@ export class KubeBaselineStore implements BaselineStore {
   async flush(): Promise<void> {
     this.#cancelFlush?.();
     this.#cancelFlush = undefined;
-    await this.#flushing;
-    this.#flushing = this.#flushOnce();
-    await this.#flushing;
+    await this.#afterTheFlushesBefore();
   }
 
   /** Stops the timer after a last flush. */
@@ -280,14 +278,21 @@ export class KubeBaselineStore implements BaselineStore {
     this.#flushDueAt = dueAt;
     this.#cancelFlush = this.#deps.timers.schedule(delayMs, () => {
       this.#cancelFlush = undefined;
-      void this.#flushOnceSerial();
+      void this.#afterTheFlushesBefore();
     });
   }
 
-  async #flushOnceSerial(): Promise<void> {
-    await this.#flushing;
-    this.#flushing = this.#flushOnce();
-    await this.#flushing;
+  /**
+   * Runs a flush once every flush asked for before it is over, so flushes never overlap and a
+   * caller's flush returns only when every write before it has been answered (a shutdown asked
+   * for while the first pass's flush is out waits for both).
+   */
+  #afterTheFlushesBefore(): Promise<void> {
+    const flushing = (this.#flushing ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => this.#flushOnce());
+    this.#flushing = flushing;
+    return flushing;
   }
 
   async #flushOnce(): Promise<void> {
