@@ -5,6 +5,8 @@
  * per FLUSH_INTERVAL_MS, or REMOVAL_FLUSH_INTERVAL_MS when only removals wait, up to
  * FLUSH_CONCURRENCY objects at once. Only hashes are kept and written, never source content.
  */
+import PQueue from 'p-queue';
+
 import type { ApiError } from '../core/api-error.ts';
 import type { JsonObject } from '../core/json.ts';
 import { isJsonObject, objectAt, stringAt } from '../core/json.ts';
@@ -309,15 +311,12 @@ export class KubeBaselineStore implements BaselineStore {
     // nothing else is sent (§5.7). The others go side by side.
     const first = batches[0];
     if (first !== undefined) await send(first);
-    let next = 1;
-    const sendNext = async (): Promise<void> => {
-      for (let batch = batches[next]; batch !== undefined && this.#inUse; batch = batches[next]) {
-        next += 1;
-        await send(batch);
-      }
-    };
-    const senders = Math.min(FLUSH_CONCURRENCY, batches.length - 1);
-    await Promise.all(Array.from({ length: senders }, sendNext));
+    const beside = new PQueue({ concurrency: FLUSH_CONCURRENCY });
+    await beside.addAll(
+      batches.slice(1).map((batch) => async () => {
+        if (this.#inUse) await send(batch);
+      }),
+    );
     if (!this.inUse()) return; // fell back while the batches were out
     if (!outcome.failed) this.#failures = 0;
     else if (outcome.retryable) this.#failures += 1;
