@@ -47,7 +47,7 @@ if step 'control-plane build' '' control_plane; then
     kcm_log=.cache/e2e-logs/shared-kube-controller-manager.log
     if [ -f "$kcm_log" ]; then
       printf '\n===== last kube-controller-manager errors (%s) =====\n' "$kcm_log"
-      grep -E '^[EW][0-9]{4} ' "$kcm_log" | tail -n 40
+      grep -E '^[EW][0-9]{4} ' "$kcm_log" | tail -n 20
     fi
   fi
 else
@@ -60,6 +60,7 @@ npx node - "$reports/steps.tsv" <<'NODE'
 const fs = require('node:fs');
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const failedSteps = [];
+const failedNames = [];
 for (const line of fs.readFileSync(process.argv[2], 'utf8').trim().split('\n')) {
   const [name, rc, report] = line.split('\t');
   let failedTests = 0;
@@ -69,12 +70,20 @@ for (const line of fs.readFileSync(process.argv[2], 'utf8').trim().split('\n')) 
     totals.skipped += r.numPendingTests + r.numTodoTests;
     failedTests = r.numFailedTests;
     totals.failed += failedTests;
+    // Named here, after the control plane's log, so the last lines CI keeps say which test failed.
+    for (const file of r.testResults) {
+      for (const test of file.assertionResults.filter((t) => t.status === 'failed')) {
+        const why = (test.failureMessages[0] ?? '').split('\n')[0].slice(0, 300);
+        failedNames.push(`${name}: ${file.name.replace(process.cwd() + '/', '')} > ${test.fullName}\n    ${why}`);
+      }
+    }
   }
   if (rc !== '0') {
     failedSteps.push(`${name} (exit ${rc})`);
     if (failedTests === 0) totals.failed += 1;
   }
 }
+for (const failed of failedNames) console.log(`failed: ${failed}`);
 console.log(failedSteps.length === 0 ? 'all steps passed' : `failed steps: ${failedSteps.join(', ')}`);
 console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exitCode = failedSteps.length === 0 ? 0 : 1;
