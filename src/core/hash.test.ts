@@ -159,12 +159,38 @@ describe('hashing without copies gives the reference bytes', () => {
       ['', 'empty key'],
       ['a', ''],
     ],
+    // ASCII keys, hashed from one string: `key=` orders `a-` and `a.` before `a`.
+    [
+      ['a', 'x'],
+      ['a-', 'y'],
+      ['a.', 'z'],
+      ['b', ''],
+    ],
+    // Lone surrogates on both sides of an entry boundary stay apart.
+    [
+      ['m', 'a\ud83d'],
+      ['n', '\ude00b'],
+      ['o', '\ud800'],
+    ],
+    [
+      ['big', 'x'.repeat(5000)],
+      ['a', 'b'],
+    ],
   ];
 
   it.each(tricky)('ConfigMap data %#', (...entries) => {
     const data = Object.fromEntries(entries);
     expect(hashConfigMap(data, undefined)).toBe(
       referenceHash(Object.entries(data).map(([k, v]) => [k, Buffer.from(v)])),
+    );
+  });
+
+  it('a key in both data and binaryData is ordered by its values', () => {
+    expect(hashConfigMap({ k: 'w' }, { k: base64('v') })).toBe(
+      referenceHash([
+        ['k', Buffer.from('w')],
+        ['k', Buffer.from(base64('v'))],
+      ]),
     );
   });
 

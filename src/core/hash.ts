@@ -6,7 +6,7 @@
  * never copied into a Buffer first: at 20 000 sources of 10 KiB, the copies were 400 MB of short-lived
  * native allocations during the initial list, and a Secret's decoded bytes never exist as a JS object.
  */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash as oneShotHash, type Hash } from 'node:crypto';
 
 const SEPARATOR = Buffer.from(';');
 const KEY_END = '=';
@@ -34,6 +34,8 @@ interface PrefixedEntry extends HashEntry {
  * server refuses such data keys; an SPC status may repeat an id) the values decide: the copying path.
  */
 function hashEntries(entries: readonly HashEntry[]): string {
+  const small = hashSmallText(entries);
+  if (small !== undefined) return small;
   if (entries.some((entry) => entry.key.includes(KEY_END))) return hashCopies(entries);
   const prefixed: PrefixedEntry[] = entries.map((entry) => ({
     ...entry,
@@ -52,6 +54,38 @@ function hashEntries(entries: readonly HashEntry[]): string {
     feedValue(hash, entry);
   });
   return hash.digest('hex');
+}
+
+/** Up to this many UTF-16 units of `key=value;` text, a source is hashed from one string. */
+const SMALL_TEXT_UNITS = 4096;
+/** Printable ASCII without `=`: every ConfigMap key the API server accepts (`[-._a-zA-Z0-9]+`). */
+const ASCII_KEY = /^[ -<>-~]*$/;
+
+/**
+ * The common source, a ConfigMap of a few short entries, as one `key=value;…` string hashed at
+ * once (one call into the hash instead of three per entry, and no Buffer per key). Only text
+ * entries with printable ASCII keys without `=`: their `key=` strings sort as their bytes do, and
+ * the joined string encodes to the bytes of the entries one by one (no value's surrogate can meet
+ * another's across the ASCII around it). Undefined otherwise, or when the text is larger, so a
+ * large source is never copied whole.
+ */
+function hashSmallText(entries: readonly HashEntry[]): string | undefined {
+  let units = 0;
+  for (const entry of entries) {
+    if (entry.encoding !== 'utf8' || !ASCII_KEY.test(entry.key)) return undefined;
+    units += entry.key.length + entry.value.length + 2;
+    if (units > SMALL_TEXT_UNITS) return undefined;
+  }
+  const sorted = entries
+    .map((entry) => ({ prefix: entry.key + KEY_END, value: entry.value }))
+    .sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0));
+  let text = '';
+  for (const [index, entry] of sorted.entries()) {
+    // A repeated key is ordered by its values: the copying path.
+    if (index > 0 && sorted[index - 1]?.prefix === entry.prefix) return undefined;
+    text += index === 0 ? entry.prefix + entry.value : `;${entry.prefix}${entry.value}`;
+  }
+  return oneShotHash('sha1', text, 'hex');
 }
 
 function feedValue(hash: Hash, entry: HashEntry): void {

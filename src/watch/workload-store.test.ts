@@ -339,6 +339,26 @@ describe('WorkloadStore updates that change nothing reconciliation reads', () =>
     expect(store.fanOut('ns', 'CONFIGMAP', 'app-x', always)).toEqual([key]);
     expect(store.keysInNamespace('ns')).toEqual([key]);
   });
+
+  it('compares references with those of the view stored last, status updates included', () => {
+    const { store, at } = setup();
+    const key = 'Deployment/ns/listed' as WorkloadKey;
+    const withDb = before.withContainer(aContainer('side').withEnvFrom('secret', 'db'));
+    // [time, next view, relevantSince after]
+    const steps: readonly (readonly [number, WorkloadView, number])[] = [
+      [2_000, withDb.build(), 2_000],
+      [3_000, { ...withDb.withResourceVersion('12').build(), rolloutStatus: rolling }, 2_000],
+      [4_000, withDb.withAnnotation(BASELINE, `{"secret/db":"${HASH}"}`).build(), 2_000],
+      [5_000, before.build(), 5_000],
+    ];
+    store.replace('Deployment', [before.build()]);
+    for (const [time, next, since] of steps) {
+      at(time);
+      store.upsert(next);
+      expect(store.entry(key)?.relevantSince).toBe(since);
+    }
+    expect(store.referencing('ns', 'secret/db')).toEqual([]);
+  });
 });
 
 describe("WorkloadStore as the reconciler's WorkloadLookup", () => {

@@ -90,6 +90,16 @@ function sameSourceSet(a: readonly SourceKey[], b: readonly SourceKey[]): boolea
   return set.size === new Set(b).size && b.every((key) => set.has(key));
 }
 
+/** The W and PT annotation keys whose values move `relevantSince` (trackingChanged). */
+interface TrackedKeys {
+  readonly onWorkload: readonly string[];
+  readonly onTemplate: readonly string[];
+}
+
+function trackedKeysOf(keys: AnnotationKeys): TrackedKeys {
+  return { onWorkload: trackedKeys(keys, 'W'), onTemplate: trackedKeys(keys, 'PT') };
+}
+
 /**
  * Whether W's opt-in annotations (W and PT) or references changed: what moves `relevantSince`.
  * kreload's own writes (`STAKATER_*` values, `kreload.io/*`, `last-reloaded-from`, paused-at) do not.
@@ -99,12 +109,28 @@ export function trackingChanged(
   next: WorkloadView,
   keys: AnnotationKeys,
 ): boolean {
-  const onWorkload = trackedKeys(keys, 'W');
-  const onTemplate = trackedKeys(keys, 'PT');
+  return referencesOrTrackedChanged(
+    { view: prev, sources: referencedSources(prev.podSpec) },
+    { view: next, sources: referencedSources(next.podSpec) },
+    trackedKeysOf(keys),
+  );
+}
+
+/** A view and its references (referencedSources), which the store has at hand. */
+interface Referencing {
+  readonly view: WorkloadView;
+  readonly sources: readonly SourceKey[];
+}
+
+function referencesOrTrackedChanged(
+  prev: Referencing,
+  next: Referencing,
+  tracked: TrackedKeys,
+): boolean {
   return !(
-    sameValues(prev.annotations, next.annotations, onWorkload) &&
-    sameValues(prev.templateAnnotations, next.templateAnnotations, onTemplate) &&
-    sameSourceSet(referencedSources(prev.podSpec), referencedSources(next.podSpec))
+    sameValues(prev.view.annotations, next.view.annotations, tracked.onWorkload) &&
+    sameValues(prev.view.templateAnnotations, next.view.templateAnnotations, tracked.onTemplate) &&
+    sameSourceSet(prev.sources, next.sources)
   );
 }
 
@@ -148,6 +174,7 @@ export class WorkloadStore implements WorkloadLookup {
   readonly #membership = new MembershipVersions();
   readonly #syncedKinds = new Set<WorkloadKindName>();
   readonly #listeners = new Map<WorkloadKey, Set<() => void>>();
+  #tracked: TrackedKeys | undefined;
 
   constructor(deps: WorkloadStoreDeps) {
     this.#deps = deps;
@@ -337,14 +364,13 @@ export class WorkloadStore implements WorkloadLookup {
   #upsert(view: WorkloadView, announce: boolean): void {
     const key = workloadKey(view.ref);
     const known = this.#entries.get(key);
-    const now = this.#deps.clock.now();
     if (known !== undefined && known.view.uid !== view.uid) {
       // Same name, new object: the old one is gone even though its DELETED was not seen.
       this.#delete(key, known, announce);
     }
     const prev = known?.view.uid === view.uid ? known : undefined;
     if (prev === undefined) {
-      this.#store(key, { view, relevantSince: now });
+      this.#store(key, { view, relevantSince: this.#deps.clock.now() });
       if (announce) this.#deps.notify({ kind: 'added', key, view });
       return;
     }
@@ -355,14 +381,28 @@ export class WorkloadStore implements WorkloadLookup {
       this.#updated(key);
       return;
     }
-    const relevantSince = trackingChanged(prev.view, view, this.#deps.keys)
-      ? now
-      : prev.relevantSince;
-    this.#store(key, { view, relevantSince });
+    const sources = referencedSources(view.podSpec);
+    const relevantSince = this.#relevantSinceAfter(key, prev, { view, sources });
+    this.#store(key, { view, relevantSince }, sources);
     if (announce) this.#deps.notify({ kind: 'changed', key, view, prev: prev.view });
   }
 
-  #store(key: WorkloadKey, entry: WorkloadEntry): void {
+  /** §5.4 after a relevant change: now if tracking changed (trackingChanged), else as it was. */
+  #relevantSinceAfter(key: WorkloadKey, prev: WorkloadEntry, next: Referencing): number {
+    // The index holds the references of the view stored last (a status update keeps its podSpec).
+    const sources = this.#indexed.get(key)?.sources ?? referencedSources(prev.view.podSpec);
+    this.#tracked ??= trackedKeysOf(this.#deps.keys);
+    return referencesOrTrackedChanged({ view: prev.view, sources }, next, this.#tracked)
+      ? this.#deps.clock.now()
+      : prev.relevantSince;
+  }
+
+  /** `sources` are the view's references (referencedSources), when the caller has them. */
+  #store(
+    key: WorkloadKey,
+    entry: WorkloadEntry,
+    sources: readonly SourceKey[] = referencedSources(entry.view.podSpec),
+  ): void {
     const known = this.#entries.get(key);
     if (known === undefined || !plainEqual(known.view.labels, entry.view.labels)) {
       this.#membership.bump(entry.view.ref.namespace);
@@ -372,7 +412,7 @@ export class WorkloadStore implements WorkloadLookup {
     const { view } = entry;
     const indexed: IndexedAs = {
       namespace: view.ref.namespace,
-      sources: referencedSources(view.podSpec),
+      sources,
       listTypes: SOURCE_TYPES.filter((type) => hasReloadList(view, type, this.#deps.keys)),
     };
     const index = this.#namespaceIndex(indexed.namespace);
